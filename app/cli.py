@@ -1,0 +1,107 @@
+"""The ``medbanana`` command line."""
+
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TaskProgressColumn, TimeRemainingColumn
+from rich.table import Table
+
+from app.db import make_engine, migrate
+from app.importer import ImportFileError, ImportReport, import_tree
+from app.settings import get_settings
+
+cli = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="MedBanana Review: import, browse and re-run Med-Banana edits.")
+console = Console(stderr=True)
+# How many problems the summary prints; every one is stored in the database.
+PROBLEMS_SHOWN = 20
+
+
+def _engine():  # type: ignore[no-untyped-def]
+    engine = make_engine(get_settings().resolved_database_url())
+    migrate(engine)
+    return engine
+
+
+@cli.command("import")
+def import_command(
+    run_root: Path = typer.Argument(..., help="Folder holding {dataset}-{edit|remove} folders."),
+    source: Path | None = typer.Option(None, "--source", help="Folder of the original images."),
+) -> None:
+    """Import a Med-Banana run (scripts' layout or the paper's schema). Safe to repeat."""
+    engine = _engine()
+    with Progress("[progress.description]{task.description}", BarColumn(), TaskProgressColumn(),
+                  DownloadColumn(), TimeRemainingColumn(), console=console,
+                  disable=not console.is_terminal) as bar:
+        task = bar.add_task("importing", total=None)
+        try:
+            report = import_tree(engine, run_root, source,
+                                 on_progress=lambda done, total: bar.update(
+                                     task, completed=done, total=total))
+        except ImportFileError as error:
+            console.print(f"[red]error:[/red] {error.path}: {error.problem}")
+            console.print("Nothing from that file was written; files before it are imported.")
+            raise typer.Exit(1) from None
+    _print_report(report)
+
+
+def _print_report(report: ImportReport) -> None:
+    table = Table(title="Import summary", show_header=False)
+    table.add_row("files imported", str(report.files_imported))
+    table.add_row("files unchanged (skipped)", str(report.files_unchanged))
+    table.add_row("tasks added", str(report.tasks_added))
+    for outcome in ("success", "failed", "api_failed"):
+        table.add_row(f"runs added: {outcome}", str(report.runs_added[outcome]))
+    table.add_row("runs already imported", str(report.runs_unchanged))
+    table.add_row("attempts added", str(report.attempts_added))
+    table.add_row("judge verdicts added", str(report.verdicts_added))
+    for kind, count in sorted(report.problem_counts.items()):
+        table.add_row(f"problems: {kind}", str(count))
+    Console().print(table)
+    for name in report.files_ignored:
+        console.print(f"ignored (not a Med-Banana file): {name}")
+    for problem in report.problems[:PROBLEMS_SHOWN]:
+        console.print(f"[yellow]{problem.kind}[/yellow] {problem.file} {problem.task_key}: "
+                      f"{problem.detail}")
+    if report.problem_total > PROBLEMS_SHOWN:
+        console.print(f"... and {report.problem_total - PROBLEMS_SHOWN} more, listed at /imports")
+
+
+@cli.command("demo-data")
+def demo_data(
+    out: Path = typer.Argument(..., help="Folder to write DIR/run and DIR/source into."),
+    size: int = typer.Option(1024, min=64, max=2048, help="Image side in pixels (data: 1024)."),
+) -> None:
+    """Write a deterministic synthetic run (procedural phantoms, not patient images)."""
+    from app.demo.generate import write_demo
+
+    with Progress(console=console, disable=not console.is_terminal) as bar:
+        task = bar.add_task("drawing phantoms", total=None)
+        tasks = write_demo(out, size, on_progress=lambda d, t: bar.update(task, completed=d, total=t))
+    console.print(f"wrote {len(tasks)} synthetic tasks to {out}/run and sources to {out}/source")
+    console.print(f"next: medbanana import {out}/run --source {out}/source")
+
+
+@cli.command("serve")
+def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Serve the web app with uvicorn on the database named by the settings."""
+    import uvicorn
+
+    _engine()
+    uvicorn.run("app.main:create_app", factory=True, host=host, port=port)
+
+
+@cli.command("migrate")
+def migrate_command() -> None:
+    """Bring the database schema up to date (every other command does this too)."""
+    _engine()
+    console.print("database is up to date")
+
+
+def main() -> None:
+    try:
+        cli()
+    except KeyboardInterrupt:
+        sys.exit(130)

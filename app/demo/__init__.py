@@ -1,0 +1,1 @@
+"""Synthetic demo data: procedural phantoms written in the generation scripts' exact layout."""

@@ -1,0 +1,246 @@
+"""Write a deterministic synthetic run in the scripts' exact layout and JSON shapes.
+
+``write_demo(DIR)`` writes the source tree to DIR/source and the run to DIR/run, so that
+``medbanana import DIR/run --source DIR/source`` imports it.
+"""
+
+import json
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from app.demo import catalog
+from app.demo.phantoms import Lesion, Scene, render
+from app.importer import layout
+from app.models import Direction
+
+MARKER = layout.SYNTHETIC_MARKER
+MARKER_TEXT = ("Synthetic demo data written by `medbanana demo-data`: procedural phantoms, "
+               "not patient images. Do not use for any clinical or research conclusion.\n")
+JPEG_QUALITY = 95
+# One original is deliberately left out, so the app's "missing image" handling shows.
+MISSING_ORIGINAL = ("Brain-MRI", "glioma", "Te-gl_0002")
+
+
+@dataclass
+class DemoTask:
+    dataset: catalog.DemoDataset
+    direction: Direction
+    stem: str
+    disease: str
+    scenario: str
+    index: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.stem}-{self.disease}"
+
+    @property
+    def base(self) -> Scene:
+        seed = zlib.crc32(f"{self.dataset.name}/{self.stem}".encode())
+        scene = Scene(self.dataset.modality, seed)
+        if self.direction is Direction.remove:
+            return scene.with_lesions(self.lesion)
+        return scene
+
+    @property
+    def lesion(self) -> Lesion:
+        return catalog.LESIONS[self.disease]
+
+
+@dataclass
+class FolderFiles:
+    conversations: dict[str, Any] = field(default_factory=dict)
+    final_prompts: dict[str, Any] = field(default_factory=dict)
+    progress: dict[str, str] = field(default_factory=dict)
+    api_failures: list[dict[str, Any]] = field(default_factory=list)
+    failed_summary: list[dict[str, Any]] = field(default_factory=list)
+
+
+def plan_tasks() -> list[DemoTask]:
+    tasks: list[DemoTask] = []
+    for ds in catalog.DATASETS:
+        pairs = [(Direction.add, n, d) for n in ds.normals for d in ds.diseased]
+        pairs += [(Direction.remove, s, d) for d, stems in ds.diseased.items() for s in stems]
+        for direction, stem, disease in pairs:
+            scenario = catalog.SCENARIOS[len(tasks) % len(catalog.SCENARIOS)]
+            tasks.append(DemoTask(ds, direction, stem, disease, scenario, len(tasks)))
+    return tasks
+
+
+def write_demo(out: Path, size: int = 1024,
+               on_progress: Callable[[int, int], None] | None = None) -> list[DemoTask]:
+    tasks = plan_tasks()
+    source, run = out / "source", out / "run"
+    for root in (source, run):
+        root.mkdir(parents=True, exist_ok=True)
+        (root / MARKER).write_text(MARKER_TEXT)
+    _write_sources(source, size)
+    folders: dict[tuple[str, Direction], FolderFiles] = {}
+    for done, task in enumerate(tasks, start=1):
+        files = folders.setdefault((task.dataset.name, task.direction), FolderFiles())
+        _write_task(run, task, files, size)
+        if on_progress:
+            on_progress(done, len(tasks))
+    for (dataset, direction), files in folders.items():
+        _write_json_files(run, dataset, direction, files)
+    return tasks
+
+
+def _save(image_scene: Scene, path: Path, size: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    render(image_scene, size).save(path, "JPEG", quality=JPEG_QUALITY)
+
+
+def _write_sources(source: Path, size: int) -> None:
+    for ds in catalog.DATASETS:
+        for stem in ds.normals:
+            task = DemoTask(ds, Direction.add, stem, next(iter(ds.diseased)), "", 0)
+            _save(task.base, source / ds.name / layout.NORMAL / f"{stem}.jpeg", size)
+        for disease, stems in ds.diseased.items():
+            for stem in stems:
+                if (ds.name, disease, stem) == MISSING_ORIGINAL:
+                    continue
+                task = DemoTask(ds, Direction.remove, stem, disease, "", 0)
+                _save(task.base, source / ds.name / disease / f"{stem}.jpeg", size)
+
+
+def _failed_scene(task: DemoTask, mode: str) -> Scene:
+    lesion, base = task.lesion, task.base
+    if task.direction is Direction.add:
+        return {
+            "too_subtle": base.with_lesions(replace(lesion, strength=lesion.strength * 0.15)),
+            "wrong_place": base.with_lesions(replace(catalog.WRONG_PLACE, colour=lesion.colour)),
+            "sharp_edge": base.with_lesions(replace(lesion, sharp=True)),
+            "lost_grain": replace(base.with_lesions(lesion), smooth=True),
+        }[mode]
+    healthy = replace(base, lesions=())
+    return {
+        "too_subtle": healthy.with_lesions(replace(lesion, strength=lesion.strength * 0.6)),
+        "wrong_place": base.with_lesions(replace(catalog.WRONG_PLACE, strength=-0.12)),
+        "sharp_edge": healthy.with_lesions(replace(lesion, radius=lesion.radius * 1.3,
+                                                   strength=0.08, sharp=True)),
+        "lost_grain": replace(healthy, smooth=True),
+    }[mode]
+
+
+def _accepted_scene(task: DemoTask) -> Scene:
+    if task.direction is Direction.add:
+        return task.base.with_lesions(task.lesion)
+    return replace(task.base, lesions=())
+
+
+def _failed_verification(task: DemoTask, mode: str) -> dict[str, Any]:
+    complied = mode in ("sharp_edge", "lost_grain")
+    has_disease = complied if task.direction is Direction.add else not complied
+    reason = catalog.FAILURE_REASONS[mode].format(finding=catalog.finding(task.disease))
+    return {
+        "qualified": False, "has_disease": has_disease,
+        "structure_reasonable": mode != "wrong_place",
+        "looks_realistic": mode not in ("sharp_edge", "lost_grain"),
+        "reason": reason, "thinking_summary": catalog.judge_thinking(task.disease, reason),
+    }
+
+
+def _accepted_verification(task: DemoTask) -> dict[str, Any]:
+    reason = (f"The edit convincingly {'shows' if task.direction is Direction.add else 'removes'} "
+              f"{catalog.finding(task.disease)} with natural margins; anatomy and texture "
+              "elsewhere are preserved.")
+    return {
+        "qualified": True, "has_disease": task.direction is Direction.add,
+        "structure_reasonable": True, "looks_realistic": True, "reason": reason,
+        "thinking_summary": catalog.judge_thinking(task.disease, reason),
+    }
+
+
+def _instruction(task: DemoTask, round_number: int, previous_mode: str | None) -> str:
+    text = catalog.first_instruction(task.dataset.modality, task.disease, task.direction)
+    if previous_mode:
+        text += (f" Refinement {round_number}: the previous attempt failed "
+                 f"({previous_mode.replace('_', ' ')}). {catalog.REFINEMENTS[previous_mode]}")
+    return text
+
+
+def _write_task(run: Path, task: DemoTask, files: FolderFiles, size: int) -> None:
+    if task.scenario == "api":
+        files.progress[task.key] = "api_failed"
+        files.api_failures.append({
+            "task": task.key, "step": "edit_image", "round": 2,
+            "error": "503 UNAVAILABLE: The model is overloaded. Please try again later.",
+            "image": f"{task.stem}.jpeg", "disease": task.disease,
+        })
+        return
+    success = task.scenario.startswith("s")
+    n_rounds = int(task.scenario[1:])
+    rounds, mode = [], None
+    for r in range(1, n_rounds + 1):
+        accepted = success and r == n_rounds
+        rounds.append(_write_round(run, task, r, mode, accepted, size))
+        mode = catalog.FAILURE_MODES[(task.index + r) % len(catalog.FAILURE_MODES)]
+    _record_task(task, files, rounds, success)
+
+
+def _write_round(run: Path, task: DemoTask, r: int, previous_mode: str | None,
+                 accepted: bool, size: int) -> dict[str, Any]:
+    ds, d = task.dataset.name, task.direction
+    mode = catalog.FAILURE_MODES[(task.index + r) % len(catalog.FAILURE_MODES)]
+    entry: dict[str, Any] = {
+        "round": r,
+        "generate_prompt": {"thinking_summary": catalog.thinking(task.disease, d, r),
+                            "prompt": _instruction(task, r, previous_mode)},
+        "edit_result": {"success": True},
+    }
+    if task.scenario == "f5" and r == 2:
+        # The edit model answered with text only: no image, no verdict for this round.
+        entry["edit_result"] = {"success": False, "error": "No image in response"}
+        return entry
+    if accepted:
+        _save(_accepted_scene(task), run / layout.accepted_relpath(ds, d, task.stem, task.disease),
+              size)
+        entry["verification"] = _accepted_verification(task)
+        return entry
+    _save(_failed_scene(task, mode),
+          run / layout.failed_relpath(ds, d, task.stem, task.disease, r), size)
+    entry["verification"] = _failed_verification(task, mode)
+    if task.scenario == "s3" and r == 1:
+        entry["verification"] = {"error": "JSON parse error: Expecting ',' delimiter: "
+                                          "line 1 column 212 (char 211)"}
+    return entry
+
+
+def _record_task(task: DemoTask, files: FolderFiles, rounds: list[dict[str, Any]],
+                 success: bool) -> None:
+    ds, d, status = task.dataset.name, task.direction, "success" if success else "failed"
+    final_prompt = rounds[-1]["generate_prompt"]["prompt"]
+    relpath = (layout.accepted_relpath(ds, d, task.stem, task.disease) if success else
+               layout.failed_relpath(ds, d, task.stem, task.disease, len(rounds)))
+    files.conversations[task.key] = {
+        "image": f"{task.stem}.jpeg", "disease": task.disease, "status": status,
+        "rounds": rounds, "final_prompt": final_prompt, "final_image_path": f"img_gen/{relpath}",
+    }
+    files.final_prompts[task.key] = {"image": f"{task.stem}.jpeg", "disease": task.disease,
+                                     "status": status, "final_prompt": final_prompt,
+                                     "rounds": len(rounds)}
+    files.progress[task.key] = status
+    if not success:
+        files.failed_summary.append({
+            "task": task.key, "image": f"{task.stem}.jpeg", "disease": task.disease,
+            "final_prompt": final_prompt, "rounds": len(rounds),
+            "last_verification": rounds[-1].get("verification"),
+            "final_image_path": f"img_gen/{relpath}", "full_conversation": rounds,
+        })
+
+
+def _write_json_files(run: Path, dataset: str, direction: Direction, files: FolderFiles) -> None:
+    name = f"{dataset}-{layout.DISK_DIRECTION[direction]}"
+    folder, failed = run / name, run / f"{name}-failed"
+    for target in (folder, failed):
+        target.mkdir(parents=True, exist_ok=True)
+    for path, value in ((folder / "all_conversations.json", files.conversations),
+                        (folder / "final_prompts.json", files.final_prompts),
+                        (folder / "progress.json", files.progress),
+                        (folder / "api_failures.json", files.api_failures),
+                        (failed / "failed_summary.json", files.failed_summary)):
+        path.write_text(json.dumps(value, indent=2, ensure_ascii=False))

@@ -1,0 +1,244 @@
+"""Walk a run root, plan one job per JSON file, and import each in its own transaction."""
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.engine import Connection, Engine
+from sqlmodel import SQLModel
+
+from app.importer import layout, paper_format, scripts_format, streams
+from app.importer.dirindex import DirIndex
+from app.importer.errors import ImportFileError, RowError
+from app.importer.records import TaskRecord
+from app.importer.report import ImportReport
+from app.importer.writer import BatchWriter, Roots, WriterState
+from app.models import utcnow
+
+T = SQLModel.metadata.tables
+# Records written per executemany round; large enough to amortise, small enough for memory.
+BATCH_SIZE = 2000
+SCRIPTS_FILES = frozenset({"all_conversations.json", "final_prompts.json", "progress.json",
+                           "api_failures.json", "failed_summary.json"})
+Entries = Callable[[streams.Progress, "BatchWriter"], Iterator[TaskRecord]]
+
+
+@dataclass
+class FileJob:
+    label: str  # path relative to the run root, as stored in import_file
+    paths: list[Path]  # every file whose bytes decide the job's content hash
+    file_format: str
+    entries: Entries
+
+    @property
+    def size(self) -> int:
+        return sum(p.stat().st_size for p in self.paths)
+
+
+def import_tree(engine: Engine, run_root: Path, source_root: Path | None = None, *,
+                on_progress: Callable[[int, int], None] | None = None) -> ImportReport:
+    """Import every run folder and paper-schema file under ``run_root``.
+
+    Raises ImportFileError, naming the file, when one is unreadable; files before it
+    stay imported, and nothing of the bad file is written.
+    """
+    run_root = _require_folder(run_root, "run root")
+    source_root = _require_folder(source_root, "source root") if source_root else None
+    report = ImportReport()
+    jobs = plan_jobs(run_root, report)
+    progress = streams.Progress(sum(job.size for job in jobs), on_progress)
+    with engine.begin() as conn:
+        roots = Roots(_root_id(conn, "run", run_root), DirIndex(run_root))
+        if source_root:
+            roots.source_root_id = _root_id(conn, "source", source_root)
+            roots.source_index = DirIndex(source_root)
+    with engine.connect() as conn:
+        state = WriterState.load(conn)
+    for job in jobs:
+        _run_job(engine, job, roots, state, progress, report)
+    return report
+
+
+def _require_folder(path: Path, what: str) -> Path:
+    if not path.is_dir():
+        raise ImportFileError(path, f"the {what} is not a folder")
+    return path.resolve()
+
+
+def _root_id(conn: Connection, kind: str, path: Path) -> int:
+    table = T["data_root"]
+    found = conn.execute(select(table.c.id).where(table.c.path == str(path))).scalar()
+    if found is not None:
+        return int(found)
+    synthetic = (path / layout.SYNTHETIC_MARKER).is_file()
+    return int(conn.execute(insert(table).values(
+        kind=kind, path=str(path), synthetic=synthetic, created_at=utcnow()
+    ).returning(table.c.id)).scalar_one())
+
+
+def plan_jobs(run_root: Path, report: ImportReport) -> list[FileJob]:
+    jobs: list[FileJob] = []
+    for folder in sorted(p for p in run_root.iterdir() if p.is_dir()):
+        parsed = layout.parse_run_folder(folder.name)
+        if parsed:
+            jobs.extend(_scripts_jobs(run_root, folder, scripts_format.FolderContext(*parsed)))
+        else:
+            jobs.extend(_paper_jobs(run_root, _json_files(folder), report))
+    jobs.extend(_paper_jobs(run_root, _json_files(run_root), report))
+    return jobs
+
+
+def _json_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir()
+                  if p.is_file() and p.suffix in (".json", ".jsonl") and p.name not in SCRIPTS_FILES)
+
+
+def _scripts_jobs(run_root: Path, folder: Path, ctx: scripts_format.FolderContext) -> list[FileJob]:
+    progress_path = folder / "progress.json"
+    statuses: dict[str, str] = {}
+
+    def load_statuses(progress: streams.Progress) -> None:
+        if progress_path.is_file() and not statuses:
+            for key, value in streams.iter_object(progress_path, progress):
+                statuses[key] = value if isinstance(value, str) else ""
+
+    def conversations(progress: streams.Progress, writer: BatchWriter) -> Iterator[TaskRecord]:
+        load_statuses(progress)
+        for key, entry in streams.iter_object(folder / "all_conversations.json", progress):
+            record = _guard(writer, key, scripts_format.parse_conversation, key, entry, ctx)
+            if record:
+                record.is_current = statuses.get(key) != "api_failed"
+                yield record
+
+    def api_failures(progress: streams.Progress, writer: BatchWriter) -> Iterator[TaskRecord]:
+        load_statuses(progress)
+        api_path = folder / "api_failures.json"
+        seen: set[str] = set()
+        entries = streams.iter_array(api_path, progress) if api_path.is_file() else iter(())
+        for entry in entries:
+            key = str(entry.get("task", "?")) if isinstance(entry, dict) else "?"
+            record = _guard(writer, key, scripts_format.parse_api_failure, entry, ctx)
+            if record:
+                seen.add(record.key)
+                record.is_current = statuses.get(record.key, "api_failed") == "api_failed"
+                yield record
+        for key in sorted(k for k, v in statuses.items() if v == "api_failed" and k not in seen):
+            writer.problem(key, "api_failed_unrecoverable", "progress.json says api_failed, but "
+                           "api_failures.json has no entry naming its image and disease")
+
+    jobs = []
+    conv = folder / "all_conversations.json"
+    if conv.is_file():
+        jobs.append(FileJob(f"{folder.name}/{conv.name}", [conv], "scripts", conversations))
+    api_paths = [p for p in (folder / "api_failures.json", progress_path) if p.is_file()]
+    if api_paths:
+        jobs.append(FileJob(f"{folder.name}/{api_paths[0].name}", api_paths, "scripts-api",
+                            api_failures))
+    return jobs
+
+
+def _paper_jobs(run_root: Path, files: list[Path], report: ImportReport) -> list[FileJob]:
+    jobs = []
+    for path in files:
+        shape = streams.sniff(path)
+        label = str(path.relative_to(run_root))
+        if not shape or not _first_is_paper_entry(path, shape):
+            report.files_ignored.append(label)
+            continue
+        jobs.append(FileJob(label, [path], f"paper-{shape}", _paper_entries(path, shape, label)))
+    return jobs
+
+
+def _iter_paper_values(path: Path, shape: str, progress: streams.Progress) -> Iterator[Any]:
+    if shape == "array":
+        yield from streams.iter_array(path, progress)
+    elif shape == "lines":
+        yield from streams.iter_lines(path, progress)
+    else:
+        yield from (value for _key, value in streams.iter_object(path, progress))
+
+
+def _first_is_paper_entry(path: Path, shape: str) -> bool:
+    try:
+        first = next(_iter_paper_values(path, shape, streams.Progress(0, None)), None)
+    except ImportFileError:
+        return True  # claim it, so that importing it reports the broken JSON
+    return paper_format.looks_like_paper_entry(first)
+
+
+def _paper_entries(path: Path, shape: str, label: str) -> Entries:
+    def entries(progress: streams.Progress, writer: BatchWriter) -> Iterator[TaskRecord]:
+        for number, entry in enumerate(_iter_paper_values(path, shape, progress), start=1):
+            key = _paper_key(entry, number)
+            record = _guard(writer, key, paper_format.parse_paper_entry, entry, label)
+            if record:
+                yield record
+    return entries
+
+
+def _paper_key(entry: Any, number: int) -> str:
+    if isinstance(entry, dict) and isinstance(entry.get("image_id"), str):
+        return f"{entry['image_id']}-{entry.get('disease')}"
+    return f"entry #{number}"
+
+
+def _guard(writer: BatchWriter, key: str, parse: Callable[..., TaskRecord],
+           *args: Any) -> TaskRecord | None:
+    """Parse one entry; a malformed one is reported and skipped, never fatal."""
+    try:
+        return parse(*args)
+    except RowError as error:
+        writer.problem(key, "malformed", str(error))
+        return None
+
+
+def _run_job(engine: Engine, job: FileJob, roots: Roots, state: WriterState,
+             progress: streams.Progress, report: ImportReport) -> None:
+    digest = streams.file_digest(job.paths)
+    table = T["import_file"]
+    with engine.connect() as conn:
+        seen = conn.execute(select(table.c.id).where(
+            table.c.root_id == roots.run_root_id, table.c.relpath == job.label,
+            table.c.sha256 == digest)).first()
+    if seen:
+        report.files_unchanged += 1
+        progress.advance(job.size)
+        return
+    try:
+        with engine.begin() as conn:
+            _write_job(conn, job, digest, roots, state, progress, report)
+    except BaseException:
+        # The transaction rolled back, so the caches may name rows that do not exist.
+        with engine.connect() as conn:
+            fresh = WriterState.load(conn)
+        state.__dict__.update(fresh.__dict__)
+        raise
+    report.files_imported += 1
+
+
+def _write_job(conn: Connection, job: FileJob, digest: str, roots: Roots, state: WriterState,
+               progress: streams.Progress, report: ImportReport) -> None:
+    table = T["import_file"]
+    file_id = conn.execute(insert(table).values(
+        root_id=roots.run_root_id, relpath=job.label, file_format=job.file_format, sha256=digest,
+        size=job.size, runs_added=0, problems=0, imported_at=utcnow()).returning(table.c.id)
+    ).scalar_one()
+    writer = BatchWriter(conn, state, roots, file_id, job.label, report)
+    for batch in _batches(job.entries(progress, writer), BATCH_SIZE):
+        writer.write(batch)
+    writer.write([])  # flushes problems reported after the last record
+    conn.execute(update(table).where(table.c.id == file_id).values(
+        runs_added=writer.runs_added, problems=writer.problems))
+
+
+def _batches(records: Iterable[TaskRecord], size: int) -> Iterator[list[TaskRecord]]:
+    batch: list[TaskRecord] = []
+    for record in records:
+        batch.append(record)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -1,0 +1,188 @@
+"""The domain model: source images, tasks, runs, attempts and judge verdicts.
+
+A *task* is one source image x disease x direction. A *run* is one execution of the
+generate-and-judge pipeline on a task; a task keeps every run. An *attempt* is one round
+of a run and a *judge verdict* scores an attempt (an attempt may be judged many times).
+"""
+
+from datetime import UTC, datetime
+from enum import StrEnum
+
+from sqlalchemy import Column, Index, String, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Modality(StrEnum):
+    chest_xray = "chest_xray"
+    brain_mri = "brain_mri"
+    fundus = "fundus"
+    medical = "medical"
+
+
+class Direction(StrEnum):
+    add = "add"
+    remove = "remove"
+
+
+class Outcome(StrEnum):
+    success = "success"
+    failed = "failed"
+    api_failed = "api_failed"
+
+
+class RunOrigin(StrEnum):
+    imported = "import"
+    regeneration = "regeneration"
+
+
+class Dimension(StrEnum):
+    """The judge's four rubric dimensions; the value is the bit in ``Task.failed_mask``."""
+
+    compliance = "compliance"
+    structure = "structure"
+    realism = "realism"
+    fidelity = "fidelity"
+
+
+DIMENSION_BITS = {
+    Dimension.compliance: 1,
+    Dimension.structure: 2,
+    Dimension.realism: 4,
+    Dimension.fidelity: 8,
+}
+
+
+class DataRoot(SQLModel, table=True):
+    """A folder that images may be read from. Image paths are stored relative to one."""
+
+    __tablename__ = "data_root"
+    id: int | None = Field(default=None, primary_key=True)
+    kind: str = Field(sa_column=Column(String(16), nullable=False))  # "run" or "source"
+    path: str = Field(sa_column=Column(Text, nullable=False, unique=True))
+    # Set when the folder holds the marker file written by `medbanana demo-data`.
+    synthetic: bool = False
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class ImportFile(SQLModel, table=True):
+    """One JSON file imported in one transaction; its hash makes re-imports cheap no-ops."""
+
+    __tablename__ = "import_file"
+    __table_args__ = (UniqueConstraint("root_id", "relpath", "sha256"),)
+    id: int | None = Field(default=None, primary_key=True)
+    root_id: int = Field(foreign_key="data_root.id")
+    relpath: str = Field(sa_column=Column(Text, nullable=False))
+    file_format: str = Field(sa_column=Column(String(16), nullable=False))
+    sha256: str = Field(sa_column=Column(String(64), nullable=False))
+    size: int
+    runs_added: int = 0
+    problems: int = 0
+    imported_at: datetime = Field(default_factory=utcnow)
+
+
+class ImportProblem(SQLModel, table=True):
+    """A row the importer skipped or imported with a defect, kept so it can be reviewed."""
+
+    __tablename__ = "import_problem"
+    id: int | None = Field(default=None, primary_key=True)
+    import_file_id: int = Field(foreign_key="import_file.id", index=True)
+    task_key: str = Field(sa_column=Column(Text, nullable=False))
+    kind: str = Field(sa_column=Column(String(32), nullable=False))
+    detail: str = Field(sa_column=Column(Text, nullable=False))
+
+
+class SourceImage(SQLModel, table=True):
+    __tablename__ = "source_image"
+    __table_args__ = (UniqueConstraint("dataset", "category", "filename"),)
+    id: int | None = Field(default=None, primary_key=True)
+    dataset: str = Field(sa_column=Column(String(200), nullable=False))
+    modality: str = Field(sa_column=Column(String(16), nullable=False))
+    # The folder under {source_root}/{dataset}/: "normal" or the disease name.
+    category: str = Field(sa_column=Column(String(200), nullable=False))
+    filename: str = Field(sa_column=Column(String(255), nullable=False))
+    root_id: int | None = Field(default=None, foreign_key="data_root.id")
+    present: bool = False
+
+
+class Task(SQLModel, table=True):
+    """A case in the review app. The columns after ``task_key`` mirror its latest run,
+    so that listing and faceting 88K cases is one indexed table scan."""
+
+    __tablename__ = "task"
+    __table_args__ = (
+        UniqueConstraint("source_image_id", "disease", "direction"),
+        Index("ix_task_facets", "modality", "disease", "direction", "outcome", "n_rounds"),
+    )
+    id: int | None = Field(default=None, primary_key=True)
+    source_image_id: int = Field(foreign_key="source_image.id")
+    dataset: str = Field(sa_column=Column(String(200), nullable=False))
+    modality: str = Field(sa_column=Column(String(16), nullable=False))
+    disease: str = Field(sa_column=Column(String(200), nullable=False))
+    direction: str = Field(sa_column=Column(String(8), nullable=False))
+    task_key: str = Field(sa_column=Column(String(512), nullable=False))
+    latest_run_id: int | None = None
+    outcome: str | None = Field(default=None, sa_column=Column(String(16)))
+    n_rounds: int = 0
+    failed_mask: int = 0
+    accepted_attempt_id: int | None = None
+    thumb_attempt_id: int | None = None
+
+
+class Run(SQLModel, table=True):
+    __tablename__ = "run"
+    __table_args__ = (UniqueConstraint("task_id", "fingerprint"),)
+    id: int | None = Field(default=None, primary_key=True)
+    task_id: int = Field(foreign_key="task.id", index=True)
+    origin: str = Field(sa_column=Column(String(16), nullable=False))
+    outcome: str = Field(sa_column=Column(String(16), nullable=False))
+    n_rounds: int = 0
+    success_round: int | None = None
+    final_instruction: str | None = Field(default=None, sa_column=Column(Text))
+    failure_step: str | None = Field(default=None, sa_column=Column(String(32)))
+    failure_round: int | None = None
+    failure_error: str | None = Field(default=None, sa_column=Column(Text))
+    # Hash of the source record, so importing the same record twice adds nothing.
+    fingerprint: str = Field(sa_column=Column(String(64), nullable=False))
+    import_file_id: int | None = Field(default=None, foreign_key="import_file.id")
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Attempt(SQLModel, table=True):
+    __tablename__ = "attempt"
+    __table_args__ = (UniqueConstraint("run_id", "round"),)
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="run.id")
+    round: int
+    instruction: str | None = Field(default=None, sa_column=Column(Text))
+    instruction_thinking: str | None = Field(default=None, sa_column=Column(Text))
+    image_root_id: int | None = Field(default=None, foreign_key="data_root.id")
+    image_relpath: str | None = Field(default=None, sa_column=Column(Text))
+    image_present: bool = False
+    edit_error: str | None = Field(default=None, sa_column=Column(Text))
+
+
+class JudgeVerdict(SQLModel, table=True):
+    __tablename__ = "judge_verdict"
+    id: int | None = Field(default=None, primary_key=True)
+    attempt_id: int = Field(foreign_key="attempt.id", index=True)
+    # Instruction compliance, derived per direction: for a removal it is `not has_disease`.
+    compliance: bool | None = None
+    structure: bool | None = None
+    realism: bool | None = None
+    # The scripts never wrote fidelity; it stays NULL for imported verdicts.
+    fidelity: bool | None = None
+    qualified: bool | None = None
+    has_disease: bool | None = None
+    weighted_score: float | None = None
+    reason: str | None = Field(default=None, sa_column=Column(Text))
+    thinking_summary: str | None = Field(default=None, sa_column=Column(Text))
+    # The judge's answer could not be read (e.g. "JSON parse error: ...").
+    error: str | None = Field(default=None, sa_column=Column(Text))
+    model: str | None = Field(default=None, sa_column=Column(String(100)))
+    prompt_version: str | None = Field(default=None, sa_column=Column(String(100)))
+    raw_json: str | None = Field(default=None, sa_column=Column(Text))
+    created_at: datetime = Field(default_factory=utcnow)
