@@ -1,0 +1,77 @@
+"""One case with every run, round and verdict, in the order a reviewer reads them."""
+
+from dataclasses import dataclass, field
+
+from sqlalchemy import select
+from sqlmodel import Session
+
+from app.models import Attempt, JudgeVerdict, Outcome, Run, SourceImage, Task
+
+
+class CaseNotFound(LookupError):
+    pass
+
+
+@dataclass
+class AttemptView:
+    attempt: Attempt
+    verdicts: list[JudgeVerdict]
+    accepted: bool
+
+    @property
+    def verdict(self) -> JudgeVerdict | None:
+        """The newest verdict; re-judging adds more, the first import adds one."""
+        return self.verdicts[-1] if self.verdicts else None
+
+
+@dataclass
+class RunView:
+    run: Run
+    attempts: list[AttemptView] = field(default_factory=list)
+
+    @property
+    def accepted(self) -> AttemptView | None:
+        return next((a for a in self.attempts if a.accepted), None)
+
+    @property
+    def failed(self) -> list[AttemptView]:
+        return [a for a in self.attempts if not a.accepted]
+
+
+@dataclass
+class CaseView:
+    task: Task
+    source: SourceImage
+    runs: list[Run]
+    shown: RunView | None
+
+
+def get_case(session: Session, task_id: int, run_id: int | None = None) -> CaseView:
+    task = session.get(Task, task_id)
+    if task is None:
+        raise CaseNotFound(f"no case with id {task_id}")
+    source = session.get(SourceImage, task.source_image_id)
+    assert source is not None
+    runs = list(session.exec(select(Run).where(Run.task_id == task_id).order_by(Run.id)).scalars())  # type: ignore[call-overload,arg-type]
+    wanted = run_id if run_id is not None else task.latest_run_id
+    run = next((r for r in runs if r.id == wanted), None)
+    if run_id is not None and run is None:
+        raise CaseNotFound(f"case {task_id} has no run {run_id}")
+    return CaseView(task=task, source=source, runs=runs, shown=_run_view(session, run) if run else None)
+
+
+def _run_view(session: Session, run: Run) -> RunView:
+    attempts = list(session.exec(
+        select(Attempt).where(Attempt.run_id == run.id).order_by(Attempt.round)  # type: ignore[call-overload,arg-type]
+    ).scalars())
+    ids = [a.id for a in attempts]
+    verdicts: dict[int, list[JudgeVerdict]] = {i: [] for i in ids if i is not None}
+    if ids:
+        query = select(JudgeVerdict).where(JudgeVerdict.attempt_id.in_(ids)).order_by(JudgeVerdict.id)  # type: ignore[attr-defined,arg-type]
+        for verdict in session.exec(query).scalars():  # type: ignore[call-overload]
+            verdicts[verdict.attempt_id].append(verdict)
+    last = len(attempts) - 1
+    return RunView(run=run, attempts=[
+        AttemptView(a, verdicts.get(a.id or 0, []), run.outcome == Outcome.success and i == last)
+        for i, a in enumerate(attempts)
+    ])

@@ -1,0 +1,78 @@
+"""The one language for selecting cases, shared by /cases, /api/cases and the CLI.
+
+Within a facet the chosen values are alternatives (OR); across facets they all apply (AND).
+"""
+
+from dataclasses import dataclass, replace
+from urllib.parse import urlencode
+
+from sqlalchemy import ColumnElement, and_, or_
+
+from app import search
+from app.models import DIMENSION_BITS, Dimension, Task
+
+# Facet name -> Task column it filters; failed_dimension is a bit test on failed_mask.
+FACET_COLUMNS = {
+    "modality": Task.modality,
+    "disease": Task.disease,
+    "direction": Task.direction,
+    "outcome": Task.outcome,
+    "rounds": Task.n_rounds,
+}
+FACETS = (*FACET_COLUMNS, "failed_dimension")
+
+
+@dataclass(frozen=True)
+class CaseFilter:
+    modality: tuple[str, ...] = ()
+    disease: tuple[str, ...] = ()
+    direction: tuple[str, ...] = ()
+    outcome: tuple[str, ...] = ()
+    rounds: tuple[int, ...] = ()
+    failed_dimension: tuple[str, ...] = ()
+    q: str = ""
+
+    def values(self, facet: str) -> tuple[str, ...]:
+        return tuple(str(v) for v in getattr(self, facet))
+
+    def is_empty(self) -> bool:
+        return not any(getattr(self, f) for f in FACETS) and not self.q.strip()
+
+    def toggled(self, facet: str, value: str) -> "CaseFilter":
+        """The filter with ``value`` added to or removed from ``facet``."""
+        current = list(getattr(self, facet))
+        typed: str | int = int(value) if facet == "rounds" else value
+        current = [v for v in current if v != typed] if typed in current else [*current, typed]
+        return replace(self, **{facet: tuple(current)})
+
+    def cleared(self, facet: str) -> "CaseFilter":
+        return replace(self, **{facet: ()})
+
+    def query_pairs(self) -> list[tuple[str, str]]:
+        pairs = [(f, str(v)) for f in FACETS for v in getattr(self, f)]
+        if self.q.strip():
+            pairs.append(("q", self.q.strip()))
+        return pairs
+
+    def query_string(self) -> str:
+        return urlencode(self.query_pairs())
+
+
+def where_clauses(case_filter: CaseFilter, dialect: str, *, skip: str = "") -> list[ColumnElement[bool]]:
+    """SQL conditions on Task for the filter, optionally leaving one facet out."""
+    clauses: list[ColumnElement[bool]] = []
+    for facet, column in FACET_COLUMNS.items():
+        chosen = getattr(case_filter, facet)
+        if chosen and facet != skip:
+            clauses.append(column.in_(chosen))  # type: ignore[attr-defined]
+    if case_filter.failed_dimension and skip != "failed_dimension":
+        bits = [DIMENSION_BITS[Dimension(d)] for d in case_filter.failed_dimension]
+        clauses.append(or_(*[Task.failed_mask.op("&")(bit) != 0 for bit in bits]))
+    text_match = search.matching_tasks(dialect, case_filter.q)
+    if text_match is not None:
+        clauses.append(text_match)
+    return clauses
+
+
+def combined(clauses: list[ColumnElement[bool]]) -> ColumnElement[bool] | None:
+    return and_(*clauses) if clauses else None

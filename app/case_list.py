@@ -1,0 +1,91 @@
+"""Listing cases page by page (keyset on the task id), and stepping to neighbours."""
+
+from dataclasses import dataclass
+
+from sqlalchemy import func, select
+from sqlmodel import Session
+
+from app import facets
+from app.case_filter import CaseFilter, where_clauses
+from app.models import DIMENSION_BITS, Run, SourceImage, Task
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    id: int
+    task_key: str
+    dataset: str
+    modality: str
+    disease: str
+    direction: str
+    outcome: str | None
+    n_rounds: int
+    failed_dimensions: list[str]
+    source_image_id: int
+    source_present: bool
+    thumb_attempt_id: int | None
+    final_instruction: str | None
+
+
+@dataclass(frozen=True)
+class CasePage:
+    items: list[CaseRow]
+    total: int
+    next_after: int | None
+    prev_before: int | None
+
+
+def failed_dimensions(mask: int) -> list[str]:
+    return [dim.value for dim, bit in DIMENSION_BITS.items() if mask & bit]
+
+
+def list_cases(session: Session, case_filter: CaseFilter, *, limit: int,
+               after: int | None = None, before: int | None = None) -> CasePage:
+    dialect = session.get_bind().dialect.name
+    query = (
+        select(Task, SourceImage.present, Run.final_instruction)
+        .join(SourceImage, SourceImage.id == Task.source_image_id)  # type: ignore[arg-type]
+        .outerjoin(Run, Run.id == Task.latest_run_id)  # type: ignore[arg-type]
+    )
+    for clause in where_clauses(case_filter, dialect):
+        query = query.where(clause)
+    backwards = before is not None and after is None
+    if backwards:
+        query = query.where(Task.id < before).order_by(Task.id.desc())  # type: ignore[union-attr,operator]
+    else:
+        if after is not None:
+            query = query.where(Task.id > after)  # type: ignore[operator]
+        query = query.order_by(Task.id)  # type: ignore[arg-type]
+    rows = list(session.exec(query.limit(limit + 1)))  # type: ignore[call-overload]
+    more = len(rows) > limit
+    rows = rows[:limit]
+    if backwards:
+        rows.reverse()
+    items = [_row(task, present, instruction) for task, present, instruction in rows]
+    cube = facets.cube(session, case_filter)
+    has_before = bool(items) and (after is not None or (backwards and more))
+    has_after = bool(items) and (more if not backwards else True)
+    return CasePage(
+        items=items, total=facets.total(cube, case_filter),
+        next_after=items[-1].id if has_after else None,
+        prev_before=items[0].id if has_before else None,
+    )
+
+
+def _row(task: Task, present: bool, instruction: str | None) -> CaseRow:
+    assert task.id is not None
+    return CaseRow(
+        id=task.id, task_key=task.task_key, dataset=task.dataset, modality=task.modality,
+        disease=task.disease, direction=task.direction, outcome=task.outcome,
+        n_rounds=task.n_rounds, failed_dimensions=failed_dimensions(task.failed_mask),
+        source_image_id=task.source_image_id, source_present=present,
+        thumb_attempt_id=task.thumb_attempt_id, final_instruction=instruction,
+    )
+
+
+def neighbours(session: Session, case_filter: CaseFilter, task_id: int) -> tuple[int | None, int | None]:
+    """The previous and next case ids in the filter's order (by id)."""
+    clauses = where_clauses(case_filter, session.get_bind().dialect.name)
+    prev_query = select(func.max(Task.id)).where(Task.id < task_id, *clauses)  # type: ignore[operator]
+    next_query = select(func.min(Task.id)).where(Task.id > task_id, *clauses)  # type: ignore[operator]
+    return session.exec(prev_query).one(), session.exec(next_query).one()  # type: ignore[call-overload]

@@ -1,0 +1,48 @@
+"""Dependencies shared by every route: the database session, settings and the case filter."""
+
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, Query, Request
+from sqlmodel import Session
+
+from app.case_filter import CaseFilter
+from app.models import Dimension, Direction, Modality, Outcome
+from app.settings import Settings
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    with Session(request.app.state.engine) as session:
+        yield session
+
+
+def get_app_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+SessionDep = Annotated[Session, Depends(get_session)]
+SettingsDep = Annotated[Settings, Depends(get_app_settings)]
+
+
+def case_filter(
+    modality: Annotated[list[Modality] | None, Query(description="chest_xray, brain_mri, fundus (repeatable)")] = None,
+    disease: Annotated[list[str] | None, Query(max_length=200, description="Disease name as in the data (repeatable)")] = None,
+    direction: Annotated[list[Direction] | None, Query(description="add or remove (repeatable)")] = None,
+    outcome: Annotated[list[Outcome] | None, Query(description="success, failed or api_failed of the latest run")] = None,
+    rounds: Annotated[list[int] | None, Query(ge=0, le=1000, description="Number of rounds of the latest run")] = None,
+    failed_dimension: Annotated[list[Dimension] | None, Query(description="A judge dimension that failed in any round")] = None,
+    q: Annotated[str, Query(max_length=500, description="Words in instructions or judge reasons")] = "",
+) -> CaseFilter:
+    return CaseFilter(
+        modality=tuple(m.value for m in modality or ()),
+        disease=tuple(disease or ()),
+        direction=tuple(d.value for d in direction or ()),
+        outcome=tuple(o.value for o in outcome or ()),
+        rounds=tuple(rounds or ()),
+        failed_dimension=tuple(d.value for d in failed_dimension or ()),
+        q=q,
+    )
+
+
+CaseFilterDep = Annotated[CaseFilter, Depends(case_filter)]

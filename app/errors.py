@@ -1,0 +1,48 @@
+"""The one error renderer: JSON for the API, a fragment for htmx, a page for everything else."""
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.web import render, wants_partial
+
+
+def _wants_json(request: Request) -> bool:
+    return request.url.path.startswith("/api/") or "application/json" in request.headers.get(
+        "accept", "")
+
+
+def _describe(errors: list[Any]) -> str:
+    parts = []
+    for error in errors:
+        where = ".".join(str(p) for p in error.get("loc", ()) if p not in ("query", "path"))
+        parts.append(f"{where}: {error.get('msg')}" if where else str(error.get("msg")))
+    return "; ".join(parts) or "invalid request"
+
+
+def error_response(request: Request, status: int, message: str) -> Response:
+    if _wants_json(request):
+        return JSONResponse({"detail": message, "status": status}, status_code=status)
+    context = {"status": status, "message": message}
+    response = render(request, "errors/error.html", context, partial="errors/_error.html",
+                      status_code=status)
+    if wants_partial(request):
+        # htmx does not swap 4xx answers by default; this tells it to show the message.
+        response.headers["HX-Retarget"] = "#flash"
+        response.headers["HX-Reswap"] = "innerHTML"
+    return response
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        message = exc.detail if isinstance(exc.detail, str) else "error"
+        return error_response(request, exc.status_code, message)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> Response:
+        return error_response(request, 422, _describe(list(exc.errors())))
+

@@ -1,0 +1,100 @@
+"""Facet counts for the case browser.
+
+One grouped scan of the task table (a few thousand groups for 88K cases) answers every
+facet at once: each facet's counts ignore its own selection, so alternatives stay visible.
+The scan is cached per data version (the newest task and run ids), which changes only
+when an import or a pipeline run adds rows.
+"""
+
+from collections import Counter, OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlmodel import Session
+
+from app.case_filter import FACETS, CaseFilter, where_clauses
+from app.models import DIMENSION_BITS, Run, Task
+
+CUBE_COLUMNS = ("modality", "disease", "direction", "outcome", "rounds", "failed_mask")
+# Distinct (database, version, search text) cubes kept in memory; each is a few hundred KB.
+CACHE_SIZE = 32
+_cache: OrderedDict[tuple[Any, ...], list[tuple[Any, ...]]] = OrderedDict()
+
+
+@dataclass(frozen=True)
+class FacetValue:
+    value: str
+    count: int
+    selected: bool
+
+
+def data_version(session: Session) -> tuple[Any, Any]:
+    row = session.exec(select(func.max(Task.id), select(func.max(Run.id)).scalar_subquery())).one()  # type: ignore[call-overload]
+    return row[0], row[1]
+
+
+def cube(session: Session, case_filter: CaseFilter) -> list[tuple[Any, ...]]:
+    """(modality, disease, direction, outcome, rounds, failed_mask, count) for the text search."""
+    bind = session.get_bind()
+    key = (str(bind.url), data_version(session), case_filter.q.strip().lower())
+    if key in _cache:
+        _cache.move_to_end(key)
+        return _cache[key]
+    text_only = CaseFilter(q=case_filter.q)
+    columns = (Task.modality, Task.disease, Task.direction, Task.outcome, Task.n_rounds,
+               Task.failed_mask)
+    query = select(*columns, func.count()).group_by(*columns)
+    for clause in where_clauses(text_only, bind.dialect.name):
+        query = query.where(clause)
+    rows = [tuple(row) for row in session.exec(query)]  # type: ignore[call-overload]
+    _cache[key] = rows
+    if len(_cache) > CACHE_SIZE:
+        _cache.popitem(last=False)
+    return rows
+
+
+def _matches(row: tuple[Any, ...], case_filter: CaseFilter, skip: str) -> bool:
+    values = dict(zip(CUBE_COLUMNS, row, strict=False))
+    for facet in FACETS:
+        chosen = getattr(case_filter, facet)
+        if not chosen or facet == skip:
+            continue
+        if facet == "failed_dimension":
+            if not any(values["failed_mask"] & DIMENSION_BITS[d] for d in chosen):  # type: ignore[index]
+                return False
+        elif values[facet] not in chosen:
+            return False
+    return True
+
+
+def facet_counts(rows: list[tuple[Any, ...]], case_filter: CaseFilter) -> dict[str, list[FacetValue]]:
+    result: dict[str, list[FacetValue]] = {}
+    for facet in FACETS:
+        counts: Counter[str] = Counter()
+        for row in rows:
+            if not _matches(row, case_filter, facet):
+                continue
+            if facet == "failed_dimension":
+                for dim, bit in DIMENSION_BITS.items():
+                    if row[5] & bit:
+                        counts[dim.value] += row[6]
+            else:
+                counts[str(row[CUBE_COLUMNS.index(facet)])] += row[6]
+        chosen = case_filter.values(facet)
+        for value in chosen:
+            counts.setdefault(value, 0)
+        result[facet] = [FacetValue(v, n, v in chosen) for v, n in _ordered(facet, counts)]
+    return result
+
+
+def _ordered(facet: str, counts: Counter[str]) -> list[tuple[str, int]]:
+    if facet == "rounds":
+        return sorted(counts.items(), key=lambda item: int(item[0]))
+    if facet == "disease":
+        return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return sorted(counts.items())
+
+
+def total(rows: list[tuple[Any, ...]], case_filter: CaseFilter) -> int:
+    return sum(row[6] for row in rows if _matches(row, case_filter, ""))

@@ -1,0 +1,65 @@
+// Keyboard navigation, the key help dialog, and placeholders for images that fail to load.
+(function () {
+  "use strict";
+
+  function typing(event) {
+    const el = event.target;
+    return el instanceof HTMLElement && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+  }
+
+  function follow(id) {
+    const link = document.getElementById(id);
+    if (link) window.location.assign(link.href);
+  }
+
+  function moveRow(step) {
+    const rows = Array.from(document.querySelectorAll(".case-row"));
+    if (!rows.length) return;
+    const current = rows.findIndex((r) => r.classList.contains("current"));
+    const next = Math.min(rows.length - 1, Math.max(0, current + step));
+    rows.forEach((r) => r.classList.remove("current"));
+    rows[next].classList.add("current");
+    rows[next].scrollIntoView({ block: "nearest" });
+  }
+
+  function toggleHelp() {
+    const dialog = document.getElementById("keys-help");
+    if (!dialog) return;
+    if (dialog.open) dialog.close(); else dialog.showModal();
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if (event.metaKey || event.ctrlKey || event.altKey || typing(event)) return;
+    const onCase = document.querySelector(".case-head");
+    if (event.key === "?") { toggleHelp(); event.preventDefault(); return; }
+    if (onCase) {
+      if (event.key === "j" || event.key === "ArrowRight") follow("next-case");
+      else if (event.key === "k" || event.key === "ArrowLeft") follow("prev-case");
+      else if (event.key === "Backspace") { const back = document.querySelector(".case-nav a"); if (back) window.location.assign(back.href); }
+      return;
+    }
+    if (event.key === "/") { const q = document.getElementById("q"); if (q) { q.focus(); q.select(); event.preventDefault(); } }
+    else if (event.key === "j") moveRow(1);
+    else if (event.key === "k") moveRow(-1);
+    else if (event.key === "Enter") {
+      const row = document.querySelector(".case-row.current .case-link");
+      if (row) window.location.assign(row.href);
+    }
+  });
+
+  document.addEventListener("click", (event) => {
+    if (event.target instanceof Element && event.target.closest("[data-open-help]")) toggleHelp();
+  });
+
+  // A file deleted after import answers 404: show why instead of a broken-image icon.
+  document.addEventListener("error", (event) => {
+    const img = event.target;
+    if (!(img instanceof HTMLImageElement) || !img.hasAttribute("data-fallback")) return;
+    const box = document.createElement("div");
+    box.className = "placeholder";
+    box.setAttribute("role", "img");
+    box.setAttribute("aria-label", (img.alt || "image") + ": could not be loaded");
+    box.innerHTML = "<span>Image unavailable</span><small>the file could not be read</small>";
+    img.replaceWith(box);
+  }, true);
+})();
