@@ -88,4 +88,4 @@ def neighbours(session: Session, case_filter: CaseFilter, task_id: int) -> tuple
     clauses = where_clauses(case_filter, session.get_bind().dialect.name)
     prev_query = select(func.max(Task.id)).where(Task.id < task_id, *clauses)  # type: ignore[operator]
     next_query = select(func.min(Task.id)).where(Task.id > task_id, *clauses)  # type: ignore[operator]
-    return session.exec(prev_query).one(), session.exec(next_query).one()  # type: ignore[call-overload]
+    return session.scalar(prev_query), session.scalar(next_query)

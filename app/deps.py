@@ -4,11 +4,14 @@ from collections.abc import Iterator
 from typing import Annotated
 
 from fastapi import Depends, Query, Request
+from pydantic import Field
 from sqlmodel import Session
 
 from app.case_filter import CaseFilter
 from app.models import Dimension, Direction, Modality, Outcome
 from app.settings import Settings
+
+RoundCount = Annotated[int, Field(ge=0, le=1000)]
 
 
 def get_session(request: Request) -> Iterator[Session]:
@@ -30,7 +33,7 @@ def case_filter(
     disease: Annotated[list[str] | None, Query(max_length=200, description="Disease name as in the data (repeatable)")] = None,
     direction: Annotated[list[Direction] | None, Query(description="add or remove (repeatable)")] = None,
     outcome: Annotated[list[Outcome] | None, Query(description="success, failed or api_failed of the latest run")] = None,
-    rounds: Annotated[list[int] | None, Query(ge=0, le=1000, description="Number of rounds of the latest run")] = None,
+    rounds: Annotated[list[RoundCount] | None, Query(description="Number of rounds of the latest run")] = None,
     failed_dimension: Annotated[list[Dimension] | None, Query(description="A judge dimension that failed in any round")] = None,
     q: Annotated[str, Query(max_length=500, description="Words in instructions or judge reasons")] = "",
 ) -> CaseFilter:

@@ -6,7 +6,7 @@ index. Both are created by migration 0001; this module hides the difference.
 
 import re
 
-from sqlalchemy import ColumnElement, literal_column, text
+from sqlalchemy import ColumnElement, Integer, column, text
 from sqlalchemy.engine import Connection
 
 from app.models import Task
@@ -47,11 +47,11 @@ def matching_tasks(dialect: str, query: str) -> ColumnElement[bool] | None:
     if not words:
         return None
     if dialect == "sqlite":
-        terms = [f'"{w}"' for w in words[:-1]] + [f'"{words[-1]}"*']
-        match = " AND ".join(terms).replace("'", "''")
-        subquery = f"SELECT rowid FROM task_search WHERE task_search MATCH '{match}'"
+        # Each word is quoted, so FTS5 operators typed by the user are plain words.
+        match = " AND ".join([f'"{w}"' for w in words[:-1]] + [f'"{words[-1]}"*'])
+        sql = "SELECT rowid FROM task_search WHERE task_search MATCH :search_text"
     else:
-        terms = [f"{w}:*" if i == len(words) - 1 else w for i, w in enumerate(words)]
-        tsquery = " & ".join(terms).replace("'", "''")
-        subquery = f"SELECT task_id FROM task_search WHERE tsv @@ to_tsquery('english', '{tsquery}')"
-    return Task.id.in_(literal_column(f"({subquery})"))  # type: ignore[union-attr]
+        match = " & ".join([*words[:-1], f"{words[-1]}:*"])
+        sql = "SELECT task_id FROM task_search WHERE tsv @@ to_tsquery('english', :search_text)"
+    subquery = text(sql).bindparams(search_text=match).columns(column("id", Integer))
+    return Task.id.in_(subquery)  # type: ignore[union-attr]

@@ -1,0 +1,61 @@
+# Two commands for a fresh machine: `make demo` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_DIR := var/demo
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: demo test install system-deps lint typecheck pytest serve bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Debian packages the browser and PostgreSQL tests need; installed only when missing.
+system-deps:
+	@need=""; \
+	[ -x /usr/bin/chromium ] || need="$$need chromium"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need="$$need postgresql"; \
+	fc-list 2>/dev/null | grep -qi dejavu || need="$$need fonts-dejavu-core"; \
+	if [ -n "$$need" ]; then \
+	  echo "installing:$$need"; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$need; \
+	fi
+
+demo: install
+	rm -rf $(DEMO_DIR)
+	$(BIN)/medbanana demo-data $(DEMO_DIR)
+	$(BIN)/medbanana import $(DEMO_DIR)/run --source $(DEMO_DIR)/source
+	@echo "Serving on http://$(HOST):$(PORT)/cases (synthetic demo data)"
+	$(BIN)/medbanana serve --host $(HOST) --port $(PORT)
+
+serve: install
+	$(BIN)/medbanana serve --host $(HOST) --port $(PORT)
+
+lint: install
+	$(BIN)/ruff check app pipeline tests benchmarks migrations
+
+typecheck: install
+	$(BIN)/mypy
+
+# pytest exits 5 when it collects nothing: a broken suite, never a pass.
+pytest: install system-deps
+	@$(BIN)/pytest $(PYTEST_ARGS); status=$$?; \
+	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
+
+test: lint typecheck pytest
+
+bench: install
+	$(BIN)/python benchmarks/import_scale.py
+	$(BIN)/python benchmarks/pages.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

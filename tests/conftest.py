@@ -1,0 +1,75 @@
+"""Fixtures: every test gets its own database file, copied from a migrated template."""
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy.engine import Engine
+
+from app.db import make_engine, migrate
+from app.demo.generate import write_demo
+from app.importer import import_tree
+from app.main import create_app
+from app.settings import Settings
+
+# Small phantoms keep the suite fast; the layout and JSON are the same as at 1024².
+DEMO_SIZE = 96
+
+
+@pytest.fixture(scope="session")
+def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("template") / "empty.db"
+    engine = make_engine(f"sqlite:///{path}")
+    migrate(engine)
+    engine.dispose()
+    return path
+
+
+@pytest.fixture(scope="session")
+def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("demo")
+    write_demo(out, size=DEMO_SIZE)
+    return out
+
+
+@pytest.fixture(scope="session")
+def demo_db(tmp_path_factory: pytest.TempPathFactory, template_db: Path, demo_dir: Path) -> Path:
+    path = tmp_path_factory.mktemp("demo-db") / "demo.db"
+    shutil.copy(template_db, path)
+    engine = make_engine(f"sqlite:///{path}")
+    import_tree(engine, demo_dir / "run", demo_dir / "source")
+    engine.dispose()
+    return path
+
+
+def _engine_from(template: Path, tmp_path: Path) -> Iterator[Engine]:
+    path = tmp_path / "test.db"
+    shutil.copy(template, path)
+    engine = make_engine(f"sqlite:///{path}")
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def engine(template_db: Path, tmp_path: Path) -> Iterator[Engine]:
+    """An empty, migrated database of this test's own."""
+    yield from _engine_from(template_db, tmp_path)
+
+
+@pytest.fixture
+def demo_engine(demo_db: Path, tmp_path: Path) -> Iterator[Engine]:
+    """A database of this test's own holding the imported demo run."""
+    yield from _engine_from(demo_db, tmp_path)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(var_dir=tmp_path / "var", page_size=10)
+
+
+@pytest.fixture
+def client(demo_engine: Engine, settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(settings, demo_engine)) as test_client:
+        yield test_client

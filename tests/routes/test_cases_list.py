@@ -1,0 +1,118 @@
+"""/cases: facets, filters, search, keyset pages, and the htmx partial."""
+
+from bs4 import BeautifulSoup
+from fastapi.testclient import TestClient
+
+
+def soup(client: TestClient, url: str, **headers: str) -> BeautifulSoup:
+    response = client.get(url, headers=headers)
+    assert response.status_code == 200, response.text
+    return BeautifulSoup(response.text, "html.parser")
+
+
+def facet_counts(page: BeautifulSoup, facet: str) -> dict[str, int]:
+    links = page.select(f'.facet[data-facet="{facet}"] a.facet-value')
+    return {a["data-value"]: int(a.select_one(".count").text) for a in links}
+
+
+def test_list_shows_total_and_facets(client: TestClient) -> None:
+    page = soup(client, "/cases")
+    assert page.select_one("#total").text == "44"
+    assert facet_counts(page, "modality") == {"brain_mri": 12, "chest_xray": 20, "fundus": 12}
+    assert facet_counts(page, "outcome") == {"api_failed": 4, "failed": 4, "success": 36}
+    assert len(page.select("tr.case-row")) == 10  # page_size in the test settings
+    assert page.select_one("#synthetic-banner") is not None
+
+
+def test_filter_by_modality_keeps_other_choices_visible(client: TestClient) -> None:
+    page = soup(client, "/cases?modality=fundus")
+    assert page.select_one("#total").text == "12"
+    assert facet_counts(page, "modality")["chest_xray"] == 20  # own facet ignores own choice
+    assert sum(facet_counts(page, "direction").values()) == 12
+    selected = page.select('.facet[data-facet="modality"] a.selected')
+    assert [a["data-value"] for a in selected] == ["fundus"]
+    for link in page.select("a.case-link"):
+        assert link["href"].endswith("?modality=fundus")
+
+
+def test_values_within_a_facet_are_alternatives(client: TestClient) -> None:
+    page = soup(client, "/cases?modality=fundus&modality=brain_mri&outcome=failed")
+    expected = client.get("/api/cases?modality=fundus&modality=brain_mri&outcome=failed").json()
+    assert page.select_one("#total").text == str(expected["total"])
+    assert {i["modality"] for i in expected["items"]} <= {"fundus", "brain_mri"}
+    assert {i["outcome"] for i in expected["items"]} == {"failed"}
+
+
+def test_failed_dimension_and_rounds_filters(client: TestClient) -> None:
+    data = client.get("/api/cases?failed_dimension=structure&limit=100").json()
+    assert data["total"] > 0
+    assert all("structure" in item["failed_dimensions"] for item in data["items"])
+    rounds = client.get("/api/cases?rounds=5&outcome=success").json()
+    assert rounds["total"] > 0 and all(i["rounds"] == 5 for i in rounds["items"])
+
+
+def test_text_search_over_instructions_and_reasons(client: TestClient) -> None:
+    data = client.get("/api/cases?q=pneumothorax&limit=100").json()
+    assert data["total"] > 0
+    assert {i["disease"] for i in data["items"]} == {"Pneumothorax"}
+    reason_only = client.get("/api/cases?q=stamped&limit=100").json()  # only in judge reasons
+    assert reason_only["total"] > 0
+    prefix = client.get("/api/cases?q=pneumoth").json()
+    assert prefix["total"] == data["total"]
+
+
+def test_search_text_with_quotes_and_operators_is_harmless(client: TestClient) -> None:
+    for q in ['"', "'", "AND OR NOT", "a*b", "((", "-", "édème"]:
+        assert client.get("/cases", params={"q": q}).status_code == 200
+
+
+def test_htmx_request_gets_the_partial_only(client: TestClient) -> None:
+    response = client.get("/cases?direction=remove", headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    page = BeautifulSoup(response.text, "html.parser")
+    assert page.find("html") is None
+    roots = [el for el in page.contents if getattr(el, "name", None)]
+    assert [r.get("id") for r in roots] == ["case-browser"]
+    assert page.select_one("#total").text == "20"
+
+
+def test_history_restore_gets_the_full_page(client: TestClient) -> None:
+    page = soup(client, "/cases", **{"HX-Request": "true", "HX-History-Restore-Request": "true"})
+    assert page.find("html") is not None
+
+
+def test_keyset_pages_cover_every_case_once(client: TestClient) -> None:
+    seen: list[int] = []
+    url = "/cases"
+    while url:
+        page = soup(client, url)
+        seen += [int(r["data-case-id"]) for r in page.select("tr.case-row")]
+        nxt = page.select_one('.pager a[rel="next"]')
+        url = nxt["href"] if nxt else ""
+    assert len(seen) == 44 and len(set(seen)) == 44 and seen == sorted(seen)
+
+
+def test_previous_page_link_goes_back(client: TestClient) -> None:
+    first = soup(client, "/cases")
+    second = soup(client, first.select_one('.pager a[rel="next"]')["href"])
+    back = soup(client, second.select_one('.pager a[rel="prev"]')["href"])
+    ids = lambda p: [r["data-case-id"] for r in p.select("tr.case-row")]  # noqa: E731
+    assert ids(back) == ids(first)
+
+
+def test_bad_filter_value_is_a_422_page_with_the_reason(client: TestClient) -> None:
+    response = client.get("/cases?modality=ct")
+    assert response.status_code == 422
+    page = BeautifulSoup(response.text, "html.parser")
+    assert "modality" in page.select_one(".error-box").text
+
+
+def test_bad_page_cursor_is_a_422(client: TestClient) -> None:
+    assert client.get("/cases?after=abc").status_code == 422
+    assert client.get("/cases?after=-1").status_code == 422
+
+
+def test_empty_result(client: TestClient) -> None:
+    page = soup(client, "/cases?q=zzzzzzzz")
+    assert page.select_one("#total").text == "0"
+    assert page.select_one(".empty") is not None

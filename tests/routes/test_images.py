@@ -1,0 +1,75 @@
+"""Images by id: sizes, caching, and no way out of the roots."""
+
+import io
+
+from fastapi.testclient import TestClient
+from PIL import Image
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from app.models import Attempt
+
+
+def first_attempt_id(engine: Engine) -> int:
+    with Session(engine) as s:
+        attempt = s.exec(select(Attempt).where(Attempt.image_present == True)).first()  # noqa: E712
+    assert attempt is not None and attempt.id is not None
+    return attempt.id
+
+
+def test_thumb_is_small_and_cached_with_etag(client: TestClient, demo_engine: Engine) -> None:
+    url = f"/images/attempt/{first_attempt_id(demo_engine)}?size=thumb"
+    response = client.get(url)
+    assert response.status_code == 200
+    assert max(Image.open(io.BytesIO(response.content)).size) <= 160
+    assert "max-age=31536000" in response.headers["cache-control"]
+    etag = response.headers["etag"]
+    again = client.get(url, headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b""
+
+
+def test_full_size_is_the_file_itself(client: TestClient, demo_engine: Engine) -> None:
+    attempt_id = first_attempt_id(demo_engine)
+    with Session(demo_engine) as s:
+        attempt = s.get(Attempt, attempt_id)
+    response = client.get(f"/images/attempt/{attempt_id}?size=full")
+    assert response.status_code == 200 and response.content[:2] == b"\xff\xd8"
+    assert attempt is not None
+
+
+def test_unknown_ids_and_kinds(client: TestClient) -> None:
+    assert client.get("/images/attempt/999999").status_code == 404
+    assert client.get("/images/source/999999").status_code == 404
+    assert client.get("/images/secret/1").status_code == 422
+    assert client.get("/images/attempt/1?size=huge").status_code == 422
+    assert client.get("/images/attempt/..%2F..%2Fetc%2Fpasswd").status_code in (404, 422)
+
+
+def test_a_tampered_path_in_the_database_never_leaves_the_root(client: TestClient,
+                                                               demo_engine: Engine) -> None:
+    attempt_id = first_attempt_id(demo_engine)
+    with Session(demo_engine) as s:
+        attempt = s.get(Attempt, attempt_id)
+        assert attempt is not None
+        attempt.image_relpath = "../../../../../../etc/passwd"
+        s.add(attempt)
+        s.commit()
+    response = client.get(f"/images/attempt/{attempt_id}?size=full")
+    assert response.status_code == 404
+    assert b"root:" not in response.content
+
+
+def test_an_undecodable_file_is_a_404_not_a_500(client: TestClient, demo_engine: Engine,
+                                               demo_dir) -> None:  # type: ignore[no-untyped-def]
+    attempt_id = first_attempt_id(demo_engine)
+    with Session(demo_engine) as s:
+        attempt = s.get(Attempt, attempt_id)
+        assert attempt is not None and attempt.image_relpath
+        broken = demo_dir / "run" / "broken.jpeg"
+        broken.write_bytes(b"not a jpeg")
+        attempt.image_relpath = "broken.jpeg"
+        s.add(attempt)
+        s.commit()
+    response = client.get(f"/images/attempt/{attempt_id}?size=thumb")
+    assert response.status_code == 404
+    assert "cannot be decoded" in response.text
