@@ -13,7 +13,7 @@ from app.importer import layout, paper_format, scripts_format, streams
 from app.importer.dirindex import DirIndex
 from app.importer.errors import ImportFileError, RowError
 from app.importer.records import TaskRecord
-from app.importer.report import ImportReport
+from app.importer.report import ImportReport, Problem
 from app.importer.writer import BatchWriter, Roots, WriterState
 from app.models import utcnow
 
@@ -22,7 +22,8 @@ T = SQLModel.metadata.tables
 BATCH_SIZE = 2000
 SCRIPTS_FILES = frozenset({"all_conversations.json", "final_prompts.json", "progress.json",
                            "api_failures.json", "failed_summary.json"})
-Entries = Callable[[streams.Progress, "BatchWriter"], Iterator[TaskRecord]]
+Item = TaskRecord | Problem
+Entries = Callable[[streams.Progress], Iterator[Item]]
 
 
 @dataclass
@@ -104,35 +105,39 @@ def _scripts_jobs(run_root: Path, folder: Path, ctx: scripts_format.FolderContex
             for key, value in streams.iter_object(progress_path, progress):
                 statuses[key] = value if isinstance(value, str) else ""
 
-    def conversations(progress: streams.Progress, writer: BatchWriter) -> Iterator[TaskRecord]:
+    label = f"{folder.name}/all_conversations.json"
+
+    def conversations(progress: streams.Progress) -> Iterator[Item]:
         load_statuses(progress)
         for key, entry in streams.iter_object(folder / "all_conversations.json", progress):
-            record = _guard(writer, key, scripts_format.parse_conversation, key, entry, ctx)
-            if record:
-                record.is_current = statuses.get(key) != "api_failed"
-                yield record
+            item = _guard(label, key, scripts_format.parse_conversation, key, entry, ctx)
+            if isinstance(item, TaskRecord):
+                item.is_current = statuses.get(key) != "api_failed"
+            yield item
 
-    def api_failures(progress: streams.Progress, writer: BatchWriter) -> Iterator[TaskRecord]:
+    api_path = folder / "api_failures.json"
+    api_label = f"{folder.name}/api_failures.json"
+
+    def api_failures(progress: streams.Progress) -> Iterator[Item]:
         load_statuses(progress)
-        api_path = folder / "api_failures.json"
         seen: set[str] = set()
         entries = streams.iter_array(api_path, progress) if api_path.is_file() else iter(())
         for entry in entries:
             key = str(entry.get("task", "?")) if isinstance(entry, dict) else "?"
-            record = _guard(writer, key, scripts_format.parse_api_failure, entry, ctx)
-            if record:
-                seen.add(record.key)
-                record.is_current = statuses.get(record.key, "api_failed") == "api_failed"
-                yield record
+            item = _guard(api_label, key, scripts_format.parse_api_failure, entry, ctx)
+            if isinstance(item, TaskRecord):
+                seen.add(item.key)
+                item.is_current = statuses.get(item.key, "api_failed") == "api_failed"
+            yield item
         for key in sorted(k for k, v in statuses.items() if v == "api_failed" and k not in seen):
-            writer.problem(key, "api_failed_unrecoverable", "progress.json says api_failed, but "
-                           "api_failures.json has no entry naming its image and disease")
+            yield Problem(api_label, key, "api_failed_unrecoverable", "progress.json says "
+                          "api_failed, but api_failures.json has no entry naming its image and disease")
 
     jobs = []
     conv = folder / "all_conversations.json"
     if conv.is_file():
-        jobs.append(FileJob(f"{folder.name}/{conv.name}", [conv], "scripts", conversations))
-    api_paths = [p for p in (folder / "api_failures.json", progress_path) if p.is_file()]
+        jobs.append(FileJob(label, [conv], "scripts", conversations))
+    api_paths = [p for p in (api_path, progress_path) if p.is_file()]
     if api_paths:
         jobs.append(FileJob(f"{folder.name}/{api_paths[0].name}", api_paths, "scripts-api",
                             api_failures))
@@ -169,12 +174,10 @@ def _first_is_paper_entry(path: Path, shape: str) -> bool:
 
 
 def _paper_entries(path: Path, shape: str, label: str) -> Entries:
-    def entries(progress: streams.Progress, writer: BatchWriter) -> Iterator[TaskRecord]:
+    def entries(progress: streams.Progress) -> Iterator[Item]:
         for number, entry in enumerate(_iter_paper_values(path, shape, progress), start=1):
-            key = _paper_key(entry, number)
-            record = _guard(writer, key, paper_format.parse_paper_entry, entry, label)
-            if record:
-                yield record
+            yield _guard(label, _paper_key(entry, number), paper_format.parse_paper_entry,
+                         entry, label)
     return entries
 
 
@@ -184,14 +187,12 @@ def _paper_key(entry: Any, number: int) -> str:
     return f"entry #{number}"
 
 
-def _guard(writer: BatchWriter, key: str, parse: Callable[..., TaskRecord],
-           *args: Any) -> TaskRecord | None:
-    """Parse one entry; a malformed one is reported and skipped, never fatal."""
+def _guard(label: str, key: str, parse: Callable[..., TaskRecord], *args: Any) -> Item:
+    """Parse one entry; a malformed one becomes a reported problem, never fatal."""
     try:
         return parse(*args)
     except RowError as error:
-        writer.problem(key, "malformed", str(error))
-        return None
+        return Problem(label, key, "malformed", str(error))
 
 
 def _run_job(engine: Engine, job: FileJob, roots: Roots, state: WriterState,
@@ -226,15 +227,22 @@ def _write_job(conn: Connection, job: FileJob, digest: str, roots: Roots, state:
         size=job.size, runs_added=0, problems=0, imported_at=utcnow()).returning(table.c.id)
     ).scalar_one()
     writer = BatchWriter(conn, state, roots, file_id, job.label, report)
-    for batch in _batches(job.entries(progress, writer), BATCH_SIZE):
-        writer.write(batch)
+    # Parsing in a second thread was measured slower: it fights SQLite for the GIL.
+    for batch in _batches(job.entries(progress), BATCH_SIZE):
+        records = []
+        for item in batch:
+            if isinstance(item, Problem):
+                writer.problem(item.task_key, item.kind, item.detail)
+            else:
+                records.append(item)
+        writer.write(records)
     writer.write([])  # flushes problems reported after the last record
     conn.execute(update(table).where(table.c.id == file_id).values(
         runs_added=writer.runs_added, problems=writer.problems))
 
 
-def _batches(records: Iterable[TaskRecord], size: int) -> Iterator[list[TaskRecord]]:
-    batch: list[TaskRecord] = []
+def _batches(records: Iterable[Item], size: int) -> Iterator[list[Item]]:
+    batch: list[Item] = []
     for record in records:
         batch.append(record)
         if len(batch) >= size:

@@ -9,6 +9,7 @@ from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
 from app import search
+from app.importer import bulk
 from app.importer.dirindex import DirIndex
 from app.importer.ids import IdAllocator
 from app.importer.layout import source_category
@@ -17,6 +18,16 @@ from app.importer.report import ImportReport, Problem
 from app.models import DIMENSION_BITS, Dimension, Outcome, RunOrigin, utcnow
 
 T = SQLModel.metadata.tables
+RUN_COLUMNS = ("id", "task_id", "origin", "outcome", "n_rounds", "success_round",
+               "final_instruction", "failure_step", "failure_round", "failure_error",
+               "fingerprint", "import_file_id", "created_at")
+ATTEMPT_COLUMNS = ("id", "run_id", "round", "instruction", "instruction_thinking",
+                   "image_root_id", "image_relpath", "image_present", "edit_error")
+VERDICT_COLUMNS = ("id", "attempt_id", "compliance", "structure", "realism", "fidelity",
+                   "qualified", "has_disease", "weighted_score", "reason", "thinking_summary",
+                   "error", "model", "prompt_version", "raw_json", "created_at")
+# Marks verdicts that came from a run's files rather than from this app's judge prompts.
+IMPORTED_PROMPT_VERSION = "imported"
 SourceKey = tuple[str, str, str]
 TaskKey = tuple[int, str, str]
 
@@ -60,9 +71,9 @@ class _Rows:
     source_updates: list[dict[str, Any]] = field(default_factory=list)
     tasks: dict[int, dict[str, Any]] = field(default_factory=dict)
     task_updates: dict[int, dict[str, Any]] = field(default_factory=dict)
-    runs: list[dict[str, Any]] = field(default_factory=list)
+    runs: list[tuple[Any, ...]] = field(default_factory=list)
     attempts: list[dict[str, Any]] = field(default_factory=list)
-    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    verdicts: list[tuple[Any, ...]] = field(default_factory=list)
     docs_new: dict[int, list[str]] = field(default_factory=dict)
     docs_appended: list[tuple[int, str]] = field(default_factory=list)
     problems: list[dict[str, Any]] = field(default_factory=list)
@@ -76,6 +87,8 @@ class BatchWriter:
         self.conn, self.state, self.roots = conn, state, roots
         self.import_file_id, self.file_label, self.report = import_file_id, file_label, report
         self.ids = IdAllocator(conn)
+        # One timestamp per file: the rows of one import belong together.
+        self.now = bulk.db_value(conn, T["run"], "created_at", utcnow())
         self.runs_added = 0
         self.problems = 0
         self._pending_problems: list[dict[str, Any]] = []
@@ -107,13 +120,13 @@ class BatchWriter:
         for kind, detail in record.warnings:
             self.problem(record.key, kind, detail)
         run_id = next(run_ids)
-        rows.runs.append(_run_row(record, run_id, task_id, self.import_file_id))
+        rows.runs.append(_run_row(record, run_id, task_id, self.import_file_id, self.now))
         attempt_rows = [self._attempt_row(record.key, a, next(attempt_ids), run_id)
                         for a in record.attempts]
         rows.attempts.extend(attempt_rows)
         for attempt, row in zip(record.attempts, attempt_rows, strict=True):
             if attempt.verdict:
-                rows.verdicts.append(_verdict_row(attempt, next(verdict_ids), row["id"]))
+                rows.verdicts.append(_verdict_row(attempt, next(verdict_ids), row["id"], self.now))
         self._update_task(record, task_id, run_id, attempt_rows, rows)
         self.runs_added += 1
         self.report.runs_added[record.outcome.value] += 1
@@ -208,10 +221,10 @@ class BatchWriter:
                 present=True, root_id=_bind("root")), rows.source_updates)
         if rows.tasks:
             conn.execute(T["task"].insert(), list(rows.tasks.values()))
-        for table, batch in (("run", rows.runs), ("attempt", rows.attempts),
-                             ("judge_verdict", rows.verdicts)):
-            if batch:
-                conn.execute(T[table].insert(), batch)
+        bulk.insert_rows(conn, T["run"], RUN_COLUMNS, rows.runs)
+        bulk.insert_rows(conn, T["attempt"], ATTEMPT_COLUMNS,
+                         [tuple(a[c] for c in ATTEMPT_COLUMNS) for a in rows.attempts])
+        bulk.insert_rows(conn, T["judge_verdict"], VERDICT_COLUMNS, rows.verdicts)
         if rows.task_updates:
             t = T["task"]
             conn.execute(update(t).where(t.c.id == _bind("tid")).values(
@@ -254,25 +267,18 @@ def _task_summary(record: TaskRecord, run_id: int,
     }
 
 
-def _run_row(record: TaskRecord, run_id: int, task_id: int, import_file_id: int) -> dict[str, Any]:
-    return {
-        "id": run_id, "task_id": task_id, "origin": RunOrigin.imported.value,
-        "outcome": record.outcome.value, "n_rounds": len(record.attempts),
-        "success_round": record.success_round, "final_instruction": record.final_instruction,
-        "failure_step": record.failure_step, "failure_round": record.failure_round,
-        "failure_error": record.failure_error, "fingerprint": record.fingerprint,
-        "import_file_id": import_file_id, "created_at": utcnow(),
-    }
+def _run_row(record: TaskRecord, run_id: int, task_id: int, import_file_id: int,
+             now: Any) -> tuple[Any, ...]:
+    return (run_id, task_id, RunOrigin.imported.value, record.outcome.value,
+            len(record.attempts), record.success_round, record.final_instruction,
+            record.failure_step, record.failure_round, record.failure_error,
+            record.fingerprint, import_file_id, now)
 
 
-def _verdict_row(attempt: AttemptRecord, verdict_id: int, attempt_id: int) -> dict[str, Any]:
+def _verdict_row(attempt: AttemptRecord, verdict_id: int, attempt_id: int,
+                 now: Any) -> tuple[Any, ...]:
     v = attempt.verdict
     assert v is not None
-    return {
-        "id": verdict_id, "attempt_id": attempt_id, "compliance": v.compliance,
-        "structure": v.structure, "realism": v.realism, "fidelity": v.fidelity,
-        "qualified": v.qualified, "has_disease": v.has_disease,
-        "weighted_score": v.weighted_score, "reason": v.reason,
-        "thinking_summary": v.thinking_summary, "error": v.error, "model": None,
-        "prompt_version": "imported", "raw_json": v.raw_json, "created_at": utcnow(),
-    }
+    return (verdict_id, attempt_id, v.compliance, v.structure, v.realism, v.fidelity,
+            v.qualified, v.has_disease, v.weighted_score, v.reason, v.thinking_summary,
+            v.error, None, IMPORTED_PROMPT_VERSION, v.raw_json, now)
