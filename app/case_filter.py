@@ -6,7 +6,9 @@ Within a facet the chosen values are alternatives (OR); across facets they all a
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
-from sqlalchemy import ColumnElement, and_, or_
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, or_
 
 from app import search
 from app.models import DIMENSION_BITS, Dimension, Task
@@ -58,21 +60,28 @@ class CaseFilter:
         return urlencode(self.query_pairs())
 
 
-def where_clauses(case_filter: CaseFilter, dialect: str, *, skip: str = "") -> list[ColumnElement[bool]]:
-    """SQL conditions on Task for the filter, optionally leaving one facet out."""
+def where_clauses(case_filter: CaseFilter, dialect: str, *,
+                  with_text: bool = True) -> list[ColumnElement[bool]]:
+    """SQL conditions on Task for the filter. Pages leave the text out and join it instead
+    (see ``filtered``), which lets the search index stop after one page."""
     clauses: list[ColumnElement[bool]] = []
     for facet, column in FACET_COLUMNS.items():
         chosen = getattr(case_filter, facet)
-        if chosen and facet != skip:
+        if chosen:
             clauses.append(column.in_(chosen))  # type: ignore[attr-defined]
-    if case_filter.failed_dimension and skip != "failed_dimension":
+    if case_filter.failed_dimension:
         bits = [DIMENSION_BITS[Dimension(d)] for d in case_filter.failed_dimension]
         clauses.append(or_(*[Task.failed_mask.op("&")(bit) != 0 for bit in bits]))
-    text_match = search.matching_tasks(dialect, case_filter.q)
+    text_match = search.matching_tasks(dialect, case_filter.q) if with_text else None
     if text_match is not None:
         clauses.append(text_match)
     return clauses
 
 
-def combined(clauses: list[ColumnElement[bool]]) -> ColumnElement[bool] | None:
-    return and_(*clauses) if clauses else None
+def filtered(query: Select[Any], case_filter: CaseFilter, dialect: str) -> tuple[Select[Any], Any]:
+    """``query`` restricted to the filter, and the column that orders cases (equal to Task.id)."""
+    query = query.where(*where_clauses(case_filter, dialect, with_text=False))
+    match = search.text_match(dialect, case_filter.q)
+    if match is None:
+        return query, Task.id
+    return query.join(match.table, match.key == Task.id).where(match.condition), match.key

@@ -2,11 +2,11 @@
 
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlmodel import Session
 
 from app import facets
-from app.case_filter import CaseFilter, where_clauses
+from app.case_filter import CaseFilter, filtered
 from app.models import DIMENSION_BITS, Run, SourceImage, Task
 
 
@@ -47,15 +47,14 @@ def list_cases(session: Session, case_filter: CaseFilter, *, limit: int,
         .join(SourceImage, SourceImage.id == Task.source_image_id)  # type: ignore[arg-type]
         .outerjoin(Run, Run.id == Task.latest_run_id)  # type: ignore[arg-type]
     )
-    for clause in where_clauses(case_filter, dialect):
-        query = query.where(clause)
+    query, key = filtered(query, case_filter, dialect)
     backwards = before is not None and after is None
     if backwards:
-        query = query.where(Task.id < before).order_by(Task.id.desc())  # type: ignore[union-attr,operator]
+        query = query.where(key < before).order_by(key.desc())
     else:
         if after is not None:
-            query = query.where(Task.id > after)  # type: ignore[operator]
-        query = query.order_by(Task.id)  # type: ignore[arg-type]
+            query = query.where(key > after)
+        query = query.order_by(key)
     rows = list(session.exec(query.limit(limit + 1)))  # type: ignore[call-overload]
     more = len(rows) > limit
     rows = rows[:limit]
@@ -85,7 +84,8 @@ def _row(task: Task, present: bool, instruction: str | None) -> CaseRow:
 
 def neighbours(session: Session, case_filter: CaseFilter, task_id: int) -> tuple[int | None, int | None]:
     """The previous and next case ids in the filter's order (by id)."""
-    clauses = where_clauses(case_filter, session.get_bind().dialect.name)
-    prev_query = select(func.max(Task.id)).where(Task.id < task_id, *clauses)  # type: ignore[operator]
-    next_query = select(func.min(Task.id)).where(Task.id > task_id, *clauses)  # type: ignore[operator]
+    dialect = session.get_bind().dialect.name
+    base, key = filtered(select(Task.id), case_filter, dialect)
+    prev_query = base.where(key < task_id).order_by(key.desc()).limit(1)
+    next_query = base.where(key > task_id).order_by(key).limit(1)
     return session.scalar(prev_query), session.scalar(next_query)

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from sqlmodel import Session
 
 from app.case_filter import FACETS, CaseFilter, where_clauses
-from app.models import DIMENSION_BITS, Run, Task
+from app.models import DIMENSION_BITS, Dimension, Run, Task
 
 CUBE_COLUMNS = ("modality", "disease", "direction", "outcome", "rounds", "failed_mask")
 # Distinct (database, version, search text) cubes kept in memory; each is a few hundred KB.
@@ -54,37 +54,43 @@ def cube(session: Session, case_filter: CaseFilter) -> list[tuple[Any, ...]]:
     return rows
 
 
-def _matches(row: tuple[Any, ...], case_filter: CaseFilter, skip: str) -> bool:
-    values = dict(zip(CUBE_COLUMNS, row, strict=False))
-    for facet in FACETS:
+def _misses(row: tuple[Any, ...], case_filter: CaseFilter) -> list[str]:
+    """The facets whose chosen values this cube row does not satisfy."""
+    missed = []
+    for index, facet in enumerate(CUBE_COLUMNS[:5]):
         chosen = getattr(case_filter, facet)
-        if not chosen or facet == skip:
-            continue
-        if facet == "failed_dimension":
-            if not any(values["failed_mask"] & DIMENSION_BITS[d] for d in chosen):  # type: ignore[index]
-                return False
-        elif values[facet] not in chosen:
-            return False
-    return True
+        if chosen and row[index] not in chosen:
+            missed.append(facet)
+    dims = case_filter.failed_dimension
+    if dims and not any(row[5] & DIMENSION_BITS[Dimension(d)] for d in dims):
+        missed.append("failed_dimension")
+    return missed
 
 
 def facet_counts(rows: list[tuple[Any, ...]], case_filter: CaseFilter) -> dict[str, list[FacetValue]]:
-    result: dict[str, list[FacetValue]] = {}
-    for facet in FACETS:
-        counts: Counter[str] = Counter()
-        for row in rows:
-            if not _matches(row, case_filter, facet):
-                continue
+    """Counts per facet value; a facet's own choice is ignored for its counts.
+
+    A row that misses no facet counts everywhere; a row that misses exactly one facet
+    counts only in that facet (it would match if that choice were changed).
+    """
+    counts: dict[str, Counter[str]] = {facet: Counter() for facet in FACETS}
+    for row in rows:
+        missed = _misses(row, case_filter)
+        if len(missed) > 1:
+            continue
+        for facet in missed or FACETS:
             if facet == "failed_dimension":
                 for dim, bit in DIMENSION_BITS.items():
                     if row[5] & bit:
-                        counts[dim.value] += row[6]
+                        counts[facet][dim.value] += row[6]
             else:
-                counts[str(row[CUBE_COLUMNS.index(facet)])] += row[6]
+                counts[facet][str(row[CUBE_COLUMNS.index(facet)])] += row[6]
+    result = {}
+    for facet in FACETS:
         chosen = case_filter.values(facet)
         for value in chosen:
-            counts.setdefault(value, 0)
-        result[facet] = [FacetValue(v, n, v in chosen) for v, n in _ordered(facet, counts)]
+            counts[facet].setdefault(value, 0)
+        result[facet] = [FacetValue(v, n, v in chosen) for v, n in _ordered(facet, counts[facet])]
     return result
 
 
@@ -97,4 +103,4 @@ def _ordered(facet: str, counts: Counter[str]) -> list[tuple[str, int]]:
 
 
 def total(rows: list[tuple[Any, ...]], case_filter: CaseFilter) -> int:
-    return sum(row[6] for row in rows if _matches(row, case_filter, ""))
+    return sum(row[6] for row in rows if not _misses(row, case_filter))

@@ -5,8 +5,20 @@ index. Both are created by migration 0001; this module hides the difference.
 """
 
 import re
+from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, Integer, column, text
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    TableClause,
+    bindparam,
+    column,
+    func,
+    literal_column,
+    select,
+    table,
+    text,
+)
 from sqlalchemy.engine import Connection
 
 from app.models import Task
@@ -37,8 +49,18 @@ def tokens(query: str) -> list[str]:
     return TOKEN.findall(query.lower())[:MAX_TOKENS]
 
 
-def matching_tasks(dialect: str, query: str) -> ColumnElement[bool] | None:
-    """A WHERE clause on Task for the tasks whose text has every word of ``query``.
+@dataclass(frozen=True)
+class TextMatch:
+    """A join onto the search index: ``key`` equals Task.id and is what pages sort on,
+    because FTS5 hands rowids out in order and can stop after one page."""
+
+    table: TableClause
+    key: ColumnElement[int]
+    condition: ColumnElement[bool]
+
+
+def text_match(dialect: str, query: str) -> TextMatch | None:
+    """How to restrict tasks to those whose text has every word of ``query``.
 
     The last word matches as a prefix, so results appear while the user is still typing.
     Returns None when the query has no words at all.
@@ -49,9 +71,18 @@ def matching_tasks(dialect: str, query: str) -> ColumnElement[bool] | None:
     if dialect == "sqlite":
         # Each word is quoted, so FTS5 operators typed by the user are plain words.
         match = " AND ".join([f'"{w}"' for w in words[:-1]] + [f'"{words[-1]}"*'])
-        sql = "SELECT rowid FROM task_search WHERE task_search MATCH :search_text"
-    else:
-        match = " & ".join([*words[:-1], f"{words[-1]}:*"])
-        sql = "SELECT task_id FROM task_search WHERE tsv @@ to_tsquery('english', :search_text)"
-    subquery = text(sql).bindparams(search_text=match).columns(column("id", Integer))
-    return Task.id.in_(subquery)  # type: ignore[union-attr]
+        fts = table("task_search", column("rowid", Integer))
+        condition = literal_column("task_search").op("MATCH")(bindparam("search_text", match))
+        return TextMatch(fts, fts.c.rowid, condition)
+    match = " & ".join([*words[:-1], f"{words[-1]}:*"])
+    fts = table("task_search", column("task_id", Integer), column("tsv"))
+    condition = fts.c.tsv.op("@@")(func.to_tsquery("english", bindparam("search_text", match)))
+    return TextMatch(fts, fts.c.task_id, condition)
+
+
+def matching_tasks(dialect: str, query: str) -> ColumnElement[bool] | None:
+    """The same restriction as a WHERE clause on Task, for aggregate queries."""
+    found = text_match(dialect, query)
+    if found is None:
+        return None
+    return Task.id.in_(select(found.key).select_from(found.table).where(found.condition))  # type: ignore[union-attr]

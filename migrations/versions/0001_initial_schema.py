@@ -84,9 +84,6 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('source_image_id', 'disease', 'direction')
     )
-    with op.batch_alter_table('task', schema=None) as batch_op:
-        batch_op.create_index('ix_task_facets', ['modality', 'disease', 'direction', 'outcome', 'n_rounds'], unique=False)
-
     op.create_table('run',
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('task_id', sa.Integer(), nullable=False),
@@ -180,9 +177,6 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_run_task_id'))
 
     op.drop_table('run')
-    with op.batch_alter_table('task', schema=None) as batch_op:
-        batch_op.drop_index('ix_task_facets')
-
     op.drop_table('task')
     with op.batch_alter_table('import_problem', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_import_problem_import_file_id'))
