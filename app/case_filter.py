@@ -4,22 +4,22 @@ Within a facet the chosen values are alternatives (OR); across facets they all a
 """
 
 from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
-from typing import Any
-
 from sqlalchemy import ColumnElement, Select, or_
+from sqlmodel import col
 
 from app import search
 from app.models import DIMENSION_BITS, Dimension, Task
 
 # Facet name -> Task column it filters; failed_dimension is a bit test on failed_mask.
-FACET_COLUMNS = {
-    "modality": Task.modality,
-    "disease": Task.disease,
-    "direction": Task.direction,
-    "outcome": Task.outcome,
-    "rounds": Task.n_rounds,
+FACET_COLUMNS: dict[str, Any] = {
+    "modality": col(Task.modality),
+    "disease": col(Task.disease),
+    "direction": col(Task.direction),
+    "outcome": col(Task.outcome),
+    "rounds": col(Task.n_rounds),
 }
 FACETS = (*FACET_COLUMNS, "failed_dimension")
 
@@ -45,10 +45,12 @@ class CaseFilter:
         current = list(getattr(self, facet))
         typed: str | int = int(value) if facet == "rounds" else value
         current = [v for v in current if v != typed] if typed in current else [*current, typed]
-        return replace(self, **{facet: tuple(current)})
+        changes: dict[str, Any] = {facet: tuple(current)}
+        return replace(self, **changes)
 
     def cleared(self, facet: str) -> "CaseFilter":
-        return replace(self, **{facet: ()})
+        changes: dict[str, Any] = {facet: ()}
+        return replace(self, **changes)
 
     def query_pairs(self) -> list[tuple[str, str]]:
         pairs = [(f, str(v)) for f in FACETS for v in getattr(self, f)]
@@ -68,17 +70,20 @@ def where_clauses(case_filter: CaseFilter, dialect: str, *,
     for facet, column in FACET_COLUMNS.items():
         chosen = getattr(case_filter, facet)
         if chosen:
-            clauses.append(column.in_(chosen))  # type: ignore[attr-defined]
+            clauses.append(column.in_(chosen))
     if case_filter.failed_dimension:
         bits = [DIMENSION_BITS[Dimension(d)] for d in case_filter.failed_dimension]
-        clauses.append(or_(*[Task.failed_mask.op("&")(bit) != 0 for bit in bits]))
+        clauses.append(or_(*[col(Task.failed_mask).op("&")(bit) != 0 for bit in bits]))
     text_match = search.matching_tasks(dialect, case_filter.q) if with_text else None
     if text_match is not None:
         clauses.append(text_match)
     return clauses
 
 
-def filtered(query: Select[Any], case_filter: CaseFilter, dialect: str) -> tuple[Select[Any], Any]:
+SelectT = TypeVar("SelectT", bound=Select)
+
+
+def filtered(query: SelectT, case_filter: CaseFilter, dialect: str) -> tuple[SelectT, Any]:
     """``query`` restricted to the filter, and the column that orders cases (equal to Task.id)."""
     query = query.where(*where_clauses(case_filter, dialect, with_text=False))
     match = search.text_match(dialect, case_filter.q)

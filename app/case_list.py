@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 from sqlalchemy import select
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from app import facets
 from app.case_filter import CaseFilter, filtered
@@ -43,9 +43,9 @@ def list_cases(session: Session, case_filter: CaseFilter, *, limit: int,
                after: int | None = None, before: int | None = None) -> CasePage:
     dialect = session.get_bind().dialect.name
     query = (
-        select(Task, SourceImage.present, Run.final_instruction)
-        .join(SourceImage, SourceImage.id == Task.source_image_id)  # type: ignore[arg-type]
-        .outerjoin(Run, Run.id == Task.latest_run_id)  # type: ignore[arg-type]
+        select(Task, col(SourceImage.present), col(Run.final_instruction))
+        .join(SourceImage, col(SourceImage.id) == Task.source_image_id)
+        .outerjoin(Run, col(Run.id) == Task.latest_run_id)
     )
     query, key = filtered(query, case_filter, dialect)
     backwards = before is not None and after is None
@@ -55,7 +55,7 @@ def list_cases(session: Session, case_filter: CaseFilter, *, limit: int,
         if after is not None:
             query = query.where(key > after)
         query = query.order_by(key)
-    rows = list(session.exec(query.limit(limit + 1)))  # type: ignore[call-overload]
+    rows = list(session.execute(query.limit(limit + 1)))
     more = len(rows) > limit
     rows = rows[:limit]
     if backwards:
@@ -85,7 +85,7 @@ def _row(task: Task, present: bool, instruction: str | None) -> CaseRow:
 def neighbours(session: Session, case_filter: CaseFilter, task_id: int) -> tuple[int | None, int | None]:
     """The previous and next case ids in the filter's order (by id)."""
     dialect = session.get_bind().dialect.name
-    base, key = filtered(select(Task.id), case_filter, dialect)
+    base, key = filtered(select(col(Task.id)), case_filter, dialect)
     prev_query = base.where(key < task_id).order_by(key.desc()).limit(1)
     next_query = base.where(key > task_id).order_by(key).limit(1)
     return session.scalar(prev_query), session.scalar(next_query)

@@ -5,8 +5,15 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TaskProgressColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TaskProgressColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
+from sqlalchemy.engine import Engine
 
 from app.db import make_engine, migrate
 from app.importer import ImportFileError, ImportReport, import_tree
@@ -19,7 +26,7 @@ console = Console(stderr=True)
 PROBLEMS_SHOWN = 20
 
 
-def _engine():  # type: ignore[no-untyped-def]
+def _engine() -> Engine:
     engine = make_engine(get_settings().resolved_database_url())
     migrate(engine)
     return engine
@@ -41,8 +48,8 @@ def import_command(
                                  on_progress=lambda done, total: bar.update(
                                      task, completed=done, total=total))
         except ImportFileError as error:
-            console.print(f"[red]error:[/red] {error.path}: {error.problem}")
-            console.print("Nothing from that file was written; files before it are imported.")
+            _say(f"error: {error.path}: {error.problem}")
+            _say("Nothing from that file was written; files before it are imported.")
             raise typer.Exit(1) from None
     _print_report(report)
 
@@ -61,12 +68,17 @@ def _print_report(report: ImportReport) -> None:
         table.add_row(f"problems: {kind}", str(count))
     Console().print(table)
     for name in report.files_ignored:
-        console.print(f"ignored (not a Med-Banana file): {name}")
+        _say(f"ignored (not a Med-Banana file): {name}")
     for problem in report.problems[:PROBLEMS_SHOWN]:
-        console.print(f"[yellow]{problem.kind}[/yellow] {problem.file} {problem.task_key}: "
-                      f"{problem.detail}")
+        _say(f"{problem.kind}: {problem.file}: {problem.task_key}: {problem.detail}")
     if report.problem_total > PROBLEMS_SHOWN:
-        console.print(f"... and {report.problem_total - PROBLEMS_SHOWN} more, listed at /imports")
+        _say(f"... and {report.problem_total - PROBLEMS_SHOWN} more, stored in the import_problem "
+             "table")
+
+
+def _say(line: str) -> None:
+    """Unwrapped and without markup, so paths and keys can be copied whole."""
+    console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 @cli.command("demo-data")

@@ -28,13 +28,19 @@ SessionDep = Annotated[Session, Depends(get_session)]
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 
 
+# Every list parameter may repeat: values of one parameter are alternatives, and
+# different parameters all apply.
 def case_filter(
-    modality: Annotated[list[Modality] | None, Query(description="chest_xray, brain_mri, fundus (repeatable)")] = None,
-    disease: Annotated[list[str] | None, Query(max_length=200, description="Disease name as in the data (repeatable)")] = None,
-    direction: Annotated[list[Direction] | None, Query(description="add or remove (repeatable)")] = None,
-    outcome: Annotated[list[Outcome] | None, Query(description="success, failed or api_failed of the latest run")] = None,
-    rounds: Annotated[list[RoundCount] | None, Query(description="Number of rounds of the latest run")] = None,
-    failed_dimension: Annotated[list[Dimension] | None, Query(description="A judge dimension that failed in any round")] = None,
+    modality: Annotated[list[Modality] | None, Query(description="chest_xray, brain_mri or fundus")] = None,
+    disease: Annotated[list[str] | None, Query(max_length=200, description="As named in the data")] = None,
+    direction: Annotated[list[Direction] | None, Query(description="add or remove")] = None,
+    outcome: Annotated[
+        list[Outcome] | None, Query(description="success, failed or api_failed (latest run)")
+    ] = None,
+    rounds: Annotated[list[RoundCount] | None, Query(description="Rounds of the latest run")] = None,
+    failed_dimension: Annotated[
+        list[Dimension] | None, Query(description="A judge dimension that failed in any round")
+    ] = None,
     q: Annotated[str, Query(max_length=500, description="Words in instructions or judge reasons")] = "",
 ) -> CaseFilter:
     return CaseFilter(

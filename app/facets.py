@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlmodel import Session
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col
 
 from app.case_filter import FACETS, CaseFilter, where_clauses
 from app.models import DIMENSION_BITS, Dimension, Run, Task
@@ -30,24 +31,23 @@ class FacetValue:
 
 
 def data_version(session: Session) -> tuple[Any, Any]:
-    row = session.exec(select(func.max(Task.id), select(func.max(Run.id)).scalar_subquery())).one()  # type: ignore[call-overload]
-    return row[0], row[1]
+    return session.scalar(select(func.max(Task.id))), session.scalar(select(func.max(Run.id)))
 
 
 def cube(session: Session, case_filter: CaseFilter) -> list[tuple[Any, ...]]:
     """(modality, disease, direction, outcome, rounds, failed_mask, count) for the text search."""
     bind = session.get_bind()
-    key = (str(bind.url), data_version(session), case_filter.q.strip().lower())
+    engine = bind if isinstance(bind, Engine) else bind.engine
+    key = (str(engine.url), data_version(session), case_filter.q.strip().lower())
     if key in _cache:
         _cache.move_to_end(key)
         return _cache[key]
     text_only = CaseFilter(q=case_filter.q)
-    columns = (Task.modality, Task.disease, Task.direction, Task.outcome, Task.n_rounds,
-               Task.failed_mask)
-    query = select(*columns, func.count()).group_by(*columns)
-    for clause in where_clauses(text_only, bind.dialect.name):
-        query = query.where(clause)
-    rows = [tuple(row) for row in session.exec(query)]  # type: ignore[call-overload]
+    columns = [col(c) for c in (Task.modality, Task.disease, Task.direction, Task.outcome,
+                                Task.n_rounds, Task.failed_mask)]
+    query = (select(*columns, func.count()).group_by(*columns)
+             .where(*where_clauses(text_only, engine.dialect.name)))
+    rows = [tuple(row) for row in session.execute(query)]
     _cache[key] = rows
     if len(_cache) > CACHE_SIZE:
         _cache.popitem(last=False)

@@ -93,10 +93,10 @@ def _write_resized(source: Path, target: Path, pixels: int) -> Path:
         # draft() lets the JPEG decoder scale by 1/2..1/8 while decoding: 1024² -> 128² is
         # several times faster than a full decode followed by a resize.
         img.draft("RGB", (pixels, pixels))
-        img = img.convert("RGB")
-        img.thumbnail((pixels, pixels), Image.Resampling.LANCZOS)
+        small = img.convert("RGB")
+        small.thumbnail((pixels, pixels), Image.Resampling.LANCZOS)
         handle, temp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
         with os.fdopen(handle, "wb") as out:
-            img.save(out, "JPEG", quality=CACHE_QUALITY)
+            small.save(out, "JPEG", quality=CACHE_QUALITY)
     os.replace(temp, target)  # atomic, so a concurrent reader never sees half a file
     return target

@@ -9,7 +9,6 @@ from app.db import make_engine, migrate
 from app.importer import import_tree
 
 
-
 def peak_rss_mib() -> float:
     """VmHWM belongs to this address space; ru_maxrss would include the parent's before exec."""
     for line in Path("/proc/self/status").read_text().splitlines():

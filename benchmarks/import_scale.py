@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.scale_tree import write_scale_tree  # noqa: E402
+from benchmarks.scale_tree import write_scale_tree
 
 GOAL_SECONDS, GOAL_RSS_MIB = 30.0, 1024.0
 
@@ -34,7 +34,8 @@ def main() -> None:
     start = time.perf_counter()
     tasks = write_scale_tree(tree)
     size = sum(p.stat().st_size for p in (tree / "run").glob("*/*.json"))
-    print(f"tree: {tasks} tasks, {size / 1e6:.0f} MB of JSON ({time.perf_counter() - start:.0f} s to prepare)")
+    prepared = time.perf_counter() - start
+    print(f"tree: {tasks} tasks, {size / 1e6:.0f} MB of JSON ({prepared:.0f} s to prepare)")
     db = args.work / "bench.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)

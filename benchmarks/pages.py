@@ -15,17 +15,18 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
-from app.db import make_engine  # noqa: E402
-from app.main import create_app  # noqa: E402
-from app.settings import Settings  # noqa: E402
+from app.db import make_engine
+from app.main import create_app
+from app.settings import Settings
 
 GOAL_P95_MS = 50.0
 LIST_URLS = {
     "/cases (no filter)": "/cases",
     "/cases?modality=chest_xray&outcome=failed": "/cases?modality=chest_xray&outcome=failed",
-    "/cases?disease=Pneumothorax&direction=remove&rounds=1": "/cases?disease=Pneumothorax&direction=remove&rounds=1",
+    "/cases?disease=Pneumothorax&direction=remove&rounds=1":
+        "/cases?disease=Pneumothorax&direction=remove&rounds=1",
     "/cases?failed_dimension=realism&modality=fundus": "/cases?failed_dimension=realism&modality=fundus",
     "/cases?q=pleural (text search)": "/cases?q=pleural",
     "/cases htmx partial, page 3": None,

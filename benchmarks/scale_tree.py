@@ -27,15 +27,18 @@ TABLE_1 = (
     ("Fundus", ["AMD", "Cataract", "Diabetes", "Glaucoma", "Hypertension", "Myopia", "Other_Disease"],
      18505, 3162, 2718, 6360),
 )
+VOCABULARY = (
+    "opacity", "margin", "lobe", "pleural", "density", "texture", "grain", "edge", "fidelity",
+    "anatomy", "contrast", "lesion", "region", "subtle", "realistic", "preserve", "boundary",
+    "vessel", "parenchyma", "diaphragm", "cortex", "ventricle", "drusen", "haemorrhage",
+    "exudate", "macula", "disc",
+)
 SUCCESS_ROUNDS = [1] * 76 + [2] * 16 + [3] * 5 + [4] * 2 + [5] * 1
 FAILED_ROUNDS = [3] * 2 + [4] * 6 + [5] * 2
 
 
 def _words(rng: random.Random, n: int) -> str:
-    vocab = ("opacity margin lobe pleural density texture grain edge fidelity anatomy contrast "
-             "lesion region subtle realistic preserve boundary vessel parenchyma diaphragm "
-             "cortex ventricle drusen haemorrhage exudate macula disc").split()
-    return " ".join(rng.choice(vocab) for _ in range(n))
+    return " ".join(rng.choice(VOCABULARY) for _ in range(n))
 
 
 def _round(rng: random.Random, k: int, qualified: bool, direction: Direction, texts: list[str]) -> dict:

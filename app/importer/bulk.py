@@ -25,4 +25,4 @@ def insert_rows(conn: Connection, table: Table, columns: Sequence[str],
     marker = "?" if conn.dialect.paramstyle == "qmark" else "%s"
     sql = (f"INSERT INTO {table.name} ({', '.join(columns)}) "
            f"VALUES ({', '.join([marker] * len(columns))})")
-    conn.exec_driver_sql(sql, list(rows))  # type: ignore[arg-type]
+    conn.exec_driver_sql(sql, list(rows))

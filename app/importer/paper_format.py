@@ -92,7 +92,7 @@ def _modality(value: Any, dataset: str) -> Modality:
     try:
         return Modality(value)
     except ValueError:
-        raise RowError(f"modality {value!r:.40} is not one of {[m.value for m in Modality]}")
+        raise RowError(f"modality {value!r:.40} is not one of {[m.value for m in Modality]}") from None
 
 
 def _source_names(image_id: str) -> tuple[str, list[str]]:

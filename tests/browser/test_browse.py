@@ -1,0 +1,74 @@
+"""End to end in a real Chromium: filter, open a case, every image loads, keys move on."""
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import ARTIFACTS
+
+pytestmark = pytest.mark.browser
+
+
+def all_images_loaded(page: Page) -> bool:
+    return bool(page.evaluate(
+        "() => Array.from(document.images).every(img => img.complete && img.naturalWidth > 0)"))
+
+
+def test_filter_open_case_and_see_every_image(page: Page, live_server: str) -> None:
+    page.goto(f"{live_server}/cases")
+    expect(page.locator("#total")).to_have_text("44")
+    page.click('.facet[data-facet="modality"] a[data-value="fundus"]')
+    expect(page).to_have_url(re.compile(r"/cases\?modality=fundus$"))
+    expect(page.locator("#total")).to_have_text("12")
+    assert page.locator("html").count() == 1  # the htmx swap replaced a region, not the page
+
+    page.click('.facet[data-facet="outcome"] a[data-value="success"]')
+    expect(page).to_have_url(re.compile(r"modality=fundus&outcome=success"))
+    rows = page.locator("tr.case-row")
+    expect(rows.first).to_be_visible()
+    page.locator("a.case-link").nth(2).click()
+    page.wait_for_load_state("networkidle")
+    assert re.search(r"/cases/\d+\?modality=fundus&outcome=success$", page.url)
+    panes = page.locator("#panes figure.pane")
+    assert panes.count() >= 2
+    page.wait_for_function(
+        "() => Array.from(document.images).every(img => img.complete)")
+    assert all_images_loaded(page)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "case-page.png"), full_page=True)
+
+    before = page.url
+    page.keyboard.press("j")
+    page.wait_for_url(lambda url: url != before)
+    assert "modality=fundus&outcome=success" in page.url
+
+
+def test_back_button_restores_the_filter(page: Page, live_server: str) -> None:
+    page.goto(f"{live_server}/cases")
+    page.click('.facet[data-facet="direction"] a[data-value="remove"]')
+    expect(page.locator("#total")).to_have_text("20")
+    page.click('.facet[data-facet="modality"] a[data-value="brain_mri"]')
+    expect(page.locator("#total")).to_have_text("6")
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"/cases\?direction=remove$"))
+    expect(page.locator("#total")).to_have_text("20")
+
+
+def test_search_box_filters_as_you_type(page: Page, live_server: str) -> None:
+    page.goto(f"{live_server}/cases?modality=chest_xray")
+    page.keyboard.press("/")
+    page.keyboard.type("pneumoth")
+    expect(page).to_have_url(re.compile(r"q=pneumoth"))
+    expect(page).to_have_url(re.compile(r"modality=chest_xray"))
+    expect(page.locator("#total")).to_have_text("5")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "case-list.png"))
+
+
+def test_missing_image_shows_a_placeholder_not_a_broken_icon(page: Page, live_server: str) -> None:
+    page.goto(f"{live_server}/cases?q=glioma&direction=remove")
+    page.click("text=Te-gl_0002-glioma")
+    placeholder = page.locator('figure[data-role="original"] .placeholder')
+    expect(placeholder).to_contain_text("Image missing")
+    assert all_images_loaded(page)

@@ -1,0 +1,49 @@
+"""The medbanana command line: import summary, clear errors, demo data."""
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from app.cli import cli
+from app.models import Direction
+from tests import factories
+
+
+@pytest.fixture
+def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.setenv("MEDBANANA_VAR_DIR", str(tmp_path / "var"))
+    from app.settings import get_settings
+
+    get_settings.cache_clear()
+    yield CliRunner()
+    get_settings.cache_clear()
+
+
+def test_import_prints_a_summary_with_problems(runner: CliRunner, demo_dir: Path) -> None:
+    result = runner.invoke(cli, ["import", str(demo_dir / "run"), "--source", str(demo_dir / "source")])
+    assert result.exit_code == 0, result.output
+    assert "tasks added" in result.output and "44" in result.output
+    assert "missing_original" in result.output and "Te-gl_0002-glioma" in result.output
+
+
+def test_invalid_json_exits_1_naming_the_file(runner: CliRunner, tmp_path: Path) -> None:
+    factories.write_folder(tmp_path / "run", "Chest-XRay", Direction.add, '{"x-1-Y": [')
+    result = runner.invoke(cli, ["import", str(tmp_path / "run")])
+    assert result.exit_code == 1
+    assert "Chest-XRay-edit/all_conversations.json" in result.output
+    assert "not valid JSON" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_missing_run_root_exits_1(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(cli, ["import", str(tmp_path / "absent")])
+    assert result.exit_code == 1 and "not a folder" in result.output
+
+
+def test_demo_data_writes_the_scripts_layout(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(cli, ["demo-data", str(tmp_path / "demo"), "--size", "64"])
+    assert result.exit_code == 0, result.output
+    progress = json.loads((tmp_path / "demo/run/Chest-XRay-edit/progress.json").read_text())
+    assert set(progress.values()) == {"success", "failed", "api_failed"}

@@ -1,0 +1,84 @@
+"""The same import, listing, search and case page on a real PostgreSQL server."""
+
+import itertools
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy.engine import Engine
+
+from app.db import make_engine, migrate
+from app.importer import import_tree
+from app.main import create_app
+from app.settings import Settings
+from tests.pg_server import PostgresServer
+
+pytestmark = pytest.mark.postgres
+_names = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def pg_server() -> Iterator[PostgresServer]:
+    try:
+        server = PostgresServer()
+        server.start()
+    except (FileNotFoundError, OSError) as error:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"PostgreSQL is required in CI: {error}")
+        pytest.skip(f"no PostgreSQL server binaries: {error}")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_engine(pg_server: PostgresServer) -> Iterator[Engine]:
+    """A database of this test's own on the shared server."""
+    engine = make_engine(pg_server.create_database(f"test_{next(_names)}"))
+    migrate(engine)
+    yield engine
+    engine.dispose()
+
+
+def test_import_list_search_and_case_page(pg_engine: Engine, demo_dir: Path, tmp_path: Path) -> None:
+    report = import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
+    assert report.tasks_added == 44 and report.attempts_added == 100
+    again = import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
+    assert again.files_unchanged == 12 and again.tasks_added == 0
+    client = TestClient(create_app(Settings(var_dir=tmp_path), pg_engine))
+    assert client.get("/api/cases").json()["total"] == 44
+    fundus = client.get("/api/cases?modality=fundus&outcome=success").json()
+    assert fundus["total"] > 0 and {i["modality"] for i in fundus["items"]} == {"fundus"}
+    found = client.get("/api/cases?q=pneumoth").json()
+    assert found["total"] == 5 and {i["disease"] for i in found["items"]} == {"Pneumothorax"}
+    case_id = fundus["items"][0]["id"]
+    page = client.get(f"/cases/{case_id}?modality=fundus&q=fundus")
+    assert page.status_code == 200
+    image = client.get(client.get(f"/api/cases/{case_id}").json()["source_image"]["url"])
+    assert image.status_code == 200
+
+
+def test_keyset_pages_and_facets_on_postgres(pg_engine: Engine, demo_dir: Path,
+                                             tmp_path: Path) -> None:
+    import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
+    client = TestClient(create_app(Settings(var_dir=tmp_path, page_size=7), pg_engine))
+    data = client.get("/api/cases?limit=7").json()
+    seen = [i["id"] for i in data["items"]]
+    while data["next"]:
+        data = client.get(data["next"]).json()
+        seen += [i["id"] for i in data["items"]]
+    assert len(seen) == 44 == len(set(seen))
+    assert client.get("/cases?failed_dimension=realism&rounds=5").status_code == 200
+
+
+def test_a_broken_file_leaves_nothing_behind_on_postgres(pg_engine: Engine, tmp_path: Path) -> None:
+    from app.importer import ImportFileError
+    from app.models import Direction
+    from tests import factories
+
+    factories.write_folder(tmp_path / "run", "Chest-XRay", Direction.add, '{"a-1-X": {"image": ')
+    with pytest.raises(ImportFileError):
+        import_tree(pg_engine, tmp_path / "run")
+    client = TestClient(create_app(Settings(var_dir=tmp_path), pg_engine))
+    assert client.get("/api/cases").json()["total"] == 0
