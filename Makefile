@@ -23,7 +23,7 @@ system-deps:
 	@need=""; \
 	[ -x /usr/bin/chromium ] || need="$$need chromium"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need="$$need postgresql"; \
-	fc-list 2>/dev/null | grep -qi dejavu || need="$$need fonts-dejavu-core"; \
+	[ -d /usr/share/fonts/truetype/dejavu ] || need="$$need fonts-dejavu-core"; \
 	if [ -n "$$need" ]; then \
 	  echo "installing:$$need"; \
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
