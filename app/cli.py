@@ -72,8 +72,7 @@ def _print_report(report: ImportReport) -> None:
     for problem in report.problems[:PROBLEMS_SHOWN]:
         _say(f"{problem.kind}: {problem.file}: {problem.task_key}: {problem.detail}")
     if report.problem_total > PROBLEMS_SHOWN:
-        _say(f"... and {report.problem_total - PROBLEMS_SHOWN} more, stored in the import_problem "
-             "table")
+        _say(f"... and {report.problem_total - PROBLEMS_SHOWN} more: every one is listed at /imports")
 
 
 def _say(line: str) -> None:
@@ -87,12 +86,15 @@ def demo_data(
     size: int = typer.Option(1024, min=64, max=2048, help="Image side in pixels (data: 1024)."),
 ) -> None:
     """Write a deterministic synthetic run (procedural phantoms, not patient images)."""
-    from app.demo.generate import write_demo
+    from app.demo.generate import MISSING_ORIGINAL, write_demo
 
     with Progress(console=console, disable=not console.is_terminal) as bar:
         task = bar.add_task("drawing phantoms", total=None)
         tasks = write_demo(out, size, on_progress=lambda d, t: bar.update(task, completed=d, total=t))
     console.print(f"wrote {len(tasks)} synthetic tasks to {out}/run and sources to {out}/source")
+    dataset, disease, stem = MISSING_ORIGINAL
+    _say(f"one original, {dataset}/{disease}/{stem}.jpeg, is left out on purpose: the import "
+         "reports it and the case page shows how a missing image looks")
     console.print(f"next: medbanana import {out}/run --source {out}/source")
 
 

@@ -6,6 +6,7 @@ The scan is cached per data version (the newest task and run ids), which changes
 when an import or a pipeline run adds rows.
 """
 
+import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,8 @@ CUBE_COLUMNS = ("modality", "disease", "direction", "outcome", "rounds", "failed
 # Distinct (database, version, search text) cubes kept in memory; each is a few hundred KB.
 CACHE_SIZE = 32
 _cache: OrderedDict[tuple[Any, ...], list[tuple[Any, ...]]] = OrderedDict()
+# Sync routes run in a thread pool, so requests may touch the cache at the same time.
+_cache_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -39,18 +42,20 @@ def cube(session: Session, case_filter: CaseFilter) -> list[tuple[Any, ...]]:
     bind = session.get_bind()
     engine = bind if isinstance(bind, Engine) else bind.engine
     key = (str(engine.url), data_version(session), case_filter.q.strip().lower())
-    if key in _cache:
-        _cache.move_to_end(key)
-        return _cache[key]
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
     text_only = CaseFilter(q=case_filter.q)
     columns = [col(c) for c in (Task.modality, Task.disease, Task.direction, Task.outcome,
                                 Task.n_rounds, Task.failed_mask)]
     query = (select(*columns, func.count()).group_by(*columns)
              .where(*where_clauses(text_only, engine.dialect.name)))
     rows = [tuple(row) for row in session.execute(query)]
-    _cache[key] = rows
-    if len(_cache) > CACHE_SIZE:
-        _cache.popitem(last=False)
+    with _cache_lock:
+        _cache[key] = rows
+        if len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
     return rows
 
 

@@ -6,7 +6,7 @@ from sqlalchemy.engine import Engine
 
 from app.db import make_engine
 from app.errors import install_error_handlers
-from app.routes import api, cases, images
+from app.routes import api, cases, images, imports
 from app.settings import Settings, get_settings
 from app.web import STATIC_DIR
 
@@ -18,7 +18,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.state.settings = settings
     app.state.engine = engine or make_engine(settings.resolved_database_url())
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
-    for router in (cases.router, api.router, images.router):
+    for router in (cases.router, imports.router, api.router, images.router):
         app.include_router(router)
     install_error_handlers(app)
     return app

@@ -4,20 +4,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
-from sqlmodel import select
 
 from app import facets
 from app.case_detail import CaseNotFound, get_case
 from app.case_list import list_cases, neighbours
-from app.deps import CaseFilterDep, SessionDep, SettingsDep
-from app.models import DataRoot
+from app.deps import CaseFilterDep, SessionDep, SettingsDep, SyntheticDep
 from app.web import render
 
 router = APIRouter(include_in_schema=False)
-
-
-def _synthetic(session: SessionDep) -> bool:
-    return session.exec(select(DataRoot.id).where(DataRoot.synthetic == True)).first() is not None  # noqa: E712
 
 
 @router.get("/")
@@ -28,12 +22,12 @@ def home() -> RedirectResponse:
 @router.get("/cases", response_class=HTMLResponse)
 def cases_page(
     request: Request, session: SessionDep, settings: SettingsDep, case_filter: CaseFilterDep,
-    after: Annotated[int | None, Query(ge=0)] = None,
+    synthetic: SyntheticDep, after: Annotated[int | None, Query(ge=0)] = None,
     before: Annotated[int | None, Query(ge=0)] = None,
 ) -> HTMLResponse:
     page = list_cases(session, case_filter, limit=settings.page_size, after=after, before=before)
     context = {
-        "filter": case_filter, "page": page, "synthetic": _synthetic(session),
+        "filter": case_filter, "page": page, "synthetic": synthetic,
         "facets": facets.facet_counts(facets.cube(session, case_filter), case_filter),
     }
     return render(request, "cases/list.html", context, partial="cases/_browser.html")
@@ -41,8 +35,8 @@ def cases_page(
 
 @router.get("/cases/{case_id}", response_class=HTMLResponse)
 def case_page(
-    request: Request, session: SessionDep, case_filter: CaseFilterDep, case_id: int,
-    run: Annotated[int | None, Query(ge=0)] = None,
+    request: Request, session: SessionDep, case_filter: CaseFilterDep, synthetic: SyntheticDep,
+    case_id: int, run: Annotated[int | None, Query(ge=0)] = None,
 ) -> HTMLResponse:
     try:
         case = get_case(session, case_id, run)
@@ -50,5 +44,5 @@ def case_page(
         raise HTTPException(404, str(error)) from None
     prev_id, next_id = neighbours(session, case_filter, case_id)
     context = {"case": case, "filter": case_filter, "prev_id": prev_id, "next_id": next_id,
-               "synthetic": _synthetic(session)}
+               "synthetic": synthetic}
     return render(request, "cases/detail.html", context)

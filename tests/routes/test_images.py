@@ -73,3 +73,30 @@ def test_an_undecodable_file_is_a_404_not_a_500(client: TestClient, demo_engine:
     response = client.get(f"/images/attempt/{attempt_id}?size=thumb")
     assert response.status_code == 404
     assert "cannot be decoded" in response.text
+
+
+def test_full_size_1024_jpeg_in_every_size(engine: Engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from app.importer import import_tree
+    from app.main import create_app
+    from app.models import Direction
+    from app.settings import Settings
+    from tests import factories
+
+    run = tmp_path / "run"
+    key, entry = "Te-no_0001-Lung_Lesion", factories.conversation(
+        "Te-no_0001.jpeg", "Lung_Lesion", "success", [factories.round_entry(1, True)])
+    factories.write_folder(run, "Chest-XRay", Direction.add, {key: entry})
+    factories.write_images(run, "Chest-XRay", Direction.add, "Te-no_0001", "Lung_Lesion", [],
+                           accepted=True)
+    factories.jpeg(run / "Chest-XRay-edit/Lung_Lesion/Te-no_0001-Lung_Lesion-edit.jpeg", size=1024)
+    import_tree(engine, run)
+    client = TestClient(create_app(Settings(var_dir=tmp_path / "var"), engine))
+    attempt_id = first_attempt_id(engine)
+    sizes = {}
+    for size in ("thumb", "preview", "full"):
+        response = client.get(f"/images/attempt/{attempt_id}?size={size}")
+        assert response.status_code == 200
+        sizes[size] = Image.open(io.BytesIO(response.content)).size
+    assert sizes == {"thumb": (160, 160), "preview": (768, 768), "full": (1024, 1024)}
+    cached = list((tmp_path / "var" / "cache").rglob("*.jpeg"))
+    assert len(cached) == 2  # thumb and preview; full is the file itself

@@ -1,0 +1,28 @@
+"""/imports: the files each import read, and every row it reported."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse
+
+from app.deps import SessionDep, SyntheticDep
+from app.imports import list_import_files, list_problems
+from app.web import render
+
+router = APIRouter(include_in_schema=False)
+PROBLEMS_PER_PAGE = 100
+
+
+@router.get("/imports", response_class=HTMLResponse)
+def imports_page(
+    request: Request, session: SessionDep, synthetic: SyntheticDep,
+    kind: Annotated[str | None, Query(max_length=32)] = None,
+    file: Annotated[int | None, Query(ge=1)] = None,
+    after: Annotated[int | None, Query(ge=0)] = None,
+) -> HTMLResponse:
+    context = {
+        "files": list_import_files(session), "kind": kind, "file_id": file, "synthetic": synthetic,
+        "problems": list_problems(session, kind=kind, file_id=file, after=after,
+                                  limit=PROBLEMS_PER_PAGE),
+    }
+    return render(request, "imports/list.html", context, partial="imports/_problems.html")
