@@ -5,8 +5,10 @@ generate-and-judge pipeline on a task; a task keeps every run. An *attempt* is o
 of a run and a *judge verdict* scores an attempt (an attempt may be judged many times).
 """
 
+import json
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Any
 
 from sqlalchemy import Column, String, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
@@ -165,6 +167,10 @@ class Attempt(SQLModel, table=True):
     edit_error: str | None = Field(default=None, sa_column=Column(Text))
 
 
+# Verdict fields that raw_json leaves out because their own columns hold them verbatim.
+TEXT_STORED_APART = {"reason": "reason", "thinking_summary": "thinking_summary"}
+
+
 class JudgeVerdict(SQLModel, table=True):
     __tablename__ = "judge_verdict"
     id: int | None = Field(default=None, primary_key=True)
@@ -186,3 +192,14 @@ class JudgeVerdict(SQLModel, table=True):
     prompt_version: str | None = Field(default=None, sa_column=Column(String(100)))
     raw_json: str | None = Field(default=None, sa_column=Column(Text))
     created_at: datetime = Field(default_factory=utcnow)
+
+    def raw(self) -> dict[str, Any] | None:
+        """The judge's JSON object as received: raw_json plus the texts stored apart."""
+        if self.raw_json is None:
+            return None
+        value: dict[str, Any] = json.loads(self.raw_json)
+        for key, column in TEXT_STORED_APART.items():
+            text = getattr(self, column)
+            if text is not None:
+                value[key] = text
+        return value

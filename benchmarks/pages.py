@@ -57,6 +57,9 @@ def main() -> None:
     engine = make_engine(f"sqlite:///{args.db.resolve()}")
     settings = Settings(var_dir=Path(tempfile.mkdtemp()))
     client = TestClient(create_app(settings, engine))
+    # The first list after an import pays for the facet scan that later requests reuse.
+    cold = measure(client, ["/cases"])[0]
+    cold_text = measure(client, ["/cases?q=opacity"])[0]  # in nearly every task: worst case
     total = client.get("/api/cases?limit=1").json()["total"]
     ids = [item["id"] for item in client.get("/api/cases?limit=1000").json()["items"]]
     third = client.get("/api/cases?limit=96").json()["items"][-1]["id"]
@@ -77,6 +80,8 @@ def main() -> None:
         p50, p95 = percentile(samples, 50), percentile(samples, 95)
         worst = max(worst, p95)
         print(f"{name:58s} p50 {p50:6.1f} ms   p95 {p95:6.1f} ms")
+    print(f"first /cases after start (facet scan, cached afterwards): {cold:.0f} ms; "
+          f"first search for a new word: {cold_text:.0f} ms")
     print(f"goal p95 <= {GOAL_P95_MS:.0f} ms: {'met' if worst <= GOAL_P95_MS else 'NOT met'} "
           f"(worst p95 {worst:.1f} ms)")
 

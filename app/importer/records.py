@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 
 from app.importer.errors import RowError
-from app.models import Direction, Modality, Outcome
+from app.models import TEXT_STORED_APART, Direction, Modality, Outcome
 
 
 @dataclass(slots=True)
@@ -72,8 +72,10 @@ def fingerprint(kind: str, context: str, entry: Any) -> str:
     return digest.hexdigest()
 
 
-def raw_json(value: Any) -> str:
-    return orjson.dumps(value).decode()
+def raw_json(value: dict[str, Any]) -> str:
+    """The verdict object as received, less the long texts kept once in their own columns
+    (see ``JudgeVerdict.raw``): storing them twice made imports a fifth slower."""
+    return orjson.dumps({k: v for k, v in value.items() if k not in TEXT_STORED_APART}).decode()
 
 
 def opt_str(obj: dict[str, Any], name: str, where: str) -> str | None:

@@ -57,8 +57,9 @@ def import_tree(engine: Engine, run_root: Path, source_root: Path | None = None,
             roots.source_index = DirIndex(source_root)
     with engine.connect() as conn:
         state = WriterState.load(conn)
-    for job in jobs:
-        _run_job(engine, job, roots, state, progress, report)
+        conn.commit()
+        for job in jobs:
+            _run_job(conn, job, roots, state, progress, report)
     return report
 
 
@@ -195,25 +196,26 @@ def _guard(label: str, key: str, parse: Callable[..., TaskRecord], *args: Any) -
         return Problem(label, key, "malformed", str(error))
 
 
-def _run_job(engine: Engine, job: FileJob, roots: Roots, state: WriterState,
-             progress: streams.Progress, report: ImportReport) -> None:
+def _run_job(conn: Connection, job: FileJob, roots: Roots, state: WriterState,
+              progress: streams.Progress, report: ImportReport) -> None:
+    """One file, one transaction on ``conn``: all of it is written, or none of it."""
     digest = streams.file_digest(job.paths)
     table = T["import_file"]
-    with engine.connect() as conn:
-        seen = conn.execute(select(table.c.id).where(
-            table.c.root_id == roots.run_root_id, table.c.relpath == job.label,
-            table.c.sha256 == digest)).first()
+    seen = conn.execute(select(table.c.id).where(
+        table.c.root_id == roots.run_root_id, table.c.relpath == job.label,
+        table.c.sha256 == digest)).first()
+    conn.commit()
     if seen:
         report.files_unchanged += 1
         progress.advance(job.size)
         return
     try:
-        with engine.begin() as conn:
+        with conn.begin():
             _write_job(conn, job, digest, roots, state, progress, report)
     except BaseException:
         # The transaction rolled back, so the caches may name rows that do not exist.
-        with engine.connect() as conn:
-            fresh = WriterState.load(conn)
+        fresh = WriterState.load(conn)
+        conn.commit()
         state.__dict__.update(fresh.__dict__)
         raise
     report.files_imported += 1

@@ -85,3 +85,16 @@ def test_every_demo_image_is_found(demo_engine: Engine) -> None:
         missing = s.exec(select(Attempt).where(Attempt.image_relpath.is_not(None),  # type: ignore[union-attr]
                                                Attempt.image_present == False)).all()  # noqa: E712
     assert missing == []
+
+
+def test_raw_verdict_json_is_kept_whole(demo_engine: Engine, demo_dir: Path) -> None:
+    conversations = json.loads((demo_dir / "run/Fundus-edit/all_conversations.json").read_text())
+    with Session(demo_engine) as s:
+        task = s.exec(select(Task).where(Task.dataset == "Fundus", Task.outcome == "failed")).first()
+        assert task is not None
+        verdicts = s.exec(select(JudgeVerdict).join(Attempt).where(
+            Attempt.run_id == task.latest_run_id).order_by(Attempt.round)).all()  # type: ignore[arg-type]
+    original = [r["verification"] for r in conversations[task.task_key]["rounds"]
+                if "verification" in r]
+    assert [v.raw() for v in verdicts] == original
+    assert all("thinking_summary" not in json.loads(v.raw_json or "{}") for v in verdicts)
