@@ -3,8 +3,8 @@
 from collections.abc import Iterator
 from typing import Annotated
 
-from fastapi import Depends, Query, Request
-from pydantic import Field
+from fastapi import Depends, Path, Query, Request
+from pydantic import Field, StringConstraints
 from sqlmodel import Session
 
 from app.case_filter import CaseFilter
@@ -13,6 +13,14 @@ from app.models import Dimension, Direction, Modality, Outcome
 from app.settings import Settings
 
 RoundCount = Annotated[int, Field(ge=0, le=1000)]
+# Ids are 64-bit in the database; a larger number would reach the driver and fail there.
+MAX_DB_ID = 2**63 - 1
+IdPath = Annotated[int, Path(ge=1, le=MAX_DB_ID, description="A database id")]
+IdQuery = Annotated[int | None, Query(ge=1, le=MAX_DB_ID)]
+CursorQuery = Annotated[int | None, Query(ge=0, le=MAX_DB_ID, description="Keyset cursor: an id")]
+# No control characters: PostgreSQL rejects NUL in text, and none belongs in a name.
+NAME_PATTERN = r"^[^\x00-\x1f\x7f]*$"
+DiseaseName = Annotated[str, StringConstraints(max_length=200, pattern=NAME_PATTERN)]
 
 
 def get_session(request: Request) -> Iterator[Session]:
@@ -33,7 +41,7 @@ SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 # different parameters all apply.
 def case_filter(
     modality: Annotated[list[Modality] | None, Query(description="chest_xray, brain_mri or fundus")] = None,
-    disease: Annotated[list[str] | None, Query(max_length=200, description="As named in the data")] = None,
+    disease: Annotated[list[DiseaseName] | None, Query(description="As named in the data")] = None,
     direction: Annotated[list[Direction] | None, Query(description="add or remove")] = None,
     outcome: Annotated[
         list[Outcome] | None, Query(description="success, failed or api_failed (latest run)")

@@ -6,7 +6,7 @@ from fastapi import APIRouter, HTTPException, Query
 
 from app.case_detail import CaseNotFound, get_case
 from app.case_list import list_cases
-from app.deps import CaseFilterDep, SessionDep
+from app.deps import CaseFilterDep, CursorQuery, IdPath, IdQuery, SessionDep
 from app.schemas import CaseList, CaseOut, case_out, case_summary
 
 router = APIRouter(prefix="/api", tags=["cases"])
@@ -16,7 +16,7 @@ router = APIRouter(prefix="/api", tags=["cases"])
 def api_list_cases(
     session: SessionDep, case_filter: CaseFilterDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    after: Annotated[int | None, Query(ge=0, description="Keyset: cases after this id")] = None,
+    after: CursorQuery = None,
 ) -> CaseList:
     page = list_cases(session, case_filter, limit=limit, after=after)
     query = case_filter.query_string()
@@ -29,8 +29,8 @@ def api_list_cases(
 @router.get("/cases/{case_id}", response_model=CaseOut, summary="One case with its runs",
             responses={404: {"description": "No such case or run"}})
 def api_get_case(
-    session: SessionDep, case_id: int,
-    run: Annotated[int | None, Query(description="Show this run's rounds instead of the latest")] = None,
+    session: SessionDep, case_id: IdPath,
+    run: Annotated[IdQuery, Query(description="Show this run's rounds instead of the latest")] = None,
 ) -> CaseOut:
     try:
         return case_out(get_case(session, case_id, run))

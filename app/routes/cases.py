@@ -1,14 +1,21 @@
 """The case browser and the case page."""
 
-from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from app import facets
 from app.case_detail import CaseNotFound, get_case
 from app.case_list import list_cases, neighbours
-from app.deps import CaseFilterDep, SessionDep, SettingsDep, SyntheticDep
+from app.deps import (
+    CaseFilterDep,
+    CursorQuery,
+    IdPath,
+    IdQuery,
+    SessionDep,
+    SettingsDep,
+    SyntheticDep,
+)
 from app.web import render
 
 router = APIRouter(include_in_schema=False)
@@ -22,8 +29,7 @@ def home() -> RedirectResponse:
 @router.get("/cases", response_class=HTMLResponse)
 def cases_page(
     request: Request, session: SessionDep, settings: SettingsDep, case_filter: CaseFilterDep,
-    synthetic: SyntheticDep, after: Annotated[int | None, Query(ge=0)] = None,
-    before: Annotated[int | None, Query(ge=0)] = None,
+    synthetic: SyntheticDep, after: CursorQuery = None, before: CursorQuery = None,
 ) -> HTMLResponse:
     page = list_cases(session, case_filter, limit=settings.page_size, after=after, before=before)
     context = {
@@ -36,7 +42,7 @@ def cases_page(
 @router.get("/cases/{case_id}", response_class=HTMLResponse)
 def case_page(
     request: Request, session: SessionDep, case_filter: CaseFilterDep, synthetic: SyntheticDep,
-    case_id: int, run: Annotated[int | None, Query(ge=0)] = None,
+    case_id: IdPath, run: IdQuery = None,
 ) -> HTMLResponse:
     try:
         case = get_case(session, case_id, run)

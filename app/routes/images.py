@@ -6,7 +6,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import FileResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from app.deps import SessionDep, SettingsDep
+from app.deps import IdPath, SessionDep, SettingsDep
 from app.images import ImageKind, ImageNotFound, ImageSize, resolve_image, sized_file
 
 router = APIRouter(tags=["images"])
@@ -17,7 +17,7 @@ CACHE_CONTROL = "private, max-age=31536000, immutable"
 @router.get("/images/{kind}/{image_id}", response_class=FileResponse,
             responses={304: {"description": "Not modified"}, 404: {"description": "No such image"}})
 async def get_image(request: Request, session: SessionDep, settings: SettingsDep,
-                    kind: ImageKind, image_id: int,
+                    kind: ImageKind, image_id: IdPath,
                     size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
     try:
         image = resolve_image(session, kind, image_id)

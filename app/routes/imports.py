@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
-from app.deps import SessionDep, SyntheticDep
+from app.deps import CursorQuery, IdQuery, SessionDep, SyntheticDep
 from app.imports import list_import_files, list_problems
 from app.web import render
 
@@ -17,8 +17,8 @@ PROBLEMS_PER_PAGE = 100
 def imports_page(
     request: Request, session: SessionDep, synthetic: SyntheticDep,
     kind: Annotated[str | None, Query(max_length=32)] = None,
-    file: Annotated[int | None, Query(ge=1)] = None,
-    after: Annotated[int | None, Query(ge=0)] = None,
+    file: IdQuery = None,
+    after: CursorQuery = None,
 ) -> HTMLResponse:
     context = {
         "files": list_import_files(session), "kind": kind, "file_id": file, "synthetic": synthetic,
