@@ -3,7 +3,7 @@
 from dataclasses import dataclass, field
 
 from sqlalchemy import select
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from app.models import Attempt, JudgeVerdict, Outcome, Run, SourceImage, Task
 
@@ -52,7 +52,7 @@ def get_case(session: Session, task_id: int, run_id: int | None = None) -> CaseV
         raise CaseNotFound(f"no case with id {task_id}")
     source = session.get(SourceImage, task.source_image_id)
     assert source is not None
-    runs = list(session.exec(select(Run).where(Run.task_id == task_id).order_by(Run.id)).scalars())  # type: ignore[call-overload,arg-type]
+    runs = list(session.scalars(select(Run).where(col(Run.task_id) == task_id).order_by(col(Run.id))))
     wanted = run_id if run_id is not None else task.latest_run_id
     run = next((r for r in runs if r.id == wanted), None)
     if run_id is not None and run is None:
@@ -61,14 +61,14 @@ def get_case(session: Session, task_id: int, run_id: int | None = None) -> CaseV
 
 
 def _run_view(session: Session, run: Run) -> RunView:
-    attempts = list(session.exec(
-        select(Attempt).where(Attempt.run_id == run.id).order_by(Attempt.round)  # type: ignore[call-overload,arg-type]
-    ).scalars())
+    attempts = list(session.scalars(
+        select(Attempt).where(col(Attempt.run_id) == run.id).order_by(col(Attempt.round))))
     ids = [a.id for a in attempts]
     verdicts: dict[int, list[JudgeVerdict]] = {i: [] for i in ids if i is not None}
     if ids:
-        query = select(JudgeVerdict).where(JudgeVerdict.attempt_id.in_(ids)).order_by(JudgeVerdict.id)  # type: ignore[attr-defined,arg-type]
-        for verdict in session.exec(query).scalars():  # type: ignore[call-overload]
+        query = (select(JudgeVerdict).where(col(JudgeVerdict.attempt_id).in_(ids))
+                 .order_by(col(JudgeVerdict.id)))
+        for verdict in session.scalars(query):
             verdicts[verdict.attempt_id].append(verdict)
     last = len(attempts) - 1
     return RunView(run=run, attempts=[

@@ -17,7 +17,9 @@ class SourceImageOut(BaseModel):
     url: str | None
 
 
-class CaseSummary(BaseModel):
+class CaseBase(BaseModel):
+    """What identifies a case, shared by the list and the detail."""
+
     id: int
     task_key: str
     dataset: str
@@ -25,8 +27,11 @@ class CaseSummary(BaseModel):
     disease: str
     direction: str
     outcome: str | None
-    rounds: int
     failed_dimensions: list[str]
+
+
+class CaseSummary(CaseBase):
+    rounds: int
     url: str
     original_thumb_url: str | None
     edit_thumb_url: str | None
@@ -81,15 +86,7 @@ class RunOut(BaseModel):
     attempts: list[AttemptOut] | None  # None for runs other than the one asked for
 
 
-class CaseOut(BaseModel):
-    id: int
-    task_key: str
-    dataset: str
-    modality: str
-    disease: str
-    direction: str
-    outcome: str | None
-    failed_dimensions: list[str]
+class CaseOut(CaseBase):
     source_image: SourceImageOut
     latest_run_id: int | None
     runs: list[RunOut]

@@ -20,6 +20,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.engine import Connection
+from sqlmodel import col
 
 from app.models import Task
 
@@ -85,4 +86,4 @@ def matching_tasks(dialect: str, query: str) -> ColumnElement[bool] | None:
     found = text_match(dialect, query)
     if found is None:
         return None
-    return Task.id.in_(select(found.key).select_from(found.table).where(found.condition))  # type: ignore[union-attr]
+    return col(Task.id).in_(select(found.key).select_from(found.table).where(found.condition))

@@ -49,7 +49,8 @@ def parse_paper_entry(entry: Any, context: str) -> TaskRecord:
     assert isinstance(image_id, str) and isinstance(disease, str) and isinstance(dataset, str)
     direction = _direction(entry.get("task"))
     modality = _modality(entry.get("modality"), dataset)
-    outcome = OUTCOMES.get(entry.get("outcome"))  # type: ignore[arg-type]
+    raw_outcome = entry.get("outcome")
+    outcome = OUTCOMES.get(raw_outcome) if isinstance(raw_outcome, str) else None
     if outcome is None:
         raise RowError(f"outcome {entry.get('outcome')!r:.40} is neither 'success' nor 'failed'")
     rounds = entry.get("rounds")
