@@ -10,7 +10,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlmodel import SQLModel
 
 from app.importer import layout, paper_format, scripts_format, streams
-from app.importer.dirindex import DirIndex
+from app.importer.dirindex import DirIndex, is_within
 from app.importer.errors import ImportFileError, RowError
 from app.importer.records import TaskRecord
 from app.importer.report import ImportReport, Problem
@@ -83,26 +83,43 @@ def _root_id(conn: Connection, kind: str, path: Path) -> int:
 def plan_jobs(run_root: Path, report: ImportReport) -> list[FileJob]:
     jobs: list[FileJob] = []
     for folder in sorted(p for p in run_root.iterdir() if p.is_dir()):
+        if not _inside(run_root, folder, report):
+            continue
         parsed = layout.parse_run_folder(folder.name)
         if parsed:
-            jobs.extend(_scripts_jobs(run_root, folder, scripts_format.FolderContext(*parsed)))
+            context = scripts_format.FolderContext(*parsed)
+            jobs.extend(_scripts_jobs(run_root, folder, context, report))
         else:
-            jobs.extend(_paper_jobs(run_root, _json_files(folder), report))
-    jobs.extend(_paper_jobs(run_root, _json_files(run_root), report))
+            jobs.extend(_paper_jobs(run_root, _json_files(run_root, folder, report), report))
+    jobs.extend(_paper_jobs(run_root, _json_files(run_root, run_root, report), report))
     return jobs
 
 
-def _json_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir()
-                  if p.is_file() and p.suffix in (".json", ".jsonl") and p.name not in SCRIPTS_FILES)
+def _inside(run_root: Path, path: Path, report: ImportReport) -> bool:
+    """True for a path that, links followed, stays in the run root; others are never opened."""
+    if is_within(path, run_root):
+        return True
+    report.files_ignored.append(f"{path.relative_to(run_root)} (outside the run root)")
+    return False
 
 
-def _scripts_jobs(run_root: Path, folder: Path, ctx: scripts_format.FolderContext) -> list[FileJob]:
+def _json_files(run_root: Path, folder: Path, report: ImportReport) -> list[Path]:
+    candidates = sorted(p for p in folder.iterdir() if p.is_file()
+                        and p.suffix in (".json", ".jsonl") and p.name not in SCRIPTS_FILES)
+    return [p for p in candidates if _inside(run_root, p, report)]
+
+
+def _scripts_jobs(run_root: Path, folder: Path, ctx: scripts_format.FolderContext,
+                  report: ImportReport) -> list[FileJob]:
+    def usable(path: Path) -> bool:
+        return path.is_file() and _inside(run_root, path, report)
+
     progress_path = folder / "progress.json"
+    has_progress = usable(progress_path)
     statuses: dict[str, str] = {}
 
     def load_statuses(progress: streams.Progress) -> None:
-        if progress_path.is_file() and not statuses:
+        if has_progress and not statuses:
             for key, value in streams.iter_object(progress_path, progress):
                 statuses[key] = value if isinstance(value, str) else ""
 
@@ -118,11 +135,12 @@ def _scripts_jobs(run_root: Path, folder: Path, ctx: scripts_format.FolderContex
 
     api_path = folder / "api_failures.json"
     api_label = f"{folder.name}/api_failures.json"
+    has_api = usable(api_path)
 
     def api_failures(progress: streams.Progress) -> Iterator[Item]:
         load_statuses(progress)
         seen: set[str] = set()
-        entries = streams.iter_array(api_path, progress) if api_path.is_file() else iter(())
+        entries = streams.iter_array(api_path, progress) if has_api else iter(())
         for entry in entries:
             key = str(entry.get("task", "?")) if isinstance(entry, dict) else "?"
             item = _guard(api_label, key, scripts_format.parse_api_failure, entry, ctx)
@@ -136,9 +154,9 @@ def _scripts_jobs(run_root: Path, folder: Path, ctx: scripts_format.FolderContex
 
     jobs = []
     conv = folder / "all_conversations.json"
-    if conv.is_file():
+    if usable(conv):
         jobs.append(FileJob(label, [conv], "scripts", conversations))
-    api_paths = [p for p in (api_path, progress_path) if p.is_file()]
+    api_paths = [p for p, ok in ((api_path, has_api), (progress_path, has_progress)) if ok]
     if api_paths:
         jobs.append(FileJob(f"{folder.name}/{api_paths[0].name}", api_paths, "scripts-api",
                             api_failures))

@@ -182,3 +182,25 @@ def test_a_later_success_keeps_the_earlier_api_failure_as_history(engine: Engine
 def test_a_missing_run_root_is_a_clear_error(engine: Engine, tmp_path: Path) -> None:
     with pytest.raises(ImportFileError, match="not a folder"):
         import_tree(engine, tmp_path / "nope")
+
+
+def test_json_files_and_folders_linked_from_outside_are_never_read(engine: Engine, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    key, entry = good_entry()
+    factories.write_folder(outside, "Elsewhere-XRay", ADD, {key: entry})
+    (outside / "paper.json").write_text(json.dumps([{"image_id": "a", "task": "add", "rounds": []}]))
+    run = tmp_path / "run"
+    run.mkdir()
+    os.symlink(outside / "Elsewhere-XRay-edit", run / "Linked-XRay-edit")
+    os.symlink(outside / "paper.json", run / "paper.json")
+    inner = run / "Chest-XRay-edit"
+    inner.mkdir()
+    os.symlink(outside / "Elsewhere-XRay-edit" / "all_conversations.json",
+               inner / "all_conversations.json")
+    report = import_tree(engine, run)
+    assert report.tasks_added == 0
+    assert sorted(report.files_ignored) == [
+        "Chest-XRay-edit/all_conversations.json (outside the run root)",
+        "Linked-XRay-edit (outside the run root)",
+        "paper.json (outside the run root)",
+    ]
