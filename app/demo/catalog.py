@@ -69,6 +69,9 @@ REFINEMENTS = {
     "wrong_place": "Place the finding strictly within the correct anatomical region.",
     "sharp_edge": "Blend the margins gradually into the surrounding tissue; no hard edges.",
     "lost_grain": "Preserve the original noise and grain texture everywhere outside the finding.",
+    # What a refinement can say when the history holds no verdict for the previous round.
+    "judge_unreadable": "The previous verdict could not be read; keep the same intent.",
+    "no_image": "The previous edit returned no image; ask for the edited image explicitly.",
 }
 
 

@@ -174,12 +174,22 @@ def _write_task(run: Path, task: DemoTask, files: FolderFiles, size: int) -> Non
         return
     success = task.scenario.startswith("s")
     n_rounds = int(task.scenario[1:])
-    rounds, mode = [], None
+    rounds: list[dict[str, Any]] = []
+    mode = None
     for r in range(1, n_rounds + 1):
         accepted = success and r == n_rounds
         rounds.append(_write_round(run, task, r, mode, accepted, size))
-        mode = catalog.FAILURE_MODES[(task.index + r) % len(catalog.FAILURE_MODES)]
+        mode = _what_history_says(rounds[-1], task, r)
     _record_task(task, files, rounds, success)
+
+
+def _what_history_says(entry: dict[str, Any], task: DemoTask, r: int) -> str:
+    """The failure a refinement can know of: only what the recorded verdict says."""
+    if not entry["edit_result"]["success"]:
+        return "no_image"
+    if "error" in entry.get("verification", {}):
+        return "judge_unreadable"
+    return catalog.FAILURE_MODES[(task.index + r) % len(catalog.FAILURE_MODES)]
 
 
 def _write_round(run: Path, task: DemoTask, r: int, previous_mode: str | None,

@@ -116,3 +116,11 @@ def test_empty_result(client: TestClient) -> None:
     page = soup(client, "/cases?q=zzzzzzzz")
     assert page.select_one("#total").text == "0"
     assert page.select_one(".empty") is not None
+
+
+def test_an_empty_database_says_how_to_import(engine, settings) -> None:  # type: ignore[no-untyped-def]
+    from app.main import create_app
+
+    page = BeautifulSoup(TestClient(create_app(settings, engine)).get("/cases").text, "html.parser")
+    assert page.select_one("#total").text == "0"
+    assert "medbanana import" in page.select_one("#nothing-imported").text
