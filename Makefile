@@ -34,6 +34,7 @@ demo: install
 	rm -rf $(DEMO_DIR)
 	$(BIN)/medbanana demo-data $(DEMO_DIR)
 	$(BIN)/medbanana import $(DEMO_DIR)/run --source $(DEMO_DIR)/source
+	$(BIN)/medbanana demo-users
 	@echo "Serving on http://$(HOST):$(PORT)/cases (synthetic demo data)"
 	$(BIN)/medbanana serve --host $(HOST) --port $(PORT)
 

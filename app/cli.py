@@ -15,6 +15,7 @@ from rich.progress import (
 from rich.table import Table
 from sqlalchemy.engine import Engine
 
+from app.cli_users import demo_users, users_cli
 from app.db import make_engine, migrate
 from app.importer import ImportFileError, ImportReport, import_tree
 from app.settings import get_settings
@@ -105,6 +106,10 @@ def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
 
     _engine()
     uvicorn.run("app.main:create_app", factory=True, host=host, port=port)
+
+
+cli.add_typer(users_cli, name="users")
+cli.command("demo-users")(demo_users)
 
 
 @cli.command("migrate")

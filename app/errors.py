@@ -1,12 +1,14 @@
 """The one error renderer: JSON for the API, a fragment for htmx, a page for everything else."""
 
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.security import NotAuthenticated
 from app.web import render, wants_partial
 
 
@@ -36,11 +38,28 @@ def error_response(request: Request, status: int, message: str) -> Response:
     return response
 
 
+def _to_login(request: Request) -> Response:
+    if _wants_json(request) or request.method != "GET":
+        return error_response(request, 401, "log in first, or send an API token as "
+                                            "'Authorization: Bearer …'")
+    target = "/login?" + urlencode({"next": request.url.path + (
+        f"?{request.url.query}" if request.url.query else "")})
+    if wants_partial(request):
+        return Response(status_code=204, headers={"HX-Redirect": target})
+    return RedirectResponse(target, status_code=303)
+
+
 def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(NotAuthenticated)
+    async def not_authenticated(request: Request, exc: NotAuthenticated) -> Response:
+        return _to_login(request)
+
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         message = exc.detail if isinstance(exc.detail, str) else "error"
-        return error_response(request, exc.status_code, message)
+        response = error_response(request, exc.status_code, message)
+        response.headers.update(exc.headers or {})  # e.g. WWW-Authenticate on a 401
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> Response:

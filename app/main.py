@@ -1,24 +1,33 @@
 """The FastAPI application factory."""
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.engine import Engine
+from starlette.middleware.sessions import SessionMiddleware
 
 from app.db import make_engine
 from app.errors import install_error_handlers
-from app.routes import api, cases, images, imports
+from app.routes import api, auth, cases, images, imports
+from app.security import current_user
 from app.settings import Settings, get_settings
 from app.web import STATIC_DIR
 
 
 def create_app(settings: Settings | None = None, engine: Engine | None = None) -> FastAPI:
     settings = settings or get_settings()
-    app = FastAPI(title="MedBanana Review", version="0.1.0",
-                  description="Review Med-Banana-50K edits: cases, runs, rounds and judge verdicts.")
+    # The docs are served by routes/auth.py, behind a login like every other page.
+    app = FastAPI(title="MedBanana Review", version="0.1.0", docs_url=None, redoc_url=None,
+                  openapi_url=None,
+                  description="Review Med-Banana-50K edits: cases, runs, rounds and judge verdicts. "
+                              "Send 'Authorization: Bearer TOKEN' (medbanana users token NAME).")
     app.state.settings = settings
     app.state.engine = engine or make_engine(settings.resolved_database_url())
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.add_middleware(SessionMiddleware, secret_key=settings.resolved_secret_key(),
+                       session_cookie="medbanana_session", same_site="lax",
+                       https_only=settings.secure_cookies)
+    app.include_router(auth.router)
     for router in (cases.router, imports.router, api.router, images.router):
-        app.include_router(router)
+        app.include_router(router, dependencies=[Depends(current_user)])
     install_error_handlers(app)
     return app

@@ -203,3 +203,29 @@ class JudgeVerdict(SQLModel, table=True):
             if text is not None:
                 value[key] = text
         return value
+
+
+class Role(StrEnum):
+    admin = "admin"
+    reader = "reader"
+
+
+class User(SQLModel, table=True):
+    __tablename__ = "app_user"  # "user" is reserved in PostgreSQL
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(sa_column=Column(String(64), nullable=False, unique=True))
+    role: str = Field(sa_column=Column(String(16), nullable=False))
+    password_hash: str = Field(sa_column=Column(Text, nullable=False))
+    # Accounts made by `make demo`, whose passwords were printed on a terminal.
+    is_demo: bool = False
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class ApiToken(SQLModel, table=True):
+    """A bearer token for scripts. Only its SHA-256 is stored; the token is shown once."""
+
+    __tablename__ = "api_token"
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="app_user.id", index=True)
+    token_hash: str = Field(sa_column=Column(String(64), nullable=False, unique=True))
+    created_at: datetime = Field(default_factory=utcnow)

@@ -1,13 +1,17 @@
 """The one settings class. Every value comes from a ``MEDBANANA_`` environment variable."""
 
+import os
+import secrets
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Relative to the working directory, as `make demo` and `medbanana serve` are run from the repo.
 DEFAULT_VAR_DIR = Path("var")
+# A shorter signing key could be guessed offline from a captured cookie.
+MIN_SECRET_LENGTH = 32
 
 
 class Settings(BaseSettings):
@@ -28,6 +32,14 @@ class Settings(BaseSettings):
         description="Where resized images are cached; empty means var_dir/cache.",
     )
     page_size: int = Field(default=48, ge=1, le=500, description="Cases per page on /cases.")
+    secret_key: SecretStr = Field(
+        default=SecretStr(""),
+        description="Signs session cookies; empty means a random key kept in var_dir/secret.key.",
+    )
+    secure_cookies: bool = Field(
+        default=False,
+        description="Send the session cookie over HTTPS only; set it behind a TLS proxy.",
+    )
 
     def resolved_database_url(self) -> str:
         if self.database_url:
@@ -36,6 +48,26 @@ class Settings(BaseSettings):
 
     def resolved_cache_dir(self) -> Path:
         return (self.cache_dir or self.var_dir / "cache").resolve()
+
+    def resolved_secret_key(self) -> str:
+        """The configured key, or one made once and kept, so sessions survive restarts."""
+        configured = self.secret_key.get_secret_value()
+        if configured:
+            if len(configured) < MIN_SECRET_LENGTH:
+                raise ValueError(f"MEDBANANA_SECRET_KEY must have at least {MIN_SECRET_LENGTH} "
+                                 "characters")
+            return configured
+        path = self.var_dir / "secret.key"
+        if not path.is_file():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                pass  # another process made it first; read theirs
+            else:
+                with os.fdopen(descriptor, "w") as out:
+                    out.write(secrets.token_urlsafe(48))
+        return path.read_text().strip()
 
 
 @lru_cache

@@ -8,6 +8,8 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
+from app.security import csrf_token
+
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 
@@ -24,6 +26,8 @@ def wants_partial(request: Request) -> bool:
 def render(request: Request, page: str, context: dict[str, Any], *, partial: str | None = None,
            status_code: int = 200) -> HTMLResponse:
     template = partial if partial and wants_partial(request) else page
+    context = {"user": getattr(request.state, "user", None), "csrf_token": csrf_token(request),
+               **context}
     response = templates.TemplateResponse(request, template, context, status_code=status_code)
     # The same URL answers with a page or a fragment, so caches must keep them apart.
     response.headers["Vary"] = "HX-Request"

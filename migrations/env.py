@@ -5,7 +5,7 @@ from alembic import context
 from sqlmodel import SQLModel
 
 import app.models  # noqa: F401  (registers the tables on SQLModel.metadata)
-from app.db import make_engine
+from app.db import include_object, make_engine
 from app.settings import get_settings
 
 target_metadata = SQLModel.metadata
@@ -15,14 +15,14 @@ def run_migrations() -> None:
     connection = context.config.attributes.get("connection")
     if connection is not None:
         context.configure(connection=connection, target_metadata=target_metadata,
-                          render_as_batch=True)
+                          render_as_batch=True, include_object=include_object)
         with context.begin_transaction():
             context.run_migrations()
         return
     engine = make_engine(get_settings().resolved_database_url())
     with engine.begin() as conn:
         context.configure(connection=conn, target_metadata=target_metadata,
-                          render_as_batch=True)
+                          render_as_batch=True, include_object=include_object)
         with context.begin_transaction():
             context.run_migrations()
 

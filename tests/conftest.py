@@ -13,6 +13,7 @@ from app.demo.generate import write_demo
 from app.importer import import_tree
 from app.main import create_app
 from app.settings import Settings
+from tests.accounts import token_client
 
 # Small phantoms keep the suite fast; the layout and JSON are the same as at 1024².
 DEMO_SIZE = 96
@@ -71,5 +72,6 @@ def settings(tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def client(demo_engine: Engine, settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(settings, demo_engine)) as test_client:
+    """An admin's client, authenticated with a bearer token."""
+    with token_client(create_app(settings, demo_engine), demo_engine) as test_client:
         yield test_client

@@ -47,3 +47,19 @@ def test_demo_data_writes_the_scripts_layout(runner: CliRunner, tmp_path: Path) 
     assert result.exit_code == 0, result.output
     progress = json.loads((tmp_path / "demo/run/Chest-XRay-edit/progress.json").read_text())
     assert set(progress.values()) == {"success", "failed", "api_failed"}
+
+
+def test_users_add_token_and_demo_accounts(runner: CliRunner) -> None:
+    added = runner.invoke(cli, ["users", "add", "dr-a", "--role", "reader"], input="long enough pw\n")
+    assert added.exit_code == 0, added.output
+    again = runner.invoke(cli, ["users", "add", "dr-a", "--role", "reader"], input="long enough pw\n")
+    assert again.exit_code == 1 and "already exists" in again.output
+    short = runner.invoke(cli, ["users", "add", "dr-b", "--role", "reader"], input="short\n")
+    assert short.exit_code == 1 and "at least 8" in short.output
+    bad_role = runner.invoke(cli, ["users", "add", "dr-c", "--role", "boss"], input="long enough pw\n")
+    assert bad_role.exit_code == 2
+    token = runner.invoke(cli, ["users", "token", "dr-a"])
+    assert token.exit_code == 0 and len(token.stdout.strip()) >= 40
+    assert runner.invoke(cli, ["users", "token", "nobody"]).exit_code == 1
+    demo = runner.invoke(cli, ["demo-users"])
+    assert demo.exit_code == 0 and "demo-reader-2" in demo.output

@@ -6,13 +6,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 
 from app.db import make_engine, migrate
 from app.importer import import_tree
 from app.main import create_app
 from app.settings import Settings
+from tests.accounts import token_client
 from tests.pg_server import PostgresServer
 
 pytestmark = pytest.mark.postgres
@@ -46,7 +46,7 @@ def test_import_list_search_and_case_page(pg_engine: Engine, demo_dir: Path, tmp
     assert report.tasks_added == 44 and report.attempts_added == 100
     again = import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
     assert again.files_unchanged == 12 and again.tasks_added == 0
-    client = TestClient(create_app(Settings(var_dir=tmp_path), pg_engine))
+    client = token_client(create_app(Settings(var_dir=tmp_path), pg_engine), pg_engine)
     assert client.get("/api/cases").json()["total"] == 44
     fundus = client.get("/api/cases?modality=fundus&outcome=success").json()
     assert fundus["total"] > 0 and {i["modality"] for i in fundus["items"]} == {"fundus"}
@@ -62,7 +62,7 @@ def test_import_list_search_and_case_page(pg_engine: Engine, demo_dir: Path, tmp
 def test_keyset_pages_and_facets_on_postgres(pg_engine: Engine, demo_dir: Path,
                                              tmp_path: Path) -> None:
     import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
-    client = TestClient(create_app(Settings(var_dir=tmp_path, page_size=7), pg_engine))
+    client = token_client(create_app(Settings(var_dir=tmp_path, page_size=7), pg_engine), pg_engine)
     data = client.get("/api/cases?limit=7").json()
     seen = [i["id"] for i in data["items"]]
     while data["next"]:
@@ -80,5 +80,5 @@ def test_a_broken_file_leaves_nothing_behind_on_postgres(pg_engine: Engine, tmp_
     factories.write_folder(tmp_path / "run", "Chest-XRay", Direction.add, '{"a-1-X": {"image": ')
     with pytest.raises(ImportFileError):
         import_tree(pg_engine, tmp_path / "run")
-    client = TestClient(create_app(Settings(var_dir=tmp_path), pg_engine))
+    client = token_client(create_app(Settings(var_dir=tmp_path), pg_engine), pg_engine)
     assert client.get("/api/cases").json()["total"] == 0

@@ -18,6 +18,7 @@ from sqlalchemy.engine import Engine
 
 from app.main import create_app
 from app.settings import Settings
+from tests.accounts import PASSWORD, add_user
 
 CHROMIUM = "/usr/bin/chromium"
 # Chromium's own background traffic is refused on this closed network; these flags stop it.
@@ -34,6 +35,7 @@ def _free_port() -> int:
 
 @pytest.fixture
 def live_server(demo_engine: Engine, settings: Settings) -> Iterator[str]:
+    add_user(demo_engine, "browser-admin")
     port = _free_port()
     config = uvicorn.Config(create_app(settings, demo_engine), host="127.0.0.1", port=port,
                             log_level="warning")
@@ -66,8 +68,14 @@ def browser() -> Iterator[object]:
 
 
 @pytest.fixture
-def page(browser) -> Iterator[object]:  # type: ignore[no-untyped-def]
+def page(browser, live_server: str) -> Iterator[object]:  # type: ignore[no-untyped-def]
+    """A tab logged in through the login form, as a person would."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     tab = context.new_page()
+    tab.goto(f"{live_server}/cases")
+    tab.fill("#name", "browser-admin")
+    tab.fill("#password", PASSWORD)
+    tab.keyboard.press("Enter")
+    tab.wait_for_url(f"{live_server}/cases")
     yield tab
     context.close()

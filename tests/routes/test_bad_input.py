@@ -5,6 +5,7 @@ from fastapi.testclient import TestClient
 
 from app.main import create_app
 from app.settings import Settings
+from tests.accounts import token_client
 
 TOO_BIG = "99999999999999999999"  # beyond a 64-bit database integer
 
@@ -12,7 +13,8 @@ TOO_BIG = "99999999999999999999"  # beyond a 64-bit database integer
 @pytest.fixture
 def lenient_client(demo_engine, settings: Settings) -> TestClient:  # type: ignore[no-untyped-def]
     # Server errors become 500 answers here instead of exceptions, as a browser would see.
-    return TestClient(create_app(settings, demo_engine), raise_server_exceptions=False)
+    return token_client(create_app(settings, demo_engine), demo_engine,
+                        raise_server_exceptions=False)
 
 
 @pytest.mark.parametrize("url", [

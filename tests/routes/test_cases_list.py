@@ -3,6 +3,8 @@
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 
+from tests.accounts import token_client
+
 
 def soup(client: TestClient, url: str, **headers: str) -> BeautifulSoup:
     response = client.get(url, headers=headers)
@@ -121,6 +123,7 @@ def test_empty_result(client: TestClient) -> None:
 def test_an_empty_database_says_how_to_import(engine, settings) -> None:  # type: ignore[no-untyped-def]
     from app.main import create_app
 
-    page = BeautifulSoup(TestClient(create_app(settings, engine)).get("/cases").text, "html.parser")
+    client = token_client(create_app(settings, engine), engine)
+    page = BeautifulSoup(client.get("/cases").text, "html.parser")
     assert page.select_one("#total").text == "0"
     assert "medbanana import" in page.select_one("#nothing-imported").text

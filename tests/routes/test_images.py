@@ -8,6 +8,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from app.models import Attempt
+from tests.accounts import token_client
 
 
 def first_attempt_id(engine: Engine) -> int:
@@ -90,7 +91,7 @@ def test_full_size_1024_jpeg_in_every_size(engine: Engine, tmp_path) -> None:  #
                            accepted=True)
     factories.jpeg(run / "Chest-XRay-edit/Lung_Lesion/Te-no_0001-Lung_Lesion-edit.jpeg", size=1024)
     import_tree(engine, run)
-    client = TestClient(create_app(Settings(var_dir=tmp_path / "var"), engine))
+    client = token_client(create_app(Settings(var_dir=tmp_path / "var"), engine), engine)
     attempt_id = first_attempt_id(engine)
     sizes = {}
     for size in ("thumb", "preview", "full"):

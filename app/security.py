@@ -1,0 +1,81 @@
+"""Who is asking: a signed session cookie or a bearer token, and CSRF for cookie sessions."""
+
+import hmac
+import secrets
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
+
+from app.deps import SessionDep
+from app.models import Role, User
+from app.users import user_for_token
+
+SESSION_USER = "user_id"
+SESSION_CSRF = "csrf"
+CSRF_HEADER = "X-CSRF-Token"
+CSRF_FIELD = "csrf_token"
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+class NotAuthenticated(Exception):
+    """No valid session or token: browsers go to the login page, scripts get a 401."""
+
+
+def csrf_token(request: Request) -> str:
+    """This session's CSRF token, made on first use (also for the login form)."""
+    token = request.session.get(SESSION_CSRF)
+    if not token:
+        token = secrets.token_urlsafe(32)
+        request.session[SESSION_CSRF] = token
+    return str(token)
+
+
+async def check_csrf(request: Request) -> None:
+    """State changes from a cookie session must carry the session's token (header or field)."""
+    if request.method not in UNSAFE_METHODS:
+        return
+    sent = request.headers.get(CSRF_HEADER)
+    if sent is None and "form" in request.headers.get("content-type", ""):
+        sent = str((await request.form()).get(CSRF_FIELD, ""))
+    expected = request.session.get(SESSION_CSRF, "")
+    if not sent or not expected or not hmac.compare_digest(sent, expected):
+        raise HTTPException(403, "the form or request is missing its security token; "
+                                 "reload the page and try again")
+
+
+async def current_user(request: Request, session: SessionDep) -> User:
+    authorization = request.headers.get("authorization", "")
+    if authorization.lower().startswith("bearer "):
+        user = user_for_token(session, authorization[7:].strip())
+        if user is None:
+            raise HTTPException(401, "the bearer token is not valid",
+                                headers={"WWW-Authenticate": "Bearer"})
+        # Tokens are not sent by browsers on their own, so they need no CSRF token.
+        request.state.user = user
+        return user
+    user_id = request.session.get(SESSION_USER)
+    found = session.get(User, user_id) if isinstance(user_id, int) else None
+    if found is None:
+        raise NotAuthenticated()
+    await check_csrf(request)
+    request.state.user = found
+    return found
+
+
+CurrentUser = Annotated[User, Depends(current_user)]
+
+
+def require_admin(user: CurrentUser) -> User:
+    if user.role != Role.admin:
+        raise HTTPException(403, "this needs an admin account")
+    return user
+
+
+AdminUser = Annotated[User, Depends(require_admin)]
+
+
+def safe_next(target: str | None) -> str:
+    """Only a local path may follow a login, never another site."""
+    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return "/cases"
