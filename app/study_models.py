@@ -1,0 +1,113 @@
+"""Reader-study tables: studies, what is read, who reads it in which order, and the answers.
+
+Answers are append-only: an edit is a new version row, never an update.
+"""
+
+from datetime import datetime
+from enum import StrEnum
+
+from sqlalchemy import Column, String, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from app.models import utcnow
+
+
+class StudyStatus(StrEnum):
+    open = "open"
+    locked = "locked"
+
+
+class Reveal(StrEnum):
+    """What a reader sees of the judge after submitting a case."""
+
+    never = "never"
+    after_submit = "after_submit"
+
+
+class Study(SQLModel, table=True):
+    __tablename__ = "study"
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(sa_column=Column(String(200), nullable=False, unique=True))
+    status: str = Field(default=StudyStatus.open.value, sa_column=Column(String(16), nullable=False))
+    blinded: bool = True
+    reveal: str = Field(default=Reveal.never.value, sa_column=Column(String(16), nullable=False))
+    include_failed_rounds: bool = False
+    # None: every reader reads every case (fully crossed); k: that many readers per case.
+    readers_per_case: int | None = None
+    repeat_fraction: float = 0.0
+    seed: int = 0
+    # How the cases were chosen (filter, strata and counts), as JSON, so the sample can be redrawn.
+    selection: str = Field(sa_column=Column(Text, nullable=False))
+    created_by: int = Field(foreign_key="app_user.id")
+    created_at: datetime = Field(default_factory=utcnow)
+    locked_at: datetime | None = None
+
+
+class StudyItem(SQLModel, table=True):
+    """One image to judge: an attempt (the accepted edit, or a failed round if chosen)."""
+
+    __tablename__ = "study_item"
+    __table_args__ = (UniqueConstraint("study_id", "attempt_id"),)
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="study.id", index=True)
+    task_id: int = Field(foreign_key="task.id")
+    attempt_id: int = Field(foreign_key="attempt.id")
+    stratum: str = Field(default="", sa_column=Column(String(200), nullable=False))
+    # Opaque to readers: URLs carry this, never an attempt id or a file name.
+    uid: str = Field(sa_column=Column(String(32), nullable=False, unique=True))
+
+
+class StudyReader(SQLModel, table=True):
+    __tablename__ = "study_reader"
+    __table_args__ = (UniqueConstraint("study_id", "user_id"),)
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="study.id", index=True)
+    user_id: int = Field(foreign_key="app_user.id", index=True)
+    order_seed: int
+
+
+class Assignment(SQLModel, table=True):
+    """One read in one reader's worklist, at its place in that reader's own order."""
+
+    __tablename__ = "assignment"
+    __table_args__ = (UniqueConstraint("study_id", "user_id", "sequence"),)
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="study.id", index=True)
+    user_id: int = Field(foreign_key="app_user.id", index=True)
+    item_id: int = Field(foreign_key="study_item.id", index=True)
+    sequence: int
+    # A hidden second read of the same item, for intra-reader agreement.
+    repeat_of: int | None = Field(default=None, foreign_key="assignment.id")
+
+
+class Answer(SQLModel, table=True):
+    """A version of a reader's answer. Never updated: the newest version is the answer."""
+
+    __tablename__ = "answer"
+    __table_args__ = (UniqueConstraint("assignment_id", "version"),)
+    id: int | None = Field(default=None, primary_key=True)
+    assignment_id: int = Field(foreign_key="assignment.id", index=True)
+    version: int
+    # Sent by the page with each submit, so a double click or a retry stores one version.
+    submission_id: str = Field(sa_column=Column(String(64), nullable=False, unique=True))
+    compliance: str = Field(sa_column=Column(String(16), nullable=False))
+    structure: str = Field(sa_column=Column(String(16), nullable=False))
+    realism: str = Field(sa_column=Column(String(16), nullable=False))
+    fidelity: str = Field(sa_column=Column(String(16), nullable=False))
+    overall: str = Field(sa_column=Column(String(16), nullable=False))
+    confidence: int
+    tags: str = Field(default="[]", sa_column=Column(Text, nullable=False))
+    comment: str = Field(default="", sa_column=Column(Text, nullable=False))
+    time_on_case_ms: int | None = None
+    # "undo" versions retract the previous answer, and the case is open again.
+    retracted: bool = False
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Draft(SQLModel, table=True):
+    """The unsent state of a reading form, saved as the reader works."""
+
+    __tablename__ = "draft"
+    assignment_id: int = Field(foreign_key="assignment.id", primary_key=True)
+    payload: str = Field(sa_column=Column(Text, nullable=False))
+    updated_at: datetime = Field(default_factory=utcnow)
