@@ -1,0 +1,153 @@
+"""Readers' answers: validated, append-only, idempotent, and closed by a study lock."""
+
+import json
+import secrets
+from enum import StrEnum
+
+from pydantic import BaseModel, Field, field_validator
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col
+
+from app.models import utcnow
+from app.study_models import Answer, Assignment, Draft, Study, StudyStatus
+
+DIMENSIONS = ("compliance", "structure", "realism", "fidelity")
+# The paper's failure reasons, as the tags a reader may add.
+FAILURE_TAGS = ("too_subtle", "wrong_location", "overcorrection", "anatomical_distortion",
+                "non_target_finding", "blending_artifact", "colour_shift", "repetitive_pattern",
+                "unnatural_edge", "lost_grain", "excessive_change", "text_or_label")
+MAX_DRAFT_BYTES = 16_000
+# Two submits racing for the same version number: the loser retries with the next one.
+VERSION_RETRIES = 5
+
+
+class DimensionAnswer(StrEnum):
+    yes = "yes"
+    no = "no"
+    cannot_assess = "cannot_assess"
+
+
+class Overall(StrEnum):
+    accept = "accept"
+    reject = "reject"
+
+
+class AnswerIn(BaseModel):
+    compliance: DimensionAnswer
+    structure: DimensionAnswer
+    realism: DimensionAnswer
+    fidelity: DimensionAnswer
+    overall: Overall
+    confidence: int = Field(ge=1, le=5)
+    tags: list[str] = Field(default_factory=list, max_length=len(FAILURE_TAGS))
+    comment: str = Field(default="", max_length=5000)
+    time_on_case_ms: int | None = Field(default=None, ge=0, le=86_400_000)
+    submission_id: str = Field(pattern=r"^[A-Za-z0-9_-]{8,64}$")
+
+    @field_validator("tags")
+    @classmethod
+    def known_tags(cls, tags: list[str]) -> list[str]:
+        unknown = sorted(set(tags) - set(FAILURE_TAGS))
+        if unknown:
+            raise ValueError(f"unknown tag(s) {', '.join(unknown)}; known: {', '.join(FAILURE_TAGS)}")
+        return sorted(set(tags), key=FAILURE_TAGS.index)
+
+
+class StudyLocked(Exception):
+    """The study is locked: nothing about its answers may change."""
+
+
+class DraftTooLarge(ValueError):
+    pass
+
+
+def ensure_open(study: Study) -> None:
+    if study.status == StudyStatus.locked:
+        raise StudyLocked(f"study {study.name!r} is locked; answers can no longer change")
+
+
+def latest_answer(session: Session, assignment_id: int) -> Answer | None:
+    """The answer in force: the newest version, unless that version retracted it."""
+    query = (select(Answer).where(col(Answer.assignment_id) == assignment_id)
+             .order_by(col(Answer.version).desc()).limit(1))
+    newest = session.scalars(query).first()
+    return None if newest is None or newest.retracted else newest
+
+
+def submit_answer(session: Session, study: Study, assignment: Assignment, answer: AnswerIn) -> Answer:
+    """Store a new version; the same submission_id twice stores it once."""
+    ensure_open(study)
+    assert assignment.id is not None
+    for _ in range(VERSION_RETRIES):
+        existing = session.scalars(select(Answer).where(
+            col(Answer.submission_id) == answer.submission_id)).first()
+        if existing is not None:
+            return existing
+        row = Answer(assignment_id=assignment.id, version=_next_version(session, assignment.id),
+                     **answer.model_dump(exclude={"tags"}), tags=json.dumps(answer.tags))
+        session.add(row)
+        try:
+            session.flush()
+            session.execute(Draft.__table__.delete().where(  # type: ignore[attr-defined]
+                Draft.__table__.c.assignment_id == assignment.id))  # type: ignore[attr-defined]
+            session.commit()
+        except IntegrityError:
+            session.rollback()
+            continue
+        session.refresh(row)
+        return row
+    raise RuntimeError("could not store the answer after repeated version conflicts")
+
+
+def _next_version(session: Session, assignment_id: int) -> int:
+    query = select(func.coalesce(func.max(Answer.version), 0)).where(
+        col(Answer.assignment_id) == assignment_id)
+    return int(session.scalar(query) or 0) + 1
+
+
+def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None:
+    """Retract the reader's most recent answer in the study (a new version, nothing erased)."""
+    ensure_open(study)
+    query = (select(Answer, Assignment).join(Assignment, col(Assignment.id) == Answer.assignment_id)
+             .where(col(Assignment.study_id) == study.id, col(Assignment.user_id) == user_id)
+             .order_by(col(Answer.id).desc()).limit(1))
+    found = session.execute(query).first()
+    if found is None or found[0].retracted:
+        return None
+    last, assignment = found
+    values = {c: getattr(last, c) for c in (*DIMENSIONS, "overall", "confidence", "tags", "comment")}
+    session.add(Answer(assignment_id=last.assignment_id, version=last.version + 1,
+                       submission_id=f"undo-{secrets.token_hex(12)}", retracted=True, **values))
+    # The retracted answer comes back as the draft, so the reader can correct it.
+    save_draft(session, study, assignment, {**values, "tags": json.loads(last.tags)}, commit=False)
+    session.commit()
+    return assignment
+
+
+def save_draft(session: Session, study: Study, assignment: Assignment, payload: dict[str, object],
+               *, commit: bool = True) -> None:
+    ensure_open(study)
+    text = json.dumps(payload)
+    if len(text) > MAX_DRAFT_BYTES:
+        raise DraftTooLarge(f"a draft may hold at most {MAX_DRAFT_BYTES} bytes")
+    assert assignment.id is not None
+    draft = session.get(Draft, assignment.id)
+    if draft is None:
+        session.add(Draft(assignment_id=assignment.id, payload=text))
+    else:
+        draft.payload, draft.updated_at = text, utcnow()
+        session.add(draft)
+    if commit:
+        session.commit()
+
+
+def load_draft(session: Session, assignment_id: int) -> dict[str, object] | None:
+    draft = session.get(Draft, assignment_id)
+    return json.loads(draft.payload) if draft else None
+
+
+def lock_study(session: Session, study: Study) -> None:
+    study.status, study.locked_at = StudyStatus.locked.value, utcnow()
+    session.add(study)
+    session.commit()

@@ -1,0 +1,153 @@
+"""A reader's worklist and the blinded view of one read.
+
+The view carries what a reader may see before answering: the images by opaque uid, the
+instruction and the modality. Never the judge, the outcome, the round, a file name or an id
+that leads to them. After the answer, a study may reveal the judge's verdict.
+"""
+
+from dataclasses import dataclass
+
+from sqlalchemy import Select, func, select
+from sqlmodel import Session, col
+
+from app.answers import latest_answer, load_draft
+from app.models import Attempt, JudgeVerdict, Task, User
+from app.study_models import Answer, Assignment, Reveal, Study, StudyItem, StudyReader
+
+
+class NotFound(LookupError):
+    pass
+
+
+class NotAssigned(PermissionError):
+    pass
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int
+    total: int
+
+
+@dataclass
+class ReadView:
+    study: Study
+    assignment: Assignment
+    progress: Progress
+    uid: str
+    instruction: str
+    modality: str
+    answer: Answer | None
+    draft: dict[str, object] | None
+    reveal: dict[str, object] | None
+    next_uid: str | None
+    next_sequence: int | None
+
+
+def _answered(study_id: int, user_id: int | None = None) -> Select[int | None]:
+    """Assignments whose newest answer version is not a retraction."""
+    newest = (select(col(Answer.retracted)).where(col(Answer.assignment_id) == Assignment.id)
+              .order_by(col(Answer.version).desc()).limit(1).scalar_subquery())
+    query = select(col(Assignment.id)).where(col(Assignment.study_id) == study_id,
+                                             newest.is_(False))
+    return query.where(col(Assignment.user_id) == user_id) if user_id is not None else query
+
+
+def reader_progress(session: Session, study_id: int, user_id: int) -> Progress:
+    total = session.scalar(select(func.count()).select_from(Assignment).where(
+        col(Assignment.study_id) == study_id, col(Assignment.user_id) == user_id)) or 0
+    done = session.scalar(select(func.count()).select_from(_answered(study_id, user_id).subquery()))
+    return Progress(int(done or 0), int(total))
+
+
+def study_progress(session: Session, study: Study) -> list[tuple[User, Progress]]:
+    assert study.id is not None
+    readers = session.scalars(select(User).join(StudyReader, col(StudyReader.user_id) == User.id)
+                              .where(col(StudyReader.study_id) == study.id).order_by(col(User.name)))
+    return [(u, reader_progress(session, study.id, u.id or 0)) for u in readers]
+
+
+def studies_of(session: Session, user: User) -> list[tuple[Study, Progress]]:
+    query = (select(Study).join(StudyReader, col(StudyReader.study_id) == Study.id)
+             .where(col(StudyReader.user_id) == user.id).order_by(col(Study.id)))
+    return [(s, reader_progress(session, s.id or 0, user.id or 0)) for s in session.scalars(query)]
+
+
+def get_study(session: Session, study_id: int) -> Study:
+    study = session.get(Study, study_id)
+    if study is None:
+        raise NotFound(f"no study with id {study_id}")
+    return study
+
+
+def get_assignment(session: Session, study: Study, user: User, sequence: int) -> Assignment:
+    if not _is_reader(session, study, user):
+        raise NotAssigned(f"{user.name} is not a reader of study {study.name!r}")
+    found = session.scalars(select(Assignment).where(
+        col(Assignment.study_id) == study.id, col(Assignment.user_id) == user.id,
+        col(Assignment.sequence) == sequence)).first()
+    if found is None:
+        raise NotFound(f"study {study.name!r} has no case {sequence} for {user.name}")
+    return found
+
+
+def _is_reader(session: Session, study: Study, user: User) -> bool:
+    return session.scalars(select(StudyReader).where(
+        col(StudyReader.study_id) == study.id, col(StudyReader.user_id) == user.id)).first() is not None
+
+
+def next_open(session: Session, study: Study, user: User) -> Assignment | None:
+    done = _answered(study.id or 0, user.id)
+    return session.scalars(select(Assignment).where(
+        col(Assignment.study_id) == study.id, col(Assignment.user_id) == user.id,
+        col(Assignment.id).not_in(done)).order_by(col(Assignment.sequence)).limit(1)).first()
+
+
+def item_for_reader(session: Session, study: Study, user: User, uid: str) -> StudyItem:
+    """The item behind an image URL, if this reader has it in their worklist."""
+    item = session.scalars(select(StudyItem).where(col(StudyItem.study_id) == study.id,
+                                                  col(StudyItem.uid) == uid)).first()
+    if item is None:
+        raise NotFound("no such image in this study")
+    assigned = session.scalars(select(Assignment).where(
+        col(Assignment.item_id) == item.id, col(Assignment.user_id) == user.id)).first()
+    if assigned is None:
+        raise NotAssigned("this image belongs to a case you are not assigned")
+    return item
+
+
+def read_view(session: Session, study: Study, user: User, assignment: Assignment) -> ReadView:
+    item = session.get(StudyItem, assignment.item_id)
+    attempt = session.get(Attempt, item.attempt_id) if item else None
+    task = session.get(Task, item.task_id) if item else None
+    assert item is not None and attempt is not None and task is not None and assignment.id
+    answer = latest_answer(session, assignment.id)
+    following = session.scalars(select(Assignment).where(
+        col(Assignment.study_id) == study.id, col(Assignment.user_id) == user.id,
+        col(Assignment.sequence) == assignment.sequence + 1)).first()
+    following_item = session.get(StudyItem, following.item_id) if following else None
+    return ReadView(
+        study=study, assignment=assignment,
+        progress=reader_progress(session, study.id or 0, user.id or 0),
+        uid=item.uid, instruction=attempt.instruction or "", modality=task.modality,
+        answer=answer, draft=None if answer else load_draft(session, assignment.id),
+        reveal=_reveal(session, study, attempt, answer),
+        next_uid=following_item.uid if following_item else None,
+        next_sequence=following.sequence if following else None,
+    )
+
+
+def _reveal(session: Session, study: Study, attempt: Attempt,
+            answer: Answer | None) -> dict[str, object] | None:
+    if answer is None or study.reveal != Reveal.after_submit:
+        return None
+    verdict = session.scalars(select(JudgeVerdict).where(col(JudgeVerdict.attempt_id) == attempt.id)
+                              .order_by(col(JudgeVerdict.id).desc())).first()
+    if verdict is None or verdict.qualified is None:
+        return {"available": False}
+    judge_accepts = bool(verdict.qualified)
+    return {"available": True, "judge_accepts": judge_accepts,
+            "agree": judge_accepts == (answer.overall == "accept"),
+            "dimensions": {d: getattr(verdict, d) for d in ("compliance", "structure", "realism",
+                                                           "fidelity")},
+            "reason": verdict.reason}

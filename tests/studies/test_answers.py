@@ -1,0 +1,111 @@
+"""Answers are validated, versioned, idempotent, undoable, and frozen by a lock."""
+
+import pytest
+from pydantic import ValidationError
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app.answers import (
+    AnswerIn,
+    StudyLocked,
+    latest_answer,
+    load_draft,
+    lock_study,
+    save_draft,
+    submit_answer,
+    undo_last,
+)
+from app.study_models import Answer, Reveal
+from app.worklist import NotAssigned, NotFound, get_assignment, next_open, read_view, reader_progress
+from tests.studies.conftest import StudySetup, make_study
+
+GOOD = dict(compliance="yes", structure="yes", realism="no", fidelity="cannot_assess",
+            overall="reject", confidence=4, tags=["unnatural_edge"], comment="hard edge",
+            time_on_case_ms=12_000)
+
+
+def answer(submission: str = "sub-00000001", **changes: object) -> AnswerIn:
+    return AnswerIn(**{**GOOD, "submission_id": submission, **changes})
+
+
+def test_submit_is_idempotent_and_edits_are_new_versions(demo_engine: Engine, setup: StudySetup) -> None:
+    reader = setup.readers[0]
+    with Session(demo_engine) as s:
+        first = get_assignment(s, setup.study, reader, 1)
+        a = submit_answer(s, setup.study, first, answer())
+        again = submit_answer(s, setup.study, first, answer())  # a double click
+        edited = submit_answer(s, setup.study, first, answer("sub-00000002", overall="accept"))
+        assert edited.version == 2
+        versions = s.scalars(select(Answer).where(col(Answer.assignment_id) == first.id)).all()
+        assert a.id == again.id
+        assert [v.version for v in versions] == [1, 2]
+        assert latest_answer(s, first.id or 0).overall == "accept"  # type: ignore[union-attr]
+        assert reader_progress(s, setup.study.id or 0, reader.id or 0).done == 1
+
+
+def test_undo_retracts_and_brings_the_answer_back_as_draft(demo_engine: Engine, setup: StudySetup) -> None:
+    reader = setup.readers[0]
+    with Session(demo_engine) as s:
+        first = get_assignment(s, setup.study, reader, 1)
+        submit_answer(s, setup.study, first, answer())
+        assert next_open(s, setup.study, reader).sequence == 2  # type: ignore[union-attr]
+        undone = undo_last(s, setup.study, reader.id or 0)
+        assert undone is not None and undone.id == first.id
+        assert latest_answer(s, first.id or 0) is None
+        assert next_open(s, setup.study, reader).sequence == 1  # type: ignore[union-attr]
+        assert load_draft(s, first.id or 0)["comment"] == "hard edge"  # type: ignore[index]
+        assert len(s.scalars(select(Answer)).all()) == 2  # nothing was erased
+
+
+def test_a_locked_study_changes_nothing(demo_engine: Engine, setup: StudySetup) -> None:
+    reader = setup.readers[0]
+    with Session(demo_engine) as s:
+        first = get_assignment(s, setup.study, reader, 1)
+        submit_answer(s, setup.study, first, answer())
+        lock_study(s, setup.study)
+        for action in (lambda: submit_answer(s, setup.study, first, answer("sub-00000009")),
+                       lambda: undo_last(s, setup.study, reader.id or 0),
+                       lambda: save_draft(s, setup.study, first, {"comment": "x"})):
+            with pytest.raises(StudyLocked):
+                action()
+        assert len(s.scalars(select(Answer)).all()) == 1
+
+
+@pytest.mark.parametrize("changes, field", [
+    ({"confidence": 9}, "confidence"), ({"tags": ["looks_odd"]}, "tags"),
+    ({"compliance": "maybe"}, "compliance"), ({"overall": "fine"}, "overall"),
+    ({"submission_id": "x"}, "submission_id"), ({"time_on_case_ms": -5}, "time_on_case_ms"),
+])
+def test_out_of_range_answers_are_refused(changes: dict, field: str) -> None:
+    with pytest.raises(ValidationError) as error:
+        answer(**changes)
+    assert field in str(error.value)
+
+
+def test_assignments_belong_to_their_reader(demo_engine: Engine, setup: StudySetup) -> None:
+    with Session(demo_engine) as s:
+        with pytest.raises(NotAssigned):
+            get_assignment(s, setup.study, setup.outsider, 1)
+        with pytest.raises(NotFound):
+            get_assignment(s, setup.study, setup.readers[0], 99)
+
+
+def test_the_blinded_view_holds_no_judge_data(demo_engine: Engine, setup: StudySetup) -> None:
+    with Session(demo_engine) as s:
+        first = get_assignment(s, setup.study, setup.readers[0], 1)
+        view = read_view(s, setup.study, setup.readers[0], first)
+        assert view.reveal is None and view.answer is None
+        assert view.instruction and len(view.uid) == 24
+        submit_answer(s, setup.study, first, answer())
+        assert read_view(s, setup.study, setup.readers[0], first).reveal is None
+
+
+def test_reveal_after_submit_says_agree_or_disagree(demo_engine: Engine) -> None:
+    setup = make_study(demo_engine, reveal=Reveal.after_submit)
+    with Session(demo_engine) as s:
+        first = get_assignment(s, setup.study, setup.readers[0], 1)
+        assert read_view(s, setup.study, setup.readers[0], first).reveal is None
+        submit_answer(s, setup.study, first, answer(overall="accept"))
+        reveal = read_view(s, setup.study, setup.readers[0], first).reveal
+    # Every item is an accepted edit, so the judge qualified it: accepting agrees.
+    assert reveal is not None and reveal["judge_accepts"] is True and reveal["agree"] is True
