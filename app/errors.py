@@ -8,8 +8,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.answers import DraftTooLarge, StudyLocked
 from app.security import NotAuthenticated
+from app.study_design import StudyError
 from app.web import render, wants_partial
+from app.worklist import NotAssigned, NotFound
 
 
 def _wants_json(request: Request) -> bool:
@@ -38,6 +41,12 @@ def error_response(request: Request, status: int, message: str) -> Response:
     return response
 
 
+def _domain_handler(status: int) -> Any:
+    async def handle(request: Request, exc: Exception) -> Response:
+        return error_response(request, status, str(exc))
+    return handle
+
+
 def _to_login(request: Request) -> Response:
     if _wants_json(request) or request.method != "GET":
         return error_response(request, 401, "log in first, or send an API token as "
@@ -49,7 +58,16 @@ def _to_login(request: Request) -> Response:
     return RedirectResponse(target, status_code=303)
 
 
+# Domain errors raised by plain modules, and the status each means on the web.
+DOMAIN_STATUS: dict[type[Exception], int] = {
+    NotFound: 404, NotAssigned: 403, StudyLocked: 409, StudyError: 422, DraftTooLarge: 422,
+}
+
+
 def install_error_handlers(app: FastAPI) -> None:
+    for error_type, status in DOMAIN_STATUS.items():
+        app.add_exception_handler(error_type, _domain_handler(status))
+
     @app.exception_handler(NotAuthenticated)
     async def not_authenticated(request: Request, exc: NotAuthenticated) -> Response:
         return _to_login(request)

@@ -7,8 +7,8 @@ from starlette.middleware.sessions import SessionMiddleware
 
 from app.db import make_engine
 from app.errors import install_error_handlers
-from app.routes import api, auth, cases, images, imports
-from app.security import current_user
+from app.routes import api, auth, cases, images, imports, reading, studies
+from app.security import current_user, require_admin
 from app.settings import Settings, get_settings
 from app.web import STATIC_DIR
 
@@ -27,7 +27,11 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
                        session_cookie="medbanana_session", same_site="lax",
                        https_only=settings.secure_cookies)
     app.include_router(auth.router)
+    # Cases, imports, their API and images show the judge: admins only, so that blinded
+    # readers cannot reach a verdict by any URL. Readers work in /read.
     for router in (cases.router, imports.router, api.router, images.router):
-        app.include_router(router, dependencies=[Depends(current_user)])
+        app.include_router(router, dependencies=[Depends(require_admin)])
+    app.include_router(reading.router, dependencies=[Depends(current_user)])
+    app.include_router(studies.router, dependencies=[Depends(require_admin)])
     install_error_handlers(app)
     return app

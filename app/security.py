@@ -78,4 +78,4 @@ def safe_next(target: str | None) -> str:
     """Only a local path may follow a login, never another site."""
     if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
         return target
-    return "/cases"
+    return "/"

@@ -5,6 +5,8 @@ instruction and the modality. Never the judge, the outcome, the round, a file na
 that leads to them. After the answer, a study may reveal the judge's verdict.
 """
 
+import json
+import secrets
 from dataclasses import dataclass
 
 from sqlalchemy import Select, func, select
@@ -42,6 +44,22 @@ class ReadView:
     reveal: dict[str, object] | None
     next_uid: str | None
     next_sequence: int | None
+
+    def form_state(self) -> dict[str, object]:
+        """What the form shows: the unsent draft, else the answer in force, else nothing."""
+        if self.draft:
+            return self.draft
+        if self.answer:
+            fields = ("compliance", "structure", "realism", "fidelity", "overall", "confidence",
+                      "comment")
+            return {**{f: getattr(self.answer, f) for f in fields},
+                    "tags": json.loads(self.answer.tags)}
+        return {}
+
+    def submission_id(self) -> str:
+        """Kept in the draft, so a submit retried after a reload is still stored once."""
+        kept = (self.draft or {}).get("submission_id")
+        return kept if isinstance(kept, str) else secrets.token_urlsafe(18)
 
 
 def _answered(study_id: int, user_id: int | None = None) -> Select[int | None]:

@@ -7,6 +7,7 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from app.deps import SessionDep
+from app.models import Role, User
 from app.security import SESSION_USER, check_csrf, current_user, safe_next
 from app.users import authenticate
 from app.web import render
@@ -14,15 +15,20 @@ from app.web import render
 router = APIRouter(include_in_schema=False)
 
 
+@router.get("/")
+def home(user: Annotated[User, Depends(current_user)]) -> RedirectResponse:
+    return RedirectResponse("/cases" if user.role == Role.admin else "/read", status_code=303)
+
+
 @router.get("/login", response_class=HTMLResponse)
-def login_form(request: Request, next: str = "/cases") -> HTMLResponse:
+def login_form(request: Request, next: str = "/") -> HTMLResponse:
     return render(request, "auth/login.html", {"next": safe_next(next), "error": None, "name": ""})
 
 
 @router.post("/login", response_class=HTMLResponse, dependencies=[Depends(check_csrf)])
 def login(request: Request, session: SessionDep, name: Annotated[str, Form(max_length=64)],
           password: Annotated[str, Form(max_length=1024)],
-          next: Annotated[str, Form(max_length=2000)] = "/cases") -> Response:
+          next: Annotated[str, Form(max_length=2000)] = "/") -> Response:
     user = authenticate(session, name, password)
     if user is None:
         context = {"next": safe_next(next), "name": name,

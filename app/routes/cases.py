@@ -2,7 +2,7 @@
 
 
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse
 
 from app import facets
 from app.case_detail import CaseNotFound, get_case
@@ -19,11 +19,6 @@ from app.deps import (
 from app.web import render
 
 router = APIRouter(include_in_schema=False)
-
-
-@router.get("/")
-def home() -> RedirectResponse:
-    return RedirectResponse("/cases", status_code=303)
 
 
 @router.get("/cases", response_class=HTMLResponse)

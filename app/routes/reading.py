@@ -1,0 +1,118 @@
+"""Readers: their studies, the blinded reading screen, answers, drafts, undo, images."""
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Body, Path, Query, Request
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from app.answers import FAILURE_TAGS, AnswerIn, save_draft, submit_answer, undo_last
+from app.deps import IdPath, SessionDep, SettingsDep
+from app.images import ImageKind, ImageNotFound, ImageSize, resolve_image, sized_file
+from app.models import Task
+from app.routes.images import CACHE_CONTROL
+from app.security import CurrentUser
+from app.web import render
+from app.worklist import (
+    NotFound,
+    get_assignment,
+    get_study,
+    item_for_reader,
+    next_open,
+    read_view,
+    studies_of,
+)
+
+router = APIRouter(include_in_schema=False)
+SequencePath = IdPath
+# Item uids are 24 hex characters (secrets.token_hex(12)).
+IdlessUid = Path(pattern=r"^[0-9a-f]{24}$")
+
+
+@router.get("/read", response_class=HTMLResponse)
+def my_studies(request: Request, session: SessionDep, user: CurrentUser) -> HTMLResponse:
+    return render(request, "reading/list.html", {"studies": studies_of(session, user)})
+
+
+@router.get("/read/{study_id}")
+def continue_study(session: SessionDep, user: CurrentUser, study_id: IdPath) -> RedirectResponse:
+    study = get_study(session, study_id)
+    get_assignment(session, study, user, 1)  # 403 for a study that is not theirs
+    following = next_open(session, study, user)
+    target = f"/read/{study_id}/{following.sequence}" if following else f"/read?done={study_id}"
+    return RedirectResponse(target, status_code=303)
+
+
+@router.get("/read/{study_id}/{sequence}", response_class=HTMLResponse)
+def reading_screen(request: Request, session: SessionDep, user: CurrentUser, study_id: IdPath,
+                   sequence: SequencePath) -> HTMLResponse:
+    study = get_study(session, study_id)
+    view = read_view(session, study, user, get_assignment(session, study, user, sequence))
+    return render(request, "reading/read.html", {"view": view, "tags": FAILURE_TAGS, "errors": {}})
+
+
+@router.post("/read/{study_id}/{sequence}", response_class=HTMLResponse)
+async def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: IdPath,
+                 sequence: SequencePath) -> Response:
+    study = get_study(session, study_id)
+    assignment = get_assignment(session, study, user, sequence)
+    form = await request.form()
+    fields: dict[str, Any] = {k: form.get(k) for k in AnswerIn.model_fields if k != "tags"}
+    fields["tags"] = form.getlist("tags")
+    if not fields.get("time_on_case_ms"):
+        fields["time_on_case_ms"] = None
+    try:
+        answer = AnswerIn.model_validate(fields)
+    except ValidationError as error:
+        view = read_view(session, study, user, assignment)
+        view.draft = {k: v for k, v in fields.items() if v is not None}
+        errors = {str(e["loc"][0]): e["msg"] for e in error.errors() if e["loc"]}
+        return render(request, "reading/read.html", {"view": view, "tags": FAILURE_TAGS,
+                                                     "errors": errors}, status_code=422)
+    submit_answer(session, study, assignment, answer)
+    if study.reveal == "after_submit":
+        return RedirectResponse(f"/read/{study_id}/{sequence}", status_code=303)
+    return RedirectResponse(f"/read/{study_id}", status_code=303)
+
+
+@router.put("/read/{study_id}/{sequence}/draft", status_code=204)
+def put_draft(session: SessionDep, user: CurrentUser, study_id: IdPath, sequence: SequencePath,
+              payload: Annotated[dict[str, Any], Body()]) -> Response:
+    study = get_study(session, study_id)
+    save_draft(session, study, get_assignment(session, study, user, sequence), payload)
+    return Response(status_code=204)
+
+
+@router.post("/read/{study_id}/undo")
+def undo(session: SessionDep, user: CurrentUser, study_id: IdPath) -> RedirectResponse:
+    study = get_study(session, study_id)
+    get_assignment(session, study, user, 1)
+    assignment = undo_last(session, study, user.id or 0)
+    target = f"/read/{study_id}/{assignment.sequence}" if assignment else f"/read/{study_id}"
+    return RedirectResponse(target, status_code=303)
+
+
+@router.get("/read/{study_id}/image/{uid}/{which}")
+async def reading_image(request: Request, session: SessionDep, settings: SettingsDep,
+                        user: CurrentUser, study_id: IdPath, uid: Annotated[str, IdlessUid],
+                        which: Literal["original", "edit"],
+                        size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
+    item = item_for_reader(session, get_study(session, study_id), user, uid)
+    if which == "edit":
+        kind, image_id = ImageKind.attempt, item.attempt_id
+    else:
+        task = session.get(Task, item.task_id)
+        assert task is not None
+        kind, image_id = ImageKind.source, task.source_image_id
+    try:
+        image = resolve_image(session, kind, image_id)
+        path = await run_in_threadpool(sized_file, image, size, settings.resolved_cache_dir())
+    except ImageNotFound:
+        raise NotFound("this image is missing on disk") from None
+    # The ETag is a hash of the file's identity: it names no id, round or outcome.
+    etag = f'"{image.etag}-{size.value}"'
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers={"ETag": etag, "Cache-Control": CACHE_CONTROL})
+    return FileResponse(path, media_type="image/jpeg",
+                        headers={"ETag": etag, "Cache-Control": CACHE_CONTROL})

@@ -1,0 +1,95 @@
+// The reading screen: keys, draft autosave, and time on case (only while the tab is visible).
+(function () {
+  "use strict";
+  const root = document.getElementById("reading");
+  const form = document.getElementById("answer-form");
+  if (!root || !form) return;
+  const csrf = form.querySelector('input[name="csrf_token"]').value;
+  const status = document.getElementById("draft-status");
+  const CYCLE = ["yes", "no", "cannot_assess"];
+  const FIELDS = ["compliance", "structure", "realism", "fidelity", "overall", "confidence", "comment"];
+
+  // Time on case: from both images shown to submit, paused while the tab is hidden.
+  let elapsed = Number(root.dataset.elapsed) || 0;
+  let since = null;
+  let imagesShown = false;
+  const running = () => (since === null ? 0 : performance.now() - since);
+  const total = () => Math.round(elapsed + running());
+  function start() { if (since === null && imagesShown && !document.hidden) since = performance.now(); }
+  function pause() { elapsed += running(); since = null; }
+  const images = Array.from(root.querySelectorAll(".reading-panes img"));
+  Promise.all(images.map((img) => (img.complete ? Promise.resolve() : new Promise((done) => {
+    img.addEventListener("load", done, { once: true });
+    img.addEventListener("error", done, { once: true });
+  })))).then(() => { imagesShown = true; start(); });
+  document.addEventListener("visibilitychange", () => (document.hidden ? pause() : start()));
+
+  function payload() {
+    const data = new FormData(form);
+    const state = { tags: data.getAll("tags"), submission_id: data.get("submission_id"), elapsed_ms: total() };
+    FIELDS.forEach((name) => { if (data.get(name) !== null) state[name] = data.get(name); });
+    return state;
+  }
+
+  let timer = null;
+  let submitted = false;
+  async function saveDraft(keepalive) {
+    if (submitted) return;
+    try {
+      const response = await fetch(root.dataset.draftUrl, {
+        method: "PUT", keepalive: Boolean(keepalive), credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+        body: JSON.stringify(payload()),
+      });
+      status.textContent = response.ok ? "draft saved" : `draft NOT saved (${response.status})`;
+    } catch (error) {
+      status.textContent = "draft NOT saved (offline?)";
+    }
+  }
+  function scheduleSave() {
+    status.textContent = "unsaved changes";
+    clearTimeout(timer);
+    timer = setTimeout(saveDraft, 400);
+  }
+  form.addEventListener("change", scheduleSave);
+  form.querySelector("textarea").addEventListener("input", scheduleSave);
+  window.addEventListener("pagehide", () => { if (timer) saveDraft(true); });
+
+  form.addEventListener("submit", (event) => {
+    if (submitted) { event.preventDefault(); return; }
+    submitted = true;
+    clearTimeout(timer);
+    form.querySelector('input[name="time_on_case_ms"]').value = String(total());
+    document.getElementById("submit-answer").disabled = true;
+  });
+
+  function choose(name, value) {
+    const input = form.querySelector(`input[name="${name}"][value="${value}"]`);
+    if (input) { input.checked = true; scheduleSave(); }
+  }
+  function cycle(name) {
+    const current = form.querySelector(`input[name="${name}"]:checked`);
+    const index = current ? CYCLE.indexOf(current.value) : -1;
+    choose(name, CYCLE[(index + 1) % CYCLE.length]);
+  }
+
+  document.addEventListener("keydown", (event) => {
+    const target = event.target;
+    if (target instanceof HTMLTextAreaElement || (target instanceof HTMLInputElement && target.type === "text")) {
+      if (event.key === "Escape") target.blur();
+      return;
+    }
+    if (event.metaKey || event.ctrlKey || event.altKey) return;
+    const digit = /^Digit([1-5])$/.exec(event.code);
+    if (event.shiftKey && digit) choose("confidence", digit[1]);
+    else if (!event.shiftKey && /^[1-4]$/.test(event.key)) {
+      cycle(form.querySelector(`fieldset.dimension[data-key="${event.key}"]`).dataset.name);
+    } else if (event.key === "a") choose("overall", "accept");
+    else if (event.key === "r") choose("overall", "reject");
+    else if (event.key === "m") form.querySelector("textarea").focus();
+    else if (event.key === "u") document.getElementById("undo-form").requestSubmit();
+    else if (event.key === "Enter") form.requestSubmit();
+    else return;
+    event.preventDefault();
+  });
+})();
