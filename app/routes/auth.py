@@ -8,7 +8,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 
 from app.deps import SessionDep
 from app.models import Role, User
-from app.security import SESSION_USER, check_csrf, current_user, safe_next
+from app.security import SESSION_USER, check_csrf, current_user, require_admin, safe_next
 from app.users import authenticate
 from app.web import render
 
@@ -46,11 +46,11 @@ def logout(request: Request) -> RedirectResponse:
     return RedirectResponse("/login", status_code=303)
 
 
-@router.get("/docs", response_class=HTMLResponse, dependencies=[Depends(current_user)])
+@router.get("/docs", response_class=HTMLResponse, dependencies=[Depends(require_admin)])
 def api_docs() -> HTMLResponse:
     return get_swagger_ui_html(openapi_url="/openapi.json", title="MedBanana Review API")
 
 
-@router.get("/openapi.json", dependencies=[Depends(current_user)])
+@router.get("/openapi.json", dependencies=[Depends(require_admin)])
 def openapi_schema(request: Request) -> JSONResponse:
     return JSONResponse(request.app.openapi())

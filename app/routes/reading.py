@@ -44,6 +44,16 @@ def continue_study(session: SessionDep, user: CurrentUser, study_id: IdPath) -> 
     return RedirectResponse(target, status_code=303)
 
 
+# Registered before the /{sequence} routes, which would take 'undo' for a number.
+@router.post("/read/{study_id}/undo")
+def undo(session: SessionDep, user: CurrentUser, study_id: IdPath) -> RedirectResponse:
+    study = get_study(session, study_id)
+    get_assignment(session, study, user, 1)
+    assignment = undo_last(session, study, user.id or 0)
+    target = f"/read/{study_id}/{assignment.sequence}" if assignment else f"/read/{study_id}"
+    return RedirectResponse(target, status_code=303)
+
+
 @router.get("/read/{study_id}/{sequence}", response_class=HTMLResponse)
 def reading_screen(request: Request, session: SessionDep, user: CurrentUser, study_id: IdPath,
                    sequence: SequencePath) -> HTMLResponse:
@@ -82,15 +92,6 @@ def put_draft(session: SessionDep, user: CurrentUser, study_id: IdPath, sequence
     study = get_study(session, study_id)
     save_draft(session, study, get_assignment(session, study, user, sequence), payload)
     return Response(status_code=204)
-
-
-@router.post("/read/{study_id}/undo")
-def undo(session: SessionDep, user: CurrentUser, study_id: IdPath) -> RedirectResponse:
-    study = get_study(session, study_id)
-    get_assignment(session, study, user, 1)
-    assignment = undo_last(session, study, user.id or 0)
-    target = f"/read/{study_id}/{assignment.sequence}" if assignment else f"/read/{study_id}"
-    return RedirectResponse(target, status_code=303)
 
 
 @router.get("/read/{study_id}/image/{uid}/{which}")

@@ -1,0 +1,186 @@
+"""The reading routes: blinded everywhere, 403/404/409/422 as promised, nothing half-stored."""
+
+import re
+
+import pytest
+from bs4 import BeautifulSoup
+from fastapi.testclient import TestClient
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app.main import create_app
+from app.models import Attempt, JudgeVerdict, Role, Task
+from app.settings import Settings
+from app.study_models import Answer, StudyItem
+from tests.studies.conftest import StudySetup, make_study
+
+
+def as_user(engine: Engine, settings: Settings, name: str, role: Role = Role.reader) -> TestClient:
+    """A token client for an existing account (make_study made it)."""
+    from app.users import find_user, issue_token
+
+    with Session(engine) as session:
+        user = find_user(session, name)
+        assert user is not None
+        token = issue_token(session=session, user=user)
+    return TestClient(create_app(settings, engine), headers={"Authorization": f"Bearer {token}"},
+                      raise_server_exceptions=False)
+
+
+@pytest.fixture
+def study(demo_engine: Engine) -> StudySetup:
+    return make_study(demo_engine)
+
+
+@pytest.fixture
+def reader(demo_engine: Engine, settings: Settings, study: StudySetup) -> TestClient:
+    return as_user(demo_engine, settings, "reader-0")
+
+
+FORM = {"compliance": "yes", "structure": "no", "realism": "yes", "fidelity": "cannot_assess",
+        "overall": "reject", "confidence": "3", "tags": ["wrong_location"], "comment": "x",
+        "time_on_case_ms": "4200"}
+
+
+def secrets_of_study(engine: Engine, study: StudySetup) -> list[str]:
+    """Texts that would unblind a reader: judge reasons, outcomes, file names, attempt ids."""
+    with Session(engine) as s:
+        items = s.scalars(select(StudyItem).where(col(StudyItem.study_id) == study.study.id)).all()
+        found = []
+        for item in items:
+            attempt = s.get(Attempt, item.attempt_id)
+            verdict = s.scalars(select(JudgeVerdict).where(
+                col(JudgeVerdict.attempt_id) == item.attempt_id)).first()
+            task = s.get(Task, item.task_id)
+            assert attempt and verdict and task
+            found += [verdict.reason or "", (attempt.image_relpath or "").rsplit("/", 1)[-1],
+                      task.task_key, f"/images/attempt/{attempt.id}"]
+    return [f for f in found if f]
+
+
+def test_every_reader_response_is_blind(demo_engine: Engine, reader: TestClient,
+                                        study: StudySetup) -> None:
+    sid = study.study.id
+    pages = [reader.get("/read"), reader.get(f"/read/{sid}/1"),
+             reader.get(f"/read/{sid}/1", headers={"HX-Request": "true"})]
+    html = BeautifulSoup(pages[1].text, "html.parser")
+    images = [img["src"] for img in html.select(".reading-panes img")]
+    assert all(re.fullmatch(rf"/read/{sid}/image/[0-9a-f]{{24}}/(original|edit)\?size=preview", i)
+               for i in images)
+    pages += [reader.get(i) for i in images]
+    reader.post(f"/read/{sid}/1", data=FORM | {"submission_id": "sub-blind-0001"})
+    pages.append(reader.get(f"/read/{sid}/1"))  # reveal is "never" in this study
+    body = " ".join(p.text if "text" in p.headers.get("content-type", "") else "" for p in pages)
+    for secret in secrets_of_study(demo_engine, study):
+        assert secret not in body
+    for word in ("qualified", "success", "failed-", "round"):
+        assert word not in BeautifulSoup(pages[1].text, "html.parser").select_one("#reading").text.lower()
+
+
+@pytest.mark.parametrize("url", ["/cases", "/cases/1", "/api/cases", "/api/cases/1", "/imports",
+                                 "/images/attempt/1", "/images/source/1", "/studies", "/docs"])
+def test_readers_cannot_reach_the_judge(reader: TestClient, url: str) -> None:
+    assert reader.get(url).status_code == 403
+
+
+def test_submit_stores_one_version_and_moves_on(demo_engine: Engine, reader: TestClient,
+                                                study: StudySetup) -> None:
+    sid = study.study.id
+    first = reader.post(f"/read/{sid}/1", data=FORM | {"submission_id": "sub-twice-0001"},
+                        follow_redirects=False)
+    again = reader.post(f"/read/{sid}/1", data=FORM | {"submission_id": "sub-twice-0001"},
+                        follow_redirects=False)
+    assert first.status_code == again.status_code == 303
+    assert reader.get(f"/read/{sid}", follow_redirects=False).headers["location"] == f"/read/{sid}/2"
+    with Session(demo_engine) as s:
+        [stored] = s.scalars(select(Answer)).all()
+    assert stored.time_on_case_ms == 4200 and stored.tags == '["wrong_location"]'
+
+
+@pytest.mark.parametrize("change, field", [({"confidence": "9"}, "confidence"),
+                                           ({"tags": ["looks_odd"]}, "tags"),
+                                           ({"realism": "perhaps"}, "realism")])
+def test_bad_answers_are_422_with_the_reason_and_nothing_stored(
+        demo_engine: Engine, reader: TestClient, study: StudySetup, change: dict, field: str) -> None:
+    response = reader.post(f"/read/{study.study.id}/1",
+                           data=FORM | change | {"submission_id": "sub-bad-00001"})
+    assert response.status_code == 422
+    page = BeautifulSoup(response.text, "html.parser")
+    assert page.select(".field-error") and page.select_one("#answer-form") is not None
+    with Session(demo_engine) as s:
+        assert s.scalars(select(Answer)).all() == []
+
+
+def test_not_assigned_unknown_and_locked(demo_engine: Engine, settings: Settings,
+                                         reader: TestClient, study: StudySetup) -> None:
+    sid = study.study.id
+    outsider = as_user(demo_engine, settings, "outsider")
+    assert outsider.get(f"/read/{sid}/1").status_code == 403
+    assert outsider.get(f"/read/{sid}").status_code == 403
+    uid = BeautifulSoup(reader.get(f"/read/{sid}/1").text, "html.parser").select_one(
+        "#img-edit")["src"].split("/")[4]
+    assert outsider.get(f"/read/{sid}/image/{uid}/edit").status_code == 403
+    assert reader.get(f"/read/{sid}/image/{'0' * 24}/edit").status_code == 404
+    assert reader.get(f"/read/{sid}/image/../../etc/edit").status_code in (404, 422)
+    assert reader.get("/read/9999/1").status_code == 404
+    assert reader.get(f"/read/{sid}/999").status_code == 404
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    assert admin.post(f"/studies/{sid}/lock", follow_redirects=False).status_code == 303
+    locked = reader.post(f"/read/{sid}/1", data=FORM | {"submission_id": "sub-locked-001"})
+    assert locked.status_code == 409
+    assert reader.put(f"/read/{sid}/1/draft", json={"comment": "x"}).status_code == 409
+    with Session(demo_engine) as s:
+        assert s.scalars(select(Answer)).all() == []
+
+
+def test_drafts_survive_a_reload_and_undo_reopens(reader: TestClient, study: StudySetup) -> None:
+    sid = study.study.id
+    assert reader.put(f"/read/{sid}/1/draft", json={"compliance": "no", "comment": "half done",
+                                                    "submission_id": "sub-draft-0001"}).status_code == 204
+    page = BeautifulSoup(reader.get(f"/read/{sid}/1").text, "html.parser")
+    assert page.select_one('input[name="compliance"][value="no"]').has_attr("checked")
+    assert page.select_one("textarea").text == "half done"
+    assert page.select_one('input[name="submission_id"]')["value"] == "sub-draft-0001"
+    reader.post(f"/read/{sid}/1", data=FORM | {"submission_id": "sub-draft-0001"})
+    undone = reader.post(f"/read/{sid}/undo", follow_redirects=False)
+    assert undone.headers["location"] == f"/read/{sid}/1"
+    page = BeautifulSoup(reader.get(f"/read/{sid}/1").text, "html.parser")
+    assert page.select_one("#answered") is None
+    assert page.select_one('input[name="structure"][value="no"]').has_attr("checked")
+    assert reader.put(f"/read/{sid}/1/draft", json={"c": "x" * 20_000}).status_code == 422
+
+
+def test_admin_creates_a_stratified_study_from_a_filter(demo_engine: Engine, settings: Settings,
+                                                        study: StudySetup) -> None:
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    form = admin.get("/studies/new?modality=chest_xray&outcome=success")
+    assert form.status_code == 200
+    readers = [r.id for r in study.readers]
+    data = {"name": "second", "strata_facet": "direction", "strata": "add=3, remove=3",
+            "seed": "7", "readers": [str(r) for r in readers], "blinded": "true"}
+    created = admin.post("/studies?modality=chest_xray&outcome=success", data=data,
+                         follow_redirects=False)
+    assert created.status_code == 303
+    detail = BeautifulSoup(admin.get(created.headers["location"]).text, "html.parser")
+    assert [r.select_one(".done").text for r in detail.select(".reader-progress")] == ["0", "0"]
+    too_many = admin.post("/studies?modality=chest_xray", data=data | {
+        "name": "third", "strata": "add=500"})
+    assert too_many.status_code == 422
+    assert "500 were asked" in BeautifulSoup(too_many.text, "html.parser").select_one(
+        "#study-error").text
+    bad = admin.post("/studies", data=data | {"name": "fourth", "strata": "add=lots"})
+    assert bad.status_code == 422
+
+
+def test_progress_shows_for_readers_and_admins(demo_engine: Engine, settings: Settings,
+                                               reader: TestClient, study: StudySetup) -> None:
+    sid = study.study.id
+    for n in (1, 2):
+        reader.post(f"/read/{sid}/{n}", data=FORM | {"submission_id": f"sub-prog-000{n}"})
+    mine = BeautifulSoup(reader.get("/read").text, "html.parser")
+    assert "2 of 8" in mine.select_one("#my-studies").text
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    partial = admin.get(f"/studies/{sid}", headers={"HX-Request": "true"})
+    rows = BeautifulSoup(partial.text, "html.parser").select(".reader-progress")
+    assert {r["data-reader"]: r.select_one(".done").text for r in rows} == {"reader-0": "2",
+                                                                            "reader-1": "0"}
