@@ -155,11 +155,11 @@ def _accepted_verification(task: DemoTask) -> dict[str, Any]:
     }
 
 
-def _instruction(task: DemoTask, round_number: int, previous_mode: str | None) -> str:
+def _instruction(task: DemoTask, previous_mode: str | None) -> str:
     text = catalog.first_instruction(task.dataset.modality, task.disease, task.direction)
     if previous_mode:
-        text += (f" Refinement {round_number}: the previous attempt failed "
-                 f"({previous_mode.replace('_', ' ')}). {catalog.REFINEMENTS[previous_mode]}")
+        # Only the correction itself: a round number in the text would unblind readers.
+        text += f" {catalog.REFINEMENTS[previous_mode]}"
     return text
 
 
@@ -199,7 +199,7 @@ def _write_round(run: Path, task: DemoTask, r: int, previous_mode: str | None,
     entry: dict[str, Any] = {
         "round": r,
         "generate_prompt": {"thinking_summary": catalog.thinking(task.disease, d, r),
-                            "prompt": _instruction(task, r, previous_mode)},
+                            "prompt": _instruction(task, previous_mode)},
         "edit_result": {"success": True},
     }
     if task.scenario == "f5" and r == 2:
