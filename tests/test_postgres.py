@@ -82,3 +82,29 @@ def test_a_broken_file_leaves_nothing_behind_on_postgres(pg_engine: Engine, tmp_
         import_tree(pg_engine, tmp_path / "run")
     client = token_client(create_app(Settings(var_dir=tmp_path), pg_engine), pg_engine)
     assert client.get("/api/cases").json()["total"] == 0
+
+
+def test_study_answers_on_postgres(pg_engine: Engine, demo_dir: Path) -> None:
+    from sqlmodel import Session, select
+
+    from app.answers import AnswerIn, latest_answer, submit_answer, undo_last
+    from app.study_models import Answer
+    from app.worklist import get_assignment, next_open, reader_progress
+    from tests.studies.conftest import make_study
+
+    import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
+    setup = make_study(pg_engine, repeat_fraction=0.25)
+    reader = setup.readers[0]
+    values = dict(compliance="yes", structure="yes", realism="yes", fidelity="no",
+                  overall="accept", confidence=5)
+    with Session(pg_engine) as s:
+        first = get_assignment(s, setup.study, reader, 1)
+        a = submit_answer(s, setup.study, first, AnswerIn(**values, submission_id="pg-sub-0001"))
+        b = submit_answer(s, setup.study, first, AnswerIn(**values, submission_id="pg-sub-0001"))
+        assert a.id == b.id
+        assert reader_progress(s, setup.study.id or 0, reader.id or 0).done == 1
+        assert reader_progress(s, setup.study.id or 0, reader.id or 0).total == 10
+        assert undo_last(s, setup.study, reader.id or 0) is not None
+        assert latest_answer(s, first.id or 0) is None
+        assert next_open(s, setup.study, reader).sequence == 1  # type: ignore[union-attr]
+        assert len(s.exec(select(Answer)).all()) == 2
