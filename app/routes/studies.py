@@ -4,7 +4,7 @@ import json
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from sqlmodel import col, select
 
 from app.answers import lock_study
@@ -12,6 +12,7 @@ from app.deps import CaseFilterDep, IdPath, SessionDep
 from app.models import Role, User
 from app.security import AdminUser
 from app.study_design import STRATA_FACETS, StudyError, create_study
+from app.study_export import iter_answer_csv
 from app.study_forms import plan_from_form
 from app.study_models import Reveal, Study
 from app.web import render
@@ -76,6 +77,14 @@ def study_page(request: Request, session: SessionDep, study_id: IdPath) -> HTMLR
     context = {"study": study, "progress": study_progress(session, study),
                "selection": json.loads(study.selection)}
     return render(request, "studies/detail.html", context, partial="studies/_progress.html")
+
+
+@router.get("/studies/{study_id}/answers.csv")
+def export_answers(session: SessionDep, study_id: IdPath) -> StreamingResponse:
+    study = get_study(session, study_id)
+    filename = f"study-{study_id}-answers.csv"
+    return StreamingResponse(iter_answer_csv(session, study), media_type="text/csv",
+                             headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
 
 @router.post("/studies/{study_id}/lock")

@@ -184,3 +184,22 @@ def test_progress_shows_for_readers_and_admins(demo_engine: Engine, settings: Se
     rows = BeautifulSoup(partial.text, "html.parser").select(".reader-progress")
     assert {r["data-reader"]: r.select_one(".done").text for r in rows} == {"reader-0": "2",
                                                                             "reader-1": "0"}
+
+
+def test_export_streams_every_version_even_after_lock(demo_engine: Engine, settings: Settings,
+                                                      reader: TestClient, study: StudySetup) -> None:
+    import csv
+    import io
+
+    sid = study.study.id
+    reader.post(f"/read/{sid}/1", data=FORM | {"submission_id": "sub-exp-00001"})
+    reader.post(f"/read/{sid}/1", data=FORM | {"submission_id": "sub-exp-00002", "overall": "accept"})
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    admin.post(f"/studies/{sid}/lock")
+    response = admin.get(f"/studies/{sid}/answers.csv")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.text)))
+    assert [(r["reader"], r["version"], r["overall"]) for r in rows] == [
+        ("reader-0", "1", "reject"), ("reader-0", "2", "accept")]
+    assert rows[0]["time_on_case_ms"] == "4200" and rows[0]["task_key"]
+    assert reader.get(f"/studies/{sid}/answers.csv").status_code == 403
