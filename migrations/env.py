@@ -4,7 +4,7 @@ when run as `alembic upgrade head` from the shell."""
 from alembic import context
 from sqlmodel import SQLModel
 
-import app.models  # noqa: F401  (registers the tables on SQLModel.metadata)
+import app.models
 import app.study_models  # noqa: F401
 from app.db import include_object, make_engine
 from app.settings import get_settings
