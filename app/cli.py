@@ -112,6 +112,19 @@ cli.add_typer(users_cli, name="users")
 cli.command("demo-users")(demo_users)
 
 
+@cli.command("backup")
+def backup(target: Path = typer.Argument(..., help="New file for the copy.")) -> None:
+    """Make a consistent copy of the database (SQLite online backup, or pg_dump)."""
+    from app.backup import BackupError, backup_database
+
+    try:
+        backup_database(get_settings().resolved_database_url(), target)
+    except BackupError as error:
+        _say(f"error: {error}")
+        raise typer.Exit(1) from None
+    _say(f"backup written to {target}")
+
+
 @cli.command("migrate")
 def migrate_command() -> None:
     """Bring the database schema up to date (every other command does this too)."""

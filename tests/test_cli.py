@@ -63,3 +63,16 @@ def test_users_add_token_and_demo_accounts(runner: CliRunner) -> None:
     assert runner.invoke(cli, ["users", "token", "nobody"]).exit_code == 1
     demo = runner.invoke(cli, ["demo-users"])
     assert demo.exit_code == 0 and "demo-reader-2" in demo.output
+
+
+def test_backup_is_a_consistent_copy(runner: CliRunner, demo_dir: Path, tmp_path: Path) -> None:
+    import sqlite3
+
+    assert runner.invoke(cli, ["import", str(demo_dir / "run")]).exit_code == 0
+    target = tmp_path / "copy.db"
+    result = runner.invoke(cli, ["backup", str(target)])
+    assert result.exit_code == 0, result.output
+    with sqlite3.connect(target) as copy:
+        assert copy.execute("SELECT count(*) FROM task").fetchone() == (44,)
+    again = runner.invoke(cli, ["backup", str(target)])
+    assert again.exit_code == 1 and "exists already" in again.output

@@ -108,3 +108,11 @@ def test_study_answers_on_postgres(pg_engine: Engine, demo_dir: Path) -> None:
         assert latest_answer(s, first.id or 0) is None
         assert next_open(s, setup.study, reader).sequence == 1  # type: ignore[union-attr]
         assert len(s.exec(select(Answer)).all()) == 2
+
+
+def test_backup_with_pg_dump(pg_engine: Engine, tmp_path: Path) -> None:
+    from app.backup import backup_database
+
+    target = tmp_path / "pg.dump"
+    backup_database(pg_engine.url.render_as_string(hide_password=False), target)
+    assert target.read_bytes()[:5] == b"PGDMP"
