@@ -1,5 +1,6 @@
 """Images by opaque id, resized on first use and cached on disk and in the browser."""
 
+from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request
@@ -7,11 +8,24 @@ from fastapi.responses import FileResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from app.deps import IdPath, SessionDep, SettingsDep
-from app.images import ImageKind, ImageNotFound, ImageSize, resolve_image, sized_file
+from app.images import ImageFile, ImageKind, ImageNotFound, ImageSize, resolve_image, sized_file
 
 router = APIRouter(tags=["images"])
 # The bytes behind an id never change (a new edit gets a new id); the ETag covers the rest.
 CACHE_CONTROL = "private, max-age=31536000, immutable"
+
+
+async def image_response(request: Request, image: ImageFile, size: ImageSize,
+                         cache_dir: Path) -> Response:
+    """The sized file with ETag and caching; a 304 when the browser has it. The ETag is a
+    hash of the file's identity, so it names no id, round or outcome."""
+    etag = f'"{image.etag}-{size.value}"'
+    headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL}
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    path = await run_in_threadpool(sized_file, image, size, cache_dir)
+    media_type = "image/png" if path.suffix.lower() == ".png" else "image/jpeg"
+    return FileResponse(path, media_type=media_type, headers=headers)
 
 
 @router.get("/images/{kind}/{image_id}", response_class=FileResponse,
@@ -21,15 +35,6 @@ async def get_image(request: Request, session: SessionDep, settings: SettingsDep
                     size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
     try:
         image = resolve_image(session, kind, image_id)
-        etag = f'"{image.etag}-{size.value}"'
-        if request.headers.get("if-none-match") == etag:
-            return Response(status_code=304, headers={"ETag": etag, "Cache-Control": CACHE_CONTROL})
-        path = await run_in_threadpool(sized_file, image, size, settings.resolved_cache_dir())
+        return await image_response(request, image, size, settings.resolved_cache_dir())
     except ImageNotFound as error:
         raise HTTPException(404, str(error)) from None
-    return FileResponse(path, media_type=_media_type(path.suffix),
-                        headers={"ETag": etag, "Cache-Control": CACHE_CONTROL})
-
-
-def _media_type(suffix: str) -> str:
-    return "image/png" if suffix.lower() == ".png" else "image/jpeg"

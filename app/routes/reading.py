@@ -3,15 +3,14 @@
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Path, Query, Request
-from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
-from starlette.concurrency import run_in_threadpool
 
 from app.answers import FAILURE_TAGS, AnswerIn, save_draft, submit_answer, undo_last
 from app.deps import IdPath, SessionDep, SettingsDep
-from app.images import ImageKind, ImageNotFound, ImageSize, resolve_image, sized_file
+from app.images import ImageKind, ImageNotFound, ImageSize, resolve_image
 from app.models import Task
-from app.routes.images import CACHE_CONTROL
+from app.routes.images import image_response
 from app.security import CurrentUser
 from app.web import render
 from app.worklist import (
@@ -108,12 +107,6 @@ async def reading_image(request: Request, session: SessionDep, settings: Setting
         kind, image_id = ImageKind.source, task.source_image_id
     try:
         image = resolve_image(session, kind, image_id)
-        path = await run_in_threadpool(sized_file, image, size, settings.resolved_cache_dir())
+        return await image_response(request, image, size, settings.resolved_cache_dir())
     except ImageNotFound:
         raise NotFound("this image is missing on disk") from None
-    # The ETag is a hash of the file's identity: it names no id, round or outcome.
-    etag = f'"{image.etag}-{size.value}"'
-    if request.headers.get("if-none-match") == etag:
-        return Response(status_code=304, headers={"ETag": etag, "Cache-Control": CACHE_CONTROL})
-    return FileResponse(path, media_type="image/jpeg",
-                        headers={"ETag": etag, "Cache-Control": CACHE_CONTROL})
