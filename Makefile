@@ -8,7 +8,7 @@ DEMO_DIR := var/demo
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test install system-deps lint typecheck pytest serve bench clean
+.PHONY: demo test test-postgres install system-deps lint typecheck pytest serve bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,11 @@ pytest: install system-deps
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 
 test: lint typecheck pytest
+
+# Only the tests that run against a real PostgreSQL server (started by the test setup).
+test-postgres: install system-deps
+	@$(BIN)/pytest -m postgres $(PYTEST_ARGS); status=$$?; \
+	if [ $$status -eq 5 ]; then echo "pytest collected no PostgreSQL tests" >&2; exit 1; fi; exit $$status
 
 bench: install
 	$(BIN)/python benchmarks/import_scale.py

@@ -67,6 +67,22 @@ def ensure_open(study: Study) -> None:
         raise StudyLocked(f"study {study.name!r} is locked; answers can no longer change")
 
 
+def commit_if_open(session: Session, study: Study) -> None:
+    """Commit the pending writes unless the study was locked meanwhile.
+
+    The status is read again after the writes are flushed: SQLite then holds the write lock,
+    and PostgreSQL's FOR SHARE waits for a lock being committed, so an answer either commits
+    before the lock or not at all.
+    """
+    session.flush()
+    status = session.scalar(select(Study.status).where(  # type: ignore[call-overload]
+        col(Study.id) == study.id).with_for_update(read=True))
+    if status == StudyStatus.locked:
+        session.rollback()
+        raise StudyLocked(f"study {study.name!r} is locked; answers can no longer change")
+    session.commit()
+
+
 def latest_answer(session: Session, assignment_id: int) -> Answer | None:
     """The answer in force: the newest version, unless that version retracted it."""
     query = (select(Answer).where(col(Answer.assignment_id) == assignment_id)
@@ -91,7 +107,7 @@ def submit_answer(session: Session, study: Study, assignment: Assignment, answer
             session.flush()
             session.execute(Draft.__table__.delete().where(  # type: ignore[attr-defined]
                 Draft.__table__.c.assignment_id == assignment.id))  # type: ignore[attr-defined]
-            session.commit()
+            commit_if_open(session, study)
         except IntegrityError:
             session.rollback()
             continue
@@ -121,7 +137,7 @@ def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None
                        submission_id=f"undo-{secrets.token_hex(12)}", retracted=True, **values))
     # The retracted answer comes back as the draft, so the reader can correct it.
     save_draft(session, study, assignment, {**values, "tags": json.loads(last.tags)}, commit=False)
-    session.commit()
+    commit_if_open(session, study)
     return assignment
 
 
@@ -132,14 +148,23 @@ def save_draft(session: Session, study: Study, assignment: Assignment, payload: 
     if len(text) > MAX_DRAFT_BYTES:
         raise DraftTooLarge(f"a draft may hold at most {MAX_DRAFT_BYTES} bytes")
     assert assignment.id is not None
-    draft = session.get(Draft, assignment.id)
-    if draft is None:
-        session.add(Draft(assignment_id=assignment.id, payload=text))
-    else:
-        draft.payload, draft.updated_at = text, utcnow()
-        session.add(draft)
-    if commit:
-        session.commit()
+    for attempt in range(2):
+        draft = session.get(Draft, assignment.id)
+        if draft is None:
+            session.add(Draft(assignment_id=assignment.id, payload=text))
+        else:
+            draft.payload, draft.updated_at = text, utcnow()
+            session.add(draft)
+        if not commit:
+            return
+        try:
+            commit_if_open(session, study)
+            return
+        except IntegrityError:
+            # Two autosaves raced to create the draft; the second becomes an update.
+            session.rollback()
+            if attempt:
+                raise
 
 
 def load_draft(session: Session, assignment_id: int) -> dict[str, object] | None:

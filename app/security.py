@@ -43,10 +43,30 @@ async def check_csrf(request: Request) -> None:
                                  "reload the page and try again")
 
 
-async def current_user(request: Request, session: SessionDep) -> User:
+async def session_csrf(request: Request) -> None:
+    """CSRF for logged-in cookie sessions, checked before current_user touches the database.
+
+    Async and free of database work, so that reading a form body never happens while the
+    request holds a pooled connection: with every connection held by requests waiting for
+    their bodies, the next request would block the event loop on the pool.
+    """
+    if _bearer(request) is None and isinstance(request.session.get(SESSION_USER), int):
+        await check_csrf(request)
+
+
+def _bearer(request: Request) -> str | None:
     authorization = request.headers.get("authorization", "")
     if authorization.lower().startswith("bearer "):
-        user = user_for_token(session, authorization[7:].strip())
+        return authorization[7:].strip()
+    return None
+
+
+def current_user(request: Request, session: SessionDep,
+                 _csrf: Annotated[None, Depends(session_csrf)]) -> User:
+    # Sync, so FastAPI runs the database look-up in its thread pool, off the event loop.
+    token = _bearer(request)
+    if token is not None:
+        user = user_for_token(session, token)
         if user is None:
             raise HTTPException(401, "the bearer token is not valid",
                                 headers={"WWW-Authenticate": "Bearer"})
@@ -57,7 +77,6 @@ async def current_user(request: Request, session: SessionDep) -> User:
     found = session.get(User, user_id) if isinstance(user_id, int) else None
     if found is None:
         raise NotAuthenticated()
-    await check_csrf(request)
     request.state.user = found
     return found
 

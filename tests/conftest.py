@@ -1,5 +1,7 @@
 """Fixtures: every test gets its own database file, copied from a migrated template."""
 
+import itertools
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +16,7 @@ from app.importer import import_tree
 from app.main import create_app
 from app.settings import Settings
 from tests.accounts import token_client
+from tests.pg_server import PostgresServer
 
 # Small phantoms keep the suite fast; the layout and JSON are the same as at 1024².
 DEMO_SIZE = 96
@@ -75,3 +78,28 @@ def client(demo_engine: Engine, settings: Settings) -> Iterator[TestClient]:
     """An admin's client, authenticated with a bearer token."""
     with token_client(create_app(settings, demo_engine), demo_engine) as test_client:
         yield test_client
+
+
+_names = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PostgresServer]:
+    try:
+        server = PostgresServer()
+        server.start()
+    except (FileNotFoundError, OSError) as error:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"PostgreSQL is required in CI: {error}")
+        pytest.skip(f"no PostgreSQL server binaries: {error}")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_engine(pg_server: PostgresServer) -> Iterator[Engine]:
+    """A database of this test's own on the shared server."""
+    engine = make_engine(pg_server.create_database(f"test_{next(_names)}"))
+    migrate(engine)
+    yield engine
+    engine.dispose()

@@ -1,44 +1,16 @@
 """The same import, listing, search and case page on a real PostgreSQL server."""
 
-import itertools
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
 
-from app.db import make_engine, migrate
 from app.importer import import_tree
 from app.main import create_app
 from app.settings import Settings
 from tests.accounts import token_client
-from tests.pg_server import PostgresServer
 
 pytestmark = pytest.mark.postgres
-_names = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def pg_server() -> Iterator[PostgresServer]:
-    try:
-        server = PostgresServer()
-        server.start()
-    except (FileNotFoundError, OSError) as error:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"PostgreSQL is required in CI: {error}")
-        pytest.skip(f"no PostgreSQL server binaries: {error}")
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def pg_engine(pg_server: PostgresServer) -> Iterator[Engine]:
-    """A database of this test's own on the shared server."""
-    engine = make_engine(pg_server.create_database(f"test_{next(_names)}"))
-    migrate(engine)
-    yield engine
-    engine.dispose()
 
 
 def test_import_list_search_and_case_page(pg_engine: Engine, demo_dir: Path, tmp_path: Path) -> None:

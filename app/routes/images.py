@@ -5,7 +5,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import FileResponse, Response
-from starlette.concurrency import run_in_threadpool
 
 from app.deps import IdPath, SessionDep, SettingsDep
 from app.images import ImageFile, ImageKind, ImageNotFound, ImageSize, resolve_image, sized_file
@@ -15,26 +14,27 @@ router = APIRouter(tags=["images"])
 CACHE_CONTROL = "private, max-age=31536000, immutable"
 
 
-async def image_response(request: Request, image: ImageFile, size: ImageSize,
+def image_response(request: Request, image: ImageFile, size: ImageSize,
                          cache_dir: Path) -> Response:
     """The sized file with ETag and caching; a 304 when the browser has it. The ETag is a
-    hash of the file's identity, so it names no id, round or outcome."""
+    hash of the file's identity, so it names no id, round or outcome. Called from sync
+    routes, so resizing runs in the thread pool and never holds the event loop."""
     etag = f'"{image.etag}-{size.value}"'
     headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL}
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
-    path = await run_in_threadpool(sized_file, image, size, cache_dir)
+    path = sized_file(image, size, cache_dir)
     media_type = "image/png" if path.suffix.lower() == ".png" else "image/jpeg"
     return FileResponse(path, media_type=media_type, headers=headers)
 
 
 @router.get("/images/{kind}/{image_id}", response_class=FileResponse,
             responses={304: {"description": "Not modified"}, 404: {"description": "No such image"}})
-async def get_image(request: Request, session: SessionDep, settings: SettingsDep,
+def get_image(request: Request, session: SessionDep, settings: SettingsDep,
                     kind: ImageKind, image_id: IdPath,
                     size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
     try:
         image = resolve_image(session, kind, image_id)
-        return await image_response(request, image, size, settings.resolved_cache_dir())
+        return image_response(request, image, size, settings.resolved_cache_dir())
     except ImageNotFound as error:
         raise HTTPException(404, str(error)) from None

@@ -2,9 +2,10 @@
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Path, Query, Request
+from fastapi import APIRouter, Body, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
+from starlette.datastructures import FormData
 
 from app.answers import FAILURE_TAGS, AnswerIn, save_draft, submit_answer, undo_last
 from app.deps import IdPath, SessionDep, SettingsDep
@@ -61,16 +62,21 @@ def reading_screen(request: Request, session: SessionDep, user: CurrentUser, stu
     return render(request, "reading/read.html", {"view": view, "tags": FAILURE_TAGS, "errors": {}})
 
 
+async def posted_form(request: Request) -> FormData:
+    return await request.form()
+
+
 @router.post("/read/{study_id}/{sequence}", response_class=HTMLResponse)
-async def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: IdPath,
-                 sequence: SequencePath) -> Response:
+def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: IdPath,
+           sequence: SequencePath, form: Annotated[FormData, Depends(posted_form)]) -> Response:
+    # Sync: the body is read by posted_form first, so no pooled connection waits on a client.
     study = get_study(session, study_id)
     assignment = get_assignment(session, study, user, sequence)
-    form = await request.form()
-    fields: dict[str, Any] = {k: form.get(k) for k in AnswerIn.model_fields if k != "tags"}
+    # Absent optional fields take their defaults: scripts need not send an empty comment.
+    fields: dict[str, Any] = {k: form[k] for k in AnswerIn.model_fields if k in form and k != "tags"}
     fields["tags"] = form.getlist("tags")
     if not fields.get("time_on_case_ms"):
-        fields["time_on_case_ms"] = None
+        fields.pop("time_on_case_ms", None)
     try:
         answer = AnswerIn.model_validate(fields)
     except ValidationError as error:
@@ -94,7 +100,7 @@ def put_draft(session: SessionDep, user: CurrentUser, study_id: IdPath, sequence
 
 
 @router.get("/read/{study_id}/image/{uid}/{which}")
-async def reading_image(request: Request, session: SessionDep, settings: SettingsDep,
+def reading_image(request: Request, session: SessionDep, settings: SettingsDep,
                         user: CurrentUser, study_id: IdPath, uid: Annotated[str, IdlessUid],
                         which: Literal["original", "edit"],
                         size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
@@ -107,6 +113,6 @@ async def reading_image(request: Request, session: SessionDep, settings: Setting
         kind, image_id = ImageKind.source, task.source_image_id
     try:
         image = resolve_image(session, kind, image_id)
-        return await image_response(request, image, size, settings.resolved_cache_dir())
+        return image_response(request, image, size, settings.resolved_cache_dir())
     except ImageNotFound:
         raise NotFound("this image is missing on disk") from None

@@ -111,6 +111,26 @@ def test_bad_answers_are_422_with_the_reason_and_nothing_stored(
         assert s.scalars(select(Answer)).all() == []
 
 
+def test_optional_fields_may_be_left_out(demo_engine: Engine, reader: TestClient,
+                                         study: StudySetup) -> None:
+    """Scripts send only what is required; an absent comment was once a silent 422."""
+    required = {k: FORM[k] for k in ("compliance", "structure", "realism", "fidelity",
+                                     "overall", "confidence")}
+    response = reader.post(f"/read/{study.study.id}/1",
+                           data=required | {"submission_id": "sub-minimal-01"}, follow_redirects=False)
+    assert response.status_code == 303
+    with Session(demo_engine) as s:
+        [stored] = s.scalars(select(Answer)).all()
+    assert stored.comment == "" and stored.tags == "[]" and stored.time_on_case_ms is None
+
+
+def test_an_error_in_a_hidden_field_is_shown(reader: TestClient, study: StudySetup) -> None:
+    response = reader.post(f"/read/{study.study.id}/1", data=FORM | {"submission_id": "x"})
+    assert response.status_code == 422
+    error = BeautifulSoup(response.text, "html.parser").select_one("#error-submission_id")
+    assert error is not None and "submission id" in error.get_text()
+
+
 def test_not_assigned_unknown_and_locked(demo_engine: Engine, settings: Settings,
                                          reader: TestClient, study: StudySetup) -> None:
     sid = study.study.id

@@ -71,6 +71,25 @@ def test_a_locked_study_changes_nothing(demo_engine: Engine, setup: StudySetup) 
         assert len(s.scalars(select(Answer)).all()) == 1
 
 
+def test_a_lock_committed_after_the_reader_loaded_the_study_still_holds(
+        demo_engine: Engine, setup: StudySetup) -> None:
+    """The reader's request read the study while open; the admin locked it before the write."""
+    reader = setup.readers[0]
+    with Session(demo_engine) as s:
+        stale = s.get(type(setup.study), setup.study.id)
+        assert stale is not None and stale.status == "open"
+        first = get_assignment(s, stale, reader, 1)
+        assignment_id = first.id or 0
+        with Session(demo_engine) as admin_session:
+            lock_study(admin_session, admin_session.get(type(setup.study), setup.study.id))  # type: ignore[arg-type]
+        for action in (lambda: submit_answer(s, stale, first, answer("sub-00000010")),
+                       lambda: save_draft(s, stale, first, {"comment": "late"})):
+            with pytest.raises(StudyLocked):
+                action()
+    with Session(demo_engine) as s:
+        assert s.scalars(select(Answer)).all() == [] and load_draft(s, assignment_id) is None
+
+
 @pytest.mark.parametrize("changes, field", [
     ({"confidence": 9}, "confidence"), ({"tags": ["looks_odd"]}, "tags"),
     ({"compliance": "maybe"}, "compliance"), ({"overall": "fine"}, "overall"),
