@@ -1,5 +1,6 @@
 """The ``medbanana`` command line."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -85,13 +86,16 @@ def _say(line: str) -> None:
 def demo_data(
     out: Path = typer.Argument(..., help="Folder to write DIR/run and DIR/source into."),
     size: int = typer.Option(1024, min=64, max=2048, help="Image side in pixels (data: 1024)."),
+    workers: int = typer.Option(os.cpu_count() or 1, min=1, max=64,
+                                help="Processes drawing images; the output is the same for any."),
 ) -> None:
     """Write a deterministic synthetic run (procedural phantoms, not patient images)."""
     from app.demo.generate import MISSING_ORIGINAL, write_demo
 
     with Progress(console=console, disable=not console.is_terminal) as bar:
         task = bar.add_task("drawing phantoms", total=None)
-        tasks = write_demo(out, size, on_progress=lambda d, t: bar.update(task, completed=d, total=t))
+        tasks = write_demo(out, size, workers=workers,
+                           on_progress=lambda d, t: bar.update(task, completed=d, total=t))
     console.print(f"wrote {len(tasks)} synthetic tasks to {out}/run and sources to {out}/source")
     dataset, disease, stem = MISSING_ORIGINAL
     _say(f"one original, {dataset}/{disease}/{stem}.jpeg, is left out on purpose: the import "

@@ -8,6 +8,7 @@ from typer.testing import CliRunner
 
 from app.cli import cli
 from app.models import Direction
+from tests import demo_counts as demo
 from tests import factories
 
 
@@ -24,7 +25,7 @@ def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
 def test_import_prints_a_summary_with_problems(runner: CliRunner, demo_dir: Path) -> None:
     result = runner.invoke(cli, ["import", str(demo_dir / "run"), "--source", str(demo_dir / "source")])
     assert result.exit_code == 0, result.output
-    assert "tasks added" in result.output and "44" in result.output
+    assert "tasks added" in result.output and str(demo.TASKS) in result.output
     assert "missing_original" in result.output and "Te-gl_0002-glioma" in result.output
 
 
@@ -73,6 +74,6 @@ def test_backup_is_a_consistent_copy(runner: CliRunner, demo_dir: Path, tmp_path
     result = runner.invoke(cli, ["backup", str(target)])
     assert result.exit_code == 0, result.output
     with sqlite3.connect(target) as copy:
-        assert copy.execute("SELECT count(*) FROM task").fetchone() == (44,)
+        assert copy.execute("SELECT count(*) FROM task").fetchone() == (demo.TASKS,)
     again = runner.invoke(cli, ["backup", str(target)])
     assert again.exit_code == 1 and "exists already" in again.output

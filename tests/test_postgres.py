@@ -8,6 +8,7 @@ from sqlalchemy.engine import Engine
 from app.importer import import_tree
 from app.main import create_app
 from app.settings import Settings
+from tests import demo_counts as demo
 from tests.accounts import token_client
 
 pytestmark = pytest.mark.postgres
@@ -15,15 +16,16 @@ pytestmark = pytest.mark.postgres
 
 def test_import_list_search_and_case_page(pg_engine: Engine, demo_dir: Path, tmp_path: Path) -> None:
     report = import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
-    assert report.tasks_added == 44 and report.attempts_added == 100
+    assert report.tasks_added == demo.TASKS and report.attempts_added == demo.ATTEMPTS
     again = import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
-    assert again.files_unchanged == 12 and again.tasks_added == 0
+    assert again.files_unchanged == demo.JSON_FILES and again.tasks_added == 0
     client = token_client(create_app(Settings(var_dir=tmp_path), pg_engine), pg_engine)
-    assert client.get("/api/cases").json()["total"] == 44
+    assert client.get("/api/cases").json()["total"] == demo.TASKS
     fundus = client.get("/api/cases?modality=fundus&outcome=success").json()
     assert fundus["total"] > 0 and {i["modality"] for i in fundus["items"]} == {"fundus"}
     found = client.get("/api/cases?q=pneumoth").json()
-    assert found["total"] == 5 and {i["disease"] for i in found["items"]} == {"Pneumothorax"}
+    assert found["total"] == demo.PNEUMOTHORAX_SEARCHABLE
+    assert {i["disease"] for i in found["items"]} == {"Pneumothorax"}
     case_id = fundus["items"][0]["id"]
     page = client.get(f"/cases/{case_id}?modality=fundus&q=fundus")
     assert page.status_code == 200
@@ -40,7 +42,7 @@ def test_keyset_pages_and_facets_on_postgres(pg_engine: Engine, demo_dir: Path,
     while data["next"]:
         data = client.get(data["next"]).json()
         seen += [i["id"] for i in data["items"]]
-    assert len(seen) == 44 == len(set(seen))
+    assert len(seen) == demo.TASKS == len(set(seen))
     assert client.get("/cases?failed_dimension=realism&rounds=5").status_code == 200
 
 

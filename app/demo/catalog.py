@@ -15,12 +15,19 @@ class DemoDataset:
     diseased: dict[str, tuple[str, ...]]
 
 
+def _stems(prefix: str, count: int, start: int = 1) -> tuple[str, ...]:
+    return tuple(f"{prefix}-{n:04d}" for n in range(start, start + count))
+
+
+# Chest X-ray is large enough for the paper's pilot (50 accepted add and 50 accepted remove
+# edits, with room to sample); brain MRI and fundus show the other modalities.
+CHEST_PER_DISEASE = 16
 DATASETS = (
-    DemoDataset("Chest-XRay", Modality.chest_xray, ("s5000-0230", "s5000-0231", "s5001-0007"), {
-        "Pneumothorax": ("s6100-0001", "s6100-0002"),
-        "Pleural_Effusion": ("s6200-0001", "s6200-0002"),
-        "Lung_Opacity": ("s6300-0001", "s6300-0002"),
-        "Enlarged_Cardiomediastinum": ("s6400-0001", "s6400-0002"),
+    DemoDataset("Chest-XRay", Modality.chest_xray, _stems("s5000", CHEST_PER_DISEASE, 230), {
+        "Pneumothorax": _stems("s6100", CHEST_PER_DISEASE),
+        "Pleural_Effusion": _stems("s6200", CHEST_PER_DISEASE),
+        "Lung_Opacity": _stems("s6300", CHEST_PER_DISEASE),
+        "Enlarged_Cardiomediastinum": _stems("s6400", CHEST_PER_DISEASE),
     }),
     DemoDataset("Brain-MRI", Modality.brain_mri, ("Te-no_0001", "Te-no_0002"), {
         "glioma": ("Te-gl_0001", "Te-gl_0002"),

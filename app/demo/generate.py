@@ -5,8 +5,10 @@
 """
 
 import json
+import multiprocessing
 import zlib
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -47,7 +49,13 @@ class DemoTask:
 
     @property
     def lesion(self) -> Lesion:
-        return catalog.LESIONS[self.disease]
+        # Each image gets its own place and density within the disease's usual region, so
+        # fifty pneumothoraces in a study are not fifty copies of one.
+        typical = catalog.LESIONS[self.disease]
+        h = zlib.crc32(f"{self.stem}/{self.disease}".encode())
+        dx, dy = ((h & 0xFF) / 255 - 0.5) * 0.05, ((h >> 8 & 0xFF) / 255 - 0.5) * 0.05
+        return replace(typical, x=typical.x + dx, y=typical.y + dy,
+                       strength=typical.strength * (0.85 + (h >> 16 & 0xFF) / 255 * 0.3))
 
 
 @dataclass
@@ -71,19 +79,37 @@ def plan_tasks() -> list[DemoTask]:
 
 
 def write_demo(out: Path, size: int = 1024,
-               on_progress: Callable[[int, int], None] | None = None) -> list[DemoTask]:
+               on_progress: Callable[[int, int], None] | None = None,
+               workers: int = 1) -> list[DemoTask]:
+    """Write the demo; ``workers`` processes draw the images (the files are the same for any
+    number of workers, and the JSON is written in task order at the end)."""
     tasks = plan_tasks()
     source, run = out / "source", out / "run"
     for root in (source, run):
         root.mkdir(parents=True, exist_ok=True)
         (root / MARKER).write_text(MARKER_TEXT)
-    _write_sources(source, size)
+    jobs: list[tuple[Callable[..., Any], tuple[Any, ...]]] = [
+        (_write_source, (source, scene_task, size)) for scene_task in _source_tasks()]
+    jobs += [(_write_rounds, (run, task, size)) for task in tasks]
+    results: list[Any] = [None] * len(jobs)
+    if workers > 1:
+        # forkserver: a fresh worker, never a fork of a process that may hold threads or locks.
+        context = multiprocessing.get_context("forkserver")
+        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+            futures = {pool.submit(fn, *args): n for n, (fn, args) in enumerate(jobs)}
+            for done, future in enumerate(as_completed(futures), start=1):
+                results[futures[future]] = future.result()
+                if on_progress:
+                    on_progress(done, len(jobs))
+    else:
+        for done, (fn, args) in enumerate(jobs, start=1):
+            results[done - 1] = fn(*args)
+            if on_progress:
+                on_progress(done, len(jobs))
     folders: dict[tuple[str, Direction], FolderFiles] = {}
-    for done, task in enumerate(tasks, start=1):
+    for task, rounds in zip(tasks, results[len(jobs) - len(tasks):], strict=True):
         files = folders.setdefault((task.dataset.name, task.direction), FolderFiles())
-        _write_task(run, task, files, size)
-        if on_progress:
-            on_progress(done, len(tasks))
+        _record(task, files, rounds)
     for (dataset, direction), files in folders.items():
         _write_json_files(run, dataset, direction, files)
     return tasks
@@ -94,17 +120,21 @@ def _save(image_scene: Scene, path: Path, size: int) -> None:
     render(image_scene, size).save(path, "JPEG", quality=JPEG_QUALITY)
 
 
-def _write_sources(source: Path, size: int) -> None:
+def _source_tasks() -> list[DemoTask]:
+    """One task per original on disk, standing for the image itself."""
+    found = []
     for ds in catalog.DATASETS:
         for stem in ds.normals:
-            task = DemoTask(ds, Direction.add, stem, next(iter(ds.diseased)), "", 0)
-            _save(task.base, source / ds.name / layout.NORMAL / f"{stem}.jpeg", size)
+            found.append(DemoTask(ds, Direction.add, stem, next(iter(ds.diseased)), "", 0))
         for disease, stems in ds.diseased.items():
-            for stem in stems:
-                if (ds.name, disease, stem) == MISSING_ORIGINAL:
-                    continue
-                task = DemoTask(ds, Direction.remove, stem, disease, "", 0)
-                _save(task.base, source / ds.name / disease / f"{stem}.jpeg", size)
+            found += [DemoTask(ds, Direction.remove, stem, disease, "", 0) for stem in stems
+                      if (ds.name, disease, stem) != MISSING_ORIGINAL]
+    return found
+
+
+def _write_source(source: Path, task: DemoTask, size: int) -> None:
+    folder = layout.NORMAL if task.direction is Direction.add else task.disease
+    _save(task.base, source / task.dataset.name / folder / f"{task.stem}.jpeg", size)
 
 
 def _failed_scene(task: DemoTask, mode: str) -> Scene:
@@ -163,15 +193,10 @@ def _instruction(task: DemoTask, previous_mode: str | None) -> str:
     return text
 
 
-def _write_task(run: Path, task: DemoTask, files: FolderFiles, size: int) -> None:
+def _write_rounds(run: Path, task: DemoTask, size: int) -> list[dict[str, Any]] | None:
+    """Draw the task's rounds and return their log entries; None for an api_failed task."""
     if task.scenario == "api":
-        files.progress[task.key] = "api_failed"
-        files.api_failures.append({
-            "task": task.key, "step": "edit_image", "round": 2,
-            "error": "503 UNAVAILABLE: The model is overloaded. Please try again later.",
-            "image": f"{task.stem}.jpeg", "disease": task.disease,
-        })
-        return
+        return None
     success = task.scenario.startswith("s")
     n_rounds = int(task.scenario[1:])
     rounds: list[dict[str, Any]] = []
@@ -180,7 +205,19 @@ def _write_task(run: Path, task: DemoTask, files: FolderFiles, size: int) -> Non
         accepted = success and r == n_rounds
         rounds.append(_write_round(run, task, r, mode, accepted, size))
         mode = _what_history_says(rounds[-1], task, r)
-    _record_task(task, files, rounds, success)
+    return rounds
+
+
+def _record(task: DemoTask, files: FolderFiles, rounds: list[dict[str, Any]] | None) -> None:
+    if rounds is None:
+        files.progress[task.key] = "api_failed"
+        files.api_failures.append({
+            "task": task.key, "step": "edit_image", "round": 2,
+            "error": "503 UNAVAILABLE: The model is overloaded. Please try again later.",
+            "image": f"{task.stem}.jpeg", "disease": task.disease,
+        })
+        return
+    _record_task(task, files, rounds, task.scenario.startswith("s"))
 
 
 def _what_history_says(entry: dict[str, Any], task: DemoTask, r: int) -> str:

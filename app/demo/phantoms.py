@@ -5,6 +5,7 @@ pixels. They look like their modality at reading-room distance and are clearly n
 """
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
@@ -118,13 +119,20 @@ def _draw_lesion(img: Array, lesion: Lesion, size: int) -> Array:
     return img + lesion.strength * mask
 
 
+@lru_cache(maxsize=8)
+def _base(modality: Modality, seed: int, size: int) -> tuple[Array, Array]:
+    """The anatomy and grain of one image; every round of a task redraws the same ones."""
+    img = BASES[modality](np.random.default_rng(seed), size)
+    grain = np.random.default_rng(seed + 1).normal(0, 0.025, img.shape[:2])
+    img.flags.writeable = grain.flags.writeable = False  # shared between calls
+    return img, grain
+
+
 def render(scene: Scene, size: int) -> Image.Image:
     """Pixels of a scene as an 8-bit RGB image (grey modalities stored as RGB, like the data)."""
-    rng = np.random.default_rng(scene.seed)
-    img = BASES[scene.modality](rng, size)
+    img, grain = _base(scene.modality, scene.seed, size)
     for lesion in scene.lesions:
         img = _draw_lesion(img, lesion, size)
-    grain = np.random.default_rng(scene.seed + 1).normal(0, 0.025, img.shape[:2])
     img = img + (grain[..., None] if img.ndim == 3 else grain)
     pixels = (np.clip(img, 0, 1) * 255).astype(np.uint8)
     image = Image.fromarray(pixels).convert("RGB")

@@ -8,6 +8,7 @@ from PIL import Image
 
 from app.demo.generate import MISSING_ORIGINAL, plan_tasks, write_demo
 from app.importer import layout
+from tests import demo_counts as demo
 
 
 def test_plan_covers_modalities_directions_and_outcomes() -> None:
@@ -54,5 +55,19 @@ def test_demo_is_deterministic(tmp_path: Path) -> None:
         return h.hexdigest()
 
     write_demo(tmp_path / "a", size=48)
-    write_demo(tmp_path / "b", size=48)
+    write_demo(tmp_path / "b", size=48, workers=2)  # processes finish in any order
     assert digest(tmp_path / "a") == digest(tmp_path / "b")
+
+
+def test_the_papers_pilot_fits_in_the_demo() -> None:
+    """50 accepted chest X-ray additions and 50 removals, from many different originals."""
+    chest = [t for t in plan_tasks() if t.dataset.name == "Chest-XRay" and t.scenario[0] == "s"]
+    for direction, expected in demo.CHEST_SUCCESS.items():
+        chosen = [t for t in chest if t.direction.value == direction]
+        assert len(chosen) == expected >= 50
+        assert len({t.stem for t in chosen}) >= 16
+
+
+def test_every_image_of_a_disease_has_its_own_lesion() -> None:
+    lesions = {t.lesion for t in plan_tasks() if t.disease == "Pneumothorax"}
+    assert len(lesions) > 16

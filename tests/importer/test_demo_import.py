@@ -10,6 +10,7 @@ from sqlmodel import Session, select
 
 from app.importer import import_tree
 from app.models import Attempt, JudgeVerdict, Run, SourceImage, Task
+from tests import demo_counts as demo
 
 
 def counts(engine: Engine) -> dict[str, int]:
@@ -20,10 +21,10 @@ def counts(engine: Engine) -> dict[str, int]:
 
 def test_demo_import_counts_every_outcome(engine: Engine, demo_dir: Path) -> None:
     report = import_tree(engine, demo_dir / "run", demo_dir / "source")
-    assert report.tasks_added == 44
-    assert dict(report.runs_added) == {"success": 36, "failed": 4, "api_failed": 4}
-    assert report.attempts_added == 100
-    assert report.verdicts_added == 96  # four f5 tasks each have one round whose edit failed
+    assert report.tasks_added == demo.TASKS
+    assert dict(report.runs_added) == demo.OUTCOMES
+    assert report.attempts_added == demo.ATTEMPTS
+    assert report.verdicts_added == demo.VERDICTS
     assert dict(report.problem_counts) == {"missing_original": 1}
     assert report.problems[0].task_key == "Te-gl_0002-glioma"
     with Session(engine) as s:
@@ -37,7 +38,7 @@ def test_reimport_changes_nothing(engine: Engine, demo_dir: Path) -> None:
     import_tree(engine, demo_dir / "run", demo_dir / "source")
     before = counts(engine)
     again = import_tree(engine, demo_dir / "run", demo_dir / "source")
-    assert again.files_imported == 0 and again.files_unchanged == 12
+    assert again.files_imported == 0 and again.files_unchanged == demo.JSON_FILES
     assert counts(engine) == before
 
 
@@ -54,7 +55,7 @@ def test_reimport_of_a_grown_file_adds_only_new_tasks(engine: Engine, demo_dir: 
     conversations[extra_key] = extra
     conv_path.write_text(json.dumps(conversations))
     second = import_tree(engine, run, demo_dir / "source")
-    assert first.tasks_added == 43
+    assert first.tasks_added == demo.TASKS - 1
     assert second.tasks_added == 1
     assert sum(second.runs_added.values()) == 1
     assert second.runs_unchanged == len(conversations) - 1
@@ -88,9 +89,10 @@ def test_every_demo_image_is_found(demo_engine: Engine) -> None:
 
 
 def test_raw_verdict_json_is_kept_whole(demo_engine: Engine, demo_dir: Path) -> None:
-    conversations = json.loads((demo_dir / "run/Fundus-edit/all_conversations.json").read_text())
+    conversations = json.loads((demo_dir / "run/Fundus-remove/all_conversations.json").read_text())
     with Session(demo_engine) as s:
-        task = s.exec(select(Task).where(Task.dataset == "Fundus", Task.outcome == "failed")).first()
+        task = s.exec(select(Task).where(Task.dataset == "Fundus", Task.direction == "remove",
+                                     Task.outcome == "failed")).first()
         assert task is not None
         verdicts = s.exec(select(JudgeVerdict).join(Attempt).where(
             Attempt.run_id == task.latest_run_id).order_by(Attempt.round)).all()  # type: ignore[arg-type]

@@ -3,6 +3,7 @@
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 
+from tests import demo_counts as demo
 from tests.accounts import token_client
 
 
@@ -19,9 +20,9 @@ def facet_counts(page: BeautifulSoup, facet: str) -> dict[str, int]:
 
 def test_list_shows_total_and_facets(client: TestClient) -> None:
     page = soup(client, "/cases")
-    assert page.select_one("#total").text == "44"
-    assert facet_counts(page, "modality") == {"brain_mri": 12, "chest_xray": 20, "fundus": 12}
-    assert facet_counts(page, "outcome") == {"api_failed": 4, "failed": 4, "success": 36}
+    assert page.select_one("#total").text == str(demo.TASKS)
+    assert facet_counts(page, "modality") == demo.MODALITIES
+    assert facet_counts(page, "outcome") == demo.OUTCOMES
     assert len(page.select("tr.case-row")) == 10  # page_size in the test settings
     assert page.select_one("#synthetic-banner") is not None
 
@@ -29,7 +30,8 @@ def test_list_shows_total_and_facets(client: TestClient) -> None:
 def test_filter_by_modality_keeps_other_choices_visible(client: TestClient) -> None:
     page = soup(client, "/cases?modality=fundus")
     assert page.select_one("#total").text == "12"
-    assert facet_counts(page, "modality")["chest_xray"] == 20  # own facet ignores own choice
+    # Its own facet ignores its own choice.
+    assert facet_counts(page, "modality")["chest_xray"] == demo.MODALITIES["chest_xray"]
     assert sum(facet_counts(page, "direction").values()) == 12
     selected = page.select('.facet[data-facet="modality"] a.selected')
     assert [a["data-value"] for a in selected] == ["fundus"]
@@ -75,7 +77,7 @@ def test_htmx_request_gets_the_partial_only(client: TestClient) -> None:
     assert page.find("html") is None
     roots = [el for el in page.contents if getattr(el, "name", None)]
     assert [r.get("id") for r in roots] == ["case-browser"]
-    assert page.select_one("#total").text == "20"
+    assert page.select_one("#total").text == str(demo.DIRECTIONS["remove"])
 
 
 def test_history_restore_gets_the_full_page(client: TestClient) -> None:
@@ -91,7 +93,7 @@ def test_keyset_pages_cover_every_case_once(client: TestClient) -> None:
         seen += [int(r["data-case-id"]) for r in page.select("tr.case-row")]
         nxt = page.select_one('.pager a[rel="next"]')
         url = nxt["href"] if nxt else ""
-    assert len(seen) == 44 and len(set(seen)) == 44 and seen == sorted(seen)
+    assert len(seen) == demo.TASKS and len(set(seen)) == demo.TASKS and seen == sorted(seen)
 
 
 def test_previous_page_link_goes_back(client: TestClient) -> None:
