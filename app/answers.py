@@ -62,6 +62,11 @@ class DraftTooLarge(ValueError):
     pass
 
 
+class SubmissionIdReused(Exception):
+    """A submission id already stored for another case: storing nothing is the only safe
+    answer, since returning that other answer would drop this one without a word."""
+
+
 def ensure_open(study: Study) -> None:
     if study.status == StudyStatus.locked:
         raise StudyLocked(f"study {study.name!r} is locked; answers can no longer change")
@@ -99,6 +104,9 @@ def submit_answer(session: Session, study: Study, assignment: Assignment, answer
         existing = session.scalars(select(Answer).where(
             col(Answer.submission_id) == answer.submission_id)).first()
         if existing is not None:
+            if existing.assignment_id != assignment.id:
+                raise SubmissionIdReused(f"submission id {answer.submission_id!r} was already "
+                                         "used for another case; send a new one")
             return existing
         row = Answer(assignment_id=assignment.id, version=_next_version(session, assignment.id),
                      **answer.model_dump(exclude={"tags"}), tags=json.dumps(answer.tags))

@@ -1,4 +1,5 @@
-"""Every answer version of a study as CSV rows, streamed: history included, nothing paged."""
+"""A study as CSV, streamed: every answer version (history included, nothing paged), and the
+design (the sample, and each reader's seeded order) so that the study can be audited."""
 
 import csv
 import io
@@ -8,7 +9,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.models import Attempt, Task, User
-from app.study_models import Answer, Assignment, Study, StudyItem
+from app.study_models import Answer, Assignment, Study, StudyItem, StudyReader
 
 HEADER = ("study", "reader", "sequence", "repeat_of_sequence", "item", "task_key", "modality",
           "disease", "direction", "round", "version", "retracted", "compliance", "structure",
@@ -18,22 +19,63 @@ HEADER = ("study", "reader", "sequence", "repeat_of_sequence", "item", "task_key
 CHUNK = 500
 
 
-def iter_answer_csv(session: Session, study: Study) -> Iterator[str]:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
+DESIGN_HEADER = ("study", "seed", "reader", "order_seed", "sequence", "repeat_of_sequence", "item",
+                 "stratum", "case_id", "task_key", "modality", "disease", "direction", "round")
 
-    def flush() -> str:
-        text = buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
+
+class _Rows:
+    """A csv writer whose rows are taken back out as text, one chunk at a time."""
+
+    def __init__(self) -> None:
+        self.buffer = io.StringIO()
+        self.writer = csv.writer(self.buffer)
+
+    def take(self) -> str:
+        text = self.buffer.getvalue()
+        self.buffer.seek(0)
+        self.buffer.truncate()
         return text
 
+
+def iter_design_csv(session: Session, study: Study) -> Iterator[str]:
+    rows = _Rows()
+    rows.writer.writerow(DESIGN_HEADER)
+    yield rows.take()
+    sequences = _sequences(session, study)
+    query = (select(Assignment, col(User.name), col(StudyReader.order_seed), StudyItem, Task,
+                    col(Attempt.round))
+             .join(User, col(User.id) == Assignment.user_id)
+             .join(StudyReader, (col(StudyReader.study_id) == Assignment.study_id)
+                   & (col(StudyReader.user_id) == Assignment.user_id))
+             .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
+             .join(Task, col(Task.id) == StudyItem.task_id)
+             .join(Attempt, col(Attempt.id) == StudyItem.attempt_id)
+             .where(col(Assignment.study_id) == study.id)
+             .order_by(col(User.name), col(Assignment.sequence))
+             .execution_options(yield_per=CHUNK))
+    for n, (assignment, reader, order_seed, item, task, round_) in enumerate(session.execute(query)):
+        rows.writer.writerow((study.name, study.seed, reader, order_seed, assignment.sequence,
+                              sequences.get(assignment.repeat_of, "") if assignment.repeat_of else "",
+                              item.uid, item.stratum, task.id, task.task_key, task.modality,
+                              task.disease, task.direction, round_))
+        if n % CHUNK == CHUNK - 1:
+            yield rows.take()
+    yield rows.take()
+
+
+def _sequences(session: Session, study: Study) -> dict[int, int]:
+    return {row[0]: row[1] for row in session.execute(
+        select(col(Assignment.id), col(Assignment.sequence))
+        .where(col(Assignment.study_id) == study.id))}
+
+
+def iter_answer_csv(session: Session, study: Study) -> Iterator[str]:
+    rows = _Rows()
+    writer = rows.writer
+    flush = rows.take
     writer.writerow(HEADER)
     yield flush()
-    sequences: dict[int, int] = {
-        row[0]: row[1] for row in session.execute(
-            select(col(Assignment.id), col(Assignment.sequence))
-            .where(col(Assignment.study_id) == study.id))}
+    sequences = _sequences(session, study)
     query = (select(Answer, Assignment, col(User.name), col(StudyItem.uid), Task, col(Attempt.round))
              .join(Assignment, col(Assignment.id) == Answer.assignment_id)
              .join(User, col(User.id) == Assignment.user_id)

@@ -1,6 +1,7 @@
 """Admins: create studies from a case filter, follow each reader's progress, lock."""
 
 import json
+from collections.abc import Iterator
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
@@ -12,7 +13,7 @@ from app.deps import CaseFilterDep, IdPath, SessionDep
 from app.models import Role, User
 from app.security import AdminUser
 from app.study_design import STRATA_FACETS, StudyError, create_study
-from app.study_export import iter_answer_csv
+from app.study_export import iter_answer_csv, iter_design_csv
 from app.study_forms import plan_from_form
 from app.study_models import Reveal, Study
 from app.web import render
@@ -79,12 +80,22 @@ def study_page(request: Request, session: SessionDep, study_id: IdPath) -> HTMLR
     return render(request, "studies/detail.html", context, partial="studies/_progress.html")
 
 
+def _csv(rows: Iterator[str], filename: str) -> StreamingResponse:
+    return StreamingResponse(rows, media_type="text/csv",
+                             headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+
 @router.get("/studies/{study_id}/answers.csv")
 def export_answers(session: SessionDep, study_id: IdPath) -> StreamingResponse:
     study = get_study(session, study_id)
-    filename = f"study-{study_id}-answers.csv"
-    return StreamingResponse(iter_answer_csv(session, study), media_type="text/csv",
-                             headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+    return _csv(iter_answer_csv(session, study), f"study-{study_id}-answers.csv")
+
+
+@router.get("/studies/{study_id}/design.csv")
+def export_design(session: SessionDep, study_id: IdPath) -> StreamingResponse:
+    """The sample and every reader's seeded order, as drawn."""
+    study = get_study(session, study_id)
+    return _csv(iter_design_csv(session, study), f"study-{study_id}-design.csv")
 
 
 @router.post("/studies/{study_id}/lock")

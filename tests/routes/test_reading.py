@@ -124,6 +124,19 @@ def test_optional_fields_may_be_left_out(demo_engine: Engine, reader: TestClient
     assert stored.comment == "" and stored.tags == "[]" and stored.time_on_case_ms is None
 
 
+def test_a_reused_submission_id_is_a_409(demo_engine: Engine, reader: TestClient,
+                                        study: StudySetup) -> None:
+    sid = study.study.id
+    assert reader.post(f"/read/{sid}/1", data=FORM | {"submission_id": "sub-reused-001"},
+                       follow_redirects=False).status_code == 303
+    response = reader.post(f"/read/{sid}/2", data=FORM | {"submission_id": "sub-reused-001"})
+    assert response.status_code == 409
+    message = BeautifulSoup(response.text, "html.parser").select_one("#error-box")
+    assert message is not None and "another case" in message.get_text()
+    with Session(demo_engine) as s:
+        assert len(s.scalars(select(Answer)).all()) == 1
+
+
 def test_an_error_in_a_hidden_field_is_shown(reader: TestClient, study: StudySetup) -> None:
     response = reader.post(f"/read/{study.study.id}/1", data=FORM | {"submission_id": "x"})
     assert response.status_code == 422
@@ -223,3 +236,25 @@ def test_export_streams_every_version_even_after_lock(demo_engine: Engine, setti
         ("reader-0", "1", "reject"), ("reader-0", "2", "accept")]
     assert rows[0]["time_on_case_ms"] == "4200" and rows[0]["task_key"]
     assert reader.get(f"/studies/{sid}/answers.csv").status_code == 403
+
+
+def test_design_export_records_the_sample_and_each_readers_order(
+        demo_engine: Engine, settings: Settings, reader: TestClient, study: StudySetup) -> None:
+    import csv
+    import io
+
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    response = admin.get(f"/studies/{study.study.id}/design.csv")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.text)))
+    by_reader: dict[str, list[dict[str, str]]] = {}
+    for row in rows:
+        by_reader.setdefault(row["reader"], []).append(row)
+    assert sorted(by_reader) == ["reader-0", "reader-1"]
+    orders = [[r["item"] for r in reads] for reads in by_reader.values()]
+    assert all([int(r["sequence"]) for r in reads] == list(range(1, 9)) for reads in by_reader.values())
+    assert set(orders[0]) == set(orders[1]) and len(set(orders[0])) == 8  # fully crossed
+    assert orders[0] != orders[1]  # each reader has an order of their own
+    assert {r["stratum"] for r in rows} == {"add", "remove"} and {r["seed"] for r in rows} == {"42"}
+    assert len({r["order_seed"] for r in rows}) == 2
+    assert reader.get(f"/studies/{study.study.id}/design.csv").status_code == 403

@@ -8,6 +8,7 @@ from sqlmodel import Session, col, select
 from app.answers import (
     AnswerIn,
     StudyLocked,
+    SubmissionIdReused,
     latest_answer,
     load_draft,
     lock_study,
@@ -41,6 +42,17 @@ def test_submit_is_idempotent_and_edits_are_new_versions(demo_engine: Engine, se
         assert [v.version for v in versions] == [1, 2]
         assert latest_answer(s, first.id or 0).overall == "accept"  # type: ignore[union-attr]
         assert reader_progress(s, setup.study.id or 0, reader.id or 0).done == 1
+
+
+def test_a_submission_id_from_another_case_is_refused(demo_engine: Engine, setup: StudySetup) -> None:
+    """Once, the other case's answer came back as if stored, and this one was dropped."""
+    reader = setup.readers[0]
+    with Session(demo_engine) as s:
+        first, second = (get_assignment(s, setup.study, reader, n) for n in (1, 2))
+        submit_answer(s, setup.study, first, answer("sub-shared-01"))
+        with pytest.raises(SubmissionIdReused):
+            submit_answer(s, setup.study, second, answer("sub-shared-01", overall="accept"))
+        assert latest_answer(s, second.id or 0) is None
 
 
 def test_undo_retracts_and_brings_the_answer_back_as_draft(demo_engine: Engine, setup: StudySetup) -> None:
