@@ -8,7 +8,6 @@ from pydantic import Field, StringConstraints
 from sqlmodel import Session
 
 from app.case_filter import CaseFilter
-from app.imports import has_synthetic_data
 from app.models import Dimension, Direction, Modality, Outcome
 from app.settings import Settings
 
@@ -65,10 +64,3 @@ def case_filter(
 
 CaseFilterDep = Annotated[CaseFilter, Depends(case_filter)]
 
-
-def synthetic_flag(session: SessionDep) -> bool:
-    return has_synthetic_data(session)
-
-
-# Every page shows the "synthetic demo data" banner while demo data is loaded.
-SyntheticDep = Annotated[bool, Depends(synthetic_flag)]

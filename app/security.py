@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request
 
 from app.deps import SessionDep
+from app.imports import has_synthetic_data
 from app.models import Role, User
 from app.users import user_for_token
 
@@ -71,14 +72,21 @@ def current_user(request: Request, session: SessionDep,
             raise HTTPException(401, "the bearer token is not valid",
                                 headers={"WWW-Authenticate": "Bearer"})
         # Tokens are not sent by browsers on their own, so they need no CSRF token.
-        request.state.user = user
+        _remember(request, session, user)
         return user
     user_id = request.session.get(SESSION_USER)
     found = session.get(User, user_id) if isinstance(user_id, int) else None
     if found is None:
         raise NotAuthenticated()
-    request.state.user = found
+    _remember(request, session, found)
     return found
+
+
+def _remember(request: Request, session: SessionDep, user: User) -> None:
+    """What every page shows: who is logged in, and the banner while demo data is loaded.
+    Looked up here, in the thread pool, so that rendering never touches the database."""
+    request.state.user = user
+    request.state.synthetic = has_synthetic_data(session)
 
 
 CurrentUser = Annotated[User, Depends(current_user)]

@@ -27,7 +27,7 @@ def render(request: Request, page: str, context: dict[str, Any], *, partial: str
            status_code: int = 200) -> HTMLResponse:
     template = partial if partial and wants_partial(request) else page
     context = {"user": getattr(request.state, "user", None), "csrf_token": csrf_token(request),
-               **context}
+               "synthetic": getattr(request.state, "synthetic", False), **context}
     response = templates.TemplateResponse(request, template, context, status_code=status_code)
     # The same URL answers with a page or a fragment, so caches must keep them apart.
     response.headers["Vary"] = "HX-Request"

@@ -14,7 +14,6 @@ from app.deps import (
     IdQuery,
     SessionDep,
     SettingsDep,
-    SyntheticDep,
 )
 from app.web import render
 
@@ -24,11 +23,11 @@ router = APIRouter(include_in_schema=False)
 @router.get("/cases", response_class=HTMLResponse)
 def cases_page(
     request: Request, session: SessionDep, settings: SettingsDep, case_filter: CaseFilterDep,
-    synthetic: SyntheticDep, after: CursorQuery = None, before: CursorQuery = None,
+    after: CursorQuery = None, before: CursorQuery = None,
 ) -> HTMLResponse:
     page = list_cases(session, case_filter, limit=settings.page_size, after=after, before=before)
     context = {
-        "filter": case_filter, "page": page, "synthetic": synthetic,
+        "filter": case_filter, "page": page,
         "facets": facets.facet_counts(facets.cube(session, case_filter), case_filter),
     }
     return render(request, "cases/list.html", context, partial="cases/_browser.html")
@@ -36,7 +35,7 @@ def cases_page(
 
 @router.get("/cases/{case_id}", response_class=HTMLResponse)
 def case_page(
-    request: Request, session: SessionDep, case_filter: CaseFilterDep, synthetic: SyntheticDep,
+    request: Request, session: SessionDep, case_filter: CaseFilterDep,
     case_id: IdPath, run: IdQuery = None,
 ) -> HTMLResponse:
     try:
@@ -44,6 +43,5 @@ def case_page(
     except CaseNotFound as error:
         raise HTTPException(404, str(error)) from None
     prev_id, next_id = neighbours(session, case_filter, case_id)
-    context = {"case": case, "filter": case_filter, "prev_id": prev_id, "next_id": next_id,
-               "synthetic": synthetic}
+    context = {"case": case, "filter": case_filter, "prev_id": prev_id, "next_id": next_id}
     return render(request, "cases/detail.html", context)

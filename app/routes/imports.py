@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
-from app.deps import CursorQuery, IdQuery, SessionDep, SyntheticDep
+from app.deps import CursorQuery, IdQuery, SessionDep
 from app.imports import list_import_files, list_problems
 from app.web import render
 
@@ -15,13 +15,13 @@ PROBLEMS_PER_PAGE = 100
 
 @router.get("/imports", response_class=HTMLResponse)
 def imports_page(
-    request: Request, session: SessionDep, synthetic: SyntheticDep,
+    request: Request, session: SessionDep,
     kind: Annotated[str | None, Query(max_length=32)] = None,
     file: IdQuery = None,
     after: CursorQuery = None,
 ) -> HTMLResponse:
     context = {
-        "files": list_import_files(session), "kind": kind, "file_id": file, "synthetic": synthetic,
+        "files": list_import_files(session), "kind": kind, "file_id": file,
         "problems": list_problems(session, kind=kind, file_id=file, after=after,
                                   limit=PROBLEMS_PER_PAGE),
     }

@@ -4,31 +4,17 @@ sees their progress."""
 import re
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, expect
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from app.study_models import Answer
-from tests.accounts import PASSWORD
 from tests.browser.conftest import ARTIFACTS
+from tests.browser.helpers import IMAGES_SHOWN, answer_with_keys, log_in
 from tests.studies.conftest import make_study
 
 pytestmark = pytest.mark.browser
-IMAGES_SHOWN = "() => Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)"
-
-
-def log_in(page: Page, base: str, name: str, start: str) -> None:
-    page.goto(f"{base}{start}")
-    page.fill("#name", name)
-    page.fill("#password", PASSWORD)
-    page.keyboard.press("Enter")
-    page.wait_for_load_state("networkidle")
-
-
-def answer_with_keys(page: Page) -> None:
-    for key in ("1", "2", "2", "3", "4", "4", "4", "a", "Shift+Digit4"):
-        page.keyboard.press(key)
 
 
 def test_keyboard_reading_with_reload_and_admin_progress(browser: Browser, demo_engine: Engine,

@@ -258,3 +258,14 @@ def test_design_export_records_the_sample_and_each_readers_order(
     assert {r["stratum"] for r in rows} == {"add", "remove"} and {r["seed"] for r in rows} == {"42"}
     assert len({r["order_seed"] for r in rows}) == 2
     assert reader.get(f"/studies/{study.study.id}/design.csv").status_code == 403
+
+
+def test_every_page_says_the_data_is_synthetic(demo_engine: Engine, settings: Settings,
+                                               reader: TestClient, study: StudySetup) -> None:
+    """The banner was once on the case pages only, not where readers work."""
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    pages = [(reader, f"/read/{study.study.id}/1"), (reader, "/read"),
+             (admin, f"/studies/{study.study.id}"), (admin, "/studies"), (admin, "/cases")]
+    for client, url in pages:
+        page = BeautifulSoup(client.get(url).text, "html.parser")
+        assert page.select_one("#synthetic-banner") is not None, url

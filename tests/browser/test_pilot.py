@@ -1,0 +1,119 @@
+"""The paper's pilot, end to end in Chromium: a 100-case stratified chest X-ray study (50 add,
+50 remove, seed 42), two readers reading blinded with the keyboard, then the lock."""
+
+import csv
+import io
+import re
+from collections import Counter
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from app.models import Role
+from app.users import issue_token
+from tests.accounts import add_user
+from tests.browser.conftest import ARTIFACTS
+from tests.browser.helpers import IMAGES_SHOWN, answer_with_keys, log_in
+from tests.demo_counts import CHEST_SUCCESS
+
+pytestmark = pytest.mark.browser
+KEYBOARD_CASES = 3
+ANSWER = {"compliance": "yes", "structure": "yes", "realism": "no", "fidelity": "yes",
+          "overall": "reject", "confidence": "3"}
+
+
+def create_pilot(admin: Page, base: str, reader_ids: list[int]) -> int:
+    log_in(admin, base, "browser-admin", "/cases")
+    admin.click('.facet[data-facet="modality"] a[data-value="chest_xray"]')
+    expect(admin).to_have_url(re.compile(r"modality=chest_xray"))
+    admin.click('.facet[data-facet="outcome"] a[data-value="success"]')
+    expect(admin.locator("#total")).to_have_text(str(sum(CHEST_SUCCESS.values())))
+    admin.click("#new-study-from-filter")
+    # The form's defaults are the paper's design.
+    expect(admin.locator('select[name="strata_facet"]')).to_have_value("direction")
+    expect(admin.locator('input[name="strata"]')).to_have_value("add=50, remove=50")
+    expect(admin.locator('input[name="seed"]')).to_have_value("42")
+    expect(admin.locator('input[name="blinded"]')).to_be_checked()
+    admin.fill('input[name="name"]', "Pilot: 100 chest X-ray edits")
+    for reader_id in reader_ids:
+        admin.check(f'input[name="readers"][value="{reader_id}"]')
+    admin.click('#study-form button[type="submit"]')
+    expect(admin).to_have_url(re.compile(r"/studies/\d+$"))
+    return int(admin.url.rsplit("/", 1)[1])
+
+
+def read_with_keyboard(browser: Browser, base: str, name: str, study_id: int) -> None:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    log_in(page, base, name, "/read")
+    page.click("#my-studies a.continue")
+    for sequence in range(1, KEYBOARD_CASES + 1):
+        expect(page).to_have_url(re.compile(rf"/read/{study_id}/{sequence}$"))
+        expect(page.locator("#reader-progress")).to_have_text(f"{sequence - 1} of 100 done")
+        page.wait_for_function(IMAGES_SHOWN)
+        assert page.locator("#reveal").count() == 0  # blinded: nothing of the judge
+        answer_with_keys(page)
+        page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(rf"/read/{study_id}/{KEYBOARD_CASES + 1}$"))
+    context.close()
+
+
+def read_the_rest_by_api(engine: Engine, base: str, reader_id: int, name: str,
+                         study_id: int) -> str:
+    """What is left, as a scripted client would send it: the same route as the form."""
+    from app.users import find_user
+
+    with Session(engine) as session:
+        user = find_user(session, name)
+        assert user is not None and user.id == reader_id
+        token = issue_token(session=session, user=user)
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as client:
+        for sequence in range(KEYBOARD_CASES + 1, 101):
+            response = client.post(f"/read/{study_id}/{sequence}", data=ANSWER | {
+                "submission_id": f"pilot-{name}-{sequence:03d}"})
+            assert response.status_code == 303
+    return token
+
+
+def test_the_papers_pilot_end_to_end(browser: Browser, demo_engine: Engine,
+                                     live_server: str) -> None:
+    names = ["radiologist-1", "radiologist-2"]
+    readers = [add_user(demo_engine, name, Role.reader) for name in names]
+    admin = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    study_id = create_pilot(admin, live_server, [r.id or 0 for r in readers])
+    for name in names:
+        row = admin.locator(f'.reader-progress[data-reader="{name}"]')
+        expect(row.locator(".done")).to_have_text("0")
+        expect(row.locator("td.num").nth(1)).to_have_text("100")
+
+    tokens = []
+    for reader, name in zip(readers, names, strict=True):
+        read_with_keyboard(browser, live_server, name, study_id)
+        tokens.append(read_the_rest_by_api(demo_engine, live_server, reader.id or 0, name, study_id))
+
+    admin.reload()
+    for name in names:
+        expect(admin.locator(f'.reader-progress[data-reader="{name}"] .done')).to_have_text("100")
+    admin.once("dialog", lambda dialog: dialog.accept())
+    admin.click("#lock-form button")
+    expect(admin.locator("#study-status")).to_have_text("locked")
+    ARTIFACTS.mkdir(exist_ok=True)
+    admin.screenshot(path=str(ARTIFACTS / "pilot-study-locked.png"), full_page=True)
+
+    design = list(csv.DictReader(io.StringIO(
+        admin.request.get(f"{live_server}/studies/{study_id}/design.csv").text())))
+    assert Counter((r["reader"], r["direction"]) for r in design) == {
+        (n, d): 50 for n in names for d in ("add", "remove")}
+    assert {r["modality"] for r in design} == {"chest_xray"}
+    answers = list(csv.DictReader(io.StringIO(
+        admin.request.get(f"{live_server}/studies/{study_id}/answers.csv").text())))
+    assert Counter(r["reader"] for r in answers) == {n: 100 for n in names}
+    keyboard = [r for r in answers if int(r["sequence"]) <= KEYBOARD_CASES]
+    assert len(keyboard) == 2 * KEYBOARD_CASES
+    assert all(r["overall"] == "accept" and int(r["time_on_case_ms"]) > 0 for r in keyboard)
+    late = httpx.post(f"{live_server}/read/{study_id}/1", headers={"Authorization": f"Bearer {tokens[0]}"},
+                      data=ANSWER | {"submission_id": "pilot-after-the-lock"})
+    assert late.status_code == 409
