@@ -44,6 +44,8 @@ class ReadView:
     reveal: dict[str, object] | None
     next_uid: str | None
     next_sequence: int | None
+    # The reader's own versions of this answer, oldest first (edits and undos included).
+    history: list[Answer]
 
     def form_state(self) -> dict[str, object]:
         """What the form shows: the unsent draft, else the answer in force, else nothing."""
@@ -148,10 +150,14 @@ def read_view(session: Session, study: Study, user: User, assignment: Assignment
         study=study, assignment=assignment,
         progress=reader_progress(session, study.id or 0, user.id or 0),
         uid=item.uid, instruction=attempt.instruction or "", modality=task.modality,
-        answer=answer, draft=None if answer else load_draft(session, assignment.id),
+        # Drafts are deleted on submit, so one that exists is newer than the answer: an edit
+        # in progress, which a reload must bring back too.
+        answer=answer, draft=load_draft(session, assignment.id),
         reveal=_reveal(session, study, attempt, answer),
         next_uid=following_item.uid if following_item else None,
         next_sequence=following.sequence if following else None,
+        history=list(session.scalars(select(Answer).where(
+            col(Answer.assignment_id) == assignment.id).order_by(col(Answer.version)))),
     )
 
 

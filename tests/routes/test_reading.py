@@ -269,3 +269,22 @@ def test_every_page_says_the_data_is_synthetic(demo_engine: Engine, settings: Se
     for client, url in pages:
         page = BeautifulSoup(client.get(url).text, "html.parser")
         assert page.select_one("#synthetic-banner") is not None, url
+
+
+def test_the_reader_sees_every_version_and_an_edit_in_progress(reader: TestClient,
+                                                               study: StudySetup) -> None:
+    sid = study.study.id
+    reader.post(f"/read/{sid}/1", data=FORM | {"submission_id": "sub-hist-00001"})
+    reader.post(f"/read/{sid}/1", data=FORM | {"submission_id": "sub-hist-00002", "overall": "accept"})
+    reader.post(f"/read/{sid}/undo")
+    page = BeautifulSoup(reader.get(f"/read/{sid}/1").text, "html.parser")
+    rows = page.select("#answer-history tr.version")
+    assert [r.select_one("td").get_text() for r in rows] == ["1", "2", "3"]
+    assert [("retracted" in r["class"]) for r in rows] == [False, False, True]
+    # Editing an answered case: the unsent change survives a reload.
+    reader.post(f"/read/{sid}/1", data=FORM | {"submission_id": "sub-hist-00003"})
+    assert reader.put(f"/read/{sid}/1/draft", json={"overall": "accept", "comment": "on reflection"}
+                      ).status_code == 204
+    page = BeautifulSoup(reader.get(f"/read/{sid}/1").text, "html.parser")
+    assert page.select_one('input[name="overall"][value="accept"]').has_attr("checked")
+    assert page.select_one('textarea[name="comment"]').get_text() == "on reflection"
