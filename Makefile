@@ -62,6 +62,7 @@ test-postgres: install system-deps
 bench: install
 	$(BIN)/python benchmarks/import_scale.py
 	$(BIN)/python benchmarks/pages.py
+	$(BIN)/python benchmarks/reading.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
