@@ -1,0 +1,1 @@
+"""Agreement between the judge and the readers, and among the readers (issue 4)."""
