@@ -50,6 +50,8 @@ def agreement_of(table: np.ndarray) -> float:
 
 
 def kappa_of(table: np.ndarray) -> float:
+    if (table.sum(0) == 0).any() or (table.sum(1) == 0).any():
+        return float("nan")  # a rater used one category: kappa is 0 by construction only
     try:
         return float(cohens_kappa(table, return_results=False))
     except (ZeroDivisionError, FloatingPointError):
@@ -75,6 +77,7 @@ def cluster_interval(a: Sequence[Vote], b: Sequence[Vote], clusters: Sequence[ob
                                      vectorized=False, method=method,
                                      rng=np.random.default_rng(seed))
         low, high = result.confidence_interval
-        if np.isfinite(low) and np.isfinite(high):
+        if np.isfinite(low) and np.isfinite(high) and high > low:
             return ClusterInterval(float(low), float(high), method, resamples, k, seed)
-    return ClusterInterval(None, None, "undefined in resamples", resamples, k, seed)
+    # Undefined in some resamples, or the same in all: no interval would be honest.
+    return ClusterInterval(None, None, "undefined or constant in resamples", resamples, k, seed)

@@ -68,9 +68,18 @@ def question_report(cases: Sequence[Case], readers: Sequence[str],
             leave_one_out(case_votes, i) for case_votes in by_case]).as_dict()
             for i, name in enumerate(readers)} if len(readers) > 1 else {},
         "among_readers": among_readers(votes).as_dict() if len(readers) > 1 else None,
+        "by_disease": {disease: compare([judge[i] for i in where], [reference[i] for i in where]).as_dict()
+                       for disease, where in _groups(cases, "disease").items()},
         "cannot_assess": {name: Counter(answers[name])[CANNOT_ASSESS] for name in readers},
         "missing": {name: sum(1 for a in answers[name] if a is None) for name in readers},
     }
+
+
+def _groups(cases: Sequence[Case], attribute: str) -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {}
+    for i, case in enumerate(cases):
+        found.setdefault(str(getattr(case, attribute)), []).append(i)
+    return dict(sorted(found.items()))
 
 
 def intra_reader(reads: Sequence[Read], admitted: set[int]) -> dict[str, dict[str, object]]:

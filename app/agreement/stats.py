@@ -86,7 +86,8 @@ def kappa(table: np.ndarray) -> Estimate:
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)  # a zero variance is handled below
         result = cohens_kappa(table)  # its interval is the 95 % one
-    if not (math.isfinite(result.std_kappa) and result.std_kappa > 0):
+    one_category = bool((table.sum(0) == 0).any() or (table.sum(1) == 0).any())
+    if one_category or not (math.isfinite(result.std_kappa) and result.std_kappa > 0):
         # One rater used a single category: kappa is 0 by construction, and its asymptotic
         # interval collapses to a point that would look like certainty.
         return Estimate(float(result.kappa), None, None, n)

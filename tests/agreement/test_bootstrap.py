@@ -39,3 +39,10 @@ def test_too_few_images_and_undefined_statistics_give_no_interval() -> None:
     assert few.low is None and "too few" in few.method
     constant = cluster_interval([True] * 20, [True] * 20, list(range(20)), kappa_of, resamples=200)
     assert constant.low is None
+
+
+def test_a_constant_rater_gives_no_kappa_interval() -> None:
+    reference = [i % 4 != 0 for i in range(100)]
+    interval = cluster_interval([True] * 100, reference, [i // 2 for i in range(100)], kappa_of,
+                                resamples=200)
+    assert interval.low is None and interval.high is None

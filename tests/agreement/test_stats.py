@@ -60,3 +60,9 @@ def test_undefined_figures_say_so() -> None:
     assert constant.kappa.value == 0 and constant.kappa.low is None
     empty = compare([None], [True])
     assert empty.agreement.value is None and empty.pabak is None and empty.ac1 is None
+
+
+def test_a_judge_that_passes_everything_has_no_kappa_interval() -> None:
+    """Once shown as "-0.00 to 0.00": a rounding-size variance passed for certainty."""
+    result = compare([True] * 100, [True] * 76 + [False] * 24)
+    assert result.kappa.value == 0 and result.kappa.low is None and result.kappa.high is None

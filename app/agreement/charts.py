@@ -1,0 +1,119 @@
+"""Charts as SVG, drawn with matplotlib (the object API, no pyplot state, so it is safe in
+worker threads). Colours follow the reading-room theme in static/app.css."""
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import matplotlib as mpl
+from matplotlib.axes import Axes
+from matplotlib.colors import LinearSegmentedColormap
+from matplotlib.figure import Figure
+
+from app.agreement.reads import QUESTIONS
+
+mpl.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "medbanana"})
+TEXT, MUTED, LINE = "#d6d9dc", "#8b939b", "#2a2f35"
+# From the page's panel colour to its accent: calm on a dark screen, unlike white-based maps.
+HEAT = LinearSegmentedColormap.from_list("reading-room", ["#1e2226", "#7fb3e6"])
+SERIES = {"judge": "#7fb3e6", "reader": "#6fbf8a", "readers": "#d9b36c"}
+
+
+@dataclass(frozen=True)
+class Point:
+    label: str
+    series: str  # "judge", "reader" or "readers"
+    value: float | None
+    low: float | None
+    high: float | None
+    n: int
+
+
+def _figure(width: float, height: float) -> tuple[Figure, Axes]:
+    figure = Figure(figsize=(width, height), facecolor="none")
+    axes = figure.add_subplot()
+    axes.set_facecolor("none")
+    for side in ("top", "right"):
+        axes.spines[side].set_visible(False)
+    for side in ("left", "bottom"):
+        axes.spines[side].set_color(LINE)
+    axes.tick_params(colors=MUTED, labelcolor=TEXT, labelsize=9)
+    return figure, axes
+
+
+def _svg(figure: Figure) -> str:
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", bbox_inches="tight", transparent=True)
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]  # inline in the page: no XML prolog
+
+
+def interval_chart(points: Sequence[Point], title: str, axis_label: str,
+                   lower: float = 0.0) -> str:
+    """Horizontal points with interval bars, one row per label, n written beside each."""
+    figure, axes = _figure(7.5, 0.32 * len(points) + 1.1)
+    for row, point in enumerate(reversed(points)):
+        colour = SERIES.get(point.series, TEXT)
+        if point.value is None:
+            axes.text(lower, row, f"  undefined (n={point.n})", va="center", color=MUTED, fontsize=8)
+            continue
+        if point.low is not None and point.high is not None:
+            axes.plot([point.low, point.high], [row, row], color=colour, linewidth=2, alpha=0.7)
+        axes.plot([point.value], [row], "o", color=colour, markersize=5)
+        axes.text(1.02, row, f"n={point.n}", va="center", color=MUTED, fontsize=8,
+                  transform=axes.get_yaxis_transform())
+    axes.set_yticks(range(len(points)), [p.label for p in reversed(points)])
+    axes.set_xlim(lower, 1.0)
+    axes.set_xlabel(axis_label, color=MUTED, fontsize=9)
+    axes.set_title(title, color=TEXT, fontsize=10, loc="left")
+    axes.grid(axis="x", color=LINE, linewidth=0.6)
+    return _svg(figure)
+
+
+def heat_table(table: dict[str, int], a_label: str, b_label: str, title: str) -> str:
+    """The 2x2 table as a heat map with the counts written in."""
+    figure, axes = _figure(3.4, 2.9)
+    grid = [[table["both_pass"], table["a_pass_b_fail"]], [table["a_fail_b_pass"], table["both_fail"]]]
+    top = max(1, max(max(row) for row in grid))
+    axes.imshow(grid, cmap=HEAT, vmin=0, vmax=top)
+    for i in range(2):
+        for j in range(2):
+            # Dark text on the light (large) cells, light text on the dark ones.
+            axes.text(j, i, str(grid[i][j]), ha="center", va="center", fontsize=13,
+                      color="#0f1113" if grid[i][j] > top / 2 else TEXT)
+    axes.set_xticks([0, 1], [f"{b_label}\npass", f"{b_label}\nfail"])
+    axes.set_yticks([0, 1], [f"{a_label} pass", f"{a_label} fail"])
+    axes.set_title(title, color=TEXT, fontsize=10, loc="left")
+    return _svg(figure)
+
+
+def report_charts(report: dict[str, Any]) -> dict[str, str]:
+    """The charts of the agreement page, from a study report."""
+    questions = report["questions"]
+    points = []
+    for q in QUESTIONS:
+        versus = questions[q]["judge_vs_reference"]
+        boot = versus["bootstrap"]["agreement"]
+        low, high = (boot["low"], boot["high"]) if boot["low"] is not None else (
+            versus["agreement"]["low"], versus["agreement"]["high"])
+        points.append(Point(f"{q} · judge", "judge", versus["agreement"]["value"], low, high,
+                            versus["n"]))
+        for name, figures in questions[q]["reader_vs_others"].items():
+            points.append(Point(f"{q} · {name}", "reader", figures["agreement"]["value"],
+                                figures["agreement"]["low"], figures["agreement"]["high"],
+                                figures["n"]))
+    by_disease = [Point(disease, "judge", f["agreement"]["value"], f["agreement"]["low"],
+                        f["agreement"]["high"], f["n"])
+                  for disease, f in questions["overall"]["by_disease"].items()]
+    charts = {
+        "agreement": interval_chart(points, "Agreement with the reference (judge: cluster "
+                                    "bootstrap 95 % CI; readers vs the others: Wilson)",
+                                    "share of cases agreeing"),
+        "by_disease": interval_chart(by_disease, "Judge vs reference, overall verdict, per "
+                                     "disease (Wilson 95 % CI)", "share of cases agreeing"),
+    }
+    for q in QUESTIONS:
+        charts[f"table_{q}"] = heat_table(questions[q]["judge_vs_reference"]["table"], "judge",
+                                          "reference", q)
+    return charts

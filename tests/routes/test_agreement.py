@@ -1,0 +1,67 @@
+"""The agreement page, its JSON report and CSV tables: admins only, filters checked."""
+
+import csv
+import io
+
+from bs4 import BeautifulSoup
+from fastapi.testclient import TestClient
+from sqlalchemy.engine import Engine
+
+from app.models import Role
+from app.settings import Settings
+from tests.agreement.test_report import answer_all
+from tests.routes.test_reading import as_user
+from tests.studies.conftest import StudySetup, make_study
+
+
+def answered_study(engine: Engine) -> StudySetup:
+    setup = make_study(engine, readers=3)
+    answer_all(engine, setup, {"reader-0": ["yes"] * 6 + ["no", "cannot_assess"],
+                               "reader-1": ["yes"] * 5 + ["no"] * 3,
+                               "reader-2": ["yes"] * 4 + ["no"] * 4})
+    return setup
+
+
+def test_the_page_shows_every_question_with_its_n(demo_engine: Engine, settings: Settings) -> None:
+    setup = answered_study(demo_engine)
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    response = admin.get(f"/studies/{setup.study.id}/agreement")
+    assert response.status_code == 200
+    page = BeautifulSoup(response.text, "html.parser")
+    rows = page.select("#judge-vs-reference table.figures tbody tr")
+    assert [r["data-question"] for r in rows] == ["compliance", "structure", "realism",
+                                                  "fidelity", "overall"]
+    assert page.select_one("#n-cases").get_text() == "8"
+    assert page.select_one("#chart-agreement svg") is not None
+    assert len(page.select(".heat-tables svg")) == 5
+    decided = page.select_one('#decisions tr[data-question="compliance"]').select("td")
+    assert [d.get_text() for d in decided] == ["6", "2", "0", "0"]
+
+
+def test_json_and_csv_follow_the_slice(demo_engine: Engine, settings: Settings) -> None:
+    setup = answered_study(demo_engine)
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    sid = setup.study.id
+    report = admin.get(f"/studies/{sid}/agreement.json?direction=remove").json()
+    assert report["n_cases"] == 4 and report["slice"]["direction"] == ["remove"]
+    assert report["study"]["id"] == sid
+    text = admin.get(f"/studies/{sid}/agreement/judge-vs-reference.csv").text
+    table = list(csv.DictReader(io.StringIO(text)))
+    assert [r["question"] for r in table][-1] == "overall"
+    assert table[0]["bootstrap_resamples"] in ("0", "2000")
+    for name in ("judge-vs-readers", "readers-vs-others", "reader-pairs", "among-readers",
+                 "reference-decisions", "by-disease"):
+        response = admin.get(f"/studies/{sid}/agreement/{name}.csv")
+        assert response.status_code == 200 and response.text.count("\n") > 1, name
+
+
+def test_bad_input_and_readers_are_refused(demo_engine: Engine, settings: Settings,
+                                           client: TestClient) -> None:
+    setup = answered_study(demo_engine)
+    sid = setup.study.id
+    reader = as_user(demo_engine, settings, "reader-0")
+    assert reader.get(f"/studies/{sid}/agreement").status_code == 403
+    assert client.get("/studies/999/agreement").status_code == 404
+    assert client.get(f"/studies/{sid}/agreement?modality=xray").status_code == 422
+    assert client.get(f"/studies/{sid}/agreement?round=0").status_code == 422
+    assert client.get(f"/studies/{sid}/agreement/nonsense.csv").status_code == 404
