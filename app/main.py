@@ -7,7 +7,7 @@ from starlette.middleware.sessions import SessionMiddleware
 
 from app.db import make_engine
 from app.errors import install_error_handlers
-from app.routes import agreement, api, auth, cases, images, imports, reading, studies
+from app.routes import agreement, api, auth, cases, images, imports, overview, reading, studies
 from app.security import current_user, require_admin
 from app.settings import Settings, get_settings
 from app.web import STATIC_DIR
@@ -34,5 +34,6 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.include_router(reading.router, dependencies=[Depends(current_user)])
     app.include_router(studies.router, dependencies=[Depends(require_admin)])
     app.include_router(agreement.router, dependencies=[Depends(require_admin)])
+    app.include_router(overview.router, dependencies=[Depends(require_admin)])
     install_error_handlers(app)
     return app

@@ -15,3 +15,5 @@ CHEST_SUCCESS = {"add": 53, "remove": 52}
 DIRECTIONS = {"add": 76, "remove": 76}
 # 32 pneumothorax tasks, 3 of them api_failed before any instruction was written.
 PNEUMOTHORAX_SEARCHABLE = 29
+# Every s3 task's first judge answer is not valid JSON.
+UNREADABLE_VERDICTS = 14

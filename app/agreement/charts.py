@@ -117,3 +117,22 @@ def report_charts(report: dict[str, Any]) -> dict[str, str]:
         charts[f"table_{q}"] = heat_table(questions[q]["judge_vs_reference"]["table"], "judge",
                                           "reference", q)
     return charts
+
+
+def rounds_chart(ours: dict[int, int], paper: dict[str, float]) -> str:
+    """Rounds to success as shares of successful tasks, ours beside the paper's buckets."""
+    figure, axes = _figure(6.0, 2.8)
+    total = sum(ours.values()) or 1
+    buckets = {"1": ours.get(1, 0), "2": ours.get(2, 0),
+               "3-5": sum(n for r, n in ours.items() if r >= 3)}
+    x = range(len(buckets))
+    axes.bar([i - 0.2 for i in x], [n / total for n in buckets.values()], width=0.4,
+             color=SERIES["judge"], label=f"imported (n={sum(ours.values())})")
+    axes.bar([i + 0.2 for i in x], [paper[k] for k in buckets], width=0.4, color=MUTED,
+             label="paper")
+    axes.set_xticks(list(x), [f"round {k}" for k in buckets])
+    axes.set_ylabel("share of successful tasks", color=MUTED, fontsize=9)
+    axes.set_ylim(0, 1)
+    axes.legend(frameon=False, labelcolor=TEXT, fontsize=8)
+    axes.set_title("Rounds to success", color=TEXT, fontsize=10, loc="left")
+    return _svg(figure)

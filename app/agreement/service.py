@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 from sqlmodel import Session, col
 
 from app.agreement.charts import report_charts
+from app.agreement.consistency import judge_consistency
 from app.agreement.reads import StudyReads, load
 from app.agreement.report import Slice, study_report
 from app.models import JudgeVerdict
@@ -44,6 +45,8 @@ def report_for(session: Session, study: Study,
             return _reports[key]
     data = load(session, study)
     report = study_report(data, scope)
+    read = select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id)
+    report["judge_self_consistency"] = judge_consistency(session, session.scalars(read)).as_dict()
     found = (data, report, report_charts(report))
     with _lock:
         _reports[key] = found
