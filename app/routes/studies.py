@@ -13,7 +13,7 @@ from app.deps import CaseFilterDep, IdPath, SessionDep
 from app.models import Role, User
 from app.security import AdminUser
 from app.study_design import STRATA_FACETS, StudyError, create_study
-from app.study_export import iter_answer_csv, iter_design_csv
+from app.study_export import iter_answer_csv, iter_design_csv, iter_long_csv
 from app.study_forms import plan_from_form
 from app.study_models import Reveal, Study
 from app.web import render
@@ -89,6 +89,13 @@ def _csv(rows: Iterator[str], filename: str) -> StreamingResponse:
 def export_answers(session: SessionDep, study_id: IdPath) -> StreamingResponse:
     study = get_study(session, study_id)
     return _csv(iter_answer_csv(session, study), f"study-{study_id}-answers.csv")
+
+
+@router.get("/studies/{study_id}/answers-long.csv")
+def export_long(session: SessionDep, study_id: IdPath) -> StreamingResponse:
+    """One row per case x reader x question, with the judge's answer beside the reader's."""
+    study = get_study(session, study_id)
+    return _csv(iter_long_csv(session, study), f"study-{study_id}-answers-long.csv")
 
 
 @router.get("/studies/{study_id}/design.csv")

@@ -65,3 +65,20 @@ def test_bad_input_and_readers_are_refused(demo_engine: Engine, settings: Settin
     assert client.get(f"/studies/{sid}/agreement?modality=xray").status_code == 422
     assert client.get(f"/studies/{sid}/agreement?round=0").status_code == 422
     assert client.get(f"/studies/{sid}/agreement/nonsense.csv").status_code == 404
+
+
+def test_long_format_export_has_a_row_per_case_reader_and_question(
+        demo_engine: Engine, settings: Settings) -> None:
+    setup = answered_study(demo_engine)
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    response = admin.get(f"/studies/{setup.study.id}/answers-long.csv")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/csv")
+    table = list(csv.DictReader(io.StringIO(response.text)))
+    assert len(table) == 8 * 3 * 5
+    assert {r["question"] for r in table} == {"compliance", "structure", "realism", "fidelity",
+                                              "overall"}
+    fidelity = [r for r in table if r["question"] == "fidelity"]
+    assert {r["judge_answer"] for r in fidelity} == {""}  # imported verdicts never scored it
+    overall = [r for r in table if r["question"] == "overall"]
+    assert {r["judge_answer"] for r in overall} <= {"pass", "fail"}
+    assert {r["answer"] for r in overall} <= {"accept", "reject"}
