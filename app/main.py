@@ -7,7 +7,18 @@ from starlette.middleware.sessions import SessionMiddleware
 
 from app.db import make_engine
 from app.errors import install_error_handlers
-from app.routes import agreement, api, auth, cases, images, imports, overview, reading, studies
+from app.routes import (
+    adjudication,
+    agreement,
+    api,
+    auth,
+    cases,
+    images,
+    imports,
+    overview,
+    reading,
+    studies,
+)
 from app.security import current_user, require_admin
 from app.settings import Settings, get_settings
 from app.web import STATIC_DIR
@@ -32,6 +43,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     for router in (cases.router, imports.router, api.router, images.router):
         app.include_router(router, dependencies=[Depends(require_admin)])
     app.include_router(reading.router, dependencies=[Depends(current_user)])
+    app.include_router(adjudication.router, dependencies=[Depends(current_user)])
     app.include_router(studies.router, dependencies=[Depends(require_admin)])
     app.include_router(agreement.router, dependencies=[Depends(require_admin)])
     app.include_router(overview.router, dependencies=[Depends(require_admin)])

@@ -111,3 +111,34 @@ class Draft(SQLModel, table=True):
     assignment_id: int = Field(foreign_key="assignment.id", primary_key=True)
     payload: str = Field(sa_column=Column(Text, nullable=False))
     updated_at: datetime = Field(default_factory=utcnow)
+
+
+class StudyAdjudicator(SQLModel, table=True):
+    """The third reader who decides the cases the study's readers left unresolved."""
+
+    __tablename__ = "study_adjudicator"
+    study_id: int = Field(foreign_key="study.id", primary_key=True)
+    user_id: int = Field(foreign_key="app_user.id", index=True)
+    assigned_at: datetime = Field(default_factory=utcnow)
+
+
+class Adjudication(SQLModel, table=True):
+    """An adjudicator's decision on one case, made with the earlier reads in view (recorded as
+    such). Append-only like answers: a change is a new version."""
+
+    __tablename__ = "adjudication"
+    __table_args__ = (UniqueConstraint("item_id", "version"),)
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="study.id", index=True)
+    item_id: int = Field(foreign_key="study_item.id", index=True)
+    user_id: int = Field(foreign_key="app_user.id")
+    version: int
+    submission_id: str = Field(sa_column=Column(String(64), nullable=False, unique=True))
+    compliance: str = Field(sa_column=Column(String(16), nullable=False))
+    structure: str = Field(sa_column=Column(String(16), nullable=False))
+    realism: str = Field(sa_column=Column(String(16), nullable=False))
+    fidelity: str = Field(sa_column=Column(String(16), nullable=False))
+    overall: str = Field(sa_column=Column(String(16), nullable=False))
+    comment: str = Field(default="", sa_column=Column(Text, nullable=False))
+    saw_earlier_reads: bool = True
+    created_at: datetime = Field(default_factory=utcnow)

@@ -5,11 +5,13 @@ judge answers come from the newest verdict of the attempt that was read; "overal
 judge's qualified verdict and the reader's accept / reject.
 """
 
+import json
 from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
+from app.adjudication import latest_decisions
 from app.agreement.stats import Vote
 from app.models import Attempt, JudgeVerdict, Task, User
 from app.study_models import Answer, Assignment, Study, StudyItem
@@ -50,6 +52,9 @@ class Read:
     repeat: bool  # the hidden second read of a case, for intra-reader agreement
     time_on_case_ms: int | None
     version: int
+    confidence: int = 0
+    tags: tuple[str, ...] = ()
+    comment: str = ""
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,8 @@ class StudyReads:
     cases: list[Case]
     reads: list[Read]
     readers: list[str]
+    # The adjudicator's newest decision per case, as given: settles only reader ties.
+    decisions: dict[int, dict[str, str]] = field(default_factory=dict)
 
 
 def load(session: Session, study: Study) -> StudyReads:
@@ -73,12 +80,16 @@ def load(session: Session, study: Study) -> StudyReads:
     reads = [Read(item_id=assignment.item_id, reader=name,
                   answers={q: getattr(answer, q) for q in QUESTIONS},
                   repeat=assignment.repeat_of is not None,
-                  time_on_case_ms=answer.time_on_case_ms, version=answer.version)
+                  time_on_case_ms=answer.time_on_case_ms, version=answer.version,
+                  confidence=answer.confidence, tags=tuple(json.loads(answer.tags)),
+                  comment=answer.comment)
              for answer, assignment, name in session.execute(query) if not answer.retracted]
     readers = sorted(session.scalars(
         select(col(User.name)).join(Assignment, col(Assignment.user_id) == User.id)
         .where(col(Assignment.study_id) == study.id).distinct()))
-    return StudyReads(cases, reads, readers)
+    decisions = {item_id: {q: getattr(d, q) for q in QUESTIONS}
+                 for item_id, d in latest_decisions(session, study).items()}
+    return StudyReads(cases, reads, readers, decisions)
 
 
 def _cases(session: Session, study: Study) -> list[Case]:

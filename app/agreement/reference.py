@@ -1,8 +1,8 @@
 """The reference standard: the readers' consensus, case by case. The judge never votes.
 
-"Cannot assess" and missing reads do not vote. An adjudicator's decision, when there is one,
-is the reference. Otherwise a strict majority decides; a tie (two readers who disagree, or an
-even split) stays unresolved until adjudicated.
+"Cannot assess" and missing reads do not vote. A strict majority decides; a tie (two readers
+who disagree, or an even split) is settled by the adjudicator's decision, and stays
+unresolved until there is one.
 """
 
 from collections.abc import Sequence
@@ -19,15 +19,16 @@ class Decided(StrEnum):
 
 
 def consensus(votes: Sequence[Vote], adjudicated: Vote = None) -> tuple[Vote, Decided]:
-    if adjudicated is not None:
-        return adjudicated, Decided.adjudicated
+    """The readers decide when they can; an adjudication settles only what they left open."""
     cast = [v for v in votes if v is not None]
     passes = sum(cast)
-    if not cast or passes * 2 == len(cast):
-        return None, Decided.unresolved
-    if passes in (0, len(cast)):
+    if cast and passes in (0, len(cast)):
         return cast[0], Decided.unanimous
-    return passes * 2 > len(cast), Decided.majority
+    if cast and passes * 2 != len(cast):
+        return passes * 2 > len(cast), Decided.majority
+    if adjudicated is not None:
+        return adjudicated, Decided.adjudicated
+    return None, Decided.unresolved
 
 
 def leave_one_out(votes: Sequence[Vote], left_out: int, adjudicated: Vote = None) -> Vote:

@@ -42,20 +42,23 @@ def first_reads(reads: Sequence[Read]) -> dict[tuple[str, int], Read]:
 
 def question_report(cases: Sequence[Case], readers: Sequence[str],
                     reads: dict[tuple[str, int], Read], question: str,
-                    *, resamples: int = RESAMPLES) -> dict[str, object]:
+                    *, resamples: int = RESAMPLES,
+                    decisions: dict[int, dict[str, str]] | None = None) -> dict[str, object]:
     answers = {name: [reads[(name, c.item_id)].answers[question] if (name, c.item_id) in reads
                       else None for c in cases] for name in readers}
     votes = {name: [vote(a) for a in given] for name, given in answers.items()}
     by_case = list(zip(*(votes[name] for name in readers), strict=True)) if readers else []
-    decisions = [consensus(case_votes) for case_votes in by_case]
-    reference: list[Vote] = [value for value, _ in decisions]
+    settled = [vote((decisions or {}).get(c.item_id, {}).get(question)) for c in cases]
+    decided = [consensus(case_votes, adjudicated)
+               for case_votes, adjudicated in zip(by_case, settled, strict=True)]
+    reference: list[Vote] = [value for value, _ in decided]
     judge: list[Vote] = [c.judge.get(question) for c in cases]
     clusters = [c.source_image_id if c.source_image_id is not None else f"task-{c.task_id}"
                 for c in cases]
     versus_reference = compare(judge, reference)
     return {
         "n_cases": len(cases),
-        "reference": {"decided": {d.value: sum(1 for _, how in decisions if how is d)
+        "reference": {"decided": {d.value: sum(1 for _, how in decided if how is d)
                                   for d in Decided}},
         "judge_missing": sum(1 for j in judge if j is None),
         "judge_vs_reference": versus_reference.as_dict() | {"bootstrap": {
@@ -65,7 +68,8 @@ def question_report(cases: Sequence[Case], readers: Sequence[str],
                                       resamples=resamples).as_dict()}},
         "judge_vs_reader": {name: compare(judge, votes[name]).as_dict() for name in readers},
         "reader_vs_others": {name: compare(votes[name], [
-            leave_one_out(case_votes, i) for case_votes in by_case]).as_dict()
+            leave_one_out(case_votes, i, adjudicated)
+            for case_votes, adjudicated in zip(by_case, settled, strict=True)]).as_dict()
             for i, name in enumerate(readers)} if len(readers) > 1 else {},
         "among_readers": among_readers(votes).as_dict() if len(readers) > 1 else None,
         "by_disease": {disease: compare([judge[i] for i in where], [reference[i] for i in where]).as_dict()
@@ -104,7 +108,8 @@ def study_report(data: StudyReads, scope: Slice = Slice(), *,
         "readers": list(data.readers),
         "bootstrap": {"resamples": resamples, "seed": SEED, "unit": "source image",
                       "method": "BCa, percentile when BCa degenerates (scipy.stats.bootstrap)"},
-        "questions": {q: question_report(cases, data.readers, reads, q, resamples=resamples)
+        "questions": {q: question_report(cases, data.readers, reads, q, resamples=resamples,
+                                         decisions=data.decisions)
                       for q in QUESTIONS},
         "intra_reader": intra_reader(data.reads, {c.item_id for c in cases}),
     }

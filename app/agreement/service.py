@@ -17,7 +17,7 @@ from app.agreement.consistency import judge_consistency
 from app.agreement.reads import StudyReads, load
 from app.agreement.report import Slice, study_report
 from app.models import JudgeVerdict
-from app.study_models import Answer, Assignment, Study, StudyItem
+from app.study_models import Adjudication, Answer, Assignment, Study, StudyItem
 
 KEEP = 32
 _lock = threading.Lock()
@@ -32,7 +32,9 @@ def _fingerprint(session: Session, study: Study) -> tuple[object, ...]:
     verdicts = session.scalar(
         select(func.max(JudgeVerdict.id)).where(col(JudgeVerdict.attempt_id).in_(
             select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id))))
-    return (study.id, tuple(answers), verdicts)
+    decisions = session.execute(select(func.count(), func.max(Adjudication.id)).where(
+        col(Adjudication.study_id) == study.id)).one()
+    return (study.id, tuple(answers), verdicts, tuple(decisions))
 
 
 def report_for(session: Session, study: Study,

@@ -2,16 +2,18 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
+from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, StreamingResponse
 from pydantic import Field
 
+from app.adjudication import assign_adjudicator
+from app.agreement.disagreements import KINDS, disagreements
 from app.agreement.reads import QUESTIONS
 from app.agreement.report import Slice
 from app.agreement.service import report_for
 from app.agreement.tables import TABLES, iter_csv, rows
-from app.deps import DiseaseName, IdPath, SessionDep
-from app.models import Direction, Modality
+from app.deps import MAX_DB_ID, DiseaseName, IdPath, SessionDep
+from app.models import Direction, Modality, User
 from app.web import render
 from app.worklist import get_study
 
@@ -65,3 +67,53 @@ def agreement_csv(session: SessionDep, study_id: IdPath, table: str,
     filename = f"study-{study_id}-{table}.csv"
     return StreamingResponse(iter_csv(rows(report, table)), media_type="text/csv",
                              headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+
+QuestionQuery = Annotated[str | None, Query(pattern="^(" + "|".join(QUESTIONS) + ")$")]
+KindQuery = Annotated[str | None, Query(pattern="^(" + "|".join(KINDS) + ")$")]
+
+
+def _disagreement_rows(session: SessionDep, study_id: int, question: str | None,
+                       kind: str | None) -> tuple[Any, list[Any]]:
+    study = get_study(session, study_id)
+    data, _, _ = report_for(session, study, Slice())
+    return study, disagreements(data, question, kind)
+
+
+@router.get("/studies/{study_id}/disagreements", response_class=HTMLResponse)
+def disagreements_page(request: Request, session: SessionDep, study_id: IdPath,
+                       question: QuestionQuery = None, kind: KindQuery = None) -> HTMLResponse:
+    study, found = _disagreement_rows(session, study_id, question, kind)
+    context = {"study": study, "rows": found, "questions": QUESTIONS, "kinds": KINDS,
+               "question": question, "kind": kind, "query": request.url.query,
+               "readers": report_for(session, study, Slice())[0].readers}
+    return render(request, "agreement/disagreements.html", context)
+
+
+@router.get("/studies/{study_id}/disagreements.csv")
+def disagreements_csv(session: SessionDep, study_id: IdPath, question: QuestionQuery = None,
+                      kind: KindQuery = None) -> StreamingResponse:
+    study, found = _disagreement_rows(session, study_id, question, kind)
+
+    def verdict(value: bool | None) -> str:
+        return "" if value is None else ("pass" if value else "fail")
+
+    table = [{"case": r.case.uid, "task": r.case.task_key, "modality": r.case.modality,
+              "disease": r.case.disease, "direction": r.case.direction, "round": r.case.round,
+              "question": r.question, **{f"reader:{n}": a for n, a in r.answers.items()},
+              "judge": verdict(r.judge), "reference": verdict(r.reference),
+              "decided": r.decided.value, "judge_differs": r.judge_differs,
+              "readers_differ": r.readers_differ} for r in found]
+    return StreamingResponse(iter_csv(table), media_type="text/csv", headers={
+        "Content-Disposition": f'attachment; filename="study-{study.id}-disagreements.csv"'})
+
+
+@router.post("/studies/{study_id}/adjudicator")
+def set_adjudicator(session: SessionDep, study_id: IdPath,
+                    user_id: Annotated[int, Form(ge=1, le=MAX_DB_ID)]) -> RedirectResponse:
+    study = get_study(session, study_id)
+    user = session.get(User, user_id)
+    if user is None:
+        raise HTTPException(404, f"no user with id {user_id}")
+    assign_adjudicator(session, study, user)
+    return RedirectResponse(f"/studies/{study_id}", status_code=303)

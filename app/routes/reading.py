@@ -7,6 +7,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
+from app.adjudication import studies_to_adjudicate
 from app.answers import FAILURE_TAGS, AnswerIn, save_draft, submit_answer, undo_last
 from app.deps import IdPath, SessionDep, SettingsDep
 from app.images import ImageKind, ImageNotFound, ImageSize, resolve_image
@@ -32,7 +33,8 @@ IdlessUid = Path(pattern=r"^[0-9a-f]{24}$")
 
 @router.get("/read", response_class=HTMLResponse)
 def my_studies(request: Request, session: SessionDep, user: CurrentUser) -> HTMLResponse:
-    return render(request, "reading/list.html", {"studies": studies_of(session, user)})
+    return render(request, "reading/list.html", {"studies": studies_of(session, user),
+                                                 "adjudicating": studies_to_adjudicate(session, user)})
 
 
 @router.get("/read/{study_id}")

@@ -17,8 +17,10 @@ def test_cannot_assess_does_not_vote() -> None:
     assert consensus([True, None, False]) == (None, Decided.unresolved)
 
 
-def test_an_adjudication_decides() -> None:
+def test_an_adjudication_settles_only_what_the_readers_left_open() -> None:
     assert consensus([True, False], adjudicated=False) == (False, Decided.adjudicated)
+    assert consensus([None, None], adjudicated=True) == (True, Decided.adjudicated)
+    assert consensus([True, True, False], adjudicated=False) == (True, Decided.majority)
 
 
 def test_leave_one_out_drops_the_reader_compared() -> None:

@@ -1,0 +1,113 @@
+"""The adjudicator's screens: the tied cases, each with the earlier reads, and a decision."""
+
+import secrets
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import ValidationError
+from starlette.datastructures import FormData
+
+from app.adjudication import (
+    DecisionIn,
+    item_by_uid,
+    latest_decisions,
+    require_adjudicator,
+    studies_to_adjudicate,
+    submit_decision,
+)
+from app.agreement.disagreements import to_adjudicate
+from app.agreement.reads import load
+from app.agreement.report import first_reads
+from app.deps import IdPath, SessionDep, SettingsDep
+from app.images import ImageKind, ImageNotFound, ImageSize, resolve_image
+from app.models import Attempt, Task
+from app.routes.images import image_response
+from app.routes.reading import posted_form
+from app.security import CurrentUser
+from app.web import render
+from app.worklist import NotFound, get_study
+
+router = APIRouter(include_in_schema=False)
+Uid = Annotated[str, Path(pattern=r"^[0-9a-f]{24}$")]
+
+
+@router.get("/adjudicate", response_class=HTMLResponse)
+def my_adjudications(request: Request, session: SessionDep, user: CurrentUser) -> HTMLResponse:
+    return render(request, "adjudication/studies.html",
+                  {"studies": studies_to_adjudicate(session, user)})
+
+
+@router.get("/adjudicate/{study_id}", response_class=HTMLResponse)
+def worklist(request: Request, session: SessionDep, user: CurrentUser,
+             study_id: IdPath) -> HTMLResponse:
+    study = get_study(session, study_id)
+    require_adjudicator(session, study, user)
+    return render(request, "adjudication/worklist.html",
+                  {"study": study, "cases": to_adjudicate(load(session, study))})
+
+
+def _screen(request: Request, session: SessionDep, study_id: int, uid: str,
+            errors: dict[str, str], status_code: int = 200,
+            given: dict[str, Any] | None = None) -> HTMLResponse:
+    study = get_study(session, study_id)
+    item = item_by_uid(session, study, uid)
+    data = load(session, study)
+    reads = first_reads(data.reads)
+    earlier = [reads[(name, item.id or 0)] for name in data.readers if (name, item.id or 0) in reads]
+    attempt = session.get(Attempt, item.attempt_id)
+    task = session.get(Task, item.task_id)
+    decision = latest_decisions(session, study).get(item.id or 0)
+    open_questions = next((c.questions for c in to_adjudicate(data) if c.case.item_id == item.id), [])
+    context = {"study": study, "uid": uid, "earlier": earlier, "decision": decision,
+               "submission_id": secrets.token_urlsafe(18),
+               "instruction": attempt.instruction if attempt else "",
+               "modality": task.modality if task else "", "open_questions": open_questions,
+               "given": given or ({q: getattr(decision, q) for q in (
+                   "compliance", "structure", "realism", "fidelity", "overall", "comment")}
+                   if decision else {}), "errors": errors}
+    return render(request, "adjudication/screen.html", context, status_code=status_code)
+
+
+@router.get("/adjudicate/{study_id}/{uid}", response_class=HTMLResponse)
+def screen(request: Request, session: SessionDep, user: CurrentUser, study_id: IdPath,
+           uid: Uid) -> HTMLResponse:
+    require_adjudicator(session, get_study(session, study_id), user)
+    return _screen(request, session, study_id, uid, {})
+
+
+@router.post("/adjudicate/{study_id}/{uid}", response_class=HTMLResponse)
+def decide(request: Request, session: SessionDep, user: CurrentUser, study_id: IdPath, uid: Uid,
+           form: Annotated[FormData, Depends(posted_form)]) -> Response:
+    study = get_study(session, study_id)
+    require_adjudicator(session, study, user)
+    item = item_by_uid(session, study, uid)
+    fields = {k: form[k] for k in DecisionIn.model_fields if k in form}
+    try:
+        decision = DecisionIn.model_validate(fields)
+    except ValidationError as error:
+        errors = {str(e["loc"][0]): e["msg"] for e in error.errors() if e["loc"]}
+        return _screen(request, session, study_id, uid, errors, 422, fields)
+    submit_decision(session, study, item, user, decision)
+    return RedirectResponse(f"/adjudicate/{study_id}", status_code=303)
+
+
+@router.get("/adjudicate/{study_id}/image/{uid}/{which}")
+def adjudication_image(session: SessionDep, settings: SettingsDep, user: CurrentUser,
+                       request: Request, study_id: IdPath, uid: Uid,
+                       which: Literal["original", "edit"],
+                       size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
+    study = get_study(session, study_id)
+    require_adjudicator(session, study, user)
+    item = item_by_uid(session, study, uid)
+    if which == "edit":
+        kind, image_id = ImageKind.attempt, item.attempt_id
+    else:
+        task = session.get(Task, item.task_id)
+        assert task is not None
+        kind, image_id = ImageKind.source, task.source_image_id
+    try:
+        return image_response(request, resolve_image(session, kind, image_id), size,
+                              settings.resolved_cache_dir())
+    except ImageNotFound:
+        raise NotFound("this image is missing on disk") from None
