@@ -63,6 +63,7 @@ bench: install
 	$(BIN)/python benchmarks/import_scale.py
 	$(BIN)/python benchmarks/pages.py
 	$(BIN)/python benchmarks/reading.py
+	$(BIN)/python benchmarks/agreement.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

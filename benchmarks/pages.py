@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from fastapi.testclient import TestClient
 
-from app.db import make_engine
+from app.db import make_engine, migrate
 from app.main import create_app
 from app.settings import Settings
 from benchmarks.accounts import bench_admin_token
@@ -56,6 +56,7 @@ def main() -> None:
     if not args.db.is_file():
         sys.exit(f"{args.db} not found: run benchmarks/import_scale.py first")
     engine = make_engine(f"sqlite:///{args.db.resolve()}")
+    migrate(engine)  # a database left by an older import_scale run
     settings = Settings(var_dir=Path(tempfile.mkdtemp()))
     client = TestClient(create_app(settings, engine),
                         headers={"Authorization": f"Bearer {bench_admin_token(engine)}"})

@@ -29,7 +29,7 @@ from sqlalchemy import func, select
 from sqlmodel import Session, col
 
 from app.case_filter import CaseFilter
-from app.db import make_engine
+from app.db import make_engine, migrate
 from app.main import create_app
 from app.models import Role
 from app.settings import Settings
@@ -67,6 +67,7 @@ def main() -> None:
     if not args.db.is_file():
         sys.exit(f"{args.db} not found: run benchmarks/import_scale.py first")
     engine = make_engine(f"sqlite:///{args.db.resolve()}")
+    migrate(engine)  # a database left by an older import_scale run
     run = secrets.token_hex(3)  # names of this run's studies and readers
     admin = bench_user(engine, "bench-admin")
     readers = [bench_user(engine, f"bench-reader-{i:02d}", Role.reader) for i in range(READERS)]

@@ -103,15 +103,16 @@ def report_charts(report: dict[str, Any]) -> dict[str, str]:
             points.append(Point(f"{q} · {name}", "reader", figures["agreement"]["value"],
                                 figures["agreement"]["low"], figures["agreement"]["high"],
                                 figures["n"]))
-    by_disease = [Point(disease, "judge", f["agreement"]["value"], f["agreement"]["low"],
+    by_disease = [Point(f"{disease} · {q}", "judge", f["agreement"]["value"], f["agreement"]["low"],
                         f["agreement"]["high"], f["n"])
-                  for disease, f in questions["overall"]["by_disease"].items()]
+                  for disease in questions["overall"]["by_disease"]
+                  for q in QUESTIONS if (f := questions[q]["by_disease"].get(disease))]
     charts = {
         "agreement": interval_chart(points, "Agreement with the reference (judge: cluster "
                                     "bootstrap 95 % CI; readers vs the others: Wilson)",
                                     "share of cases agreeing"),
-        "by_disease": interval_chart(by_disease, "Judge vs reference, overall verdict, per "
-                                     "disease (Wilson 95 % CI)", "share of cases agreeing"),
+        "by_disease": interval_chart(by_disease, "Judge vs reference per disease and question "
+                                     "(Wilson 95 % CI)", "share of cases agreeing"),
     }
     for q in QUESTIONS:
         charts[f"table_{q}"] = heat_table(questions[q]["judge_vs_reference"]["table"], "judge",

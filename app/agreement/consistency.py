@@ -62,11 +62,12 @@ def judge_consistency(session: Session, attempt_ids: Iterable[int] | None = None
     """Over the given attempts (a study's), or over every attempt judged twice or more."""
     repeated = (select(col(JudgeVerdict.attempt_id)).where(col(JudgeVerdict.error).is_(None))
                 .group_by(col(JudgeVerdict.attempt_id)).having(func.count() > 1))
+    if attempt_ids is not None:
+        # Narrowed inside the grouping, so a study never scans every verdict of the data set.
+        repeated = repeated.where(col(JudgeVerdict.attempt_id).in_(list(attempt_ids)))
     query = (select(JudgeVerdict).where(col(JudgeVerdict.attempt_id).in_(repeated),
                                         col(JudgeVerdict.error).is_(None))
              .order_by(col(JudgeVerdict.attempt_id), col(JudgeVerdict.id)))
-    if attempt_ids is not None:
-        query = query.where(col(JudgeVerdict.attempt_id).in_(list(attempt_ids)))
     grouped: dict[int, list[Verdict]] = {}
     for v in session.scalars(query):
         grouped.setdefault(v.attempt_id, []).append(

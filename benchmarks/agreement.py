@@ -1,0 +1,105 @@
+"""Benchmark: agreement figures for a study on the 88K-task database.
+
+    .venv/bin/python benchmarks/agreement.py [--db var/bench/bench.db] [--cases 1000] [--readers 5]
+
+Run benchmarks/import_scale.py first. Creates a study (stratified by modality), writes every
+reader's answers in bulk (correlated with a hidden truth, some "cannot assess"), then times:
+loading the reads, the full report (every question, 2 x 2,000 cluster-bootstrap resamples
+each), the charts, the agreement page cold and cached, the JSON report and the
+disagreement queue, all in-process through the ASGI app.
+"""
+
+import argparse
+import random
+import secrets
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from fastapi.testclient import TestClient
+from sqlalchemy import insert, select
+from sqlmodel import Session, col
+
+from app.agreement.charts import report_charts
+from app.agreement.reads import DIMENSIONS, load
+from app.agreement.report import study_report
+from app.case_filter import CaseFilter
+from app.db import make_engine, migrate
+from app.main import create_app
+from app.models import Role
+from app.settings import Settings
+from app.study_design import StudyPlan, create_study
+from app.study_models import Answer, Assignment
+from benchmarks.accounts import bench_admin_token, bench_user
+
+
+def timed(label: str, fn):  # type: ignore[no-untyped-def]
+    start = time.perf_counter()
+    result = fn()
+    print(f"{label:60s} {(time.perf_counter() - start) * 1000:8.0f} ms")
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--db", type=Path, default=Path("var/bench/bench.db"))
+    parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--readers", type=int, default=5)
+    args = parser.parse_args()
+    if not args.db.is_file():
+        sys.exit(f"{args.db} not found: run benchmarks/import_scale.py first")
+    engine = make_engine(f"sqlite:///{args.db.resolve()}")
+    migrate(engine)  # a database left by an older import_scale run
+    run = secrets.token_hex(3)
+    admin = bench_user(engine, "bench-admin")
+    readers = [bench_user(engine, f"bench-reader-{i:02d}", Role.reader) for i in range(args.readers)]
+    third = args.cases // 3
+    with Session(engine) as session:
+        study = create_study(session=session, created_by=admin, plan=StudyPlan(
+            name=f"bench agreement {run}", case_filter=CaseFilter(outcome=("success",)),
+            reader_ids=[r.id or 0 for r in readers], seed=3, strata_facet="modality",
+            per_stratum={"chest_xray": args.cases - 2 * third, "brain_mri": third, "fundus": third},
+            repeat_fraction=0.1))
+        assignments = session.execute(select(col(Assignment.id), col(Assignment.item_id))
+                                      .where(col(Assignment.study_id) == study.id)).all()
+    rng = random.Random(11)
+    truth = {item: {q: rng.random() < 0.75 for q in (*DIMENSIONS, "overall")}
+             for _, item in assignments}
+
+    def answer(item: int, q: str) -> str:
+        agree = truth[item][q] if rng.random() < 0.85 else not truth[item][q]
+        if q == "overall":
+            return "accept" if agree else "reject"
+        return "cannot_assess" if rng.random() < 0.05 else ("yes" if agree else "no")
+
+    rows = [{"assignment_id": aid, "version": 1, "submission_id": f"bench-{run}-{aid}",
+             **{q: answer(item, q) for q in (*DIMENSIONS, "overall")}, "confidence": 3,
+             "tags": "[]", "comment": "", "time_on_case_ms": 20_000, "retracted": False}
+            for aid, item in assignments]
+    with engine.begin() as connection:
+        connection.execute(insert(Answer), rows)
+    print(f"study {study.name}: {args.cases} cases, {args.readers} readers, {len(rows)} reads")
+    with Session(engine) as session:
+        data = timed("load the reads", lambda: load(session, study))
+        report = timed("report: every question, cluster bootstrap 2 x 2,000 each",
+                       lambda: study_report(data))
+        timed("charts (matplotlib SVG)", lambda: report_charts(report))
+    settings = Settings(var_dir=Path(tempfile.mkdtemp()))
+    client = TestClient(create_app(settings, engine),
+                        headers={"Authorization": f"Bearer {bench_admin_token(engine)}"})
+    sid = study.id
+    timed("GET /studies/{id}/agreement (cold)", lambda: client.get(f"/studies/{sid}/agreement"))
+    timed("GET /studies/{id}/agreement (cached)", lambda: client.get(f"/studies/{sid}/agreement"))
+    timed("GET /studies/{id}/agreement.json (cached)",
+          lambda: client.get(f"/studies/{sid}/agreement.json"))
+    timed("GET /studies/{id}/agreement?modality=fundus (new slice)",
+          lambda: client.get(f"/studies/{sid}/agreement?modality=fundus"))
+    timed("GET /studies/{id}/disagreements", lambda: client.get(f"/studies/{sid}/disagreements"))
+    timed("GET /studies/{id}/answers-long.csv",
+          lambda: client.get(f"/studies/{sid}/answers-long.csv"))
+
+
+if __name__ == "__main__":
+    main()
