@@ -6,7 +6,6 @@
   if (!root || !form) return;
   const csrf = form.querySelector('input[name="csrf_token"]').value;
   const status = document.getElementById("draft-status");
-  const CYCLE = ["yes", "no", "cannot_assess"];
   const FIELDS = ["compliance", "structure", "realism", "fidelity", "overall", "confidence", "comment"];
 
   // Time on case: from both images shown to submit, paused while the tab is hidden.
@@ -63,33 +62,11 @@
     document.getElementById("submit-answer").disabled = true;
   });
 
-  function choose(name, value) {
-    const input = form.querySelector(`input[name="${name}"][value="${value}"]`);
-    if (input) { input.checked = true; scheduleSave(); }
-  }
-  function cycle(name) {
-    const current = form.querySelector(`input[name="${name}"]:checked`);
-    const index = current ? CYCLE.indexOf(current.value) : -1;
-    choose(name, CYCLE[(index + 1) % CYCLE.length]);
-  }
-
-  document.addEventListener("keydown", (event) => {
-    const target = event.target;
-    if (target instanceof HTMLTextAreaElement || (target instanceof HTMLInputElement && target.type === "text")) {
-      if (event.key === "Escape") target.blur();
-      return;
-    }
-    if (event.metaKey || event.ctrlKey || event.altKey) return;
+  window.MedBanana.answerKeys(form, scheduleSave, (event, choose) => {
     const digit = /^Digit([1-5])$/.exec(event.code);
     if (event.shiftKey && digit) choose("confidence", digit[1]);
-    else if (!event.shiftKey && /^[1-4]$/.test(event.key)) {
-      cycle(form.querySelector(`fieldset.dimension[data-key="${event.key}"]`).dataset.name);
-    } else if (event.key === "a") choose("overall", "accept");
-    else if (event.key === "r") choose("overall", "reject");
-    else if (event.key === "m") form.querySelector("textarea").focus();
     else if (event.key === "u") document.getElementById("undo-form").requestSubmit();
-    else if (event.key === "Enter") form.requestSubmit();
-    else return;
-    event.preventDefault();
+    else return false;
+    return true;
   });
 })();

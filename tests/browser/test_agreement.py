@@ -1,0 +1,55 @@
+"""The adjudicator settles a tie with the keyboard; the admin sees it in the agreement page."""
+
+import re
+
+import pytest
+from playwright.sync_api import Browser, expect
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from app.adjudication import assign_adjudicator
+from app.models import Role
+from tests.accounts import add_user
+from tests.agreement.test_report import answer_all
+from tests.browser.conftest import ARTIFACTS
+from tests.browser.helpers import IMAGES_SHOWN, log_in
+from tests.studies.conftest import make_study
+
+pytestmark = pytest.mark.browser
+
+
+def test_adjudicate_with_keys_then_read_the_agreement(browser: Browser, demo_engine: Engine,
+                                                      live_server: str) -> None:
+    setup = make_study(demo_engine)
+    answer_all(demo_engine, setup, {"reader-0": ["yes"] * 8, "reader-1": ["yes"] * 5 + ["no"] * 3})
+    third = add_user(demo_engine, "third-reader", Role.reader)
+    with Session(demo_engine) as session:
+        assign_adjudicator(session, setup.study, third)
+    sid = setup.study.id
+
+    tab = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    log_in(tab, live_server, "third-reader", "/read")
+    tab.click(f'#adjudicate-studies a[href="/adjudicate/{sid}"]')
+    expect(tab.locator("tr.to-settle")).to_have_count(3)
+    tab.locator("#to-adjudicate a").first.click()
+    tab.wait_for_function(IMAGES_SHOWN)
+    expect(tab.locator(".earlier-read")).to_have_count(2)
+    for key in ("1", "2", "3", "4", "r"):
+        tab.keyboard.press(key)
+    expect(tab.locator('input[name="compliance"][value="yes"]')).to_be_checked()
+    expect(tab.locator('input[name="overall"][value="reject"]')).to_be_checked()
+    tab.keyboard.press("Enter")
+    expect(tab).to_have_url(re.compile(rf"/adjudicate/{sid}$"))
+    expect(tab.locator('tr.to-settle[data-decided="true"]')).to_have_count(1)
+
+    admin = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    log_in(admin, live_server, "study-admin", f"/studies/{sid}/agreement")
+    row = admin.locator('#decisions tr[data-question="compliance"] td')
+    expect(row.nth(2)).to_have_text("1")  # adjudicated
+    expect(admin.locator("#chart-agreement svg")).to_be_visible()
+    admin.select_option('select[name="direction"]', "remove")
+    admin.click('#slice-form button[type="submit"]')
+    expect(admin).to_have_url(re.compile(r"direction=remove"))
+    expect(admin.locator("#n-cases")).to_have_text("4")
+    ARTIFACTS.mkdir(exist_ok=True)
+    admin.screenshot(path=str(ARTIFACTS / "agreement.png"), full_page=True)
