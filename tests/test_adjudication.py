@@ -136,3 +136,15 @@ def test_admin_assigns_and_sees_the_queue(demo_engine: Engine, settings: Setting
                       data={"user_id": str(reader.id)}).status_code == 422
     csv_text = admin.get(f"/studies/{sid}/disagreements.csv").text
     assert csv_text.splitlines()[0].startswith("case,task,modality")
+
+
+def test_reference_csv_has_every_case_and_question(demo_engine: Engine, settings: Settings) -> None:
+    import csv
+    import io
+
+    setup, _ = tied_study(demo_engine)
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    table = list(csv.DictReader(io.StringIO(admin.get(f"/studies/{setup.study.id}/reference.csv").text)))
+    assert len(table) == 8 * 5
+    compliance = [r for r in table if r["question"] == "compliance"]
+    assert sorted(r["decided"] for r in compliance) == ["unanimous"] * 5 + ["unresolved"] * 3

@@ -23,7 +23,8 @@ class Disagreement:
     readers_differ: bool
 
 
-def _rows(data: StudyReads) -> list[Disagreement]:
+def case_rows(data: StudyReads) -> list[Disagreement]:
+    """Every case x question with its reference and how it was decided."""
     reads = first_reads(data.reads)
     found = []
     for case in data.cases:
@@ -46,7 +47,7 @@ def _rows(data: StudyReads) -> list[Disagreement]:
 def disagreements(data: StudyReads, question: str | None = None,
                   kind: str | None = None) -> list[Disagreement]:
     """Rows where something differs, optionally for one question and one kind."""
-    return [row for row in _rows(data)
+    return [row for row in case_rows(data)
             if (question is None or row.question == question)
             and ((kind in (None, "judge") and row.judge_differs)
                  or (kind in (None, "readers") and row.readers_differ))]

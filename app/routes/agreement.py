@@ -7,7 +7,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Stre
 from pydantic import Field
 
 from app.adjudication import assign_adjudicator
-from app.agreement.disagreements import KINDS, disagreements
+from app.agreement.disagreements import KINDS, Disagreement, case_rows, disagreements
 from app.agreement.reads import QUESTIONS
 from app.agreement.report import Slice
 from app.agreement.service import report_for
@@ -90,22 +90,34 @@ def disagreements_page(request: Request, session: SessionDep, study_id: IdPath,
     return render(request, "agreement/disagreements.html", context)
 
 
+def _verdict(value: bool | None) -> str:
+    return "" if value is None else ("pass" if value else "fail")
+
+
+def _case_csv(found: list[Disagreement], filename: str) -> StreamingResponse:
+    table = [{"case": r.case.uid, "task": r.case.task_key, "modality": r.case.modality,
+              "disease": r.case.disease, "direction": r.case.direction, "round": r.case.round,
+              "question": r.question, **{f"reader:{n}": a for n, a in r.answers.items()},
+              "judge": _verdict(r.judge), "reference": _verdict(r.reference),
+              "decided": r.decided.value, "judge_differs": r.judge_differs,
+              "readers_differ": r.readers_differ} for r in found]
+    return StreamingResponse(iter_csv(table), media_type="text/csv", headers={
+        "Content-Disposition": f'attachment; filename="{filename}"'})
+
+
 @router.get("/studies/{study_id}/disagreements.csv")
 def disagreements_csv(session: SessionDep, study_id: IdPath, question: QuestionQuery = None,
                       kind: KindQuery = None) -> StreamingResponse:
     study, found = _disagreement_rows(session, study_id, question, kind)
+    return _case_csv(found, f"study-{study.id}-disagreements.csv")
 
-    def verdict(value: bool | None) -> str:
-        return "" if value is None else ("pass" if value else "fail")
 
-    table = [{"case": r.case.uid, "task": r.case.task_key, "modality": r.case.modality,
-              "disease": r.case.disease, "direction": r.case.direction, "round": r.case.round,
-              "question": r.question, **{f"reader:{n}": a for n, a in r.answers.items()},
-              "judge": verdict(r.judge), "reference": verdict(r.reference),
-              "decided": r.decided.value, "judge_differs": r.judge_differs,
-              "readers_differ": r.readers_differ} for r in found]
-    return StreamingResponse(iter_csv(table), media_type="text/csv", headers={
-        "Content-Disposition": f'attachment; filename="study-{study.id}-disagreements.csv"'})
+@router.get("/studies/{study_id}/reference.csv")
+def reference_csv(session: SessionDep, study_id: IdPath) -> StreamingResponse:
+    """Every case x question: the readers' answers, the reference and how it was decided."""
+    study = get_study(session, study_id)
+    data, _, _ = report_for(session, study, Slice())
+    return _case_csv(case_rows(data), f"study-{study.id}-reference.csv")
 
 
 @router.post("/studies/{study_id}/adjudicator")
