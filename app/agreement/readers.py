@@ -38,10 +38,20 @@ def among_readers(votes: Mapping[str, Sequence[Vote]]) -> ReaderAgreement:
     fleiss = None
     if len(names) >= 2 and complete.shape[1] and len(np.unique(complete)) > 1:
         counts, _ = aggregate_raters(complete.T.astype(int), n_cat=2)
-        fleiss = float(fleiss_kappa(counts, method="fleiss"))
+        fleiss = fleiss_from_counts(counts)
     rated_twice = (~np.isnan(matrix)).sum(axis=0) >= 2
     alpha = None
     usable = matrix[:, rated_twice]
     if len(names) >= 2 and usable.shape[1] and len(np.unique(usable[~np.isnan(usable)])) > 1:
-        alpha = float(krippendorff.alpha(reliability_data=usable, level_of_measurement="nominal"))
+        alpha = nominal_alpha(usable)
     return ReaderAgreement(pairs, fleiss, int(complete.shape[1]), alpha, int(rated_twice.sum()))
+
+
+def fleiss_from_counts(counts: np.ndarray) -> float:
+    """Fleiss' kappa from a cases x categories table of how many raters chose each."""
+    return float(fleiss_kappa(counts, method="fleiss"))
+
+
+def nominal_alpha(matrix: np.ndarray) -> float:
+    """Krippendorff's alpha, nominal, from a raters x cases matrix with NaN for no read."""
+    return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal"))
