@@ -45,7 +45,10 @@ def test_the_page_json_and_csv(client: TestClient, demo_engine: Engine, settings
     page = BeautifulSoup(client.get("/overview").text, "html.parser")
     row = page.select_one('#table1 tr[data-row="chest_xray-add"]')
     assert row is not None and row.select_one(".success").get_text() == str(demo.CHEST_SUCCESS["add"])
-    assert page.select_one("#chart-rounds svg") is not None
+    charts = BeautifulSoup(client.get("/overview/charts", headers={"HX-Request": "true"}).text,
+                           "html.parser")
+    assert charts.select_one("#chart-rounds svg") is not None
+    assert charts.select_one("#chart-diseases svg") is not None
     assert page.select_one("#no-rejudging") is not None
     report = client.get("/overview.json").json()
     assert report["paper"]["self_consistency_identical"] == 0.872

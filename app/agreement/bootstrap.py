@@ -6,6 +6,7 @@ degenerates (too few clusters, a constant statistic) the percentile interval is 
 the method says so.
 """
 
+import contextlib
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -44,37 +45,51 @@ def _cluster_tables(a: Sequence[Vote], b: Sequence[Vote], clusters: Sequence[obj
     return tables[tables.sum(axis=(1, 2)) > 0]
 
 
-def agreement_of(table: np.ndarray) -> float:
-    n = table.sum()
-    return float(np.trace(table) / n) if n else float("nan")
+def agreement_of(tables: np.ndarray) -> np.ndarray:
+    """Share agreeing, for any stack of 2x2 tables (last two axes)."""
+    n = tables.sum(axis=(-2, -1))
+    with np.errstate(all="ignore"):
+        return np.where(n > 0, (tables[..., 0, 0] + tables[..., 1, 1]) / n, np.nan)
 
 
-def kappa_of(table: np.ndarray) -> float:
-    if (table.sum(0) == 0).any() or (table.sum(1) == 0).any():
-        return float("nan")  # a rater used one category: kappa is 0 by construction only
-    try:
-        return float(cohens_kappa(table, return_results=False))
-    except (ZeroDivisionError, FloatingPointError):
-        return float("nan")
+def kappa_of(tables: np.ndarray) -> np.ndarray:
+    """Cohen's kappa (statsmodels) for any stack of 2x2 tables; NaN where a rater used one
+    category, where kappa is 0 by construction only."""
+    flat = tables.reshape(-1, 2, 2)
+    out = np.full(len(flat), np.nan)
+    for i, table in enumerate(flat):
+        if (table.sum(0) > 0).all() and (table.sum(1) > 0).all():
+            with contextlib.suppress(ZeroDivisionError, FloatingPointError):
+                out[i] = cohens_kappa(table, return_results=False)
+    return out.reshape(tables.shape[:-2])
 
 
 def cluster_interval(a: Sequence[Vote], b: Sequence[Vote], clusters: Sequence[object],
-                     figure: Callable[[np.ndarray], float], *, resamples: int = RESAMPLES,
+                     figure: Callable[[np.ndarray], np.ndarray], *, resamples: int = RESAMPLES,
                      seed: int = SEED) -> ClusterInterval:
     tables = _cluster_tables(a, b, clusters)
     k = len(tables)
     if k < 3:
         return ClusterInterval(None, None, f"too few source images ({k})", 0, k, seed)
 
-    def statistic(indices: np.ndarray) -> float:
+    flat = tables.reshape(k, 4).astype(np.float64)
+
+    def statistic(indices: np.ndarray, axis: int = -1) -> np.ndarray:
+        # Vectorised over a batch of resamples: count how often each cluster was drawn
+        # (bincount), then one matrix product sums the drawn clusters' tables.
+        chosen = np.moveaxis(indices, axis, -1).astype(np.int64)
+        batch = chosen.reshape(-1, chosen.shape[-1])
+        offsets = batch + k * np.arange(len(batch))[:, None]
+        counts = np.bincount(offsets.ravel(), minlength=len(batch) * k).reshape(len(batch), k)
+        summed = (counts.astype(np.float64) @ flat).reshape(*chosen.shape[:-1], 2, 2)
         with np.errstate(all="ignore"):
-            return figure(tables[indices.astype(int)].sum(axis=0))
+            return figure(summed)
 
     for method in ("BCa", "percentile"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # degenerate BCa is handled below, not printed
             result = stats.bootstrap((np.arange(k),), statistic, n_resamples=resamples,
-                                     vectorized=False, method=method,
+                                     vectorized=True, batch=500, method=method,
                                      rng=np.random.default_rng(seed))
         low, high = result.confidence_interval
         if np.isfinite(low) and np.isfinite(high) and high > low:

@@ -21,7 +21,8 @@ from app.study_models import Adjudication, Answer, Assignment, Study, StudyItem
 
 KEEP = 32
 _lock = threading.Lock()
-_reports: OrderedDict[tuple[object, ...], tuple[StudyReads, dict[str, Any], dict[str, str]]] = OrderedDict()
+_reports: OrderedDict[tuple[object, ...], tuple[StudyReads, dict[str, Any]]] = OrderedDict()
+_charts: OrderedDict[tuple[object, ...], dict[str, str]] = OrderedDict()
 
 
 def _fingerprint(session: Session, study: Study) -> tuple[object, ...]:
@@ -37,21 +38,40 @@ def _fingerprint(session: Session, study: Study) -> tuple[object, ...]:
     return (study.id, tuple(answers), verdicts, tuple(decisions))
 
 
-def report_for(session: Session, study: Study,
-               scope: Slice) -> tuple[StudyReads, dict[str, Any], dict[str, str]]:
-    """The reads, the report and its charts (SVG) for this slice of the study."""
+def _remember(store: OrderedDict[tuple[object, ...], Any], key: tuple[object, ...], value: Any) -> None:
+    with _lock:
+        store[key] = value
+        while len(store) > KEEP:
+            store.popitem(last=False)
+
+
+def _recall(store: OrderedDict[tuple[object, ...], Any], key: tuple[object, ...]) -> Any:
+    with _lock:
+        if key in store:
+            store.move_to_end(key)
+            return store[key]
+    return None
+
+
+def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads, dict[str, Any]]:
+    """The reads and the report for this slice of the study."""
     key = (_fingerprint(session, study), scope)
-    with _lock:
-        if key in _reports:
-            _reports.move_to_end(key)
-            return _reports[key]
-    data = load(session, study)
-    report = study_report(data, scope)
-    read = select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id)
-    report["judge_self_consistency"] = judge_consistency(session, session.scalars(read)).as_dict()
-    found = (data, report, report_charts(report))
-    with _lock:
-        _reports[key] = found
-        while len(_reports) > KEEP:
-            _reports.popitem(last=False)
+    found = _recall(_reports, key)
+    if found is None:
+        data = load(session, study)
+        report = study_report(data, scope)
+        read = select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id)
+        report["judge_self_consistency"] = judge_consistency(session, session.scalars(read)).as_dict()
+        found = (data, report)
+        _remember(_reports, key, found)
+    return found
+
+
+def charts_for(session: Session, study: Study, scope: Slice) -> dict[str, str]:
+    """The page's charts (SVG), drawn on their own request so the tables show at once."""
+    key = (_fingerprint(session, study), scope)
+    found = _recall(_charts, key)
+    if found is None:
+        found = report_charts(report_for(session, study, scope)[1])
+        _remember(_charts, key, found)
     return found

@@ -10,7 +10,7 @@ from app.adjudication import assign_adjudicator
 from app.agreement.disagreements import KINDS, Disagreement, case_rows, disagreements
 from app.agreement.reads import QUESTIONS
 from app.agreement.report import Slice
-from app.agreement.service import report_for
+from app.agreement.service import charts_for, report_for
 from app.agreement.tables import TABLES, iter_csv, rows
 from app.deps import MAX_DB_ID, DiseaseName, IdPath, SessionDep
 from app.models import Direction, Modality, User
@@ -38,21 +38,30 @@ SliceDep = Annotated[Slice, Depends(case_slice)]
 def agreement_page(request: Request, session: SessionDep, study_id: IdPath,
                    scope: SliceDep) -> HTMLResponse:
     study = get_study(session, study_id)
-    data, report, charts = report_for(session, study, scope)
+    data, report = report_for(session, study, scope)
     choices = {"modality": sorted({c.modality for c in data.cases}),
                "disease": sorted({c.disease for c in data.cases}),
                "direction": sorted({c.direction for c in data.cases}),
                "round": sorted({c.round for c in data.cases})}
-    context: dict[str, Any] = {"study": study, "report": report, "charts": charts,
+    context: dict[str, Any] = {"study": study, "report": report,
                                "choices": choices, "scope": scope, "questions": QUESTIONS,
                                "tables": TABLES, "query": request.url.query}
     return render(request, "agreement/study.html", context)
 
 
+@router.get("/studies/{study_id}/agreement/charts", response_class=HTMLResponse)
+def agreement_charts(request: Request, session: SessionDep, study_id: IdPath,
+                     scope: SliceDep) -> HTMLResponse:
+    """The charts as a fragment, fetched by the page once its tables are shown."""
+    study = get_study(session, study_id)
+    context = {"charts": charts_for(session, study, scope), "questions": QUESTIONS}
+    return render(request, "agreement/_charts.html", context)
+
+
 @router.get("/studies/{study_id}/agreement.json")
 def agreement_json(session: SessionDep, study_id: IdPath, scope: SliceDep) -> JSONResponse:
     study = get_study(session, study_id)
-    _, report, _ = report_for(session, study, scope)
+    _, report = report_for(session, study, scope)
     return JSONResponse({"study": {"id": study.id, "name": study.name, "status": study.status},
                          **report})
 
@@ -63,7 +72,7 @@ def agreement_csv(session: SessionDep, study_id: IdPath, table: str,
     if table not in TABLES:
         raise HTTPException(404, f"no table {table!r}; tables: {', '.join(TABLES)}")
     study = get_study(session, study_id)
-    _, report, _ = report_for(session, study, scope)
+    _, report = report_for(session, study, scope)
     filename = f"study-{study_id}-{table}.csv"
     return StreamingResponse(iter_csv(rows(report, table)), media_type="text/csv",
                              headers={"Content-Disposition": f'attachment; filename="{filename}"'})
@@ -76,7 +85,7 @@ KindQuery = Annotated[str | None, Query(pattern="^(" + "|".join(KINDS) + ")$")]
 def _disagreement_rows(session: SessionDep, study_id: int, question: str | None,
                        kind: str | None) -> tuple[Any, list[Any]]:
     study = get_study(session, study_id)
-    data, _, _ = report_for(session, study, Slice())
+    data, _ = report_for(session, study, Slice())
     return study, disagreements(data, question, kind)
 
 
@@ -116,7 +125,7 @@ def disagreements_csv(session: SessionDep, study_id: IdPath, question: QuestionQ
 def reference_csv(session: SessionDep, study_id: IdPath) -> StreamingResponse:
     """Every case x question: the readers' answers, the reference and how it was decided."""
     study = get_study(session, study_id)
-    data, _, _ = report_for(session, study, Slice())
+    data, _ = report_for(session, study, Slice())
     return _case_csv(case_rows(data), f"study-{study.id}-reference.csv")
 
 

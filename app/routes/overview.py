@@ -1,5 +1,6 @@
 """Admins: the imported data set in the paper's terms, beside the paper's figures."""
 
+import threading
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
@@ -17,7 +18,29 @@ router = APIRouter(include_in_schema=False)
 TABLES = ("table1", "pass-rates", "rounds", "success-by-disease")
 
 
-def _figures(session: SessionDep) -> dict[str, list[dict[str, Any]]]:
+# The overview scans every task and verdict; it is kept until the data changes.
+_cache: dict[str, tuple[tuple[object, ...], Any]] = {}
+_lock = threading.Lock()
+
+
+def _cached(session: SessionDep, name: str, make: Any) -> Any:
+    key = overview.fingerprint(session)
+    with _lock:
+        found = _cache.get(name)
+    if found is not None and found[0] == key:
+        return found[1]
+    value = make()
+    with _lock:
+        _cache[name] = (key, value)
+    return value
+
+
+def _figures(session: SessionDep) -> dict[str, Any]:
+    found: dict[str, Any] = _cached(session, "figures", lambda: _compute(session))
+    return found
+
+
+def _compute(session: SessionDep) -> dict[str, Any]:
     rounds = overview.rounds_to_success(session)
     successes = sum(rounds.values())
     return {
@@ -40,29 +63,42 @@ def _figures(session: SessionDep) -> dict[str, list[dict[str, Any]]]:
                                 "rate": wilson(s, n).value, "low": wilson(s, n).low,
                                 "high": wilson(s, n).high}
                                for m, d, s, n in overview.success_by_disease(session)],
+        "rounds_by_number": rounds,
+        "judge_self_consistency": judge_consistency(session).as_dict(),
+    }
+
+
+def _charts(session: SessionDep) -> dict[str, str]:
+    figures = _figures(session)
+    return {
+        "rounds": rounds_chart(figures["rounds_by_number"], overview.PAPER_ROUNDS),
+        "diseases": interval_chart(
+            [Point(f"{r['disease']} ({r['modality'].replace('_', ' ')})", "judge", r["rate"],
+                   r["low"], r["high"], r["tasks"]) for r in figures["success-by-disease"]],
+            "Success per disease (Wilson 95 % CI)", "share of tasks accepted"),
     }
 
 
 @router.get("/overview", response_class=HTMLResponse)
 def overview_page(request: Request, session: SessionDep) -> HTMLResponse:
     figures = _figures(session)
-    charts = {
-        "rounds": rounds_chart(overview.rounds_to_success(session), overview.PAPER_ROUNDS),
-        "diseases": interval_chart(
-            [Point(f"{r['disease']} ({r['modality'].replace('_', ' ')})", "judge", r["rate"],
-                   r["low"], r["high"], r["tasks"]) for r in figures["success-by-disease"]],
-            "Success per disease (Wilson 95 % CI)", "share of tasks accepted"),
-    }
-    context = {"figures": figures, "charts": charts, "tables": TABLES,
-               "consistency": judge_consistency(session).as_dict(),
+    context = {"figures": figures, "tables": TABLES,
+               "consistency": figures["judge_self_consistency"],
                "paper_rounds": overview.PAPER_ROUNDS}
     return render(request, "overview/index.html", context)
 
 
+@router.get("/overview/charts", response_class=HTMLResponse)
+def overview_charts(request: Request, session: SessionDep) -> HTMLResponse:
+    """The charts as a fragment, fetched by the page once its tables are shown."""
+    charts = _cached(session, "charts", lambda: _charts(session))
+    return render(request, "overview/_charts.html", {"charts": charts})
+
+
 @router.get("/overview.json")
 def overview_json(session: SessionDep) -> JSONResponse:
-    return JSONResponse({**_figures(session),
-                         "judge_self_consistency": judge_consistency(session).as_dict(),
+    figures = {k: v for k, v in _figures(session).items() if k != "rounds_by_number"}
+    return JSONResponse({**figures,
                          "paper": {"pass_rate": overview.PAPER_PASS_RATE,
                                    "rounds_to_success": overview.PAPER_ROUNDS,
                                    "self_consistency_identical": 0.872}})

@@ -32,8 +32,12 @@ def test_the_page_shows_every_question_with_its_n(demo_engine: Engine, settings:
     assert [r["data-question"] for r in rows] == ["compliance", "structure", "realism",
                                                   "fidelity", "overall"]
     assert page.select_one("#n-cases").get_text() == "8"
-    assert page.select_one("#chart-agreement svg") is not None
-    assert len(page.select(".heat-tables svg")) == 5
+    assert page.select_one("#charts")["hx-get"] == f"/studies/{setup.study.id}/agreement/charts"
+    charts = BeautifulSoup(admin.get(page.select_one("#charts")["hx-get"],
+                                     headers={"HX-Request": "true"}).text, "html.parser")
+    assert charts.select_one("#chart-agreement svg") is not None
+    assert charts.select_one("#chart-by-disease svg") is not None
+    assert len(charts.select(".heat-tables svg")) == 5
     decided = page.select_one('#decisions tr[data-question="compliance"]').select("td")
     assert [d.get_text() for d in decided] == ["6", "2", "0", "0"]
 
