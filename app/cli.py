@@ -16,6 +16,7 @@ from rich.progress import (
 from rich.table import Table
 from sqlalchemy.engine import Engine
 
+from app.cli_stats import register as register_stats
 from app.cli_users import demo_users, users_cli
 from app.db import make_engine, migrate
 from app.importer import ImportFileError, ImportReport, import_tree
@@ -134,6 +135,9 @@ def migrate_command() -> None:
     """Bring the database schema up to date (every other command does this too)."""
     _engine()
     console.print("database is up to date")
+
+
+register_stats(cli, _engine)
 
 
 def main() -> None:

@@ -24,10 +24,14 @@ def _pair_columns(figures: dict[str, Any]) -> dict[str, Any]:
         "a_stricter": figures["a_stricter"]["value"],
         "a_stricter_low": figures["a_stricter"]["low"], "a_stricter_high": figures["a_stricter"]["high"],
         "a_stricter_given_b_pass": figures["a_stricter_given_b_pass"]["value"],
+        "a_stricter_given_b_pass_low": figures["a_stricter_given_b_pass"]["low"],
+        "a_stricter_given_b_pass_high": figures["a_stricter_given_b_pass"]["high"],
         "a_more_lenient": figures["a_more_lenient"]["value"],
         "a_more_lenient_low": figures["a_more_lenient"]["low"],
         "a_more_lenient_high": figures["a_more_lenient"]["high"],
         "a_more_lenient_given_b_fail": figures["a_more_lenient_given_b_fail"]["value"],
+        "a_more_lenient_given_b_fail_low": figures["a_more_lenient_given_b_fail"]["low"],
+        "a_more_lenient_given_b_fail_high": figures["a_more_lenient_given_b_fail"]["high"],
         "mcnemar_p": figures["mcnemar_p"],
     }
 

@@ -11,6 +11,7 @@ from app.agreement.disagreements import KINDS, Disagreement, case_rows, disagree
 from app.agreement.reads import QUESTIONS
 from app.agreement.report import Slice
 from app.agreement.service import charts_for, report_for
+from app.agreement.standalone import standalone_html
 from app.agreement.tables import TABLES, iter_csv, rows
 from app.deps import MAX_DB_ID, DiseaseName, IdPath, SessionDep
 from app.models import Direction, Modality, User
@@ -56,6 +57,14 @@ def agreement_charts(request: Request, session: SessionDep, study_id: IdPath,
     study = get_study(session, study_id)
     context = {"charts": charts_for(session, study, scope), "questions": QUESTIONS}
     return render(request, "agreement/_charts.html", context)
+
+
+@router.get("/studies/{study_id}/report.html", response_class=HTMLResponse)
+def standalone_report(session: SessionDep, study_id: IdPath, scope: SliceDep) -> HTMLResponse:
+    """One self-contained file to archive or send: styles and charts inline."""
+    study = get_study(session, study_id)
+    return HTMLResponse(standalone_html(session, study, scope), headers={
+        "Content-Disposition": f'inline; filename="study-{study_id}-report.html"'})
 
 
 @router.get("/studies/{study_id}/agreement.json")

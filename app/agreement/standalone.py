@@ -1,0 +1,46 @@
+"""A self-contained HTML study report: one file, styles and charts inline, nothing fetched.
+
+It states what GRRAS (Kottner et al. 2011) and STARD 2015 ask a reader or agreement study to
+report: readers and cases, how cases were sampled, blinding, order randomisation, how the
+reference was formed, missing and indeterminate reads, and every estimate with its interval.
+"""
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from sqlmodel import Session
+
+from app.adjudication import adjudicator_of
+from app.agreement.charts import report_charts
+from app.agreement.reads import QUESTIONS
+from app.agreement.report import Slice
+from app.agreement.service import report_for
+from app.study_models import Study
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+_env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape())
+
+
+def describe_filter(case_filter: dict[str, Any]) -> str:
+    """The case filter in words: "modality chest_xray; outcome success"."""
+    parts = [f"{key.replace('_', ' ')} {value if isinstance(value, str) else ' or '.join(map(str, value))}"
+             for key, value in case_filter.items() if value]
+    return "; ".join(parts) or "all cases"
+
+
+def standalone_html(session: Session, study: Study, scope: Slice = Slice()) -> str:
+    data, report = report_for(session, study, scope)
+    adjudicator = adjudicator_of(session, study)
+    selection = json.loads(study.selection)
+    context: dict[str, Any] = {
+        "study": study, "report": report, "charts": report_charts(report),
+        "questions": QUESTIONS, "selection": selection,
+        "filter_text": describe_filter(selection.get("filter", {})),
+        "adjudicator": adjudicator.name if adjudicator else None,
+        "repeats": sum(1 for r in data.reads if r.repeat),
+        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+    return _env.get_template("agreement/standalone.html").render(context)
