@@ -114,6 +114,19 @@ def test_the_papers_pilot_end_to_end(browser: Browser, demo_engine: Engine,
     keyboard = [r for r in answers if int(r["sequence"]) <= KEYBOARD_CASES]
     assert len(keyboard) == 2 * KEYBOARD_CASES
     assert all(r["overall"] == "accept" and int(r["time_on_case_ms"]) > 0 for r in keyboard)
+    # The full report of the pilot: every figure with its n and interval, and the exports.
+    report = admin.request.get(f"{live_server}/studies/{study_id}/agreement.json").json()
+    assert report["n_cases"] == 100 and report["readers"] == names
+    overall = report["questions"]["overall"]["judge_vs_reference"]
+    assert overall["n"] + overall["left_out"] == 100
+    assert overall["agreement"]["low"] is not None and overall["bootstrap"]["agreement"]["resamples"] == 2000
+    long_rows = admin.request.get(f"{live_server}/studies/{study_id}/answers-long.csv").text()
+    assert len(long_rows.strip().splitlines()) == 1 + 200 * 5
+    admin.goto(f"{live_server}/studies/{study_id}/report.html")
+    expect(admin.locator("#n-cases")).to_have_text("100")
+    admin.goto(f"{live_server}/studies/{study_id}/agreement")
+    expect(admin.locator("#chart-agreement svg")).to_be_visible()
+    admin.screenshot(path=str(ARTIFACTS / "pilot-agreement.png"), full_page=True)
     late = httpx.post(f"{live_server}/read/{study_id}/1", headers={"Authorization": f"Bearer {tokens[0]}"},
                       data=ANSWER | {"submission_id": "pilot-after-the-lock"})
     assert late.status_code == 409
