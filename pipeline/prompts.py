@@ -1,0 +1,66 @@
+"""The prompt templates in prompts/: rendered strictly, each with the version that made it.
+
+A version is the first 12 hex digits of the SHA-256 of the template's source and of the
+partials it includes, so changing a word anywhere in a prompt changes the version stored
+with every verdict made from it.
+"""
+
+import hashlib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+PARTIALS = ("_constraints.j2",)
+MODALITY_WORDS = {"chest_xray": "chest X-ray", "brain_mri": "axial brain MRI",
+                  "fundus": "colour fundus photograph", "medical": "medical image"}
+
+_env = Environment(loader=FileSystemLoader(PROMPTS_DIR), undefined=StrictUndefined,
+                   keep_trailing_newline=False, trim_blocks=True, lstrip_blocks=True)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    name: str  # the template file
+    version: str
+    text: str
+
+
+@cache
+def version_of(name: str) -> str:
+    digest = hashlib.sha256()
+    for part in (name, *PARTIALS):
+        digest.update(part.encode() + b"\0" + (PROMPTS_DIR / part).read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def words(disease: str) -> str:
+    """Pleural_Effusion -> pleural effusion; acronyms (AMD) keep their capitals."""
+    spaced = disease.replace("_", " ")
+    return spaced if spaced.isupper() else spaced.lower()
+
+
+def render(name: str, **variables: Any) -> Prompt:
+    modality = variables.get("modality", "medical")
+    context = {"modality_words": MODALITY_WORDS.get(modality, "medical image"),
+               "disease_words": words(variables.get("disease", "")), **variables}
+    text = _env.get_template(name).render(context).strip()
+    return Prompt(name, version_of(name), text)
+
+
+def first_instruction(modality: str, disease: str, direction: str) -> Prompt:
+    return render(f"instruction_{direction}.j2", modality=modality, disease=disease)
+
+
+def refinement(modality: str, disease: str, direction: str, history: list[dict[str, Any]],
+               reader_feedback: list[dict[str, Any]] | None = None) -> Prompt:
+    return render("refinement.j2", modality=modality, disease=disease, direction=direction,
+                  history=history, reader_feedback=reader_feedback or [])
+
+
+def judge(modality: str, disease: str, direction: str, instruction: str) -> Prompt:
+    return render("judge.j2", modality=modality, disease=disease, direction=direction,
+                  instruction=instruction)
