@@ -1,0 +1,75 @@
+"""What every backend does, and what each call returns: the pipeline's only contract with
+gemini or the offline implementation. Results carry their accounting (model, latency,
+tokens) and the prompt version, so every stored round says how it was made."""
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pipeline.prompts import Prompt
+
+DIMENSIONS = ("compliance", "structure", "realism", "fidelity")
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    key: str
+    modality: str
+    disease: str
+    direction: str  # add | remove
+
+
+@dataclass(frozen=True)
+class Call:
+    model: str
+    latency_ms: float
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Instruction:
+    text: str
+    thinking: str
+    prompt: Prompt
+    call: Call
+
+
+@dataclass(frozen=True)
+class Edit:
+    image: bytes | None  # JPEG bytes, or None when the model answered without an image
+    error: str | None
+    call: Call
+
+
+@dataclass(frozen=True)
+class Verdict:
+    # compliance, structure, realism, fidelity, has_disease, qualified (bools),
+    # weighted_score (0..1), reason (text); None when the answer could not be read
+    fields: dict[str, Any] | None
+    error: str | None
+    thinking: str
+    prompt: Prompt
+    call: Call
+    raw: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class BackendError(Exception):
+    """A call failed in a way a retry may cure (network, 429, 5xx, unreadable answer)."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class Backend(Protocol):
+    name: str
+    label: str  # shown beside every verdict it makes
+
+    async def instruction(self, task: TaskInfo, original: bytes, history: list[dict[str, Any]],
+                          feedback: list[dict[str, Any]]) -> Instruction: ...
+
+    async def edit(self, task: TaskInfo, original: bytes, instruction: str) -> Edit: ...
+
+    async def judge(self, task: TaskInfo, original: bytes, edited: bytes,
+                    instruction: str) -> Verdict: ...
