@@ -165,6 +165,8 @@ class Attempt(SQLModel, table=True):
     image_relpath: str | None = Field(default=None, sa_column=Column(Text))
     image_present: bool = False
     edit_error: str | None = Field(default=None, sa_column=Column(Text))
+    # For pipeline rounds: backend, models, prompt versions, tokens and latency per call (JSON).
+    calls: str | None = Field(default=None, sa_column=Column(Text))
 
 
 # Verdict fields that raw_json leaves out because their own columns hold them verbatim.
@@ -229,3 +231,47 @@ class ApiToken(SQLModel, table=True):
     user_id: int = Field(foreign_key="app_user.id", index=True)
     token_hash: str = Field(sa_column=Column(String(64), nullable=False, unique=True))
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class JobStatus(StrEnum):
+    queued = "queued"
+    running = "running"
+    done = "done"
+    cancelled = "cancelled"
+
+
+class Job(SQLModel, table=True):
+    """A pipeline job: which tasks, with what options, and how far it got. Workers claim
+    queued jobs and resume running ones, so a job outlives the process that started it."""
+
+    __tablename__ = "job"
+    id: int | None = Field(default=None, primary_key=True)
+    kind: str = Field(default="regenerate", sa_column=Column(String(16), nullable=False))
+    status: str = Field(default=JobStatus.queued.value, sa_column=Column(String(16), nullable=False))
+    # Options as JSON: backend, rounds, concurrency, models, use_reader_feedback, filter.
+    options: str = Field(default="{}", sa_column=Column(Text, nullable=False))
+    total: int = 0
+    done: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    api_failed: int = 0
+    cancel_requested: bool = False
+    last_errors: str = Field(default="[]", sa_column=Column(Text, nullable=False))
+    created_by: int | None = Field(default=None, foreign_key="app_user.id")
+    created_at: datetime = Field(default_factory=utcnow)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    heartbeat_at: datetime | None = None
+
+
+class JobTask(SQLModel, table=True):
+    """One task of a job; ``run_id`` is set when its run starts, so a resumed job continues
+    that run from its next round instead of starting over."""
+
+    __tablename__ = "job_task"
+    __table_args__ = (UniqueConstraint("job_id", "task_id"),)
+    id: int | None = Field(default=None, primary_key=True)
+    job_id: int = Field(foreign_key="job.id", index=True)
+    task_id: int = Field(foreign_key="task.id")
+    status: str = Field(default="pending", sa_column=Column(String(16), nullable=False))
+    run_id: int | None = Field(default=None, foreign_key="run.id")

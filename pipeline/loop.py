@@ -1,0 +1,154 @@
+"""The refinement loop for one task, as the paper runs it, made durable.
+
+Round 1 writes an instruction and edits the original; each later round writes a better
+instruction from the full history (and, if asked, the readers' answers on an earlier run)
+and edits the original again. The loop stops at the first qualified verdict. Faults are
+retried with exponential back-off and jitter (a 429's Retry-After wins); an edit with no
+image or an unreadable judge answer is a fault too, and if it persists the round is stored
+with its error and the loop goes on. When retries run out on a call, the run is api_failed
+with its step and error, and the rounds done so far are kept.
+"""
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy.engine import Engine
+
+from app.models import Outcome
+from pipeline import store
+from pipeline.backend import Backend, BackendError, Edit, Verdict
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 5
+    base_seconds: float = 1.0
+    cap_seconds: float = 60.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return retry_after
+        # Full jitter: spreads the retries of many concurrent tasks apart.
+        return random.uniform(0, min(self.cap_seconds, self.base_seconds * 2**attempt))
+
+
+class StepFailed(Exception):
+    def __init__(self, step: str, error: str) -> None:
+        super().__init__(f"{step}: {error}")
+        self.step, self.error = step, error
+
+
+class Unusable(Exception):
+    """A call answered, but not usably (no image, unreadable verdict): retried as a fault."""
+
+    def __init__(self, result: Any, error: str) -> None:
+        super().__init__(error)
+        self.result, self.error = result, error
+
+
+async def with_retries(step: str, call: Callable[[], Awaitable[T]], policy: RetryPolicy,
+                       check: Callable[[T], str | None] = lambda _: None) -> T:
+    """The call's result; after the last try an unusable result is returned as it is (the
+    caller records it), and a failing call raises StepFailed."""
+    last: BaseException | None = None
+    for attempt in range(policy.attempts):
+        try:
+            result = await call()
+        except BackendError as error:
+            last = error
+            if attempt + 1 < policy.attempts:
+                await asyncio.sleep(policy.delay(attempt, error.retry_after))
+            continue
+        problem = check(result)
+        if problem is None or attempt + 1 == policy.attempts:
+            return result
+        last = Unusable(result, problem)
+        await asyncio.sleep(policy.delay(attempt, None))
+    raise StepFailed(step, str(last))
+
+
+def _no_image(edit: Edit) -> str | None:
+    return None if edit.image is not None else (edit.error or "the edit returned no image")
+
+
+def _unreadable(verdict: Verdict) -> str | None:
+    return None if verdict.fields is not None else (verdict.error or "unreadable verdict")
+
+
+@dataclass(frozen=True)
+class Options:
+    rounds: int = 5
+    use_reader_feedback: bool = False
+    policy: RetryPolicy = RetryPolicy()
+
+
+async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: int, root: Path,
+                     options: Options, *, run_id: int | None = None,
+                     feedback: list[dict[str, Any]] | None = None,
+                     cancelled: Callable[[], bool] = lambda: False,
+                     on_run: Callable[[int], Awaitable[None]] | None = None) -> tuple[int, Outcome | None]:
+    """Run (or resume) one task's refinement; returns the run and its outcome, or None for
+    the outcome when it was cancelled between rounds (the run stays open to resume)."""
+    task, original = await asyncio.to_thread(_task_info, engine, task_id)
+    if run_id is None:
+        run_id = await asyncio.to_thread(store.start_run, engine, task_id)
+        if on_run is not None:
+            await on_run(run_id)
+    history = await asyncio.to_thread(store.rounds_done, engine, run_id)
+    for number in range(len(history) + 1, options.rounds + 1):
+        if cancelled():
+            return run_id, None
+        try:
+            instruction = await with_retries(
+                "generate_prompt" if number == 1 else "update_prompt",
+                partial(backend.instruction, task, original, history, feedback or []),
+                options.policy)
+            edit = await with_retries("edit_image", partial(backend.edit, task, original,
+                                                            instruction.text),
+                                      options.policy, _no_image)
+            verdict = None
+            if edit.image is not None:
+                verdict = await with_retries(
+                    "verify_image", partial(backend.judge, task, original, edit.image,
+                                            instruction.text),
+                    options.policy, _unreadable)
+        except StepFailed as failure:
+            await asyncio.to_thread(store.finish_run, engine, run_id, Outcome.api_failed,
+                                    failure_step=failure.step, failure_error=failure.error)
+            return run_id, Outcome.api_failed
+        calls = {"instruction": instruction.call, "edit": edit.call}
+        if verdict is not None:
+            calls["judge"] = verdict.call
+        item = store.Round(
+            number=number, instruction=instruction.text, instruction_thinking=instruction.thinking,
+            image=edit.image, edit_error=_no_image(edit),
+            verdict=verdict.fields if verdict else None,
+            verdict_error=_unreadable(verdict) if verdict else None,
+            judge_thinking=verdict.thinking if verdict else "",
+            judge_model=verdict.call.model if verdict else None,
+            prompt_version=verdict.prompt.version if verdict else None,
+            raw=verdict.raw if verdict else "",
+            calls=store.calls_record(backend.name, backend.label, **calls)
+            | {"instruction_prompt": instruction.prompt.version})
+        await asyncio.to_thread(store.save_round, engine, run_id, root_id, root, item)
+        history = await asyncio.to_thread(store.rounds_done, engine, run_id)
+        if verdict is not None and verdict.fields and verdict.fields.get("qualified"):
+            await asyncio.to_thread(store.finish_run, engine, run_id, Outcome.success,
+                                    success_round=number)
+            return run_id, Outcome.success
+    await asyncio.to_thread(store.finish_run, engine, run_id, Outcome.failed)
+    return run_id, Outcome.failed
+
+
+def _task_info(engine: Engine, task_id: int) -> tuple[Any, bytes]:
+    from sqlmodel import Session
+
+    with Session(engine) as session:
+        return store.task_info(session, task_id)

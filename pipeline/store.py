@@ -1,0 +1,184 @@
+"""The database side of a regeneration run: start it, store each round as it ends, finish it.
+
+Every round is written in one transaction after its image is on disk under its final name,
+so a process killed at any moment leaves either a whole round or none of it. A resumed run
+reads back the rounds it already has and continues from the next one.
+"""
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col
+
+from app.images import ImageKind, ImageNotFound, resolve_image
+from app.models import (
+    DIMENSION_BITS,
+    Attempt,
+    DataRoot,
+    Dimension,
+    JudgeVerdict,
+    Outcome,
+    Run,
+    RunOrigin,
+    Task,
+    utcnow,
+)
+from pipeline.backend import DIMENSIONS, Call, TaskInfo
+
+RUNNING = "running"
+
+
+@dataclass(frozen=True)
+class Round:
+    """What one round produced, ready to store."""
+
+    number: int
+    instruction: str
+    instruction_thinking: str
+    image: bytes | None
+    edit_error: str | None
+    verdict: dict[str, Any] | None  # fields, or None when there is no verdict
+    verdict_error: str | None
+    judge_thinking: str
+    judge_model: str | None
+    prompt_version: str | None
+    raw: str
+    calls: dict[str, Any]
+
+
+def output_root(engine: Engine, folder: Path) -> int:
+    """The data root that regenerated images are written under (made once)."""
+    folder = folder.resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    with Session(engine) as session:
+        root = session.scalars(select(DataRoot).where(col(DataRoot.path) == str(folder))).first()
+        if root is None:
+            root = DataRoot(kind="run", path=str(folder))
+            session.add(root)
+            session.commit()
+            session.refresh(root)
+        return root.id or 0
+
+
+def task_info(session: Session, task_id: int) -> tuple[TaskInfo, bytes]:
+    """The task as the backend sees it, and the bytes of its original image."""
+    task = session.get(Task, task_id)
+    if task is None:
+        raise LookupError(f"no task {task_id}")
+    try:
+        original = resolve_image(session, ImageKind.source, task.source_image_id).path.read_bytes()
+    except ImageNotFound as error:
+        raise LookupError(f"task {task.task_key}: the original image is missing ({error})") from None
+    return TaskInfo(task.task_key, task.modality, task.disease, task.direction), original
+
+
+def start_run(engine: Engine, task_id: int) -> int:
+    with Session(engine) as session:
+        run = Run(task_id=task_id, origin=RunOrigin.regeneration.value, outcome=RUNNING,
+                  fingerprint=f"regeneration-{os.urandom(8).hex()}")
+        session.add(run)
+        session.commit()
+        return run.id or 0
+
+
+def rounds_done(engine: Engine, run_id: int) -> list[dict[str, Any]]:
+    """The history of a run so far, as the refinement prompt reads it."""
+    with Session(engine) as session:
+        rows = session.execute(
+            select(Attempt, JudgeVerdict).outerjoin(JudgeVerdict, col(JudgeVerdict.attempt_id) == Attempt.id)
+            .where(col(Attempt.run_id) == run_id).order_by(col(Attempt.round))).all()
+    history = []
+    for attempt, verdict in rows:
+        if attempt.edit_error:
+            entry: dict[str, Any] = {"error": f"The edit returned no image: {attempt.edit_error}"}
+        elif verdict is None or verdict.error:
+            entry = {"error": f"The judge's answer could not be read: {verdict.error if verdict else ''}"}
+        else:
+            entry = {d: getattr(verdict, d) for d in DIMENSIONS} | {
+                "qualified": verdict.qualified, "reason": verdict.reason or ""}
+        history.append({"round": attempt.round, "instruction": attempt.instruction or "",
+                        "verdict": entry})
+    return history
+
+
+def save_round(engine: Engine, run_id: int, root_id: int, root: Path, item: Round) -> int:
+    """Write the round's image under its final name, then its rows in one transaction."""
+    relpath = None
+    if item.image is not None:
+        relpath = f"runs/{run_id}/round-{item.number}.jpeg"
+        target = root / relpath
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(target.name + ".partial")
+        partial.write_bytes(item.image)
+        partial.replace(target)
+    with Session(engine) as session:
+        attempt = Attempt(run_id=run_id, round=item.number, instruction=item.instruction,
+                          instruction_thinking=item.instruction_thinking,
+                          image_root_id=root_id if relpath else None, image_relpath=relpath,
+                          image_present=relpath is not None, edit_error=item.edit_error,
+                          calls=json.dumps(item.calls))
+        session.add(attempt)
+        session.flush()
+        if item.verdict is not None or item.verdict_error is not None:
+            fields = item.verdict or {}
+            session.add(JudgeVerdict(
+                attempt_id=attempt.id or 0, error=item.verdict_error,
+                compliance=fields.get("compliance"), structure=fields.get("structure"),
+                realism=fields.get("realism"), fidelity=fields.get("fidelity"),
+                qualified=fields.get("qualified"), has_disease=fields.get("has_disease"),
+                weighted_score=fields.get("weighted_score"), reason=fields.get("reason"),
+                thinking_summary=item.judge_thinking or None, model=item.judge_model,
+                prompt_version=item.prompt_version, raw_json=item.raw or None))
+        session.commit()
+        return attempt.id or 0
+
+
+def finish_run(engine: Engine, run_id: int, outcome: Outcome, *, success_round: int | None = None,
+               failure_step: str | None = None, failure_error: str | None = None) -> None:
+    """Close the run and make it the task's latest: the listing reads the task row."""
+    with Session(engine) as session:
+        run = session.get(Run, run_id)
+        assert run is not None
+        attempts = session.scalars(select(Attempt).where(col(Attempt.run_id) == run_id)
+                                   .order_by(col(Attempt.round))).all()
+        run.outcome, run.n_rounds, run.success_round = outcome.value, len(attempts), success_round
+        run.final_instruction = attempts[-1].instruction if attempts else None
+        run.failure_step, run.failure_error = failure_step, failure_error
+        run.failure_round = len(attempts) + 1 if failure_step else None
+        task = session.get(Task, run.task_id)
+        assert task is not None
+        mask = 0
+        for verdict in session.scalars(select(JudgeVerdict).join(
+                Attempt, col(Attempt.id) == JudgeVerdict.attempt_id).where(col(Attempt.run_id) == run_id)):
+            for dim in Dimension:
+                if getattr(verdict, dim.value) is False:
+                    mask |= DIMENSION_BITS[dim]
+        with_image = [a for a in attempts if a.image_present]
+        task.latest_run_id, task.outcome, task.n_rounds = run_id, outcome.value, len(attempts)
+        task.failed_mask = mask
+        task.accepted_attempt_id = attempts[-1].id if outcome is Outcome.success else None
+        task.thumb_attempt_id = with_image[-1].id if with_image else task.thumb_attempt_id
+        session.add_all([run, task])
+        session.commit()
+
+
+def attempts_of(engine: Engine, run_id: int) -> int:
+    with Session(engine) as session:
+        return int(session.scalar(select(func.count()).select_from(Attempt)
+                                  .where(col(Attempt.run_id) == run_id)) or 0)
+
+
+def calls_record(backend: str, label: str, **calls: Call) -> dict[str, Any]:
+    return {"backend": backend, "label": label,
+            **{step: {"model": c.model, "latency_ms": round(c.latency_ms, 1),
+                      "input_tokens": c.input_tokens, "output_tokens": c.output_tokens}
+               for step, c in calls.items()}}
+
+
+def now() -> Any:
+    return utcnow()

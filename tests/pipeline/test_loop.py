@@ -1,0 +1,149 @@
+"""The refinement loop on the demo data with the offline backend: runs, rounds, faults,
+and a resumed run that repeats nothing."""
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from app.models import Attempt, JudgeVerdict, Outcome, Run, Task
+from pipeline import loop, store
+from pipeline.backend import BackendError, Edit, TaskInfo
+from pipeline.offline import OfflineBackend
+
+FAST = loop.Options(rounds=5, policy=loop.RetryPolicy(attempts=3, base_seconds=0.0))
+
+
+def a_task(engine: Engine, modality: str = "chest_xray") -> int:
+    with Session(engine) as session:
+        task = session.exec(select(Task).where(Task.modality == modality,
+                                               Task.outcome == "success")).first()
+        assert task is not None and task.id is not None
+        return task.id
+
+
+def go(engine: Engine, tmp_path: Path, backend: Any, task_id: int, options: loop.Options = FAST,
+       **kw: Any) -> tuple[int, Outcome | None]:
+    root = tmp_path / "pipeline"
+    root_id = store.output_root(engine, root)
+    return asyncio.run(loop.regenerate(engine, backend, task_id, root_id, root.resolve(), options, **kw))
+
+
+def test_a_regeneration_is_a_new_run_with_every_round(demo_engine: Engine, tmp_path: Path) -> None:
+    task_id = a_task(demo_engine)
+    run_id, outcome = go(demo_engine, tmp_path, OfflineBackend(), task_id)
+    assert outcome is Outcome.success
+    with Session(demo_engine) as session:
+        runs = session.exec(select(Run).where(Run.task_id == task_id)).all()
+        assert [r.origin for r in runs] == ["import", "regeneration"]
+        task = session.get(Task, task_id)
+        attempts = session.exec(select(Attempt).where(Attempt.run_id == run_id)).all()
+        assert task is not None and task.latest_run_id == run_id
+        assert task.accepted_attempt_id == attempts[-1].id
+        for attempt in attempts:
+            assert attempt.image_present and '"backend": "offline"' in (attempt.calls or "")
+            verdict = session.exec(select(JudgeVerdict).where(JudgeVerdict.attempt_id == attempt.id)).one()
+            assert verdict.model == "offline-heuristic-1" and verdict.prompt_version
+
+
+class Crashing(OfflineBackend):
+    """Dies (as a killed process would) when round 2's edit starts."""
+
+    async def edit(self, task: TaskInfo, original: bytes, instruction: str) -> Edit:
+        if self.calls == 1:
+            raise SystemExit("killed")
+        self.calls += 1
+        return await super().edit(task, original, instruction)
+
+    calls = 0
+
+
+class AlwaysFlawed(OfflineBackend):
+    """Its edits always fail compliance, so every round is needed."""
+
+    async def edit(self, task: TaskInfo, original: bytes, instruction: str) -> Edit:
+        return await super().edit(task, original, "")
+
+
+def test_a_resumed_run_continues_from_its_next_round(demo_engine: Engine, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline import offline
+
+    monkeypatch.setattr(offline, "flaws_for", lambda *_: {"too_subtle"})
+    task_id = a_task(demo_engine)
+    started: list[int] = []
+
+    async def remember(run_id: int) -> None:
+        started.append(run_id)
+
+    with pytest.raises(SystemExit):
+        go(demo_engine, tmp_path, Crashing(), task_id, on_run=remember)
+    [run_id] = started
+    assert store.attempts_of(demo_engine, run_id) == 1
+    _, outcome = go(demo_engine, tmp_path, AlwaysFlawed(), task_id, run_id=run_id)
+    assert outcome is Outcome.failed
+    with Session(demo_engine) as session:
+        rounds = [a.round for a in session.exec(select(Attempt).where(Attempt.run_id == run_id))]
+        run = session.get(Run, run_id)
+    assert sorted(rounds) == [1, 2, 3, 4, 5] and run is not None and run.n_rounds == 5
+
+
+class Failing(OfflineBackend):
+    def __init__(self, after: int) -> None:
+        self.after, self.edits = after, 0
+
+    async def edit(self, task: TaskInfo, original: bytes, instruction: str) -> Edit:
+        self.edits += 1
+        if self.edits > self.after:
+            raise BackendError("503 UNAVAILABLE")
+        return await super().edit(task, original, "")
+
+
+def test_retries_run_out_into_api_failed_and_keep_the_rounds(demo_engine: Engine, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline import offline
+
+    monkeypatch.setattr(offline, "flaws_for", lambda *_: {"too_subtle"})
+    task_id = a_task(demo_engine)
+    backend = Failing(after=2)
+    run_id, outcome = go(demo_engine, tmp_path, backend, task_id)
+    assert outcome is Outcome.api_failed and backend.edits == 2 + FAST.policy.attempts
+    with Session(demo_engine) as session:
+        run = session.get(Run, run_id)
+        task = session.get(Task, task_id)
+    assert run is not None and run.failure_step == "edit_image" and "503" in (run.failure_error or "")
+    assert run.n_rounds == 2 and task is not None and task.outcome == "api_failed"
+
+
+class NoImage(OfflineBackend):
+    async def edit(self, task: TaskInfo, original: bytes, instruction: str) -> Edit:
+        edit = await super().edit(task, original, instruction)
+        return replace(edit, image=None, error="No image in response")
+
+
+def test_an_edit_without_an_image_is_recorded_not_fatal(demo_engine: Engine, tmp_path: Path) -> None:
+    task_id = a_task(demo_engine)
+    run_id, outcome = go(demo_engine, tmp_path, NoImage(), task_id,
+                         loop.Options(rounds=2, policy=loop.RetryPolicy(attempts=2, base_seconds=0.0)))
+    assert outcome is Outcome.failed
+    with Session(demo_engine) as session:
+        attempts = session.exec(select(Attempt).where(Attempt.run_id == run_id)).all()
+    assert [a.edit_error for a in attempts] == ["No image in response"] * 2
+    assert not any(a.image_present for a in attempts)
+
+
+def test_retry_after_is_honoured() -> None:
+    calls: list[float] = []
+
+    async def flaky() -> str:
+        calls.append(asyncio.get_running_loop().time())
+        if len(calls) == 1:
+            raise BackendError("429 RESOURCE_EXHAUSTED", retry_after=0.2)
+        return "ok"
+
+    assert asyncio.run(loop.with_retries("edit_image", flaky, loop.RetryPolicy(base_seconds=0.0))) == "ok"
+    assert calls[1] - calls[0] >= 0.19
