@@ -16,6 +16,7 @@ from rich.progress import (
 from rich.table import Table
 from sqlalchemy.engine import Engine
 
+from app.cli_pipeline import register as register_pipeline
 from app.cli_stats import register as register_stats
 from app.cli_users import demo_users, users_cli
 from app.db import make_engine, migrate
@@ -138,6 +139,7 @@ def migrate_command() -> None:
 
 
 register_stats(cli, _engine)
+register_pipeline(cli, _engine)
 
 
 def main() -> None:
@@ -145,3 +147,7 @@ def main() -> None:
         cli()
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+if __name__ == "__main__":  # `python -m app.cli`, as tests start a worker process
+    main()

@@ -21,6 +21,7 @@ from app.models import (
     Attempt,
     DataRoot,
     Dimension,
+    JobTask,
     JudgeVerdict,
     Outcome,
     Run,
@@ -77,11 +78,19 @@ def task_info(session: Session, task_id: int) -> tuple[TaskInfo, bytes]:
     return TaskInfo(task.task_key, task.modality, task.disease, task.direction), original
 
 
-def start_run(engine: Engine, task_id: int) -> int:
+def start_run(engine: Engine, task_id: int, job_task_id: int | None = None) -> int:
+    """A new open run; for a job's task, recorded on the job task in the same transaction,
+    so a crash can never leave a run its job does not know about."""
     with Session(engine) as session:
         run = Run(task_id=task_id, origin=RunOrigin.regeneration.value, outcome=RUNNING,
                   fingerprint=f"regeneration-{os.urandom(8).hex()}")
         session.add(run)
+        session.flush()
+        if job_task_id is not None:
+            job_task = session.get(JobTask, job_task_id)
+            assert job_task is not None
+            job_task.run_id, job_task.status = run.id, "running"
+            session.add(job_task)
         session.commit()
         return run.id or 0
 

@@ -1,0 +1,142 @@
+"""`medbanana pipeline run|worker|cancel`: regeneration from the shell."""
+
+import asyncio
+from datetime import timedelta
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col
+
+from app.case_filter import CaseFilter, where_clauses
+from app.models import Dimension, Direction, Job, Modality, Outcome, Task
+from app.settings import get_settings
+from pipeline.jobs import (
+    STALE,
+    JobOptions,
+    claim,
+    create_job,
+    job_summary,
+    request_cancel,
+    run_job,
+)
+from pipeline.registry import BACKENDS, UnknownBackend, make_backend
+
+console = Console(stderr=True)
+
+
+def matching_tasks(engine: Engine, case_filter: CaseFilter, limit: int | None) -> list[int]:
+    with Session(engine) as session:
+        dialect = session.get_bind().dialect.name
+        query = (select(col(Task.id)).where(*where_clauses(case_filter, dialect))
+                 .order_by(col(Task.id)))
+        if limit:
+            query = query.limit(limit)
+        return list(session.scalars(query))
+
+
+def output_folder() -> Path:
+    return get_settings().var_dir / "pipeline"
+
+
+def _run(engine: Engine, job_id: int) -> str:
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn(), console=console, disable=not console.is_terminal) as bar:
+        with Session(engine) as session:
+            job = session.get(Job, job_id)
+            assert job is not None
+            progress = bar.add_task(f"job {job_id}", total=job.total, completed=job.done)
+
+        def show(job: Job) -> None:
+            bar.update(progress, completed=job.done,
+                       description=f"job {job_id}: {job.succeeded} ok, {job.failed} failed, "
+                                   f"{job.api_failed} api_failed")
+
+        return asyncio.run(run_job(engine, job_id, make_backend, output_folder(), on_progress=show))
+
+
+def register(cli: typer.Typer, engine_factory: object) -> None:
+    pipeline_cli = typer.Typer(no_args_is_help=True,
+                               help="Regenerate tasks: instruction, edit, judge, refine.")
+    cli.add_typer(pipeline_cli, name="pipeline")
+
+    @pipeline_cli.command("run")
+    def run_command(
+        modality: list[Modality] = typer.Option([], help="Repeat for several."),
+        disease: list[str] = typer.Option([]),
+        direction: list[Direction] = typer.Option([]),
+        outcome: list[Outcome] = typer.Option([], help="Outcome of the latest run."),
+        run_rounds: list[int] = typer.Option(
+            [], help="Rounds of the latest run (the /cases 'rounds' filter)."),
+        failed_dimension: list[Dimension] = typer.Option([]),
+        q: str = typer.Option("", help="Words in instructions or judge reasons."),
+        limit: int | None = typer.Option(None, min=1, help="At most this many tasks."),
+        rounds: int = typer.Option(5, min=1, max=20, help="Refinement rounds per task."),
+        backend: str = typer.Option("offline", help=f"One of: {', '.join(BACKENDS)}."),
+        concurrency: int = typer.Option(8, min=1, max=256),
+        use_feedback: bool = typer.Option(False, help="Put readers' answers into refinement."),
+    ) -> None:
+        """Regenerate every task matching the filters (the same as /cases), with a progress bar."""
+        engine = engine_factory()  # type: ignore[operator]
+        options = JobOptions(backend=backend, rounds=rounds, concurrency=concurrency,
+                             use_reader_feedback=use_feedback)
+        try:
+            make_backend(options)
+        except UnknownBackend as error:
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(1) from None
+        case_filter = CaseFilter(
+            modality=tuple(m.value for m in modality), disease=tuple(disease),
+            direction=tuple(d.value for d in direction), outcome=tuple(o.value for o in outcome),
+            rounds=tuple(run_rounds), failed_dimension=tuple(d.value for d in failed_dimension), q=q)
+        task_ids = matching_tasks(engine, case_filter, limit)
+        if not task_ids:
+            typer.echo("error: no task matches these filters", err=True)
+            raise typer.Exit(1)
+        job_id = create_job(engine, task_ids, options)
+        if claim(engine, job_id) is None:
+            typer.echo(f"job {job_id} was taken by another worker", err=True)
+            raise typer.Exit(1)
+        status = _run(engine, job_id)
+        with Session(engine) as session:
+            job = session.get(Job, job_id)
+            assert job is not None
+            summary = job_summary(job)
+        typer.echo(f"job {job_id} {status}: {summary['done']} of {summary['total']} done, "
+                   f"{summary['succeeded']} succeeded, {summary['failed']} failed, "
+                   f"{summary['api_failed']} api_failed")
+
+    @pipeline_cli.command("worker")
+    def worker_command(once: bool = typer.Option(False, help="Stop when no job is waiting."),
+                       poll: float = typer.Option(2.0, min=0.1, help="Seconds between looks."),
+                       stale_after: float = typer.Option(
+                           30.0, min=0.5, help="Resume a running job silent this many seconds.")
+                       ) -> None:
+        """Run jobs with no web server, also against a shared PostgreSQL on another machine."""
+        engine = engine_factory()  # type: ignore[operator]
+        asyncio.run(work(engine, once=once, poll=poll, stale_after=timedelta(seconds=stale_after)))
+
+    @pipeline_cli.command("cancel")
+    def cancel_command(job: int = typer.Argument(..., help="Job id.")) -> None:
+        """Ask a job to stop after the rounds in flight."""
+        try:
+            request_cancel(engine_factory(), job)  # type: ignore[operator]
+        except LookupError as error:
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(1) from None
+
+
+async def work(engine: Engine, *, once: bool = False, poll: float = 2.0,
+               stop: asyncio.Event | None = None, stale_after: timedelta = STALE) -> None:
+    """Claim and run jobs until stopped (or, with ``once``, until none is waiting)."""
+    while stop is None or not stop.is_set():
+        job_id = await asyncio.to_thread(claim, engine, stale_after=stale_after)
+        if job_id is not None:
+            await run_job(engine, job_id, make_backend, output_folder())
+            continue
+        if once:
+            return
+        await asyncio.sleep(poll)

@@ -1,0 +1,263 @@
+"""Jobs: rows in the database that any worker can run, resume, or be told to cancel.
+
+A worker claims a queued job, or a running job whose heartbeat is stale (its worker died),
+and works through its tasks with bounded concurrency. Each task's run id is recorded as
+soon as the run starts, so a resumed job continues that run at its next round: finished
+rounds are never repeated and no attempt is stored twice.
+"""
+
+import asyncio
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, or_, select, update
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col
+
+from app.models import Job, JobStatus, JobTask, Outcome, Run, utcnow
+from pipeline import store
+from pipeline.backend import Backend
+from pipeline.feedback import reader_feedback
+from pipeline.loop import Options, RetryPolicy, regenerate
+
+CANCELLED = "cancelled"  # a run's outcome when its job was cancelled mid-run
+HEARTBEAT = timedelta(seconds=5)
+STALE = timedelta(seconds=30)  # a running job unheard of this long has lost its worker
+ERRORS_KEPT = 20
+
+
+@dataclass
+class JobOptions:
+    backend: str = "offline"
+    rounds: int = 5
+    concurrency: int = 8
+    requests_per_minute: int | None = None
+    use_reader_feedback: bool = False
+    models: dict[str, str] = field(default_factory=dict)
+
+    def as_json(self) -> str:
+        return json.dumps(self.__dict__)
+
+    @classmethod
+    def from_json(cls, text: str) -> "JobOptions":
+        known = {k: v for k, v in json.loads(text or "{}").items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+def create_job(engine: Engine, task_ids: list[int], options: JobOptions,
+               created_by: int | None = None) -> int:
+    ids = list(dict.fromkeys(task_ids))
+    with Session(engine) as session:
+        job = Job(options=options.as_json(), total=len(ids), created_by=created_by)
+        session.add(job)
+        session.flush()
+        session.add_all([JobTask(job_id=job.id or 0, task_id=t) for t in ids])
+        session.commit()
+        return job.id or 0
+
+
+def request_cancel(engine: Engine, job_id: int) -> None:
+    with Session(engine) as session:
+        job = session.get(Job, job_id)
+        if job is None:
+            raise LookupError(f"no job {job_id}")
+        if job.status in (JobStatus.queued, JobStatus.running):
+            job.cancel_requested = True
+            if job.status == JobStatus.queued:
+                job.status, job.finished_at = JobStatus.cancelled.value, utcnow()
+            session.add(job)
+            session.commit()
+
+
+def claim(engine: Engine, job_id: int | None = None, *, stale_after: timedelta = STALE) -> int | None:
+    """Take a queued job (or a running one whose worker went silent); None if there is none."""
+    stale = utcnow() - stale_after
+    with Session(engine) as session:
+        query = select(col(Job.id)).where(or_(
+            col(Job.status) == JobStatus.queued,
+            (col(Job.status) == JobStatus.running) & (col(Job.heartbeat_at) < stale)))
+        if job_id is not None:
+            query = query.where(col(Job.id) == job_id)
+        candidate = session.scalars(query.order_by(col(Job.id)).limit(1)).first()
+        if candidate is None:
+            return None
+        # Compare-and-set on the heartbeat, so two workers never take the same job.
+        claimed = session.execute(
+            update(Job).where(col(Job.id) == candidate, or_(
+                col(Job.status) == JobStatus.queued, col(Job.heartbeat_at) < stale))
+            .values(status=JobStatus.running.value, heartbeat_at=utcnow(),
+                    started_at=func.coalesce(Job.started_at, utcnow())))
+        session.commit()
+        return candidate if claimed.rowcount == 1 else None  # type: ignore[attr-defined]
+
+
+class _Limiter:
+    """At most ``per_minute`` calls to start per minute (None: no limit)."""
+
+    def __init__(self, per_minute: int | None) -> None:
+        self.interval = 60.0 / per_minute if per_minute else 0.0
+        self.next = 0.0
+        self.lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        async with self.lock:
+            loop = asyncio.get_running_loop()
+            now = loop.time()
+            if self.next > now:
+                await asyncio.sleep(self.next - now)
+            self.next = max(now, self.next) + self.interval
+
+
+async def run_job(engine: Engine, job_id: int, make_backend: Callable[[JobOptions], Backend],
+                  output: Path, *, policy: RetryPolicy = RetryPolicy(),
+                  on_progress: Callable[[Job], None] | None = None) -> str:
+    """Work the claimed job to its end (or its cancellation); returns its final status."""
+    root_id = store.output_root(engine, output)
+    root = output.resolve()
+    with Session(engine) as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        options = JobOptions.from_json(job.options)
+        pending = session.scalars(select(JobTask).where(
+            col(JobTask.job_id) == job_id, col(JobTask.status) != "done")
+            .order_by(col(JobTask.id))).all()
+    backend = make_backend(options)
+    limiter = _Limiter(options.requests_per_minute)
+    gate = asyncio.Semaphore(max(1, options.concurrency))
+    cancel = threading.Event()
+    loop_options = Options(rounds=options.rounds, use_reader_feedback=options.use_reader_feedback,
+                           policy=policy)
+
+    async def beat() -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT.total_seconds())
+            if await asyncio.to_thread(_heartbeat, engine, job_id):
+                cancel.set()
+
+    async def one(job_task: JobTask) -> None:
+        async with gate:
+            if cancel.is_set() or await asyncio.to_thread(_cancel_requested, engine, job_id):
+                cancel.set()
+                return
+            await limiter.wait()
+
+            try:
+                feedback = (await asyncio.to_thread(reader_feedback, engine, job_task.task_id)
+                            if options.use_reader_feedback else [])
+                run_id = job_task.run_id or await asyncio.to_thread(
+                    store.start_run, engine, job_task.task_id, job_task.id)
+                _, outcome = await regenerate(
+                    engine, backend, job_task.task_id, root_id, root, loop_options,
+                    run_id=run_id, feedback=feedback, cancelled=cancel.is_set)
+            except LookupError as error:  # e.g. the original image is gone
+                await asyncio.to_thread(_finish_task, engine, job_id, job_task.id or 0, None,
+                                        str(error))
+                return
+            if outcome is not None:
+                await asyncio.to_thread(_finish_task, engine, job_id, job_task.id or 0, outcome, None)
+            if on_progress is not None:
+                on_progress(await asyncio.to_thread(_job, engine, job_id))
+
+    beater = asyncio.create_task(beat())
+    try:
+        await asyncio.gather(*(one(t) for t in pending))
+    finally:
+        beater.cancel()
+    return await asyncio.to_thread(_close, engine, job_id)
+
+
+def _job(engine: Engine, job_id: int) -> Job:
+    with Session(engine) as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        return job
+
+
+def _heartbeat(engine: Engine, job_id: int) -> bool:
+    """Refresh the heartbeat; True when a cancel was requested."""
+    with Session(engine) as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        job.heartbeat_at = utcnow()
+        session.add(job)
+        session.commit()
+        return job.cancel_requested
+
+
+def _cancel_requested(engine: Engine, job_id: int) -> bool:
+    with Session(engine) as session:
+        return bool(session.scalar(select(col(Job.cancel_requested)).where(col(Job.id) == job_id)))
+
+
+def _finish_task(engine: Engine, job_id: int, job_task_id: int, outcome: Outcome | None,
+                 error: str | None) -> None:
+    """Mark the task done and count it, atomically: concurrent tasks finish at the same
+    moment, and a resumed job must never count a task twice."""
+    column = {Outcome.success: "succeeded", Outcome.failed: "failed"}.get(outcome, "api_failed")  # type: ignore[arg-type]
+    with Session(engine) as session:
+        marked = session.execute(update(JobTask).where(
+            col(JobTask.id) == job_task_id, col(JobTask.status) != "done").values(status="done"))
+        if marked.rowcount != 1:  # type: ignore[attr-defined]
+            session.rollback()
+            return
+        # The UPDATE holds the job row's lock until commit, so the error list below is
+        # read and written by one task at a time (SQLite: the database write lock).
+        session.execute(update(Job).where(col(Job.id) == job_id).values(
+            done=Job.done + 1, heartbeat_at=utcnow(),
+            **{column: getattr(Job, column) + 1}))
+        if column == "api_failed":
+            job_task = session.get(JobTask, job_task_id)
+            assert job_task is not None
+            errors = json.loads(session.scalar(select(col(Job.last_errors)).where(
+                col(Job.id) == job_id)) or "[]")
+            errors.append({"task_id": job_task.task_id,
+                           "error": error or _run_error(session, job_task)})
+            session.execute(update(Job).where(col(Job.id) == job_id).values(
+                last_errors=json.dumps(errors[-ERRORS_KEPT:])))
+        session.commit()
+
+
+def _run_error(session: Session, job_task: JobTask) -> str:
+    run = session.get(Run, job_task.run_id) if job_task.run_id else None
+    return f"{run.failure_step}: {run.failure_error}" if run else "unknown error"
+
+
+def _close(engine: Engine, job_id: int) -> str:
+    with Session(engine) as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        open_tasks = session.scalar(select(func.count()).select_from(JobTask).where(
+            col(JobTask.job_id) == job_id, col(JobTask.status) != "done")) or 0
+        if job.cancel_requested:
+            job.status = JobStatus.cancelled.value
+            # Runs stopped between rounds keep their rounds but never become a task's latest.
+            session.execute(update(Run).where(
+                col(Run.id).in_(select(col(JobTask.run_id)).where(
+                    col(JobTask.job_id) == job_id, col(JobTask.status) != "done")),
+                col(Run.outcome) == store.RUNNING).values(outcome=CANCELLED))
+        elif open_tasks == 0:
+            job.status = JobStatus.done.value
+        else:
+            return job.status  # left running for a resume
+        job.finished_at = utcnow()
+        session.add(job)
+        session.commit()
+        return job.status
+
+
+def job_summary(job: Job) -> dict[str, Any]:
+    elapsed = ((job.finished_at or utcnow()) - job.started_at).total_seconds() if job.started_at else 0
+    rate = job.done / elapsed * 60 if elapsed > 0 else None
+    remaining = (job.total - job.done) / (job.done / elapsed) if job.done and elapsed > 0 else None
+    return {"id": job.id, "status": job.status, "total": job.total, "done": job.done,
+            "succeeded": job.succeeded, "failed": job.failed, "api_failed": job.api_failed,
+            "per_minute": round(rate, 1) if rate else None,
+            "eta_seconds": round(remaining) if remaining is not None else None,
+            "errors": json.loads(job.last_errors), "options": json.loads(job.options)}

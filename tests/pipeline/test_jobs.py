@@ -1,0 +1,104 @@
+"""Jobs: counted exactly, cancellable, claimed once, and they survive a SIGKILLed worker."""
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from app.models import Attempt, Job, JobTask, Run, Task
+from pipeline.backend import TaskInfo, Verdict
+from pipeline.jobs import JobOptions, claim, create_job, request_cancel, run_job
+from pipeline.loop import RetryPolicy
+from pipeline.offline import OfflineBackend
+
+ROOT = Path(__file__).resolve().parents[2]
+FAST = RetryPolicy(attempts=2, base_seconds=0.0)
+
+
+def task_ids(engine: Engine, n: int) -> list[int]:
+    with Session(engine) as session:
+        rows = session.exec(select(Task.id).where(Task.outcome != "api_failed",
+                                                  Task.modality == "chest_xray")
+                            .order_by(Task.id).limit(n)).all()
+    return [r for r in rows if r is not None]
+
+
+def test_a_job_counts_every_task_once(demo_engine: Engine, tmp_path: Path) -> None:
+    ids = task_ids(demo_engine, 12)
+    job_id = create_job(demo_engine, ids, JobOptions(concurrency=4))
+    assert claim(demo_engine, job_id) == job_id and claim(demo_engine, job_id) is None
+    status = asyncio.run(run_job(demo_engine, job_id, lambda _: OfflineBackend(), tmp_path / "out",
+                                 policy=FAST))
+    with Session(demo_engine) as session:
+        job = session.get(Job, job_id)
+        runs = session.exec(select(Run).where(Run.origin == "regeneration")).all()
+    assert status == "done" and job is not None
+    assert (job.done, job.succeeded + job.failed + job.api_failed) == (12, 12)
+    assert sorted(r.task_id for r in runs) == sorted(ids)
+
+
+class CancelsAfterOne(OfflineBackend):
+    def __init__(self, engine: Engine, job_id: int) -> None:
+        self.engine, self.job_id = engine, job_id
+
+    async def judge(self, task: TaskInfo, original: bytes, edited: bytes, instruction: str) -> Verdict:
+        request_cancel(self.engine, self.job_id)
+        return await super().judge(task, original, edited, instruction)
+
+
+def test_cancel_stops_the_job_between_tasks(demo_engine: Engine, tmp_path: Path) -> None:
+    ids = task_ids(demo_engine, 10)
+    queued = create_job(demo_engine, ids, JobOptions())
+    request_cancel(demo_engine, queued)
+    assert claim(demo_engine, queued) is None  # a cancelled job is never started
+    job_id = create_job(demo_engine, ids, JobOptions(concurrency=1))
+    claim(demo_engine, job_id)
+    status = asyncio.run(run_job(demo_engine, job_id, lambda _: CancelsAfterOne(demo_engine, job_id),
+                                 tmp_path / "out", policy=FAST))
+    with Session(demo_engine) as session:
+        job = session.get(Job, job_id)
+        open_runs = session.exec(select(Run).where(Run.outcome == "running")).all()
+    assert status == "cancelled" and job is not None and 1 <= job.done < 10
+    assert open_runs == []  # runs stopped mid-way are closed as cancelled, not left open
+
+
+@pytest.mark.slow
+def test_a_sigkilled_worker_is_resumed_without_repeats(demo_engine: Engine, tmp_path: Path) -> None:
+    ids = task_ids(demo_engine, 40)
+    job_id = create_job(demo_engine, ids, JobOptions(concurrency=2))
+    env = {**os.environ, "MEDBANANA_DATABASE_URL": demo_engine.url.render_as_string(hide_password=False),
+           "MEDBANANA_VAR_DIR": str(tmp_path / "var")}
+    command = [sys.executable, "-m", "app.cli", "pipeline", "worker", "--once", "--stale-after", "1"]
+    worker = subprocess.Popen(command, cwd=ROOT, env=env)
+    deadline = time.monotonic() + 60
+    while True:
+        with Session(demo_engine) as session:
+            job = session.get(Job, job_id)
+            assert job is not None
+            if job.done >= 5:
+                break
+        assert time.monotonic() < deadline and worker.poll() is None
+        time.sleep(0.05)
+    os.kill(worker.pid, signal.SIGKILL)  # mid-job: some rounds done, some runs half-way
+    worker.wait(timeout=10)
+    time.sleep(1.2)  # let the job's heartbeat go stale
+    subprocess.run(command, cwd=ROOT, env=env, check=True, timeout=120)
+    with Session(demo_engine) as session:
+        job = session.get(Job, job_id)
+        statuses = session.exec(select(JobTask.status).where(JobTask.job_id == job_id)).all()
+        runs = session.exec(select(Run).where(Run.origin == "regeneration")).all()
+        per_round = session.exec(select(Attempt.run_id, Attempt.round, func.count())
+                                 .group_by(Attempt.run_id, Attempt.round)).all()
+    assert job is not None and job.status == "done" and job.done == job.total == 40
+    assert set(statuses) == {"done"}
+    assert sorted(r.task_id for r in runs) == sorted(ids)  # one run per task, none orphaned
+    assert all(n == 1 for *_, n in per_round)  # no round stored twice
+    assert all(r.outcome in ("success", "failed", "api_failed") for r in runs)
