@@ -6,7 +6,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app import facets
-from app.case_filter import CaseFilter, filtered
+from app.case_filter import CaseFilter, filtered, where_clauses
 from app.models import DIMENSION_BITS, Run, SourceImage, Task
 
 
@@ -89,3 +89,12 @@ def neighbours(session: Session, case_filter: CaseFilter, task_id: int) -> tuple
     prev_query = base.where(key < task_id).order_by(key.desc()).limit(1)
     next_query = base.where(key > task_id).order_by(key).limit(1)
     return session.scalar(prev_query), session.scalar(next_query)
+
+
+def task_ids_matching(session: Session, case_filter: CaseFilter, limit: int | None = None) -> list[int]:
+    """Every task id the filter selects, in id order (for a job or a study)."""
+    dialect = session.get_bind().dialect.name
+    query = select(col(Task.id)).where(*where_clauses(case_filter, dialect)).order_by(col(Task.id))
+    if limit:
+        query = query.limit(limit)
+    return list(session.scalars(query))

@@ -7,13 +7,13 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-from sqlalchemy import select
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col
+from sqlmodel import Session
 
-from app.case_filter import CaseFilter, where_clauses
-from app.models import Dimension, Direction, Job, Modality, Outcome, Task
-from app.settings import get_settings
+from app.case_filter import CaseFilter
+from app.case_list import task_ids_matching
+from app.models import Dimension, Direction, Job, Modality, Outcome
+from app.settings import Settings, get_settings
 from pipeline.jobs import (
     STALE,
     JobOptions,
@@ -30,16 +30,11 @@ console = Console(stderr=True)
 
 def matching_tasks(engine: Engine, case_filter: CaseFilter, limit: int | None) -> list[int]:
     with Session(engine) as session:
-        dialect = session.get_bind().dialect.name
-        query = (select(col(Task.id)).where(*where_clauses(case_filter, dialect))
-                 .order_by(col(Task.id)))
-        if limit:
-            query = query.limit(limit)
-        return list(session.scalars(query))
+        return task_ids_matching(session, case_filter, limit)
 
 
 def output_folder() -> Path:
-    return get_settings().var_dir / "pipeline"
+    return pipeline_output(get_settings())
 
 
 def _run(engine: Engine, job_id: int) -> str:
@@ -129,13 +124,19 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
             raise typer.Exit(1) from None
 
 
+def pipeline_output(settings: Settings) -> Path:
+    """Where regenerated images are written: inside the var folder, a data root of its own."""
+    return settings.var_dir / "pipeline"
+
+
 async def work(engine: Engine, *, once: bool = False, poll: float = 2.0,
-               stop: asyncio.Event | None = None, stale_after: timedelta = STALE) -> None:
+               stop: asyncio.Event | None = None, stale_after: timedelta = STALE,
+               output: Path | None = None) -> None:
     """Claim and run jobs until stopped (or, with ``once``, until none is waiting)."""
     while stop is None or not stop.is_set():
         job_id = await asyncio.to_thread(claim, engine, stale_after=stale_after)
         if job_id is not None:
-            await run_job(engine, job_id, make_backend, output_folder())
+            await run_job(engine, job_id, make_backend, output or output_folder())
             continue
         if once:
             return

@@ -1,5 +1,9 @@
 """The FastAPI application factory."""
 
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
 from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.engine import Engine
@@ -15,6 +19,7 @@ from app.routes import (
     cases,
     images,
     imports,
+    jobs,
     overview,
     reading,
     studies,
@@ -24,11 +29,33 @@ from app.settings import Settings, get_settings
 from app.web import STATIC_DIR
 
 
+@contextlib.asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """With the app, an in-process pipeline worker (unless settings.worker is false): it
+    runs queued jobs and resumes those a dead process left behind."""
+    settings: Settings = app.state.settings
+    if not settings.worker:
+        yield
+        return
+    from app.cli_pipeline import pipeline_output, work
+
+    stop = asyncio.Event()
+    task = asyncio.create_task(work(app.state.engine, stop=stop, poll=1.0,
+                                    output=pipeline_output(settings)))
+    try:
+        yield
+    finally:
+        stop.set()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
 def create_app(settings: Settings | None = None, engine: Engine | None = None) -> FastAPI:
     settings = settings or get_settings()
     # The docs are served by routes/auth.py, behind a login like every other page.
     app = FastAPI(title="MedBanana Review", version="0.1.0", docs_url=None, redoc_url=None,
-                  openapi_url=None,
+                  openapi_url=None, lifespan=lifespan,
                   description="Review Med-Banana-50K edits: cases, runs, rounds and judge verdicts. "
                               "Send 'Authorization: Bearer TOKEN' (medbanana users token NAME).")
     app.state.settings = settings
@@ -47,5 +74,6 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.include_router(studies.router, dependencies=[Depends(require_admin)])
     app.include_router(agreement.router, dependencies=[Depends(require_admin)])
     app.include_router(overview.router, dependencies=[Depends(require_admin)])
+    app.include_router(jobs.router, dependencies=[Depends(require_admin)])
     install_error_handlers(app)
     return app

@@ -40,6 +40,11 @@ class Settings(BaseSettings):
         default=False,
         description="Send the session cookie over HTTPS only; set it behind a TLS proxy.",
     )
+    worker: bool = Field(
+        default=True,
+        description="Run pipeline jobs in the web app's process; false when `medbanana "
+                    "pipeline worker` runs them elsewhere.",
+    )
 
     def resolved_database_url(self) -> str:
         if self.database_url:

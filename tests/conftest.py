@@ -70,7 +70,8 @@ def demo_engine(demo_db: Path, tmp_path: Path) -> Iterator[Engine]:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(var_dir=tmp_path / "var", page_size=10)
+    # No in-process pipeline worker: tests run jobs themselves, where they can see them.
+    return Settings(var_dir=tmp_path / "var", page_size=10, worker=False)
 
 
 @pytest.fixture

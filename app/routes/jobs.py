@@ -1,0 +1,96 @@
+"""Admins: regenerate selected cases from the browser, and follow each job live."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Form, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from sqlmodel import col, select
+
+from app.case_list import task_ids_matching
+from app.deps import MAX_DB_ID, CaseFilterDep, IdPath, SessionDep
+from app.models import Job, JobStatus, JobTask, Task
+from app.security import AdminUser
+from app.web import render
+from pipeline.jobs import JobOptions, create_job, job_summary, request_cancel
+from pipeline.registry import BACKENDS
+
+router = APIRouter(include_in_schema=False)
+TaskIds = Annotated[list[int] | None, Query(alias="task")]
+MAX_TASKS = 100_000
+CALLS_PER_ROUND = 3  # instruction, edit, judge
+
+
+def _selection(session: SessionDep, case_filter: Any, task_ids: list[int] | None,
+               everything: bool) -> list[int]:
+    if everything:
+        return task_ids_matching(session, case_filter, MAX_TASKS)
+    wanted = [t for t in dict.fromkeys(task_ids or []) if 1 <= t <= MAX_DB_ID]
+    if not wanted:
+        return []
+    known = set(session.scalars(select(col(Task.id)).where(col(Task.id).in_(wanted))))
+    return [t for t in wanted if t in known]
+
+
+@router.get("/jobs/new", response_class=HTMLResponse)
+def new_job(request: Request, session: SessionDep, case_filter: CaseFilterDep,
+            task: TaskIds = None,
+            everything: Annotated[bool, Query(alias="all")] = False) -> HTMLResponse:
+    chosen = _selection(session, case_filter, task, everything)
+    if not chosen:
+        raise HTTPException(422, "tick at least one case, or choose all cases matching the filter")
+    context = {"task_ids": [] if everything else chosen, "everything": everything,
+               "count": len(chosen),
+               "filter": case_filter, "backends": BACKENDS, "calls_per_round": CALLS_PER_ROUND,
+               "options": JobOptions()}
+    return render(request, "jobs/new.html", context)
+
+
+@router.post("/jobs")
+def start_job(
+    session: SessionDep, admin: AdminUser, case_filter: CaseFilterDep,
+    task: Annotated[list[int] | None, Form()] = None,
+    everything: Annotated[bool, Form()] = False,
+    rounds: Annotated[int, Form(ge=1, le=20)] = 5,
+    backend: Annotated[str, Form(max_length=32)] = "offline",
+    concurrency: Annotated[int, Form(ge=1, le=256)] = 8,
+    use_reader_feedback: Annotated[bool, Form()] = False,
+) -> RedirectResponse:
+    if backend not in BACKENDS:
+        raise HTTPException(422, f"backend must be one of: {', '.join(BACKENDS)}")
+    chosen = _selection(session, case_filter, task, everything)
+    if not chosen:
+        raise HTTPException(422, "no case selected")
+    options = JobOptions(backend=backend, rounds=rounds, concurrency=concurrency,
+                         use_reader_feedback=use_reader_feedback)
+    job_id = create_job(session.get_bind(), chosen, options, admin.id)  # type: ignore[arg-type]
+    return RedirectResponse(f"/jobs/{job_id}", status_code=303)
+
+
+@router.get("/jobs", response_class=HTMLResponse)
+def jobs_page(request: Request, session: SessionDep) -> HTMLResponse:
+    jobs = session.scalars(select(Job).order_by(col(Job.id).desc()).limit(200)).all()
+    return render(request, "jobs/list.html", {"jobs": [job_summary(j) for j in jobs]})
+
+
+@router.get("/jobs/{job_id}", response_class=HTMLResponse)
+def job_page(request: Request, session: SessionDep, job_id: IdPath) -> HTMLResponse:
+    job = session.get(Job, job_id)
+    if job is None:
+        raise HTTPException(404, f"no job {job_id}")
+    runs = session.execute(select(col(JobTask.task_id), col(JobTask.run_id), col(JobTask.status),
+                                  col(Task.task_key))
+                           .join(Task, col(Task.id) == JobTask.task_id)
+                           .where(col(JobTask.job_id) == job_id, col(JobTask.run_id).is_not(None))
+                           .order_by(col(JobTask.id).desc()).limit(50)).all()
+    context = {"job": job_summary(job), "runs": runs,
+               "live": job.status in (JobStatus.queued, JobStatus.running)}
+    return render(request, "jobs/detail.html", context, partial="jobs/_progress.html")
+
+
+@router.post("/jobs/{job_id}/cancel")
+def cancel_job(session: SessionDep, job_id: IdPath) -> RedirectResponse:
+    try:
+        request_cancel(session.get_bind(), job_id)  # type: ignore[arg-type]
+    except LookupError:
+        raise HTTPException(404, f"no job {job_id}") from None
+    return RedirectResponse(f"/jobs/{job_id}", status_code=303)

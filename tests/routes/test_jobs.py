@@ -1,0 +1,76 @@
+"""Regenerate from the browser: the confirmation, the job page, cancel, and the role rule."""
+
+import asyncio
+from pathlib import Path
+
+from bs4 import BeautifulSoup
+from fastapi.testclient import TestClient
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from app.main import create_app
+from app.models import Job, JobTask, Role, Task
+from app.settings import Settings
+from pipeline.jobs import claim, run_job
+from pipeline.loop import RetryPolicy
+from pipeline.offline import OfflineBackend
+from tests.accounts import token_client
+
+
+def two_tasks(engine: Engine) -> list[int]:
+    with Session(engine) as session:
+        return [t for t in session.exec(select(Task.id).where(Task.modality == "fundus",
+                                                              Task.outcome == "success").limit(2))
+                if t is not None]
+
+
+def test_confirm_then_start_then_follow(client: TestClient, demo_engine: Engine, tmp_path: Path) -> None:
+    ids = two_tasks(demo_engine)
+    page = BeautifulSoup(client.get("/jobs/new", params={"task": ids}).text, "html.parser")
+    assert page.select_one("#job-count").get_text() == "2"
+    assert "30" in page.select_one("#estimate").get_text()  # 2 tasks x 5 rounds x 3 calls
+    form = {"task": [str(i) for i in ids], "rounds": "3", "backend": "offline", "concurrency": "2"}
+    response = client.post("/jobs", data=form, follow_redirects=False)
+    assert response.status_code == 303
+    job_id = int(response.headers["location"].rsplit("/", 1)[1])
+    live = BeautifulSoup(client.get(f"/jobs/{job_id}").text, "html.parser")
+    assert live.select_one("#job-progress")["hx-trigger"] == "every 1s"
+    claim(demo_engine, job_id)
+    asyncio.run(run_job(demo_engine, job_id, lambda _: OfflineBackend(), tmp_path / "out",
+                        policy=RetryPolicy(attempts=2, base_seconds=0.0)))
+    done = BeautifulSoup(client.get(f"/jobs/{job_id}").text, "html.parser")
+    assert done.select_one("#job-status").get_text() == "done"
+    assert done.select_one("#job-progress").get("hx-trigger") is None  # polling stops
+    assert len(done.select("#job-runs a")) == 2
+    with Session(demo_engine) as session:
+        job = session.get(Job, job_id)
+        assert job is not None and job.options.count('"rounds": 3') == 1
+    case = client.get(f"/api/cases/{ids[0]}").json()
+    assert [r["origin"] for r in case["runs"]].count("regeneration") == 1
+
+
+def test_all_matching_and_bad_input(client: TestClient, demo_engine: Engine) -> None:
+    page = BeautifulSoup(client.get("/jobs/new?modality=brain_mri&all=true").text, "html.parser")
+    assert page.select_one("#job-count").get_text() == "12"
+    response = client.post("/jobs?modality=brain_mri", data={"everything": "true"},
+                           follow_redirects=False)
+    job_id = int(response.headers["location"].rsplit("/", 1)[1])
+    with Session(demo_engine) as session:
+        assert len(session.exec(select(JobTask).where(JobTask.job_id == job_id)).all()) == 12
+    assert client.get("/jobs/new").status_code == 422
+    assert client.get("/jobs/new?task=999999").status_code == 422
+    assert client.post("/jobs", data={"task": "1", "backend": "gpt"}).status_code == 422
+    assert client.post("/jobs", data={"task": "1", "rounds": "99"}).status_code == 422
+    assert client.get("/jobs/999").status_code == 404
+    cancel = client.post(f"/jobs/{job_id}/cancel", follow_redirects=False)
+    assert cancel.status_code == 303
+    with Session(demo_engine) as session:
+        job = session.get(Job, job_id)
+        assert job is not None and job.status == "cancelled"
+
+
+def test_readers_cannot_start_jobs(demo_engine: Engine, settings: Settings) -> None:
+    reader = token_client(create_app(settings, demo_engine), demo_engine, "a-reader", Role.reader,
+                          raise_server_exceptions=False)
+    assert reader.post("/jobs", data={"task": "1"}).status_code == 403
+    assert reader.get("/jobs").status_code == 403
