@@ -1,0 +1,43 @@
+"""An admin ticks two cases, regenerates them with the offline backend, watches the job
+finish, and finds the new run beside the old one on the case page."""
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from app.settings import Settings
+from tests.browser.conftest import ARTIFACTS
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """This server runs jobs itself, as `make demo` does."""
+    return Settings(var_dir=tmp_path / "var", page_size=10, worker=True)
+
+
+def test_regenerate_two_cases_and_watch(page: Page, live_server: str) -> None:
+    page.goto(f"{live_server}/cases?modality=fundus&outcome=success")
+    rows = page.locator("tr.case-row")
+    first_id = rows.nth(0).get_attribute("data-case-id")
+    for n in (0, 1):
+        rows.nth(n).locator('input[name="task"]').check()
+    page.click("#regenerate-selected")
+    expect(page.locator("#job-count")).to_have_text("2")
+    page.fill("#rounds", "3")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#start-job")
+    expect(page).to_have_url(re.compile(r"/jobs/\d+$"))
+    expect(page.locator("#job-status")).to_have_text("done", timeout=30_000)
+    expect(page.locator("#job-done")).to_have_text("2")
+    expect(page.locator("#cancel-form")).to_have_count(0)  # once stayed after the end
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "job-done.png"), full_page=True)
+    page.goto(f"{live_server}/cases/{first_id}")
+    runs = page.locator(".run-history li")
+    expect(runs).to_have_count(2)
+    expect(runs.nth(1)).to_contain_text("regeneration")
+    page.wait_for_function("() => Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)")
