@@ -1,6 +1,5 @@
 """Jobs: counted exactly, cancellable, claimed once, and they survive a SIGKILLed worker."""
 
-import asyncio
 import os
 import signal
 import subprocess
@@ -18,6 +17,7 @@ from pipeline.backend import TaskInfo, Verdict
 from pipeline.jobs import JobOptions, claim, create_job, request_cancel, run_job
 from pipeline.loop import RetryPolicy
 from pipeline.offline import OfflineBackend
+from tests import aio
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = RetryPolicy(attempts=2, base_seconds=0.0)
@@ -35,7 +35,7 @@ def test_a_job_counts_every_task_once(demo_engine: Engine, tmp_path: Path) -> No
     ids = task_ids(demo_engine, 12)
     job_id = create_job(demo_engine, ids, JobOptions(concurrency=4))
     assert claim(demo_engine, job_id) == job_id and claim(demo_engine, job_id) is None
-    status = asyncio.run(run_job(demo_engine, job_id, lambda _: OfflineBackend(), tmp_path / "out",
+    status = aio.run(run_job(demo_engine, job_id, lambda _: OfflineBackend(), tmp_path / "out",
                                  policy=FAST))
     with Session(demo_engine) as session:
         job = session.get(Job, job_id)
@@ -61,7 +61,7 @@ def test_cancel_stops_the_job_between_tasks(demo_engine: Engine, tmp_path: Path)
     assert claim(demo_engine, queued) is None  # a cancelled job is never started
     job_id = create_job(demo_engine, ids, JobOptions(concurrency=1))
     claim(demo_engine, job_id)
-    status = asyncio.run(run_job(demo_engine, job_id, lambda _: CancelsAfterOne(demo_engine, job_id),
+    status = aio.run(run_job(demo_engine, job_id, lambda _: CancelsAfterOne(demo_engine, job_id),
                                  tmp_path / "out", policy=FAST))
     with Session(demo_engine) as session:
         job = session.get(Job, job_id)

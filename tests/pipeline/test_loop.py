@@ -14,6 +14,7 @@ from app.models import Attempt, JudgeVerdict, Outcome, Run, Task
 from pipeline import loop, store
 from pipeline.backend import BackendError, Edit, TaskInfo
 from pipeline.offline import OfflineBackend
+from tests import aio
 
 FAST = loop.Options(rounds=5, policy=loop.RetryPolicy(attempts=3, base_seconds=0.0))
 
@@ -30,7 +31,7 @@ def go(engine: Engine, tmp_path: Path, backend: Any, task_id: int, options: loop
        **kw: Any) -> tuple[int, Outcome | None]:
     root = tmp_path / "pipeline"
     root_id = store.output_root(engine, root)
-    return asyncio.run(loop.regenerate(engine, backend, task_id, root_id, root.resolve(), options, **kw))
+    return aio.run(loop.regenerate(engine, backend, task_id, root_id, root.resolve(), options, **kw))
 
 
 def test_a_regeneration_is_a_new_run_with_every_round(demo_engine: Engine, tmp_path: Path) -> None:
@@ -145,5 +146,5 @@ def test_retry_after_is_honoured() -> None:
             raise BackendError("429 RESOURCE_EXHAUSTED", retry_after=0.2)
         return "ok"
 
-    assert asyncio.run(loop.with_retries("edit_image", flaky, loop.RetryPolicy(base_seconds=0.0))) == "ok"
+    assert aio.run(loop.with_retries("edit_image", flaky, loop.RetryPolicy(base_seconds=0.0))) == "ok"
     assert calls[1] - calls[0] >= 0.19

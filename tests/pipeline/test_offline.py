@@ -1,6 +1,5 @@
 """The offline backend: deterministic, labelled, and its judge sees what its editor did."""
 
-import asyncio
 import io
 from typing import Any
 
@@ -10,6 +9,7 @@ from app.demo.phantoms import Lesion, Scene, render
 from app.models import Modality
 from pipeline import offline
 from pipeline.backend import DIMENSIONS, TaskInfo
+from tests import aio
 
 CASES = [("chest_xray", "Pleural_Effusion"), ("chest_xray", "Pneumothorax"),
          ("brain_mri", "glioma"), ("brain_mri", "pituitary"), ("fundus", "AMD"),
@@ -64,7 +64,7 @@ def run_loop(task: TaskInfo, image: bytes, feedback: list[dict[str, Any]] | None
             if verdict.fields["qualified"]:
                 return
 
-    asyncio.run(go())
+    aio.run(go())
     return history
 
 
@@ -87,8 +87,8 @@ def test_readers_tags_steer_the_first_refinement() -> None:
         "compliance": True, "structure": True, "realism": True, "fidelity": True}}]
     feedback = [{"reader_role": "radiologist", "overall": "reject", "comment": "stamped on",
                  "tags": ["unnatural_edge"]}]
-    steered = asyncio.run(backend.instruction(task, b"", history, feedback))
-    plain = asyncio.run(backend.instruction(task, b"", history, []))
+    steered = aio.run(backend.instruction(task, b"", history, feedback))
+    plain = aio.run(backend.instruction(task, b"", history, []))
     assert offline.CURES["sharp_edge"] in steered.text and offline.CURES["sharp_edge"] not in plain.text
     assert "stamped on" in steered.prompt.text  # the template received the readers' words
 
@@ -98,6 +98,6 @@ def test_the_backend_says_what_it_is() -> None:
     assert "offline" in backend.label and "not a model" in backend.label
     task = TaskInfo("k", "fundus", "AMD", "add")
     image = original("fundus", "AMD", "add", 256)
-    verdict = asyncio.run(backend.judge(task, image, image, "Add AMD."))
+    verdict = aio.run(backend.judge(task, image, image, "Add AMD."))
     assert verdict.call.model == offline.MODEL and verdict.prompt.name == "judge.j2"
     assert verdict.fields is not None and not verdict.fields["compliance"]  # nothing changed

@@ -1,6 +1,5 @@
 """Regenerate from the browser: the confirmation, the job page, cancel, and the role rule."""
 
-import asyncio
 from pathlib import Path
 
 from bs4 import BeautifulSoup
@@ -14,6 +13,7 @@ from app.settings import Settings
 from pipeline.jobs import claim, run_job
 from pipeline.loop import RetryPolicy
 from pipeline.offline import OfflineBackend
+from tests import aio
 from tests.accounts import token_client
 
 
@@ -36,7 +36,7 @@ def test_confirm_then_start_then_follow(client: TestClient, demo_engine: Engine,
     live = BeautifulSoup(client.get(f"/jobs/{job_id}").text, "html.parser")
     assert live.select_one("#job-progress")["hx-trigger"] == "every 1s"
     claim(demo_engine, job_id)
-    asyncio.run(run_job(demo_engine, job_id, lambda _: OfflineBackend(), tmp_path / "out",
+    aio.run(run_job(demo_engine, job_id, lambda _: OfflineBackend(), tmp_path / "out",
                         policy=RetryPolicy(attempts=2, base_seconds=0.0)))
     done = BeautifulSoup(client.get(f"/jobs/{job_id}").text, "html.parser")
     assert done.select_one("#job-status").get_text() == "done"
