@@ -101,6 +101,10 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
         run_id = await asyncio.to_thread(store.start_run, engine, task_id)
         if on_run is not None:
             await on_run(run_id)
+    finished = await asyncio.to_thread(store.run_outcome, engine, run_id)
+    if finished != store.RUNNING:
+        # Killed after the run ended but before its job counted it: nothing more to do.
+        return run_id, Outcome(finished) if finished in Outcome.__members__ else None
     history = await asyncio.to_thread(store.rounds_done, engine, run_id)
     for number in range(len(history) + 1, options.rounds + 1):
         if cancelled():

@@ -95,6 +95,14 @@ def start_run(engine: Engine, task_id: int, job_task_id: int | None = None) -> i
         return run.id or 0
 
 
+def run_outcome(engine: Engine, run_id: int) -> str:
+    with Session(engine) as session:
+        run = session.get(Run, run_id)
+        if run is None:
+            raise LookupError(f"no run {run_id}")
+        return run.outcome
+
+
 def rounds_done(engine: Engine, run_id: int) -> list[dict[str, Any]]:
     """The history of a run so far, as the refinement prompt reads it."""
     with Session(engine) as session:

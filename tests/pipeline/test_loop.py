@@ -148,3 +148,13 @@ def test_retry_after_is_honoured() -> None:
 
     assert aio.run(loop.with_retries("edit_image", flaky, loop.RetryPolicy(base_seconds=0.0))) == "ok"
     assert calls[1] - calls[0] >= 0.19
+
+
+def test_resuming_a_finished_run_adds_nothing(demo_engine: Engine, tmp_path: Path) -> None:
+    """Killed between the run's end and its job's count: the resume must not go on."""
+    task_id = a_task(demo_engine)
+    run_id, outcome = go(demo_engine, tmp_path, OfflineBackend(), task_id,
+                         loop.Options(rounds=5, policy=FAST.policy))
+    before = store.attempts_of(demo_engine, run_id)
+    again_id, again = go(demo_engine, tmp_path, OfflineBackend(), task_id, run_id=run_id)
+    assert (again_id, again) == (run_id, outcome) and store.attempts_of(demo_engine, run_id) == before
