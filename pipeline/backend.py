@@ -55,11 +55,13 @@ class Verdict:
 
 
 class BackendError(Exception):
-    """A call failed in a way a retry may cure (network, 429, 5xx, unreadable answer)."""
+    """A call failed. Network errors, 429 and 5xx may be cured by a retry; a rejected
+    request (a bad key, a 400) is not, and fails the step at once."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+    def __init__(self, message: str, *, retry_after: float | None = None,
+                 retryable: bool = True) -> None:
         super().__init__(message)
-        self.retry_after = retry_after
+        self.retry_after, self.retryable = retry_after, retryable
 
 
 class Backend(Protocol):

@@ -63,6 +63,8 @@ async def with_retries(step: str, call: Callable[[], Awaitable[T]], policy: Retr
             result = await call()
         except BackendError as error:
             last = error
+            if not error.retryable:
+                break
             if attempt + 1 < policy.attempts:
                 await asyncio.sleep(policy.delay(attempt, error.retry_after))
             continue

@@ -1,0 +1,160 @@
+"""The gemini backend, through google-genai's async client.
+
+Models default to the paper's: instructions and the judge on gemini-2.5-pro with thinking
+summaries kept, edits on gemini-2.5-flash-image. The key comes from GOOGLE_API_KEY or
+GEMINI_API_KEY and is handed to the client only: it is never stored, shown or logged. The
+client's own retries are off; the loop retries with back-off and honours Retry-After.
+"""
+
+import json
+import os
+import time
+from typing import Any
+
+import httpx
+from google import genai
+from google.genai import errors, types
+from pydantic import BaseModel, ValidationError
+
+from pipeline import prompts
+from pipeline.backend import BackendError, Call, Edit, Instruction, TaskInfo, Verdict
+
+NAME = "gemini"
+DEFAULT_MODELS = {"instruction": "gemini-2.5-pro", "edit": "gemini-2.5-flash-image",
+                  "judge": "gemini-2.5-pro"}
+RETRYABLE = {408, 429, 500, 502, 503, 504}
+# google-genai talks through httpx2 (its fork of httpx); both are caught, whichever it uses.
+TIMEOUTS: tuple[type[BaseException], ...] = (httpx.TimeoutException, TimeoutError)
+NETWORK_ERRORS: tuple[type[BaseException], ...] = (httpx.HTTPError,)
+try:
+    import httpx2
+
+    TIMEOUTS += (httpx2.TimeoutException,)
+    NETWORK_ERRORS += (httpx2.HTTPError,)
+except ImportError:  # an older google-genai on plain httpx
+    pass
+
+
+class JudgeAnswer(BaseModel):
+    """The judge's response schema: structured output, never scraped from prose."""
+
+    compliance: bool
+    structure: bool
+    realism: bool
+    fidelity: bool
+    has_disease: bool
+    weighted_score: float
+    qualified: bool
+    reason: str
+
+
+def api_key() -> str | None:
+    return os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY") or None
+
+
+class GeminiBackend:
+    name = NAME
+    label = "gemini (model verdicts)"
+
+    def __init__(self, key: str, models: dict[str, str] | None = None, *,
+                 base_url: str | None = None, timeout_seconds: float = 300.0) -> None:
+        self.models = {**DEFAULT_MODELS, **(models or {})}
+        options = types.HttpOptions(
+            base_url=base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL") or None,
+            timeout=int(timeout_seconds * 1000),
+            retry_options=types.HttpRetryOptions(attempts=1))
+        self._client = genai.Client(api_key=key, http_options=options)
+
+    async def _generate(self, step: str, contents: list[Any],
+                        config: types.GenerateContentConfig) -> tuple[Any, Call]:
+        model = self.models[step]
+        start = time.perf_counter()
+        try:
+            response = await self._client.aio.models.generate_content(
+                model=model, contents=contents, config=config)
+        except errors.APIError as error:
+            retry_after = _retry_after(error)
+            raise BackendError(f"{error.code} {error.status or ''}: {error.message or ''}".strip(),
+                               retry_after=retry_after,
+                               retryable=error.code in RETRYABLE) from None
+        except TIMEOUTS as error:
+            raise BackendError(f"timeout after {time.perf_counter() - start:.0f} s: {error}") from None
+        except NETWORK_ERRORS as error:
+            raise BackendError(f"network error: {error}") from None
+        usage = getattr(response, "usage_metadata", None)
+        call = Call(model, (time.perf_counter() - start) * 1000,
+                    getattr(usage, "prompt_token_count", None),
+                    getattr(usage, "candidates_token_count", None))
+        return response, call
+
+    async def instruction(self, task: TaskInfo, original: bytes, history: list[dict[str, Any]],
+                          feedback: list[dict[str, Any]]) -> Instruction:
+        prompt = (prompts.first_instruction(task.modality, task.disease, task.direction)
+                  if not history else
+                  prompts.refinement(task.modality, task.disease, task.direction, history, feedback))
+        response, call = await self._generate("instruction", [_image(original), prompt.text],
+                                              _thinking_config())
+        text, thinking = _texts(response)
+        if not text:
+            raise BackendError("the instruction model answered with no text")
+        return Instruction(text, thinking, prompt, call)
+
+    async def edit(self, task: TaskInfo, original: bytes, instruction: str) -> Edit:
+        config = types.GenerateContentConfig(response_modalities=["IMAGE", "TEXT"])
+        response, call = await self._generate("edit", [_image(original), instruction], config)
+        for part in _parts(response):
+            data = getattr(getattr(part, "inline_data", None), "data", None)
+            if data:
+                return Edit(bytes(data), None, call)
+        text, _ = _texts(response)
+        return Edit(None, f"No image in response{': ' + text[:200] if text else ''}", call)
+
+    async def judge(self, task: TaskInfo, original: bytes, edited: bytes,
+                    instruction: str) -> Verdict:
+        prompt = prompts.judge(task.modality, task.disease, task.direction, instruction)
+        config = _thinking_config()
+        config.response_mime_type = "application/json"
+        config.response_schema = JudgeAnswer
+        response, call = await self._generate("judge", [_image(edited), _image(original),
+                                                        prompt.text], config)
+        text, thinking = _texts(response)
+        try:
+            answer = JudgeAnswer.model_validate(json.loads(text))
+        except (json.JSONDecodeError, ValidationError) as error:
+            return Verdict(None, f"JSON parse error: {str(error)[:300]}", thinking, prompt, call,
+                           raw=text[:20_000])
+        return Verdict(answer.model_dump(), None, thinking, prompt, call, raw=text)
+
+
+def _thinking_config() -> types.GenerateContentConfig:
+    return types.GenerateContentConfig(thinking_config=types.ThinkingConfig(include_thoughts=True))
+
+
+def _image(data: bytes) -> types.Part:
+    return types.Part.from_bytes(data=data, mime_type="image/jpeg")
+
+
+def _parts(response: Any) -> list[Any]:
+    candidates = getattr(response, "candidates", None) or []
+    content = getattr(candidates[0], "content", None) if candidates else None
+    return list(getattr(content, "parts", None) or [])
+
+
+def _texts(response: Any) -> tuple[str, str]:
+    """The answer's text, and its thinking summary, kept apart."""
+    answer: list[str] = []
+    thoughts: list[str] = []
+    for part in _parts(response):
+        text = getattr(part, "text", None)
+        if text:
+            (thoughts if getattr(part, "thought", False) else answer).append(text)
+    return "".join(answer).strip(), "\n".join(thoughts).strip()
+
+
+def _retry_after(error: errors.APIError) -> float | None:
+    headers = getattr(getattr(error, "response", None), "headers", None)
+    value = headers.get("retry-after") if headers is not None else None
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None

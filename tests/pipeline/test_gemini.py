@@ -1,0 +1,142 @@
+"""The gemini backend: the real google-genai client against a local fake Gemini server."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from app.models import Attempt, JudgeVerdict, Outcome, Run
+from pipeline import loop, store
+from pipeline.gemini import GeminiBackend
+from tests import aio
+from tests.fake_gemini import FakeGemini, Reply, cooperative, error_reply, text_reply
+from tests.pipeline.test_loop import a_task
+
+KEY = "fake-key-never-stored-7f3a"
+QUICK = loop.Options(rounds=3, policy=loop.RetryPolicy(attempts=3, base_seconds=0.0))
+
+
+def regenerate(engine: Engine, tmp_path: Path, fake: FakeGemini, *, timeout: float = 5.0,
+               options: loop.Options = QUICK) -> tuple[int, Outcome | None]:
+    root = tmp_path / "pipeline"
+    root_id = store.output_root(engine, root)
+    with fake.serve() as url:
+        backend = GeminiBackend(KEY, base_url=url, timeout_seconds=timeout)
+        return aio.run(loop.regenerate(engine, backend, a_task(engine), root_id, root.resolve(),
+                                       options))
+
+
+def attempts(engine: Engine, run_id: int) -> list[tuple[Attempt, JudgeVerdict | None]]:
+    with Session(engine) as session:
+        return list(session.exec(select(Attempt, JudgeVerdict).outerjoin(
+            JudgeVerdict, JudgeVerdict.attempt_id == Attempt.id).where(Attempt.run_id == run_id)
+            .order_by(Attempt.round)).all())
+
+
+def test_a_full_round_is_stored_with_models_tokens_and_thinking(demo_engine: Engine,
+                                                                tmp_path: Path) -> None:
+    fake = FakeGemini()
+    run_id, outcome = regenerate(demo_engine, tmp_path, fake)
+    assert outcome is Outcome.success
+    [(attempt, verdict)] = attempts(demo_engine, run_id)
+    calls = json.loads(attempt.calls or "{}")
+    assert calls["edit"]["model"] == "gemini-2.5-flash-image" and calls["judge"]["input_tokens"] == 1200
+    assert verdict is not None and verdict.model == "gemini-2.5-pro" and verdict.qualified
+    assert attempt.instruction_thinking == "I considered the anatomy." and attempt.image_present
+    judge_call = fake.calls[-1][2]
+    assert judge_call["generationConfig"]["responseMimeType"] == "application/json"
+    assert len([p for p in judge_call["contents"][0]["parts"] if "inlineData" in p]) == 2
+    assert fake.keys == {KEY}
+    dump = "\n".join(demo_engine.raw_connection().iterdump())  # type: ignore[attr-defined]
+    assert KEY not in dump  # the key reaches the server, never the database
+
+
+def test_429_with_retry_after_then_success(demo_engine: Engine, tmp_path: Path) -> None:
+    def respond(model: str, body: dict[str, Any], n: int) -> Reply:
+        if "image" in model and n == 1:
+            return error_reply(429, "Resource exhausted", "RESOURCE_EXHAUSTED", **{"Retry-After": "0.3"})
+        return cooperative(model, body, n)
+
+    fake = FakeGemini(respond)
+    _, outcome = regenerate(demo_engine, tmp_path, fake)
+    edits = [t for model, t, _ in fake.calls if "image" in model]
+    assert outcome is Outcome.success and len(edits) == 2 and edits[1] - edits[0] >= 0.29
+
+
+def test_500_is_retried(demo_engine: Engine, tmp_path: Path) -> None:
+    def respond(model: str, body: dict[str, Any], n: int) -> Reply:
+        if body.get("generationConfig", {}).get("responseMimeType") and n <= 3:
+            return error_reply(500, "Internal error", "INTERNAL")  # the judge is model call 2+
+        return cooperative(model, body, n)
+
+    _, outcome = regenerate(demo_engine, tmp_path, FakeGemini(respond))
+    assert outcome is Outcome.success
+
+
+def test_timeouts_run_out_into_api_failed(demo_engine: Engine, tmp_path: Path) -> None:
+    def respond(model: str, body: dict[str, Any], n: int) -> Reply:
+        return Reply(delay=1.5, body={}) if "image" in model else cooperative(model, body, n)
+
+    run_id, outcome = regenerate(demo_engine, tmp_path, FakeGemini(respond), timeout=0.5,
+                                 options=loop.Options(rounds=2, policy=loop.RetryPolicy(2, 0.0)))
+    with Session(demo_engine) as session:
+        run = session.get(Run, run_id)
+    assert outcome is Outcome.api_failed and run is not None
+    assert run.failure_step == "edit_image" and "timeout" in (run.failure_error or "")
+
+
+def test_invalid_judge_json_is_recorded_and_the_loop_goes_on(demo_engine: Engine, tmp_path: Path) -> None:
+    def respond(model: str, body: dict[str, Any], n: int) -> Reply:
+        # The instruction and the judge share one model, so its calls 2-4 are the judge's.
+        if body.get("generationConfig", {}).get("responseMimeType") and n <= 4:
+            return text_reply('{"compliance": true, "reason": "cut off')
+        return cooperative(model, body, n)
+
+    run_id, outcome = regenerate(demo_engine, tmp_path, FakeGemini(respond))
+    rounds = attempts(demo_engine, run_id)
+    assert outcome is Outcome.success and len(rounds) == 2
+    first_verdict = rounds[0][1]
+    assert first_verdict is not None and (first_verdict.error or "").startswith("JSON parse error")
+    assert '"cut off' in (first_verdict.raw_json or "")
+
+
+def test_an_edit_with_no_image_is_recorded(demo_engine: Engine, tmp_path: Path) -> None:
+    def respond(model: str, body: dict[str, Any], n: int) -> Reply:
+        if "image" in model:
+            return text_reply("I cannot edit medical images.")
+        return cooperative(model, body, n)
+
+    run_id, outcome = regenerate(demo_engine, tmp_path, FakeGemini(respond),
+                                 options=loop.Options(rounds=1, policy=loop.RetryPolicy(2, 0.0)))
+    [(attempt, verdict)] = attempts(demo_engine, run_id)
+    assert outcome is Outcome.failed and verdict is None
+    assert (attempt.edit_error or "").startswith("No image in response: I cannot edit")
+
+
+def test_a_rejected_key_is_not_retried(demo_engine: Engine, tmp_path: Path) -> None:
+    fake = FakeGemini(lambda *_: error_reply(400, "API key not valid", "INVALID_ARGUMENT"))
+    run_id, outcome = regenerate(demo_engine, tmp_path, fake)
+    with Session(demo_engine) as session:
+        run = session.get(Run, run_id)
+    assert outcome is Outcome.api_failed and len(fake.calls) == 1
+    assert run is not None and run.failure_step == "generate_prompt"
+    assert "API key not valid" in (run.failure_error or "")
+    assert KEY not in (run.failure_error or "")
+
+
+@pytest.mark.parametrize("name", ["GOOGLE_API_KEY", "GEMINI_API_KEY"])
+def test_the_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    from pipeline.jobs import JobOptions
+    from pipeline.registry import UnknownBackend, available, make_backend
+
+    for variable in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    assert available() == ["offline"]
+    with pytest.raises(UnknownBackend):
+        make_backend(JobOptions(backend="gemini"))
+    monkeypatch.setenv(name, KEY)
+    assert available() == ["offline", "gemini"]
+    assert make_backend(JobOptions(backend="gemini")).name == "gemini"
