@@ -53,6 +53,30 @@ def _run(engine: Engine, job_id: int) -> str:
         return asyncio.run(run_job(engine, job_id, make_backend, output_folder(), on_progress=show))
 
 
+def _start(engine: Engine, case_filter: CaseFilter, limit: int | None, options: JobOptions) -> None:
+    try:
+        make_backend(options)
+    except UnknownBackend as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(1) from None
+    task_ids = matching_tasks(engine, case_filter, limit)
+    if not task_ids:
+        typer.echo("error: no task matches these filters", err=True)
+        raise typer.Exit(1)
+    job_id = create_job(engine, task_ids, options)
+    if claim(engine, job_id) is None:
+        typer.echo(f"job {job_id} was taken by another worker", err=True)
+        raise typer.Exit(1)
+    status = _run(engine, job_id)
+    with Session(engine) as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        summary = job_summary(job)
+    typer.echo(f"job {job_id} {status}: {summary['done']} of {summary['total']} done, "
+               f"{summary['succeeded']} succeeded, {summary['failed']} failed, "
+               f"{summary['api_failed']} api_failed")
+
+
 def register(cli: typer.Typer, engine_factory: object) -> None:
     pipeline_cli = typer.Typer(no_args_is_help=True,
                                help="Regenerate tasks: instruction, edit, judge, refine.")
@@ -72,37 +96,38 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         rounds: int = typer.Option(5, min=1, max=20, help="Refinement rounds per task."),
         backend: str = typer.Option("offline", help=f"One of: {', '.join(BACKENDS)}."),
         concurrency: int = typer.Option(8, min=1, max=256),
+        per_minute: int | None = typer.Option(None, min=1, help="Requests per minute, at most."),
         use_feedback: bool = typer.Option(False, help="Put readers' answers into refinement."),
     ) -> None:
         """Regenerate every task matching the filters (the same as /cases), with a progress bar."""
-        engine = engine_factory()  # type: ignore[operator]
-        options = JobOptions(backend=backend, rounds=rounds, concurrency=concurrency,
-                             use_reader_feedback=use_feedback)
-        try:
-            make_backend(options)
-        except UnknownBackend as error:
-            typer.echo(f"error: {error}", err=True)
-            raise typer.Exit(1) from None
         case_filter = CaseFilter(
             modality=tuple(m.value for m in modality), disease=tuple(disease),
             direction=tuple(d.value for d in direction), outcome=tuple(o.value for o in outcome),
             rounds=tuple(run_rounds), failed_dimension=tuple(d.value for d in failed_dimension), q=q)
-        task_ids = matching_tasks(engine, case_filter, limit)
-        if not task_ids:
-            typer.echo("error: no task matches these filters", err=True)
-            raise typer.Exit(1)
-        job_id = create_job(engine, task_ids, options)
-        if claim(engine, job_id) is None:
-            typer.echo(f"job {job_id} was taken by another worker", err=True)
-            raise typer.Exit(1)
-        status = _run(engine, job_id)
-        with Session(engine) as session:
-            job = session.get(Job, job_id)
-            assert job is not None
-            summary = job_summary(job)
-        typer.echo(f"job {job_id} {status}: {summary['done']} of {summary['total']} done, "
-                   f"{summary['succeeded']} succeeded, {summary['failed']} failed, "
-                   f"{summary['api_failed']} api_failed")
+        _start(engine_factory(), case_filter, limit, JobOptions(  # type: ignore[operator]
+            backend=backend, rounds=rounds, concurrency=concurrency, requests_per_minute=per_minute,
+            use_reader_feedback=use_feedback))
+
+    @pipeline_cli.command("rejudge")
+    def rejudge_command(
+        modality: list[Modality] = typer.Option([], help="Repeat for several."),
+        disease: list[str] = typer.Option([]),
+        direction: list[Direction] = typer.Option([]),
+        outcome: list[Outcome] = typer.Option([], help="Outcome of the latest run."),
+        q: str = typer.Option("", help="Words in instructions or judge reasons."),
+        limit: int | None = typer.Option(None, min=1, help="At most this many tasks."),
+        times: int = typer.Option(3, min=1, max=20, help="New verdicts per edit."),
+        backend: str = typer.Option("offline", help=f"One of: {', '.join(BACKENDS)}."),
+        concurrency: int = typer.Option(8, min=1, max=256),
+    ) -> None:
+        """Run only the judge again, N times, on each matching task's latest edit (for the
+        judge's self-consistency on the agreement pages)."""
+        case_filter = CaseFilter(
+            modality=tuple(m.value for m in modality), disease=tuple(disease),
+            direction=tuple(d.value for d in direction), outcome=tuple(o.value for o in outcome),
+            q=q)
+        _start(engine_factory(), case_filter, limit, JobOptions(  # type: ignore[operator]
+            backend=backend, concurrency=concurrency, kind="rejudge", rejudge_times=times))
 
     @pipeline_cli.command("worker")
     def worker_command(once: bool = typer.Option(False, help="Stop when no job is waiting."),

@@ -24,6 +24,7 @@ from pipeline import store
 from pipeline.backend import Backend
 from pipeline.feedback import reader_feedback
 from pipeline.loop import Options, RetryPolicy, regenerate
+from pipeline.rejudge import rejudge_task
 
 CANCELLED = "cancelled"  # a run's outcome when its job was cancelled mid-run
 HEARTBEAT = timedelta(seconds=5)
@@ -39,6 +40,9 @@ class JobOptions:
     requests_per_minute: int | None = None
     use_reader_feedback: bool = False
     models: dict[str, str] = field(default_factory=dict)
+    # "regenerate" (the refinement loop) or "rejudge" (the judge again, on the latest edit)
+    kind: str = "regenerate"
+    rejudge_times: int = 3
 
     def as_json(self) -> str:
         return json.dumps(self.__dict__)
@@ -53,7 +57,8 @@ def create_job(engine: Engine, task_ids: list[int], options: JobOptions,
                created_by: int | None = None) -> int:
     ids = list(dict.fromkeys(task_ids))
     with Session(engine) as session:
-        job = Job(options=options.as_json(), total=len(ids), created_by=created_by)
+        job = Job(kind=options.kind, options=options.as_json(), total=len(ids),
+                  created_by=created_by)
         session.add(job)
         session.flush()
         session.add_all([JobTask(job_id=job.id or 0, task_id=t) for t in ids])
@@ -148,6 +153,16 @@ async def run_job(engine: Engine, job_id: int, make_backend: Callable[[JobOption
                 return
             await limiter.wait()
 
+            if options.kind == "rejudge":
+                outcome_or_error = await rejudge_task(engine, backend, job_task.task_id,
+                                                      options.rejudge_times, policy)
+                failed = isinstance(outcome_or_error, str)
+                await asyncio.to_thread(_finish_task, engine, job_id, job_task.id or 0,
+                                        None if failed else Outcome.success,
+                                        outcome_or_error if failed else None)
+                if on_progress is not None:
+                    on_progress(await asyncio.to_thread(_job, engine, job_id))
+                return
             try:
                 feedback = (await asyncio.to_thread(reader_feedback, engine, job_task.task_id)
                             if options.use_reader_feedback else [])

@@ -76,11 +76,11 @@ async def with_retries(step: str, call: Callable[[], Awaitable[T]], policy: Retr
     raise StepFailed(step, str(last))
 
 
-def _no_image(edit: Edit) -> str | None:
+def no_image(edit: Edit) -> str | None:
     return None if edit.image is not None else (edit.error or "the edit returned no image")
 
 
-def _unreadable(verdict: Verdict) -> str | None:
+def unreadable(verdict: Verdict) -> str | None:
     return None if verdict.fields is not None else (verdict.error or "unreadable verdict")
 
 
@@ -118,13 +118,13 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
                 options.policy)
             edit = await with_retries("edit_image", partial(backend.edit, task, original,
                                                             instruction.text),
-                                      options.policy, _no_image)
+                                      options.policy, no_image)
             verdict = None
             if edit.image is not None:
                 verdict = await with_retries(
                     "verify_image", partial(backend.judge, task, original, edit.image,
                                             instruction.text),
-                    options.policy, _unreadable)
+                    options.policy, unreadable)
         except StepFailed as failure:
             await asyncio.to_thread(store.finish_run, engine, run_id, Outcome.api_failed,
                                     failure_step=failure.step, failure_error=failure.error)
@@ -134,9 +134,9 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
             calls["judge"] = verdict.call
         item = store.Round(
             number=number, instruction=instruction.text, instruction_thinking=instruction.thinking,
-            image=edit.image, edit_error=_no_image(edit),
+            image=edit.image, edit_error=no_image(edit),
             verdict=verdict.fields if verdict else None,
-            verdict_error=_unreadable(verdict) if verdict else None,
+            verdict_error=unreadable(verdict) if verdict else None,
             judge_thinking=verdict.thinking if verdict else "",
             judge_model=verdict.call.model if verdict else None,
             prompt_version=verdict.prompt.version if verdict else None,

@@ -1,9 +1,11 @@
 """Judge self-consistency: when an attempt was judged more than once, how often the verdicts
 match, as the paper's 87.2 % figure does.
 
-Each later verdict is compared with the attempt's first. Only the dimensions both verdicts
-scored are compared (imported verdicts never scored fidelity). "Identical" means every
-compared dimension and the qualified verdict agree.
+Verdicts are grouped by attempt and by the judge that gave them (its model; imported
+verdicts form a group of their own), so an offline re-judgement is never compared with an
+imported Gemini verdict. Within a group each later verdict is compared with the first.
+Only the dimensions both verdicts scored are compared (imported verdicts never scored
+fidelity). "Identical" means every compared dimension and the qualified verdict agree.
 """
 
 from collections.abc import Iterable, Sequence
@@ -61,15 +63,16 @@ def consistency(verdicts_by_attempt: Iterable[Sequence[Verdict]]) -> Consistency
 def judge_consistency(session: Session, attempt_ids: Iterable[int] | None = None) -> Consistency:
     """Over the given attempts (a study's), or over every attempt judged twice or more."""
     repeated = (select(col(JudgeVerdict.attempt_id)).where(col(JudgeVerdict.error).is_(None))
-                .group_by(col(JudgeVerdict.attempt_id)).having(func.count() > 1))
+                .group_by(col(JudgeVerdict.attempt_id), col(JudgeVerdict.model))
+                .having(func.count() > 1))
     if attempt_ids is not None:
         # Narrowed inside the grouping, so a study never scans every verdict of the data set.
         repeated = repeated.where(col(JudgeVerdict.attempt_id).in_(list(attempt_ids)))
     query = (select(JudgeVerdict).where(col(JudgeVerdict.attempt_id).in_(repeated),
                                         col(JudgeVerdict.error).is_(None))
              .order_by(col(JudgeVerdict.attempt_id), col(JudgeVerdict.id)))
-    grouped: dict[int, list[Verdict]] = {}
+    grouped: dict[tuple[int, str], list[Verdict]] = {}
     for v in session.scalars(query):
-        grouped.setdefault(v.attempt_id, []).append(
+        grouped.setdefault((v.attempt_id, v.model or "imported"), []).append(
             {d: getattr(v, d) for d in DIMENSIONS} | {"qualified": v.qualified})
     return consistency(grouped.values())

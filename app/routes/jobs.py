@@ -11,13 +11,15 @@ from app.deps import MAX_DB_ID, CaseFilterDep, IdPath, SessionDep
 from app.models import Job, JobStatus, JobTask, Task
 from app.security import AdminUser
 from app.web import render
+from pipeline.gemini import DEFAULT_MODELS
 from pipeline.jobs import JobOptions, create_job, job_summary, request_cancel
-from pipeline.registry import BACKENDS
+from pipeline.registry import available
 
 router = APIRouter(include_in_schema=False)
 TaskIds = Annotated[list[int] | None, Query(alias="task")]
 MAX_TASKS = 100_000
 CALLS_PER_ROUND = 3  # instruction, edit, judge
+MODEL_NAME = r"^$|^[A-Za-z0-9._-]+$"
 
 
 def _selection(session: SessionDep, case_filter: Any, task_ids: list[int] | None,
@@ -40,8 +42,8 @@ def new_job(request: Request, session: SessionDep, case_filter: CaseFilterDep,
         raise HTTPException(422, "tick at least one case, or choose all cases matching the filter")
     context = {"task_ids": [] if everything else chosen, "everything": everything,
                "count": len(chosen),
-               "filter": case_filter, "backends": BACKENDS, "calls_per_round": CALLS_PER_ROUND,
-               "options": JobOptions()}
+               "filter": case_filter, "backends": available(), "calls_per_round": CALLS_PER_ROUND,
+               "options": JobOptions(), "models": DEFAULT_MODELS}
     return render(request, "jobs/new.html", context)
 
 
@@ -54,14 +56,23 @@ def start_job(
     backend: Annotated[str, Form(max_length=32)] = "offline",
     concurrency: Annotated[int, Form(ge=1, le=256)] = 8,
     use_reader_feedback: Annotated[bool, Form()] = False,
+    kind: Annotated[str, Form(pattern="^(regenerate|rejudge)$")] = "regenerate",
+    rejudge_times: Annotated[int, Form(ge=1, le=20)] = 3,
+    instruction_model: Annotated[str, Form(max_length=100, pattern=MODEL_NAME)] = "",
+    edit_model: Annotated[str, Form(max_length=100, pattern=MODEL_NAME)] = "",
+    judge_model: Annotated[str, Form(max_length=100, pattern=MODEL_NAME)] = "",
 ) -> RedirectResponse:
-    if backend not in BACKENDS:
-        raise HTTPException(422, f"backend must be one of: {', '.join(BACKENDS)}")
+    backends = available()
+    if backend not in backends:
+        raise HTTPException(422, f"backend must be one of: {', '.join(backends)}")
     chosen = _selection(session, case_filter, task, everything)
     if not chosen:
         raise HTTPException(422, "no case selected")
+    models = {step: name for step, name in (("instruction", instruction_model),
+                                             ("edit", edit_model), ("judge", judge_model)) if name}
     options = JobOptions(backend=backend, rounds=rounds, concurrency=concurrency,
-                         use_reader_feedback=use_reader_feedback)
+                         use_reader_feedback=use_reader_feedback, kind=kind,
+                         rejudge_times=rejudge_times, models=models)
     job_id = create_job(session.get_bind(), chosen, options, admin.id)  # type: ignore[arg-type]
     return RedirectResponse(f"/jobs/{job_id}", status_code=303)
 

@@ -74,3 +74,26 @@ def test_readers_cannot_start_jobs(demo_engine: Engine, settings: Settings) -> N
                           raise_server_exceptions=False)
     assert reader.post("/jobs", data={"task": "1"}).status_code == 403
     assert reader.get("/jobs").status_code == 403
+
+
+def test_rejudge_from_the_form_and_backend_choices(client: TestClient, demo_engine: Engine,
+                                                   monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    ids = two_tasks(demo_engine)
+    page = BeautifulSoup(client.get("/jobs/new", params={"task": ids}).text, "html.parser")
+    assert [o["value"] for o in page.select('select[name="backend"] option')] == ["offline"]
+    assert page.select_one("#no-gemini") is not None
+    assert client.post("/jobs", data={"task": str(ids[0]), "backend": "gemini"}).status_code == 422
+    response = client.post("/jobs", data={"task": [str(i) for i in ids], "kind": "rejudge",
+                                          "rejudge_times": "2"}, follow_redirects=False)
+    job_id = int(response.headers["location"].rsplit("/", 1)[1])
+    with Session(demo_engine) as session:
+        job = session.get(Job, job_id)
+        assert job is not None and job.kind == "rejudge" and '"rejudge_times": 2' in job.options
+    assert client.post("/jobs", data={"task": str(ids[0]), "kind": "delete"}).status_code == 422
+    monkeypatch.setenv("GEMINI_API_KEY", "k")
+    page = BeautifulSoup(client.get("/jobs/new", params={"task": ids}).text, "html.parser")
+    assert page.select_one('input[name="judge_model"]')["placeholder"] == "gemini-2.5-pro"
+    assert client.post("/jobs", data={"task": str(ids[0]), "backend": "gemini",
+                                      "judge_model": "bad model!"}).status_code == 422

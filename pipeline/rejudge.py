@@ -1,0 +1,75 @@
+"""Re-judging: the judge again, N times, on a task's latest edit, for self-consistency.
+
+The new verdicts join the attempt's earlier ones; no run and no attempt is added. The
+agreement pages compare them with the first verdict (app/agreement/consistency.py).
+"""
+
+import asyncio
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app.images import ImageKind, ImageNotFound, resolve_image
+from app.models import Attempt, JudgeVerdict, Task
+from pipeline import store
+from pipeline.backend import Backend
+from pipeline.loop import RetryPolicy, StepFailed, unreadable, with_retries
+
+
+def _latest_edit(engine: Engine, task_id: int) -> tuple[Any, bytes, int, str, bytes]:
+    with Session(engine) as session:
+        info, original = store.task_info(session, task_id)
+        task = session.get(Task, task_id)
+        assert task is not None
+        attempt_id = task.accepted_attempt_id or task.thumb_attempt_id
+        if attempt_id is None:
+            raise LookupError(f"task {task.task_key} has no edited image to judge")
+        attempt = session.get(Attempt, attempt_id)
+        assert attempt is not None
+        try:
+            edited = resolve_image(session, ImageKind.attempt, attempt_id).path.read_bytes()
+        except ImageNotFound as error:
+            raise LookupError(f"task {task.task_key}: the edited image is missing ({error})") from None
+        return info, original, attempt_id, attempt.instruction or "", edited
+
+
+def _store(engine: Engine, attempt_id: int, fields: dict[str, Any] | None, error: str | None,
+           thinking: str, model: str, version: str, raw: str) -> None:
+    fields = fields or {}
+    with Session(engine) as session:
+        session.add(JudgeVerdict(
+            attempt_id=attempt_id, error=error, compliance=fields.get("compliance"),
+            structure=fields.get("structure"), realism=fields.get("realism"),
+            fidelity=fields.get("fidelity"), qualified=fields.get("qualified"),
+            has_disease=fields.get("has_disease"), weighted_score=fields.get("weighted_score"),
+            reason=fields.get("reason"), thinking_summary=thinking or None, model=model,
+            prompt_version=version, raw_json=raw or None))
+        session.commit()
+
+
+def verdicts_on(engine: Engine, attempt_id: int) -> int:
+    with Session(engine) as session:
+        return len(session.scalars(select(col(JudgeVerdict.id)).where(
+            col(JudgeVerdict.attempt_id) == attempt_id)).all())
+
+
+async def rejudge_task(engine: Engine, backend: Backend, task_id: int, times: int,
+                       policy: RetryPolicy) -> str | None:
+    """Judge the task's latest edit ``times`` more times; an error text if it could not."""
+    try:
+        info, original, attempt_id, instruction, edited = await asyncio.to_thread(
+            _latest_edit, engine, task_id)
+    except LookupError as error:
+        return str(error)
+    for _ in range(times):
+        try:
+            verdict = await with_retries(
+                "verify_image", lambda: backend.judge(info, original, edited, instruction),
+                policy, unreadable)
+        except StepFailed as failure:
+            return str(failure)
+        await asyncio.to_thread(_store, engine, attempt_id, verdict.fields,
+                                unreadable(verdict), verdict.thinking, verdict.call.model,
+                                verdict.prompt.version, verdict.raw)
+    return None
