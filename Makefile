@@ -64,6 +64,7 @@ bench: install
 	$(BIN)/python benchmarks/pages.py
 	$(BIN)/python benchmarks/reading.py
 	$(BIN)/python benchmarks/agreement.py
+	$(BIN)/python benchmarks/pipeline.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
