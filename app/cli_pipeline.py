@@ -166,3 +166,27 @@ async def work(engine: Engine, *, once: bool = False, poll: float = 2.0,
         if once:
             return
         await asyncio.sleep(poll)
+
+
+def register_export(cli: typer.Typer, engine_factory: object) -> None:
+    @cli.command("export-run")
+    def export_run(
+        target: Path = typer.Argument(..., help="A new folder for the scripts' layout."),
+        only_regenerated: bool = typer.Option(False, help="Only tasks with a regenerated run."),
+    ) -> None:
+        """Write each task's latest run in the generation scripts' layout (JSON and images)."""
+        from pipeline.export import ExportError, export_runs
+
+        engine = engine_factory()  # type: ignore[operator]
+        with Progress("[progress.description]{task.description}", BarColumn(),
+                      MofNCompleteColumn(), console=console,
+                      disable=not console.is_terminal) as bar:
+            progress = bar.add_task("exporting", total=None)
+            try:
+                written = export_runs(engine, target, only_regenerated=only_regenerated,
+                                      on_progress=lambda d, t: bar.update(progress, completed=d,
+                                                                          total=t))
+            except ExportError as error:
+                typer.echo(f"error: {error}", err=True)
+                raise typer.Exit(1) from None
+        typer.echo(f"wrote {written} tasks to {target}")

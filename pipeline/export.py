@@ -1,0 +1,163 @@
+"""Write runs back out in the generation scripts' layout (../shared/medbanana-format.md), so
+regenerated output stays compatible with the published data set and with this importer.
+
+One record per task: its latest run, or its latest regenerated run with ``only_regenerated``.
+The JSON holds exactly the scripts' fields; fidelity, which the scripts never wrote, stays in
+the database. Files are written under a temporary folder and moved into place at the end,
+so an interrupted export leaves nothing half-written under DIR.
+"""
+
+import json
+import shutil
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col
+
+from app.images import ImageKind, ImageNotFound, resolve_image
+from app.importer import layout
+from app.models import Attempt, Direction, JudgeVerdict, Run, SourceImage, Task
+
+
+@dataclass
+class Folder:
+    conversations: dict[str, Any] = field(default_factory=dict)
+    final_prompts: dict[str, Any] = field(default_factory=dict)
+    progress: dict[str, str] = field(default_factory=dict)
+    api_failures: list[dict[str, Any]] = field(default_factory=list)
+    failed_summary: list[dict[str, Any]] = field(default_factory=list)
+
+
+class ExportError(Exception):
+    pass
+
+
+def _verification(verdict: JudgeVerdict | None, direction: Direction) -> dict[str, Any] | None:
+    if verdict is None:
+        return None
+    if verdict.error:
+        return {"error": verdict.error}
+    # The scripts' has_disease; compliance is derived from it per direction on import.
+    has_disease = verdict.has_disease
+    if has_disease is None and verdict.compliance is not None:
+        has_disease = verdict.compliance if direction is Direction.add else not verdict.compliance
+    found = {"qualified": verdict.qualified, "has_disease": has_disease,
+             "structure_reasonable": verdict.structure, "looks_realistic": verdict.realism,
+             "reason": verdict.reason or ""}
+    if verdict.thinking_summary:
+        found["thinking_summary"] = verdict.thinking_summary
+    return found
+
+
+def export_runs(engine: Engine, target: Path, *, only_regenerated: bool = False,
+                on_progress: Callable[[int, int], None] | None = None) -> int:
+    """Write the runs under ``target`` (which must not exist yet); returns tasks written."""
+    if target.exists():
+        raise ExportError(f"{target} already exists; choose a new folder")
+    partial = target.with_name(target.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    folders: dict[tuple[str, Direction], Folder] = defaultdict(Folder)
+    written = 0
+    with Session(engine) as session:
+        query = select(Task, SourceImage).join(SourceImage, col(SourceImage.id) == Task.source_image_id)
+        rows = session.execute(query.order_by(col(Task.id))).all()
+        for n, (task, source) in enumerate(rows, start=1):
+            run = _chosen_run(session, task, only_regenerated)
+            if run is not None:
+                _write_task(session, partial, folders, task, source, run)
+                written += 1
+            if on_progress:
+                on_progress(n, len(rows))
+    for (dataset, direction), files in folders.items():
+        name = f"{dataset}-{layout.DISK_DIRECTION[direction]}"
+        for folder in (partial / name, partial / f"{name}-failed"):
+            folder.mkdir(parents=True, exist_ok=True)
+        for path, value in ((partial / name / "all_conversations.json", files.conversations),
+                            (partial / name / "final_prompts.json", files.final_prompts),
+                            (partial / name / "progress.json", files.progress),
+                            (partial / name / "api_failures.json", files.api_failures),
+                            (partial / f"{name}-failed" / "failed_summary.json", files.failed_summary)):
+            path.write_text(json.dumps(value, indent=2, ensure_ascii=False))
+    partial.rename(target)
+    return written
+
+
+def _chosen_run(session: Session, task: Task, only_regenerated: bool) -> Run | None:
+    query = select(Run).where(col(Run.task_id) == task.id, col(Run.outcome).in_(
+        ("success", "failed", "api_failed")))
+    if only_regenerated:
+        query = query.where(col(Run.origin) == "regeneration")
+    return session.scalars(query.order_by(col(Run.id).desc()).limit(1)).first()
+
+
+def _write_task(session: Session, out: Path, folders: dict[tuple[str, Direction], Folder],
+                task: Task, source: SourceImage, run: Run) -> None:
+    direction = Direction(task.direction)
+    files = folders[(task.dataset, direction)]
+    stem, image = layout.stem_of(source.filename), source.filename
+    if run.outcome == "api_failed" and run.n_rounds == 0:
+        files.progress[task.task_key] = "api_failed"
+        files.api_failures.append({"task": task.task_key, "step": run.failure_step or "",
+                                   "round": run.failure_round or 1, "error": run.failure_error or "",
+                                   "image": image, "disease": task.disease})
+        return
+    attempts = session.execute(
+        select(Attempt, JudgeVerdict).outerjoin(JudgeVerdict, col(JudgeVerdict.attempt_id) == Attempt.id)
+        .where(col(Attempt.run_id) == run.id).order_by(col(Attempt.round), col(JudgeVerdict.id))).all()
+    rounds: dict[int, dict[str, Any]] = {}
+    success = run.outcome == "success"
+    for attempt, verdict in attempts:
+        if attempt.round in rounds:
+            continue  # re-judgements: the scripts kept one verdict per round
+        entry: dict[str, Any] = {
+            "round": attempt.round,
+            "generate_prompt": {"thinking_summary": attempt.instruction_thinking or "",
+                                "prompt": attempt.instruction or ""},
+            "edit_result": ({"success": False, "error": attempt.edit_error} if attempt.edit_error
+                            else {"success": True}),
+        }
+        verification = _verification(verdict, direction)
+        if verification is not None:
+            entry["verification"] = verification
+        rounds[attempt.round] = entry
+        if attempt.image_present:
+            accepted = success and attempt.round == run.n_rounds
+            relpath = (layout.accepted_relpath(task.dataset, direction, stem, task.disease) if accepted
+                       else layout.failed_relpath(task.dataset, direction, stem, task.disease,
+                                                  attempt.round))
+            try:
+                source_path = resolve_image(session, ImageKind.attempt, attempt.id or 0).path
+            except ImageNotFound:
+                continue
+            target = out / relpath
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source_path, target)
+    ordered = [rounds[k] for k in sorted(rounds)]
+    status = "success" if success else "failed"
+    final_prompt = ordered[-1]["generate_prompt"]["prompt"] if ordered else ""
+    last = len(ordered)
+    relpath = (layout.accepted_relpath(task.dataset, direction, stem, task.disease) if success
+               else layout.failed_relpath(task.dataset, direction, stem, task.disease, last))
+    files.conversations[task.task_key] = {
+        "image": image, "disease": task.disease, "status": status, "rounds": ordered,
+        "final_prompt": final_prompt, "final_image_path": f"img_gen/{relpath}"}
+    files.final_prompts[task.task_key] = {"image": image, "disease": task.disease,
+                                          "status": status, "final_prompt": final_prompt,
+                                          "rounds": last}
+    files.progress[task.task_key] = "api_failed" if run.outcome == "api_failed" else status
+    if run.outcome == "api_failed":
+        files.api_failures.append({"task": task.task_key, "step": run.failure_step or "",
+                                   "round": run.failure_round or last, "error": run.failure_error or "",
+                                   "image": image, "disease": task.disease})
+    elif not success:
+        files.failed_summary.append({
+            "task": task.task_key, "image": image, "disease": task.disease,
+            "final_prompt": final_prompt, "rounds": last,
+            "last_verification": ordered[-1].get("verification") if ordered else None,
+            "final_image_path": f"img_gen/{relpath}", "full_conversation": ordered})

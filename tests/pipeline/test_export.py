@@ -1,0 +1,57 @@
+"""export-run writes the scripts' layout: importing it again gives back the same runs."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from app.db import make_engine
+from app.importer import import_tree
+from app.models import Run, Task
+from pipeline.export import ExportError, export_runs
+from pipeline.jobs import JobOptions, claim, create_job, run_job
+from pipeline.loop import RetryPolicy
+from pipeline.offline import OfflineBackend
+from tests import aio
+from tests import demo_counts as demo
+
+
+def test_round_trip_through_the_scripts_layout(demo_engine: Engine, template_db: Path,
+                                               demo_dir: Path, tmp_path: Path) -> None:
+    fresh = tmp_path / "fresh.db"
+    shutil.copy(template_db, fresh)
+    engine = make_engine(f"sqlite:///{fresh}")
+    with Session(demo_engine) as session:
+        ids = [t for t in session.exec(select(Task.id).where(Task.modality == "brain_mri").limit(2))
+               if t is not None]
+    job_id = create_job(demo_engine, ids, JobOptions(rounds=3))
+    claim(demo_engine, job_id)
+    aio.run(run_job(demo_engine, job_id, lambda _: OfflineBackend(), tmp_path / "pipeline",
+                    policy=RetryPolicy(attempts=2, base_seconds=0.0)))
+    target = tmp_path / "export"
+    assert export_runs(demo_engine, target) == demo.TASKS
+    report = import_tree(engine, target, demo_dir / "source")
+    assert report.tasks_added == demo.TASKS
+    assert dict(report.problem_counts) == {"missing_original": 1}  # as in the demo itself
+    with Session(demo_engine) as session:
+        regenerated = session.exec(select(Run).where(Run.origin == "regeneration")).all()
+    with Session(engine) as session:
+        for run in regenerated:
+            task = session.exec(select(Task).where(Task.id == run.task_id)).first()
+            original = session.get(Task, run.task_id)
+            assert original is not None
+            copy = session.exec(select(Task).where(Task.task_key == original.task_key)).one()
+            assert (copy.outcome, copy.n_rounds) == (run.outcome, run.n_rounds), task
+    conversations = json.loads((target / "Brain-MRI-edit/all_conversations.json").read_text())
+    entry = next(iter(conversations.values()))
+    assert set(entry) == {"image", "disease", "status", "rounds", "final_prompt", "final_image_path"}
+
+
+def test_an_existing_folder_is_never_overwritten(demo_engine: Engine, tmp_path: Path) -> None:
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(ExportError, match="already exists"):
+        export_runs(demo_engine, tmp_path / "taken")
+    assert list((tmp_path / "taken").iterdir()) == []
