@@ -40,4 +40,30 @@ def test_regenerate_two_cases_and_watch(page: Page, live_server: str) -> None:
     runs = page.locator(".run-history li")
     expect(runs).to_have_count(2)
     expect(runs.nth(1)).to_contain_text("regeneration")
+    page.click(".run-history li:nth-child(2) a")
+    expect(page.locator('[data-backend="offline"]').first).to_be_visible()
     page.wait_for_function("() => Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)")
+
+
+def test_regenerate_with_gemini_against_the_fake_server(page: Page, live_server: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same, through the gemini backend and the real client, against the local fake."""
+    from tests.fake_gemini import FakeGemini
+
+    fake = FakeGemini()
+    with fake.serve() as url:
+        monkeypatch.setenv("GEMINI_API_KEY", "browser-test-key")
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", url)
+        page.goto(f"{live_server}/cases?modality=chest_xray&outcome=success")
+        first_id = page.locator("tr.case-row").nth(0).get_attribute("data-case-id")
+        page.locator('tr.case-row input[name="task"]').nth(0).check()
+        page.click("#regenerate-selected")
+        page.select_option('select[name="backend"]', "gemini")
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.click("#start-job")
+        expect(page.locator("#job-status")).to_have_text("done", timeout=30_000)
+        expect(page.locator("#job-progress .badge.pass").last).to_contain_text("1 succeeded")
+    assert {model for model, *_ in fake.calls} == {"gemini-2.5-pro", "gemini-2.5-flash-image"}
+    page.goto(f"{live_server}/cases/{first_id}")
+    expect(page.locator(".run-history li")).to_have_count(2)
+    expect(page.locator(".pane-accepted")).to_contain_text("gemini-2.5-pro")
