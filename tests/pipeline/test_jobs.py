@@ -102,3 +102,35 @@ def test_a_sigkilled_worker_is_resumed_without_repeats(demo_engine: Engine, tmp_
     assert sorted(r.task_id for r in runs) == sorted(ids)  # one run per task, none orphaned
     assert all(n == 1 for *_, n in per_round)  # no round stored twice
     assert all(r.outcome in ("success", "failed", "api_failed") for r in runs)
+
+
+def test_readers_comments_steer_a_job_when_asked(demo_engine: Engine, tmp_path: Path) -> None:
+    from app.answers import AnswerIn, submit_answer
+    from app.study_models import StudyItem
+    from app.worklist import get_assignment
+    from pipeline.offline import CURES
+    from tests.studies.conftest import make_study
+
+    setup = make_study(demo_engine)
+    with Session(demo_engine) as session:
+        assignment = get_assignment(session, setup.study, setup.readers[0], 1)
+        submit_answer(session, setup.study, assignment, AnswerIn(
+            compliance="yes", structure="yes", realism="no", fidelity="yes", overall="reject",
+            confidence=4, tags=["unnatural_edge"], comment="stamped on",
+            submission_id="steer-000001"))
+        item = session.get(StudyItem, assignment.item_id)
+        assert item is not None
+        task_id = item.task_id
+
+    def first_instruction(use: bool) -> str:
+        job_id = create_job(demo_engine, [task_id], JobOptions(rounds=1, use_reader_feedback=use))
+        claim(demo_engine, job_id)
+        aio.run(run_job(demo_engine, job_id, lambda _: OfflineBackend(), tmp_path / "out",
+                        policy=FAST))
+        with Session(demo_engine) as session:
+            run_id = session.exec(select(JobTask.run_id).where(JobTask.job_id == job_id)).one()
+            attempt = session.exec(select(Attempt).where(Attempt.run_id == run_id)).one()
+            return attempt.instruction or ""
+
+    assert CURES["sharp_edge"] in first_instruction(True)
+    assert CURES["sharp_edge"] not in first_instruction(False)
