@@ -55,6 +55,7 @@ def start_job(
     rounds: Annotated[int, Form(ge=1, le=20)] = 5,
     backend: Annotated[str, Form(max_length=32)] = "offline",
     concurrency: Annotated[int, Form(ge=1, le=256)] = 8,
+    requests_per_minute: Annotated[int | None, Form(ge=1, le=100_000)] = None,
     use_reader_feedback: Annotated[bool, Form()] = False,
     kind: Annotated[str, Form(pattern="^(regenerate|rejudge)$")] = "regenerate",
     rejudge_times: Annotated[int, Form(ge=1, le=20)] = 3,
@@ -71,6 +72,7 @@ def start_job(
     models = {step: name for step, name in (("instruction", instruction_model),
                                              ("edit", edit_model), ("judge", judge_model)) if name}
     options = JobOptions(backend=backend, rounds=rounds, concurrency=concurrency,
+                         requests_per_minute=requests_per_minute,
                          use_reader_feedback=use_reader_feedback, kind=kind,
                          rejudge_times=rejudge_times, models=models)
     job_id = create_job(session.get_bind(), chosen, options, admin.id)  # type: ignore[arg-type]

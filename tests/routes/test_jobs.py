@@ -29,7 +29,8 @@ def test_confirm_then_start_then_follow(client: TestClient, demo_engine: Engine,
     page = BeautifulSoup(client.get("/jobs/new", params={"task": ids}).text, "html.parser")
     assert page.select_one("#job-count").get_text() == "2"
     assert "30" in page.select_one("#estimate").get_text()  # 2 tasks x 5 rounds x 3 calls
-    form = {"task": [str(i) for i in ids], "rounds": "3", "backend": "offline", "concurrency": "2"}
+    form = {"task": [str(i) for i in ids], "rounds": "3", "backend": "offline", "concurrency": "2",
+            "requests_per_minute": "600"}
     response = client.post("/jobs", data=form, follow_redirects=False)
     assert response.status_code == 303
     job_id = int(response.headers["location"].rsplit("/", 1)[1])
@@ -45,6 +46,7 @@ def test_confirm_then_start_then_follow(client: TestClient, demo_engine: Engine,
     with Session(demo_engine) as session:
         job = session.get(Job, job_id)
         assert job is not None and job.options.count('"rounds": 3') == 1
+        assert '"requests_per_minute": 600' in job.options
     case = client.get(f"/api/cases/{ids[0]}").json()
     assert [r["origin"] for r in case["runs"]].count("regeneration") == 1
 
