@@ -65,6 +65,7 @@ bench: install
 	$(BIN)/python benchmarks/reading.py
 	$(BIN)/python benchmarks/agreement.py
 	$(BIN)/python benchmarks/pipeline.py
+	$(BIN)/python benchmarks/metrics.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

@@ -12,10 +12,11 @@ from enum import StrEnum
 from pathlib import Path
 
 from PIL import Image
-from sqlmodel import Session
+from sqlalchemy import select
+from sqlmodel import Session, col
 
 from app.importer.dirindex import is_within
-from app.models import Attempt, DataRoot, SourceImage
+from app.models import Attempt, DataRoot, Run, SourceImage, Task
 
 
 class ImageKind(StrEnum):
@@ -72,6 +73,16 @@ def _location(session: Session, kind: ImageKind, image_id: int) -> tuple[int | N
     if attempt is None:
         raise ImageNotFound(f"no attempt {image_id}")
     return attempt.image_root_id, attempt.image_relpath
+
+
+def source_of_attempt(session: Session, attempt_id: int) -> int:
+    """The source image id of the task an attempt belongs to."""
+    row = session.execute(select(col(Task.source_image_id)).join(Run, col(Run.task_id) == Task.id)
+                          .join(Attempt, col(Attempt.run_id) == Run.id)
+                          .where(col(Attempt.id) == attempt_id)).first()
+    if row is None:
+        raise ImageNotFound(f"no attempt {attempt_id}")
+    return int(row[0])
 
 
 def sized_file(image: ImageFile, size: ImageSize, cache_dir: Path) -> Path:

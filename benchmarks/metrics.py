@@ -1,6 +1,6 @@
 """Benchmark: preservation metrics of one 1024-pixel pair.
 
-    .venv/bin/python benchmarks/metrics.py [--pairs 40]
+    .venv/bin/python benchmarks/metrics.py [--pairs 40] [--db var/bench/bench.db]
 
 Draws demo phantoms at 1024 x 1024 (JPEG 95, as the data), edits each with a lesion, and
 times app.metrics.preservation (decode, resize to the working side, PSNR, SSIM, the changed
@@ -25,11 +25,14 @@ from app.metrics import WORK_SIDE, preservation
 from app.models import Modality
 
 GOAL_MS = 100.0
+GOAL_DIFF_MS = 10.0
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", type=int, default=40)
+    parser.add_argument("--db", type=Path, default=Path("var/bench/bench.db"),
+                        help="For the difference-map part (left out if missing).")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp())
     pairs = []
@@ -57,6 +60,43 @@ def main() -> None:
           f"median {p50:.1f} ms, p95 {p95:.1f} ms")
     print(f"  for reference, a plain SSIM at full resolution: {full:.0f} ms")
     print(f"  goal <= {GOAL_MS:.0f} ms: {'met' if p95 <= GOAL_MS else 'NOT met'}")
+    if args.db.is_file():
+        difference_maps(args.db)
+
+
+def difference_maps(db: Path) -> None:
+    """Serving /images/diff/{attempt}: drawn on the first request, cached afterwards."""
+    from fastapi.testclient import TestClient
+    from sqlalchemy import select
+    from sqlmodel import Session, col
+
+    from app.db import make_engine, migrate
+    from app.main import create_app
+    from app.models import Task
+    from app.settings import Settings
+    from benchmarks.accounts import bench_admin_token
+
+    engine = make_engine(f"sqlite:///{db.resolve()}")
+    migrate(engine)
+    with Session(engine) as session:
+        attempts = list(session.scalars(select(col(Task.accepted_attempt_id)).where(
+            col(Task.accepted_attempt_id).is_not(None)).limit(20)))
+    client = TestClient(create_app(Settings(var_dir=Path(tempfile.mkdtemp()), worker=False), engine),
+                        headers={"Authorization": f"Bearer {bench_admin_token(engine)}"})
+    first, cached = [], []
+    for attempt in attempts:
+        start = time.perf_counter()
+        assert client.get(f"/images/diff/{attempt}").status_code == 200
+        first.append((time.perf_counter() - start) * 1000)
+        for _ in range(5):
+            start = time.perf_counter()
+            assert client.get(f"/images/diff/{attempt}").status_code == 200
+            cached.append((time.perf_counter() - start) * 1000)
+    print(f"difference map (preview, 768 px PNG) on {db}: first request median "
+          f"{statistics.median(first):.0f} ms; cached median {statistics.median(cached):.1f} ms, "
+          f"p95 {statistics.quantiles(cached, n=20)[-1]:.1f} ms "
+          f"(goal <= {GOAL_DIFF_MS:.0f} ms: "
+          f"{'met' if statistics.quantiles(cached, n=20)[-1] <= GOAL_DIFF_MS else 'NOT met'})")
 
 
 if __name__ == "__main__":

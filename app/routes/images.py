@@ -7,11 +7,25 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import FileResponse, Response
 
 from app.deps import IdPath, SessionDep, SettingsDep
-from app.images import ImageFile, ImageKind, ImageNotFound, ImageSize, resolve_image, sized_file
+from app.diffmap import diff_file
+from app.images import (
+    ImageFile,
+    ImageKind,
+    ImageNotFound,
+    ImageSize,
+    resolve_image,
+    sized_file,
+    source_of_attempt,
+)
 
 router = APIRouter(tags=["images"])
 # The bytes behind an id never change (a new edit gets a new id); the ETag covers the rest.
 CACHE_CONTROL = "private, max-age=31536000, immutable"
+# Attempt and size -> the cached map and its ETag: a repeat request touches no table. An
+# attempt's image and its original never change (a new edit is a new attempt), so this
+# cannot go stale; a deleted cache file is simply drawn again.
+DIFFS_KEPT = 4096
+_diffs: dict[tuple[int, ImageSize], tuple[Path, str]] = {}
 
 
 def image_response(request: Request, image: ImageFile, size: ImageSize,
@@ -26,6 +40,32 @@ def image_response(request: Request, image: ImageFile, size: ImageSize,
     path = sized_file(image, size, cache_dir)
     media_type = "image/png" if path.suffix.lower() == ".png" else "image/jpeg"
     return FileResponse(path, media_type=media_type, headers=headers)
+
+
+# Before /images/{kind}/{id}, which would take 'diff' for a kind.
+@router.get("/images/diff/{attempt_id}", response_class=FileResponse,
+            responses={304: {"description": "Not modified"}, 404: {"description": "No such image"}})
+def get_diff(request: Request, session: SessionDep, settings: SettingsDep, attempt_id: IdPath,
+             size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
+    """|edit - original| for one attempt, colour-mapped, transparent where nothing changed."""
+    known = _diffs.get((attempt_id, size))
+    if known is None or not known[0].is_file():
+        try:
+            edited = resolve_image(session, ImageKind.attempt, attempt_id)
+            original = resolve_image(session, ImageKind.source,
+                                     source_of_attempt(session, attempt_id))
+        except ImageNotFound as error:
+            raise HTTPException(404, str(error)) from None
+        known = (diff_file(original, edited, size, settings.resolved_cache_dir()),
+                 f'"diff-{original.etag}-{edited.etag}-{size.value}"')
+        if len(_diffs) >= DIFFS_KEPT:
+            _diffs.pop(next(iter(_diffs)))
+        _diffs[(attempt_id, size)] = known
+    path, etag = known
+    headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL}
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    return FileResponse(path, media_type="image/png", headers=headers)
 
 
 @router.get("/images/{kind}/{image_id}", response_class=FileResponse,

@@ -1,0 +1,50 @@
+"""The difference map of an edit: |edit - original|, colour-mapped, transparent where
+nothing changed, so the viewer can lay it over either image at any opacity.
+
+Drawn once per pair and size, cached on disk under a name made from both files' identities,
+and served like any cached image afterwards.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from matplotlib import colormaps
+from PIL import Image
+
+from app.images import SIZE_PIXELS, ImageFile, ImageSize
+
+FULL_SCALE = 0.25  # a change of a quarter of the intensity range shows at full colour
+COLOURMAP = "inferno"
+
+
+def _grey(path: Path, side: int) -> np.ndarray:
+    with Image.open(path) as image:
+        image.draft("RGB", (side, side))
+        rgb = np.asarray(image.convert("RGB").resize((side, side), Image.Resampling.BILINEAR),
+                         dtype=np.float32) / 255.0
+    return rgb
+
+
+def diff_file(original: ImageFile, edited: ImageFile, size: ImageSize, cache_dir: Path) -> Path:
+    side = SIZE_PIXELS.get(size, 1024)
+    target = cache_dir / "diff" / size.value / f"{original.etag}-{edited.etag}.png"
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # The largest channel difference, so a colour shift in a fundus shows as much as a
+    # change of brightness in a radiograph.
+    magnitude = np.abs(_grey(edited.path, side) - _grey(original.path, side)).max(axis=2)
+    level = np.clip(magnitude / FULL_SCALE, 0, 1)
+    rgba = colormaps[COLOURMAP](level)
+    rgba[..., 3] = np.clip(level * 1.5, 0, 1)  # no change: fully transparent
+    # Below the visible level, colour and alpha are exactly zero: JPEG noise is no change,
+    # and uniform runs compress the PNG several times, so cached maps are sent quickly.
+    rgba[level < 0.04] = 0
+    image = Image.fromarray((rgba * 255).astype(np.uint8), "RGBA")
+    handle, temp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+    with os.fdopen(handle, "wb") as out:
+        image.save(out, "PNG", optimize=False)
+    os.replace(temp, target)  # atomic: a concurrent request never reads half a file
+    return target
