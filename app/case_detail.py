@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 from sqlmodel import Session, col
 
-from app.models import Attempt, JudgeVerdict, Outcome, Run, SourceImage, Task
+from app.models import Attempt, AttemptMetric, JudgeVerdict, Outcome, Run, SourceImage, Task
 
 
 class CaseNotFound(LookupError):
@@ -17,6 +17,7 @@ class AttemptView:
     attempt: Attempt
     verdicts: list[JudgeVerdict]
     accepted: bool
+    metric: AttemptMetric | None = None
 
     @property
     def verdict(self) -> JudgeVerdict | None:
@@ -70,8 +71,11 @@ def _run_view(session: Session, run: Run) -> RunView:
                  .order_by(col(JudgeVerdict.id)))
         for verdict in session.scalars(query):
             verdicts[verdict.attempt_id].append(verdict)
+    metrics = {m.attempt_id: m for m in session.scalars(
+        select(AttemptMetric).where(col(AttemptMetric.attempt_id).in_(ids)))} if ids else {}
     last = len(attempts) - 1
     return RunView(run=run, attempts=[
-        AttemptView(a, verdicts.get(a.id or 0, []), run.outcome == Outcome.success and i == last)
+        AttemptView(a, verdicts.get(a.id or 0, []), run.outcome == Outcome.success and i == last,
+                    metrics.get(a.id or 0))
         for i, a in enumerate(attempts)
     ])

@@ -17,7 +17,7 @@ from rich.table import Table
 from sqlalchemy.engine import Engine
 
 from app.cli_pipeline import register as register_pipeline
-from app.cli_pipeline import register_export
+from app.cli_pipeline import register_export, register_metrics
 from app.cli_stats import register as register_stats
 from app.cli_users import demo_users, users_cli
 from app.db import make_engine, migrate
@@ -142,6 +142,7 @@ def migrate_command() -> None:
 register_stats(cli, _engine)
 register_pipeline(cli, _engine)
 register_export(cli, _engine)
+register_metrics(cli, _engine)
 
 
 def main() -> None:

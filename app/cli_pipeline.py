@@ -12,6 +12,7 @@ from sqlmodel import Session
 
 from app.case_filter import CaseFilter
 from app.case_list import task_ids_matching
+from app.metrics_store import compute_pending
 from app.models import Dimension, Direction, Job, Modality, Outcome
 from app.settings import Settings, get_settings
 from pipeline.jobs import (
@@ -163,6 +164,9 @@ async def work(engine: Engine, *, once: bool = False, poll: float = 2.0,
         if job_id is not None:
             await run_job(engine, job_id, make_backend, output or output_folder())
             continue
+        # Nothing to run: measure the images that have no metrics yet, a batch at a time.
+        if await asyncio.to_thread(compute_pending, engine):
+            continue
         if once:
             return
         await asyncio.sleep(poll)
@@ -190,3 +194,31 @@ def register_export(cli: typer.Typer, engine_factory: object) -> None:
                 typer.echo(f"error: {error}", err=True)
                 raise typer.Exit(1) from None
         typer.echo(f"wrote {written} tasks to {target}")
+
+
+def register_metrics(cli: typer.Typer, engine_factory: object) -> None:
+    @cli.command("metrics")
+    def metrics_command() -> None:
+        """Compute the preservation metrics of every edit that has none yet (the app's worker
+        does this in the background too)."""
+        from app.metrics_store import pending_count
+
+        engine = engine_factory()  # type: ignore[operator]
+        with Session(engine) as session:
+            total = pending_count(session)
+        done = 0
+        with Progress("[progress.description]{task.description}", BarColumn(),
+                      MofNCompleteColumn(), TimeRemainingColumn(), console=console,
+                      disable=not console.is_terminal) as bar:
+            progress = bar.add_task("measuring edits", total=total)
+            while True:
+                base = done
+
+                def show(n: int, base: int = base) -> None:
+                    bar.update(progress, completed=base + n)
+
+                stored = compute_pending(engine, on_progress=show)
+                if not stored:
+                    break
+                done += stored
+        typer.echo(f"measured {done} edits")

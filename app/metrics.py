@@ -69,7 +69,10 @@ def compare(before: np.ndarray, after: np.ndarray) -> Preservation:
 
 
 def preservation(original: Path, edited: Path) -> Preservation:
-    return compare(grey(original), grey(edited))
+    with Image.open(original) as image:
+        # Never upsample: a small image is measured at its own size.
+        side = min(WORK_SIDE, max(image.size))
+    return compare(grey(original, side), grey(edited, side))
 
 
 def ssim_outside_roi(before: np.ndarray, after: np.ndarray, roi: np.ndarray) -> float | None:

@@ -275,3 +275,19 @@ class JobTask(SQLModel, table=True):
     task_id: int = Field(foreign_key="task.id")
     status: str = Field(default="pending", sa_column=Column(String(16), nullable=False))
     run_id: int | None = Field(default=None, foreign_key="run.id")
+
+
+class AttemptMetric(SQLModel, table=True):
+    """Preservation metrics of an attempt's edit against its original (app/metrics.py)."""
+
+    __tablename__ = "attempt_metric"
+    attempt_id: int = Field(foreign_key="attempt.id", primary_key=True)
+    psnr: float | None = None
+    ssim: float | None = None
+    ssim_outside: float | None = None
+    changed_fraction: float | None = None
+    changed_regions: int | None = None
+    side: int = 0
+    # Why there are no figures (an image missing or unreadable); set instead of them.
+    error: str | None = Field(default=None, sa_column=Column(Text))
+    computed_at: datetime = Field(default_factory=utcnow)

@@ -1,0 +1,54 @@
+"""Metrics for every edit, computed in the background, shown on the case page."""
+
+from pathlib import Path
+
+from bs4 import BeautifulSoup
+from fastapi.testclient import TestClient
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+from typer.testing import CliRunner
+
+from app.cli import cli
+from app.metrics_store import compute_pending, pending_count
+from app.models import Attempt, AttemptMetric, Task
+
+
+def test_every_edit_is_measured_once(demo_engine: Engine) -> None:
+    with Session(demo_engine) as session:
+        with_image = len(session.exec(select(Attempt).where(Attempt.image_present == True)).all())  # noqa: E712
+        assert pending_count(session) == with_image
+    total = 0
+    while stored := compute_pending(demo_engine, limit=100):
+        total += stored
+    with Session(demo_engine) as session:
+        metrics = session.exec(select(AttemptMetric)).all()
+        assert pending_count(session) == 0
+    assert total == with_image == len(metrics)
+    measured = [m for m in metrics if m.error is None]
+    # One demo original is missing on purpose: its edits are recorded with the reason.
+    assert any(m.error is not None for m in metrics)
+    assert all(0 <= (m.changed_fraction or 0) <= 1 and (m.ssim or 0) <= 1 for m in measured)
+    # A too-subtle failed round may change nothing above the threshold; most edits do.
+    assert sum((m.changed_regions or 0) >= 1 for m in measured) > len(measured) / 2
+
+
+def test_the_case_page_shows_them(client: TestClient, demo_engine: Engine) -> None:
+    compute_pending(demo_engine, limit=1000)
+    with Session(demo_engine) as session:
+        task = session.exec(select(Task).where(Task.outcome == "success",
+                                               Task.modality == "chest_xray")).first()
+        assert task is not None
+    page = BeautifulSoup(client.get(f"/cases/{task.id}").text, "html.parser")
+    accepted = page.select_one('figure[data-role="accepted"] dl.metrics')
+    assert accepted is not None
+    assert accepted.select_one(".ssim").get_text().startswith("0.")
+    assert accepted.select_one(".changed-area").get_text().endswith("%")
+
+
+def test_the_cli_measures_what_is_left(demo_engine: Engine, tmp_path: Path) -> None:
+    env = {"MEDBANANA_DATABASE_URL": demo_engine.url.render_as_string(hide_password=False),
+           "MEDBANANA_VAR_DIR": str(tmp_path / "var")}
+    result = CliRunner().invoke(cli, ["metrics"], env=env)
+    assert result.exit_code == 0 and result.output.startswith("measured ")
+    with Session(demo_engine) as session:
+        assert pending_count(session) == 0
