@@ -104,3 +104,14 @@ def pg_engine(pg_server: PostgresServer) -> Iterator[Engine]:
     migrate(engine)
     yield engine
     engine.dispose()
+
+
+@pytest.fixture(autouse=True)
+def fresh_settings() -> Iterator[None]:
+    """Settings are cached per process; a test that sets MEDBANANA_* for a CLI run must not
+    get the values an earlier test cached (that once made a CLI test use another database)."""
+    from app.settings import get_settings
+
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
