@@ -5,8 +5,6 @@ judge, so the reference stays a human one. Decisions are append-only versions, i
 submission id, and closed by the study lock, exactly like answers.
 """
 
-from dataclasses import dataclass
-
 from pydantic import BaseModel, Field
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -108,11 +106,3 @@ def submit_decision(session: Session, study: Study, item: StudyItem, user: User,
         return row
     raise RuntimeError("could not store the decision after repeated version conflicts")
 
-
-@dataclass(frozen=True)
-class EarlierRead:
-    reader: str
-    answers: dict[str, str]
-    confidence: int
-    tags: list[str]
-    comment: str

@@ -91,6 +91,15 @@ def neighbours(session: Session, case_filter: CaseFilter, task_id: int) -> tuple
     return session.scalar(prev_query), session.scalar(next_query)
 
 
+def existing_task_ids(session: Session, wanted: list[int]) -> list[int]:
+    """Those of ``wanted`` that are tasks, in the order given, each once."""
+    ids = list(dict.fromkeys(wanted))
+    if not ids:
+        return []
+    known = set(session.scalars(select(col(Task.id)).where(col(Task.id).in_(ids))))
+    return [t for t in ids if t in known]
+
+
 def task_ids_matching(session: Session, case_filter: CaseFilter, limit: int | None = None) -> list[int]:
     """Every task id the filter selects, in id order (for a job or a study)."""
     dialect = session.get_bind().dialect.name

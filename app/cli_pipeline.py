@@ -14,9 +14,8 @@ from app.case_filter import CaseFilter
 from app.case_list import task_ids_matching
 from app.metrics_store import compute_pending
 from app.models import Dimension, Direction, Job, Modality, Outcome
-from app.settings import Settings, get_settings
+from app.settings import get_settings
 from pipeline.jobs import (
-    STALE,
     JobOptions,
     claim,
     create_job,
@@ -25,6 +24,7 @@ from pipeline.jobs import (
     run_job,
 )
 from pipeline.registry import BACKENDS, UnknownBackend, make_backend
+from pipeline.worker import pipeline_output, work
 
 console = Console(stderr=True)
 
@@ -138,7 +138,8 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
                        ) -> None:
         """Run jobs with no web server, also against a shared PostgreSQL on another machine."""
         engine = engine_factory()  # type: ignore[operator]
-        asyncio.run(work(engine, once=once, poll=poll, stale_after=timedelta(seconds=stale_after)))
+        asyncio.run(work(engine, output_folder(), once=once, poll=poll,
+                         stale_after=timedelta(seconds=stale_after)))
 
     @pipeline_cli.command("cancel")
     def cancel_command(job: int = typer.Argument(..., help="Job id.")) -> None:
@@ -148,28 +149,6 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         except LookupError as error:
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(1) from None
-
-
-def pipeline_output(settings: Settings) -> Path:
-    """Where regenerated images are written: inside the var folder, a data root of its own."""
-    return settings.var_dir / "pipeline"
-
-
-async def work(engine: Engine, *, once: bool = False, poll: float = 2.0,
-               stop: asyncio.Event | None = None, stale_after: timedelta = STALE,
-               output: Path | None = None) -> None:
-    """Claim and run jobs until stopped (or, with ``once``, until none is waiting)."""
-    while stop is None or not stop.is_set():
-        job_id = await asyncio.to_thread(claim, engine, stale_after=stale_after)
-        if job_id is not None:
-            await run_job(engine, job_id, make_backend, output or output_folder())
-            continue
-        # Nothing to run: measure the images that have no metrics yet, a batch at a time.
-        if await asyncio.to_thread(compute_pending, engine):
-            continue
-        if once:
-            return
-        await asyncio.sleep(poll)
 
 
 def register_export(cli: typer.Typer, engine_factory: object) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib import colormaps
 from PIL import Image
 
-from app.images import SIZE_PIXELS, ImageFile, ImageSize
+from app.images import SIZE_PIXELS, ImageFile, ImageNotFound, ImageSize
 
 FULL_SCALE = 0.25  # a change of a quarter of the intensity range shows at full colour
 COLOURMAP = "inferno"
@@ -33,9 +33,12 @@ def diff_file(original: ImageFile, edited: ImageFile, size: ImageSize, cache_dir
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    # The largest channel difference, so a colour shift in a fundus shows as much as a
-    # change of brightness in a radiograph.
-    magnitude = np.abs(_grey(edited.path, side) - _grey(original.path, side)).max(axis=2)
+    try:
+        # The largest channel difference, so a colour shift in a fundus shows as much as a
+        # change of brightness in a radiograph.
+        magnitude = np.abs(_grey(edited.path, side) - _grey(original.path, side)).max(axis=2)
+    except (OSError, Image.DecompressionBombError) as error:
+        raise ImageNotFound(f"the image file cannot be decoded: {error}") from None
     level = np.clip(magnitude / FULL_SCALE, 0, 1)
     rgba = colormaps[COLOURMAP](level)
     rgba[..., 3] = np.clip(level * 1.5, 0, 1)  # no change: fully transparent

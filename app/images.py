@@ -17,6 +17,7 @@ from sqlmodel import Session, col
 
 from app.importer.dirindex import is_within
 from app.models import Attempt, DataRoot, Run, SourceImage, Task
+from app.study_models import StudyItem
 
 
 class ImageKind(StrEnum):
@@ -73,6 +74,17 @@ def _location(session: Session, kind: ImageKind, image_id: int) -> tuple[int | N
     if attempt is None:
         raise ImageNotFound(f"no attempt {image_id}")
     return attempt.image_root_id, attempt.image_relpath
+
+
+def item_image(session: Session, item: StudyItem, which: str) -> ImageFile:
+    """A study item's edit or its original, as the reading and adjudication screens show
+    them (by the item's opaque uid, never by these ids)."""
+    if which == "edit":
+        return resolve_image(session, ImageKind.attempt, item.attempt_id)
+    task = session.get(Task, item.task_id)
+    if task is None:
+        raise ImageNotFound(f"no task {item.task_id}")
+    return resolve_image(session, ImageKind.source, task.source_image_id)
 
 
 def source_of_attempt(session: Session, attempt_id: int) -> int:

@@ -37,11 +37,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     if not settings.worker:
         yield
         return
-    from app.cli_pipeline import pipeline_output, work
+    from pipeline.worker import pipeline_output, work
 
     stop = asyncio.Event()
-    task = asyncio.create_task(work(app.state.engine, stop=stop, poll=1.0,
-                                    output=pipeline_output(settings)))
+    task = asyncio.create_task(work(app.state.engine, pipeline_output(settings), stop=stop,
+                                    poll=1.0))
     try:
         yield
     finally:

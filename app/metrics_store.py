@@ -7,6 +7,7 @@ metrics without anyone waiting for them.
 
 from collections.abc import Callable
 
+from PIL import Image
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
@@ -36,7 +37,7 @@ def measure(session: Session, attempt_id: int) -> AttemptMetric:
         edited = resolve_image(session, ImageKind.attempt, attempt_id)
         original = resolve_image(session, ImageKind.source, source_of_attempt(session, attempt_id))
         result = preservation(original.path, edited.path)
-    except (ImageNotFound, OSError, ValueError) as error:
+    except (ImageNotFound, OSError, ValueError, Image.DecompressionBombError) as error:
         return AttemptMetric(attempt_id=attempt_id, error=str(error)[:500])
     return AttemptMetric(attempt_id=attempt_id, psnr=result.psnr, ssim=result.ssim,
                          ssim_outside=result.ssim_outside,

@@ -19,7 +19,7 @@ from sqlalchemy import func, or_, select, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
-from app.models import Job, JobStatus, JobTask, Outcome, Run, utcnow
+from app.models import Job, JobStatus, JobTask, Outcome, Run, Task, utcnow
 from pipeline import store
 from pipeline.backend import Backend
 from pipeline.feedback import reader_feedback
@@ -137,8 +137,7 @@ async def run_job(engine: Engine, job_id: int, make_backend: Callable[[JobOption
     limiter = _Limiter(options.requests_per_minute)
     gate = asyncio.Semaphore(max(1, options.concurrency))
     cancel = threading.Event()
-    loop_options = Options(rounds=options.rounds, use_reader_feedback=options.use_reader_feedback,
-                           policy=policy)
+    loop_options = Options(rounds=options.rounds, policy=policy)
 
     async def beat() -> None:
         while True:
@@ -265,6 +264,15 @@ def _close(engine: Engine, job_id: int) -> str:
         session.add(job)
         session.commit()
         return job.status
+
+
+def job_runs(session: Session, job_id: int, limit: int = 50) -> list[Any]:
+    """The newest runs a job started: (task id, run id, task status, task key)."""
+    return list(session.execute(
+        select(col(JobTask.task_id), col(JobTask.run_id), col(JobTask.status), col(Task.task_key))
+        .join(Task, col(Task.id) == JobTask.task_id)
+        .where(col(JobTask.job_id) == job_id, col(JobTask.run_id).is_not(None))
+        .order_by(col(JobTask.id).desc()).limit(limit)).all())
 
 
 def job_summary(job: Job) -> dict[str, Any]:

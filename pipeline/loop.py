@@ -87,7 +87,6 @@ def unreadable(verdict: Verdict) -> str | None:
 @dataclass(frozen=True)
 class Options:
     rounds: int = 5
-    use_reader_feedback: bool = False
     policy: RetryPolicy = RetryPolicy()
 
 

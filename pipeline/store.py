@@ -27,7 +27,6 @@ from app.models import (
     Run,
     RunOrigin,
     Task,
-    utcnow,
 )
 from pipeline.backend import DIMENSIONS, Call, TaskInfo
 
@@ -196,6 +195,3 @@ def calls_record(backend: str, label: str, **calls: Call) -> dict[str, Any]:
                       "input_tokens": c.input_tokens, "output_tokens": c.output_tokens}
                for step, c in calls.items()}}
 
-
-def now() -> Any:
-    return utcnow()

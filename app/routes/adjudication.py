@@ -20,7 +20,7 @@ from app.agreement.disagreements import to_adjudicate
 from app.agreement.reads import load
 from app.agreement.report import first_reads
 from app.deps import IdPath, SessionDep, SettingsDep
-from app.images import ImageKind, ImageNotFound, ImageSize, resolve_image
+from app.images import ImageNotFound, ImageSize, item_image
 from app.models import Attempt, Task
 from app.routes.images import image_response
 from app.routes.reading import posted_form
@@ -100,14 +100,8 @@ def adjudication_image(session: SessionDep, settings: SettingsDep, user: Current
     study = get_study(session, study_id)
     require_adjudicator(session, study, user)
     item = item_by_uid(session, study, uid)
-    if which == "edit":
-        kind, image_id = ImageKind.attempt, item.attempt_id
-    else:
-        task = session.get(Task, item.task_id)
-        assert task is not None
-        kind, image_id = ImageKind.source, task.source_image_id
     try:
-        return image_response(request, resolve_image(session, kind, image_id), size,
+        return image_response(request, item_image(session, item, which), size,
                               settings.resolved_cache_dir())
     except ImageNotFound:
         raise NotFound("this image is missing on disk") from None

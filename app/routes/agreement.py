@@ -92,19 +92,19 @@ KindQuery = Annotated[str | None, Query(pattern="^(" + "|".join(KINDS) + ")$")]
 
 
 def _disagreement_rows(session: SessionDep, study_id: int, question: str | None,
-                       kind: str | None) -> tuple[Any, list[Any]]:
+                       kind: str | None) -> tuple[Any, list[str], list[Any]]:
     study = get_study(session, study_id)
     data, _ = report_for(session, study, Slice())
-    return study, disagreements(data, question, kind)
+    return study, data.readers, disagreements(data, question, kind)
 
 
 @router.get("/studies/{study_id}/disagreements", response_class=HTMLResponse)
 def disagreements_page(request: Request, session: SessionDep, study_id: IdPath,
                        question: QuestionQuery = None, kind: KindQuery = None) -> HTMLResponse:
-    study, found = _disagreement_rows(session, study_id, question, kind)
+    study, readers, found = _disagreement_rows(session, study_id, question, kind)
     context = {"study": study, "rows": found, "questions": QUESTIONS, "kinds": KINDS,
                "question": question, "kind": kind, "query": request.url.query,
-               "readers": report_for(session, study, Slice())[0].readers}
+               "readers": readers}
     return render(request, "agreement/disagreements.html", context)
 
 
@@ -126,7 +126,7 @@ def _case_csv(found: list[Disagreement], filename: str) -> StreamingResponse:
 @router.get("/studies/{study_id}/disagreements.csv")
 def disagreements_csv(session: SessionDep, study_id: IdPath, question: QuestionQuery = None,
                       kind: KindQuery = None) -> StreamingResponse:
-    study, found = _disagreement_rows(session, study_id, question, kind)
+    study, _, found = _disagreement_rows(session, study_id, question, kind)
     return _case_csv(found, f"study-{study.id}-disagreements.csv")
 
 

@@ -1,5 +1,6 @@
 """Images by opaque id, resized on first use and cached on disk and in the browser."""
 
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -26,6 +27,7 @@ CACHE_CONTROL = "private, max-age=31536000, immutable"
 # cannot go stale; a deleted cache file is simply drawn again.
 DIFFS_KEPT = 4096
 _diffs: dict[tuple[int, ImageSize], tuple[Path, str]] = {}
+_diffs_lock = threading.Lock()
 
 
 def image_response(request: Request, image: ImageFile, size: ImageSize,
@@ -54,13 +56,14 @@ def get_diff(request: Request, session: SessionDep, settings: SettingsDep, attem
             edited = resolve_image(session, ImageKind.attempt, attempt_id)
             original = resolve_image(session, ImageKind.source,
                                      source_of_attempt(session, attempt_id))
+            known = (diff_file(original, edited, size, settings.resolved_cache_dir()),
+                     f'"diff-{original.etag}-{edited.etag}-{size.value}"')
         except ImageNotFound as error:
             raise HTTPException(404, str(error)) from None
-        known = (diff_file(original, edited, size, settings.resolved_cache_dir()),
-                 f'"diff-{original.etag}-{edited.etag}-{size.value}"')
-        if len(_diffs) >= DIFFS_KEPT:
-            _diffs.pop(next(iter(_diffs)))
-        _diffs[(attempt_id, size)] = known
+        with _diffs_lock:  # sync routes share this dict across the thread pool
+            if len(_diffs) >= DIFFS_KEPT:
+                _diffs.pop(next(iter(_diffs)))
+            _diffs[(attempt_id, size)] = known
     path, etag = known
     headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL}
     if request.headers.get("if-none-match") == etag:

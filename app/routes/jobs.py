@@ -6,13 +6,13 @@ from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from sqlmodel import col, select
 
-from app.case_list import task_ids_matching
+from app.case_list import existing_task_ids, task_ids_matching
 from app.deps import MAX_DB_ID, CaseFilterDep, IdPath, SessionDep
-from app.models import Job, JobStatus, JobTask, Task
+from app.models import Job, JobStatus
 from app.security import AdminUser
 from app.web import render
 from pipeline.gemini import DEFAULT_MODELS
-from pipeline.jobs import JobOptions, create_job, job_summary, request_cancel
+from pipeline.jobs import JobOptions, create_job, job_runs, job_summary, request_cancel
 from pipeline.registry import available
 
 router = APIRouter(include_in_schema=False)
@@ -26,11 +26,7 @@ def _selection(session: SessionDep, case_filter: Any, task_ids: list[int] | None
                everything: bool) -> list[int]:
     if everything:
         return task_ids_matching(session, case_filter, MAX_TASKS)
-    wanted = [t for t in dict.fromkeys(task_ids or []) if 1 <= t <= MAX_DB_ID]
-    if not wanted:
-        return []
-    known = set(session.scalars(select(col(Task.id)).where(col(Task.id).in_(wanted))))
-    return [t for t in wanted if t in known]
+    return existing_task_ids(session, [t for t in task_ids or [] if 1 <= t <= MAX_DB_ID])
 
 
 @router.get("/jobs/new", response_class=HTMLResponse)
@@ -90,12 +86,7 @@ def job_page(request: Request, session: SessionDep, job_id: IdPath) -> HTMLRespo
     job = session.get(Job, job_id)
     if job is None:
         raise HTTPException(404, f"no job {job_id}")
-    runs = session.execute(select(col(JobTask.task_id), col(JobTask.run_id), col(JobTask.status),
-                                  col(Task.task_key))
-                           .join(Task, col(Task.id) == JobTask.task_id)
-                           .where(col(JobTask.job_id) == job_id, col(JobTask.run_id).is_not(None))
-                           .order_by(col(JobTask.id).desc()).limit(50)).all()
-    context = {"job": job_summary(job), "runs": runs,
+    context = {"job": job_summary(job), "runs": job_runs(session, job_id),
                "live": job.status in (JobStatus.queued, JobStatus.running)}
     return render(request, "jobs/detail.html", context, partial="jobs/_progress.html")
 

@@ -10,8 +10,7 @@ from starlette.datastructures import FormData
 from app.adjudication import studies_to_adjudicate
 from app.answers import FAILURE_TAGS, AnswerIn, save_draft, submit_answer, undo_last
 from app.deps import IdPath, SessionDep, SettingsDep
-from app.images import ImageKind, ImageNotFound, ImageSize, resolve_image
-from app.models import Task
+from app.images import ImageNotFound, ImageSize, item_image
 from app.routes.images import image_response
 from app.security import CurrentUser
 from app.web import render
@@ -107,14 +106,8 @@ def reading_image(request: Request, session: SessionDep, settings: SettingsDep,
                         which: Literal["original", "edit"],
                         size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
     item = item_for_reader(session, get_study(session, study_id), user, uid)
-    if which == "edit":
-        kind, image_id = ImageKind.attempt, item.attempt_id
-    else:
-        task = session.get(Task, item.task_id)
-        assert task is not None
-        kind, image_id = ImageKind.source, task.source_image_id
     try:
-        image = resolve_image(session, kind, image_id)
-        return image_response(request, image, size, settings.resolved_cache_dir())
+        return image_response(request, item_image(session, item, which), size,
+                              settings.resolved_cache_dir())
     except ImageNotFound:
         raise NotFound("this image is missing on disk") from None

@@ -72,4 +72,6 @@ def test_missing_image_shows_a_placeholder_not_a_broken_icon(page: Page, live_se
     page.click("text=Te-gl_0002-glioma")
     placeholder = page.locator('figure[data-role="original"] .placeholder')
     expect(placeholder).to_contain_text("Image missing")
+    # Wait for the edits to finish loading (once asserted too early and failed under load).
+    page.wait_for_function("() => Array.from(document.images).every(img => img.complete)")
     assert all_images_loaded(page)

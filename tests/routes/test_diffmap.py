@@ -41,3 +41,17 @@ def test_unknown_attempts_and_readers(client: TestClient, demo_engine: Engine,
     reader = token_client(create_app(settings, demo_engine), demo_engine, "r", Role.reader,
                           raise_server_exceptions=False)
     assert reader.get(f"/images/diff/{accepted_attempt(demo_engine)}").status_code == 403
+
+
+def test_an_undecodable_image_is_a_404_not_a_500(client: TestClient, demo_engine: Engine) -> None:
+    from app.images import ImageKind, resolve_image
+
+    attempt_id = accepted_attempt(demo_engine)
+    with Session(demo_engine) as session:
+        path = resolve_image(session, ImageKind.attempt, attempt_id).path
+    original = path.read_bytes()
+    try:
+        path.write_bytes(b"not a jpeg at all")
+        assert client.get(f"/images/diff/{attempt_id}?size=thumb").status_code == 404
+    finally:
+        path.write_bytes(original)  # the demo tree is shared by the whole session
