@@ -2,8 +2,8 @@
 
 One grouped scan of the task table (a few thousand groups for 88K cases) answers every
 facet at once: each facet's counts ignore its own selection, so alternatives stay visible.
-The scan is cached per data version (the newest task and run ids), which changes only
-when an import or a pipeline run adds rows.
+The scan is cached per data version, which changes when an import adds rows or a pipeline
+run starts or ends.
 """
 
 import threading
@@ -33,8 +33,12 @@ class FacetValue:
     selected: bool
 
 
-def data_version(session: Session) -> tuple[Any, Any]:
-    return session.scalar(select(func.max(Task.id))), session.scalar(select(func.max(Run.id)))
+def data_version(session: Session) -> tuple[Any, Any, Any]:
+    """Newest task, newest run, and how many runs are still running. A regeneration run is
+    created when it starts and updates its task when it ends, so the newest ids alone would
+    miss the end; the count of open runs (an index look-up) changes then."""
+    return (session.scalar(select(func.max(Task.id))), session.scalar(select(func.max(Run.id))),
+            session.scalar(select(func.count()).select_from(Run).where(col(Run.outcome) == "running")))
 
 
 def cube(session: Session, case_filter: CaseFilter) -> list[tuple[Any, ...]]:

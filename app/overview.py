@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from sqlalchemy import case, func, select
 from sqlmodel import Session, col
 
+from app.facets import data_version
 from app.models import JudgeVerdict, Run, Task
 
 # ../shared/medbanana-format.md, section 5.
@@ -77,6 +78,6 @@ def success_by_disease(session: Session) -> list[tuple[str, str, int, int]]:
 
 
 def fingerprint(session: Session) -> tuple[object, ...]:
-    """Changes whenever an import or a pipeline run adds tasks, runs or verdicts (max ids
-    are primary-key look-ups, so this is cheap on 88K tasks)."""
-    return tuple(session.scalar(select(func.max(table.id))) for table in (Task, Run, JudgeVerdict))
+    """Changes whenever an import, a pipeline run or a re-judgement changes the figures: the
+    case browser's data version and the newest verdict (index look-ups, cheap on 88K tasks)."""
+    return (*data_version(session), session.scalar(select(func.max(JudgeVerdict.id))))

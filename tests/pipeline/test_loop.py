@@ -158,3 +158,20 @@ def test_resuming_a_finished_run_adds_nothing(demo_engine: Engine, tmp_path: Pat
     before = store.attempts_of(demo_engine, run_id)
     again_id, again = go(demo_engine, tmp_path, OfflineBackend(), task_id, run_id=run_id)
     assert (again_id, again) == (run_id, outcome) and store.attempts_of(demo_engine, run_id) == before
+
+
+def test_facet_counts_follow_a_run_that_ends(client: Any, demo_engine: Engine) -> None:
+    """A run is created when it starts and changes its task when it ends; the cached facet
+    counts once missed the end."""
+    from bs4 import BeautifulSoup
+
+    def success_count() -> int:
+        page = BeautifulSoup(client.get("/cases").text, "html.parser")
+        link = page.select_one('.facet[data-facet="outcome"] a[data-value="success"] .count')
+        return int(link.get_text())
+
+    before = success_count()
+    run_id = store.start_run(demo_engine, a_task(demo_engine))
+    assert success_count() == before  # still running: the task keeps its outcome
+    store.finish_run(demo_engine, run_id, Outcome.failed)
+    assert success_count() == before - 1

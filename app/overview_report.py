@@ -1,0 +1,82 @@
+"""The overview's tables and charts (app/overview.py's queries, with intervals), cached by
+a fingerprint of the data so repeat views cost nothing."""
+
+import threading
+from typing import Any
+
+from sqlmodel import Session
+
+from app import overview
+from app.agreement.charts import Point, interval_chart, rounds_chart
+from app.agreement.consistency import judge_consistency
+from app.agreement.stats import wilson
+
+# The overview scans every task and verdict; it is kept until the data changes.
+_cache: dict[str, tuple[tuple[object, ...], Any]] = {}
+_lock = threading.Lock()
+
+
+def _cached(session: Session, name: str, make: Any) -> Any:
+    key = overview.fingerprint(session)
+    with _lock:
+        found = _cache.get(name)
+    if found is not None and found[0] == key:
+        return found[1]
+    value = make()
+    with _lock:
+        _cache[name] = (key, value)
+    return value
+
+
+def overview_figures(session: Session) -> dict[str, Any]:
+    """Every table of the overview, kept until an import or a run adds data."""
+    found: dict[str, Any] = _cached(session, "figures", lambda: _compute(session))
+    return found
+
+
+def _compute(session: Session) -> dict[str, Any]:
+    rounds = overview.rounds_to_success(session)
+    successes = sum(rounds.values())
+    return {
+        "table1": [{"modality": r.modality, "direction": r.direction, "diseases": r.diseases,
+                    "success": r.success, "failed": r.failed, "api_failed": r.api_failed,
+                    "avg_rounds_success": r.avg_rounds_success,
+                    "paper_diseases": r.paper[0] if r.paper else None,
+                    "paper_success": r.paper[1] if r.paper else None,
+                    "paper_failed": r.paper[2] if r.paper else None,
+                    "paper_avg_rounds": r.paper[3] if r.paper else None}
+                   for r in overview.table1(session)],
+        "pass-rates": [{"dimension": name, "passed": passed, "scored": scored,
+                        **_rate(passed, scored), "paper_rate": overview.PAPER_PASS_RATE[name]}
+                       for name, (passed, scored) in overview.pass_rates(session).items()],
+        "rounds": [{"success_round": r, "tasks": n, "share": n / successes if successes else None}
+                   for r, n in rounds.items()],
+        "success-by-disease": [{"modality": m, "disease": d, "success": s, "tasks": n,
+                                **_rate(s, n)}
+                               for m, d, s, n in overview.success_by_disease(session)],
+        "rounds_by_number": rounds,
+        "judge_self_consistency": judge_consistency(session).as_dict(),
+    }
+
+
+def overview_charts(session: Session) -> dict[str, str]:
+    found: dict[str, str] = _cached(session, "charts", lambda: _draw(session))
+    return found
+
+
+def _draw(session: Session) -> dict[str, str]:
+    figures = overview_figures(session)
+    return {
+        "rounds": rounds_chart(figures["rounds_by_number"], overview.PAPER_ROUNDS),
+        "diseases": interval_chart(
+            [Point(f"{r['disease']} ({r['modality'].replace('_', ' ')})", "judge", r["rate"],
+                   r["low"], r["high"], r["tasks"]) for r in figures["success-by-disease"]],
+            "Success per disease (Wilson 95 % CI)", "share of tasks accepted"),
+    }
+
+
+
+
+def _rate(successes: int, n: int) -> dict[str, float | None]:
+    estimate = wilson(successes, n)
+    return {"rate": estimate.value, "low": estimate.low, "high": estimate.high}
