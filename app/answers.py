@@ -10,6 +10,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
 from app.models import utcnow
+from app.roi import Roi, parse_roi
 from app.study_models import Answer, Assignment, Draft, Study, StudyStatus
 
 DIMENSIONS = ("compliance", "structure", "realism", "fidelity")
@@ -44,6 +45,12 @@ class AnswerIn(BaseModel):
     comment: str = Field(default="", max_length=5000)
     time_on_case_ms: int | None = Field(default=None, ge=0, le=86_400_000)
     submission_id: str = Field(pattern=r"^[A-Za-z0-9_-]{8,64}$")
+    roi: Roi | None = None  # where the reader says the edit should be, if they drew it
+
+    @field_validator("roi", mode="before")
+    @classmethod
+    def roi_from_text(cls, value: object) -> object:
+        return parse_roi(value)
 
     @field_validator("tags")
     @classmethod
@@ -109,7 +116,8 @@ def submit_answer(session: Session, study: Study, assignment: Assignment, answer
                                          "used for another case; send a new one")
             return existing
         row = Answer(assignment_id=assignment.id, version=_next_version(session, assignment.id),
-                     **answer.model_dump(exclude={"tags"}), tags=json.dumps(answer.tags))
+                     **answer.model_dump(exclude={"tags", "roi"}), tags=json.dumps(answer.tags),
+                     roi=answer.roi.to_json() if answer.roi else None)
         session.add(row)
         try:
             session.flush()
@@ -140,11 +148,12 @@ def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None
     if found is None or found[0].retracted:
         return None
     last, assignment = found
-    values = {c: getattr(last, c) for c in (*DIMENSIONS, "overall", "confidence", "tags", "comment")}
+    values = {c: getattr(last, c) for c in (*DIMENSIONS, "overall", "confidence", "tags", "comment", "roi")}
     session.add(Answer(assignment_id=last.assignment_id, version=last.version + 1,
                        submission_id=f"undo-{secrets.token_hex(12)}", retracted=True, **values))
     # The retracted answer comes back as the draft, so the reader can correct it.
-    save_draft(session, study, assignment, {**values, "tags": json.loads(last.tags)}, commit=False)
+    save_draft(session, study, assignment, {**values, "tags": json.loads(last.tags),
+                                            "roi": last.roi or ""}, commit=False)
     commit_if_open(session, study)
     return assignment
 

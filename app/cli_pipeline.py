@@ -12,6 +12,7 @@ from sqlmodel import Session
 
 from app.case_filter import CaseFilter
 from app.case_list import task_ids_matching
+from app import roi_metrics
 from app.metrics_store import compute_pending
 from app.models import Dimension, Direction, Job, Modality, Outcome
 from app.settings import get_settings
@@ -200,4 +201,7 @@ def register_metrics(cli: typer.Typer, engine_factory: object) -> None:
                 if not stored:
                     break
                 done += stored
-        typer.echo(f"measured {done} edits")
+        regions = 0
+        while stored := roi_metrics.compute_pending(engine):
+            regions += stored
+        typer.echo(f"measured {done} edits and {regions} readers' regions")

@@ -17,26 +17,37 @@ from app.images import SIZE_PIXELS, ImageFile, ImageNotFound, ImageSize
 
 FULL_SCALE = 0.25  # a change of a quarter of the intensity range shows at full colour
 COLOURMAP = "inferno"
+VERSION = "v2"  # in the cached file name: bumped when the drawing changes
 
 
-def _grey(path: Path, side: int) -> np.ndarray:
+def _rgb(path: Path, shape: tuple[int, int]) -> np.ndarray:
     with Image.open(path) as image:
-        image.draft("RGB", (side, side))
-        rgb = np.asarray(image.convert("RGB").resize((side, side), Image.Resampling.BILINEAR),
+        image.draft("RGB", shape)
+        rgb = np.asarray(image.convert("RGB").resize(shape, Image.Resampling.BILINEAR),
                          dtype=np.float32) / 255.0
     return rgb
 
 
+def _shape(original: Path, side: int) -> tuple[int, int]:
+    """The original's proportions, at most ``side`` pixels long: the viewer lays the map
+    over the original's own box, so a non-square image stays aligned."""
+    with Image.open(original) as image:
+        width, height = image.size
+    scale = min(1.0, side / max(width, height))
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
 def diff_file(original: ImageFile, edited: ImageFile, size: ImageSize, cache_dir: Path) -> Path:
     side = SIZE_PIXELS.get(size, 1024)
-    target = cache_dir / "diff" / size.value / f"{original.etag}-{edited.etag}.png"
+    target = cache_dir / "diff" / size.value / f"{original.etag}-{edited.etag}-{VERSION}.png"
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
+        shape = _shape(original.path, side)
         # The largest channel difference, so a colour shift in a fundus shows as much as a
         # change of brightness in a radiograph.
-        magnitude = np.abs(_grey(edited.path, side) - _grey(original.path, side)).max(axis=2)
+        magnitude = np.abs(_rgb(edited.path, shape) - _rgb(original.path, shape)).max(axis=2)
     except (OSError, Image.DecompressionBombError) as error:
         raise ImageNotFound(f"the image file cannot be decoded: {error}") from None
     level = np.clip(magnitude / FULL_SCALE, 0, 1)

@@ -11,6 +11,7 @@ one 1024-pixel pair well under 100 ms where a full-resolution SSIM takes about 4
   regions suggest changes outside the target).
 """
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -81,3 +82,23 @@ def ssim_outside_roi(before: np.ndarray, after: np.ndarray, roi: np.ndarray) -> 
     _, ssim_map = structural_similarity(before, after, data_range=1.0, full=True)
     outside = ~roi
     return float(ssim_map[outside].mean()) if outside.any() else None
+
+
+@dataclass(frozen=True)
+class RoiPreservation:
+    ssim_outside_roi: float | None  # None when the region covers the whole image
+    changed_outside_roi: float | None  # None when the edit changed nothing
+    side: int
+
+
+def roi_preservation(original: Path, edited: Path, roi_mask: Callable[[int, int], np.ndarray]
+                     ) -> RoiPreservation:
+    """How well an edit kept to a reader's region, at the same working size as
+    :func:`preservation`; ``roi_mask(height, width)`` draws the region on that grid."""
+    with Image.open(original) as image:
+        side = min(WORK_SIDE, max(image.size))
+    before, after = grey(original, side), grey(edited, side)
+    roi = roi_mask(side, side)
+    changed = changed_mask(before, after)
+    outside_share = float((changed & ~roi).sum() / changed.sum()) if changed.any() else None
+    return RoiPreservation(ssim_outside_roi(before, after, roi), outside_share, side)

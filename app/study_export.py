@@ -9,12 +9,12 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.models import Attempt, Task, User
-from app.study_models import Answer, Assignment, Study, StudyItem, StudyReader
+from app.study_models import Answer, Assignment, RoiMetric, Study, StudyItem, StudyReader
 
 HEADER = ("study", "reader", "sequence", "repeat_of_sequence", "item", "task_key", "modality",
           "disease", "direction", "round", "version", "retracted", "compliance", "structure",
           "realism", "fidelity", "overall", "confidence", "tags", "comment", "time_on_case_ms",
-          "answered_at_utc")
+          "answered_at_utc", "roi", "ssim_outside_roi", "changed_outside_roi")
 # Rows fetched from the database per round trip while streaming.
 CHUNK = 500
 
@@ -76,8 +76,10 @@ def iter_answer_csv(session: Session, study: Study) -> Iterator[str]:
     writer.writerow(HEADER)
     yield flush()
     sequences = _sequences(session, study)
-    query = (select(Answer, Assignment, col(User.name), col(StudyItem.uid), Task, col(Attempt.round))
+    query = (select(Answer, Assignment, col(User.name), col(StudyItem.uid), Task, col(Attempt.round),
+                    RoiMetric)
              .join(Assignment, col(Assignment.id) == Answer.assignment_id)
+             .outerjoin(RoiMetric, col(RoiMetric.answer_id) == Answer.id)
              .join(User, col(User.id) == Assignment.user_id)
              .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
              .join(Task, col(Task.id) == StudyItem.task_id)
@@ -85,15 +87,22 @@ def iter_answer_csv(session: Session, study: Study) -> Iterator[str]:
              .where(col(Assignment.study_id) == study.id)
              .order_by(col(User.name), col(Assignment.sequence), col(Answer.version))
              .execution_options(yield_per=CHUNK))
-    for answer, assignment, reader, uid, task, round_ in session.execute(query):
+    for answer, assignment, reader, uid, task, round_, roi in session.execute(query):
         writer.writerow((study.name, reader, assignment.sequence,
                          sequences.get(assignment.repeat_of, "") if assignment.repeat_of else "",
                          uid, task.task_key, task.modality, task.disease, task.direction, round_,
                          answer.version, answer.retracted, answer.compliance, answer.structure,
                          answer.realism, answer.fidelity, answer.overall, answer.confidence,
                          answer.tags, answer.comment, answer.time_on_case_ms,
-                         answer.created_at.strftime("%Y-%m-%d %H:%M:%S")))
+                         answer.created_at.strftime("%Y-%m-%d %H:%M:%S"), answer.roi or "",
+                         # Empty until the background worker has measured the region.
+                         _figure(roi.ssim_outside_roi if roi else None),
+                         _figure(roi.changed_outside_roi if roi else None)))
         yield flush()
+
+
+def _figure(value: float | None) -> str:
+    return "" if value is None else f"{value:.4f}"
 
 
 LONG_HEADER = ("study", "case", "task", "modality", "disease", "direction", "round", "reader",

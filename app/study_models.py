@@ -99,6 +99,8 @@ class Answer(SQLModel, table=True):
     tags: str = Field(default="[]", sa_column=Column(Text, nullable=False))
     comment: str = Field(default="", sa_column=Column(Text, nullable=False))
     time_on_case_ms: int | None = None
+    # The reader's region of interest as JSON (app/roi.py), or None when none was drawn.
+    roi: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     # "undo" versions retract the previous answer, and the case is open again.
     retracted: bool = False
     created_at: datetime = Field(default_factory=utcnow)
@@ -142,3 +144,17 @@ class Adjudication(SQLModel, table=True):
     comment: str = Field(default="", sa_column=Column(Text, nullable=False))
     saw_earlier_reads: bool = True
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class RoiMetric(SQLModel, table=True):
+    """How well an edit kept to a reader's region (app/roi_metrics.py), per answer version."""
+
+    __tablename__ = "roi_metric"
+    answer_id: int = Field(foreign_key="answer.id", primary_key=True)
+    # SSIM outside the region: 1 when the edit changed nothing there.
+    ssim_outside_roi: float | None = None
+    # Of the pixels the edit changed, the share outside the region.
+    changed_outside_roi: float | None = None
+    side: int = 0
+    error: str | None = Field(default=None, sa_column=Column(Text))
+    computed_at: datetime = Field(default_factory=utcnow)

@@ -55,7 +55,7 @@ class ReadView:
             fields = ("compliance", "structure", "realism", "fidelity", "overall", "confidence",
                       "comment")
             return {**{f: getattr(self.answer, f) for f in fields},
-                    "tags": json.loads(self.answer.tags)}
+                    "tags": json.loads(self.answer.tags), "roi": self.answer.roi or ""}
         return {}
 
     def submission_id(self) -> str:

@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from app import roi_metrics
 from app.metrics_store import compute_pending
 from app.models import Attempt
 from app.settings import Settings
@@ -45,6 +46,9 @@ async def work(engine: Engine, output: Path, *, once: bool = False, poll: float 
             if await asyncio.to_thread(compute_pending, engine):
                 continue
             measured_up_to = newest
+        # Readers' regions: few, and the query is on the small answer table.
+        if await asyncio.to_thread(roi_metrics.compute_pending, engine):
+            continue
         if once:
             return
         await asyncio.sleep(poll)

@@ -6,7 +6,7 @@
   if (!root || !form) return;
   const csrf = form.querySelector('input[name="csrf_token"]').value;
   const status = document.getElementById("draft-status");
-  const FIELDS = ["compliance", "structure", "realism", "fidelity", "overall", "confidence", "comment"];
+  const FIELDS = ["compliance", "structure", "realism", "fidelity", "overall", "confidence", "comment", "roi"];
 
   // Time on case: from both images shown to submit, paused while the tab is hidden.
   let elapsed = Number(root.dataset.elapsed) || 0;

@@ -143,6 +143,8 @@
 
   function preset(index) {
     state.preset = index;
+    const select = root.querySelector("[data-preset]");
+    if (select) select.value = String(index);
     setLevels(PRESETS[index].width, PRESETS[index].level);
   }
 
@@ -414,9 +416,7 @@
   if (roiInput && roiInput.value) {
     try { setRoi(JSON.parse(roiInput.value)); } catch (error) { setRoi(null); }
   }
-  const presetSelect = root.querySelector("[data-preset]");
-  if (presetSelect) presetSelect.value = "0";
-  applyLevels();
+  preset(0);
   window.MedBanana = window.MedBanana || {};
   window.MedBanana.viewer = { panes, state, fit, setFlicker, setDiff, setSwipe, setLinked };
 })();

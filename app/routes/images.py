@@ -56,15 +56,24 @@ def get_diff(request: Request, session: SessionDep, settings: SettingsDep, attem
             edited = resolve_image(session, ImageKind.attempt, attempt_id)
             original = resolve_image(session, ImageKind.source,
                                      source_of_attempt(session, attempt_id))
-            known = (diff_file(original, edited, size, settings.resolved_cache_dir()),
-                     f'"diff-{original.etag}-{edited.etag}-{size.value}"')
+            known = drawn_diff(original, edited, size, settings.resolved_cache_dir())
         except ImageNotFound as error:
             raise HTTPException(404, str(error)) from None
         with _diffs_lock:  # sync routes share this dict across the thread pool
             if len(_diffs) >= DIFFS_KEPT:
                 _diffs.pop(next(iter(_diffs)))
             _diffs[(attempt_id, size)] = known
-    path, etag = known
+    return diff_response(request, *known)
+
+
+def drawn_diff(original: ImageFile, edited: ImageFile, size: ImageSize,
+               cache_dir: Path) -> tuple[Path, str]:
+    """The map's file (drawn on first use) and its ETag, made of the two images' hashes."""
+    return (diff_file(original, edited, size, cache_dir),
+            f'"diff-{original.etag}-{edited.etag}-{size.value}"')
+
+
+def diff_response(request: Request, path: Path, etag: str) -> Response:
     headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL}
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)

@@ -54,3 +54,52 @@ def test_keyboard_reading_with_reload_and_admin_progress(browser: Browser, demo_
     with Session(demo_engine) as session:
         answers = session.scalars(select(Answer)).all()
     assert len(answers) == 3 and all(a.time_on_case_ms and a.time_on_case_ms > 0 for a in answers)
+
+
+def test_the_reader_draws_a_region_flickers_and_keeps_the_answer_keys(
+        browser: Browser, demo_engine: Engine, live_server: str) -> None:
+    setup = make_study(demo_engine)
+    sid = setup.study.id
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    log_in(page, live_server, "reader-0", f"/read/{sid}")
+    page.wait_for_function(IMAGES_SHOWN)
+    viewer = page.locator("#viewer")
+
+    page.keyboard.press("1")  # here 1-4 answer the questions, not window presets
+    expect(page.locator('input[name="compliance"][value="yes"]')).to_be_checked()
+    expect(viewer).not_to_have_class(re.compile(r"\blevels\b"))
+    page.keyboard.press("w")  # presets cycle on w instead
+    expect(viewer).to_have_class(re.compile(r"\blevels\b"))
+    expect(page.locator("[data-preset]")).to_have_value("1")
+
+    page.keyboard.press(" ")
+    expect(page.locator("#img-edit")).to_be_hidden()
+    expect(viewer.locator(".viewport").nth(1).locator(".layer-alt")).to_be_visible()
+    page.keyboard.press(" ")
+    expect(page.locator("#img-edit")).to_be_visible()
+
+    page.keyboard.press("o")  # rectangle tool
+    stage = page.locator(".viewport").nth(1).locator(".stage").bounding_box()
+    assert stage is not None
+    page.mouse.move(stage["x"] + stage["width"] * 0.25, stage["y"] + stage["height"] * 0.25)
+    page.mouse.down()
+    page.mouse.move(stage["x"] + stage["width"] * 0.5, stage["y"] + stage["height"] * 0.75, steps=4)
+    page.mouse.up()
+    value = page.locator("#roi-input").input_value()
+    assert re.fullmatch(r'\{"kind":"rect","points":\[\[0\.2\d*,0\.2\d*\],\[0\.[45]\d*,0\.7\d*\]\]\}', value), value
+    expect(page.locator("#draft-status")).to_have_text("draft saved")
+    for svg in page.locator("svg.roi-layer polygon").all():  # shown on both panes
+        assert len(svg.get_attribute("points").split()) == 4  # type: ignore[union-attr]
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "reading-region.png"))
+
+    page.reload()
+    page.wait_for_function(IMAGES_SHOWN)
+    assert page.locator("#roi-input").input_value() == value
+    assert page.locator("svg.roi-layer polygon").first.get_attribute("points")
+    answer_with_keys(page)
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(rf"/read/{sid}/2$"))
+    with Session(demo_engine) as session:
+        [answer] = session.scalars(select(Answer)).all()
+    assert answer.roi == value

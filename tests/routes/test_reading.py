@@ -67,7 +67,10 @@ def test_every_reader_response_is_blind(demo_engine: Engine, reader: TestClient,
     images = [img["src"] for img in html.select(".reading-panes img")]
     assert all(re.fullmatch(rf"/read/{sid}/image/[0-9a-f]{{24}}/(original|edit)\?size=preview", i)
                for i in images)
-    pages += [reader.get(i) for i in images]
+    diffs = {v["data-diff"] for v in html.select(".reading-panes .viewport[data-diff]")}
+    assert diffs and all(re.fullmatch(rf"/read/{sid}/diff/[0-9a-f]{{24}}\?size=preview", d) for d in diffs)
+    pages += [reader.get(i) for i in images + sorted(diffs)]
+    assert all(p.status_code == 200 for p in pages)
     reader.post(f"/read/{sid}/1", data=FORM | {"submission_id": "sub-blind-0001"})
     pages.append(reader.get(f"/read/{sid}/1"))  # reveal is "never" in this study
     body = " ".join(p.text if "text" in p.headers.get("content-type", "") else "" for p in pages)
@@ -288,3 +291,48 @@ def test_the_reader_sees_every_version_and_an_edit_in_progress(reader: TestClien
     page = BeautifulSoup(reader.get(f"/read/{sid}/1").text, "html.parser")
     assert page.select_one('input[name="overall"][value="accept"]').has_attr("checked")
     assert page.select_one('textarea[name="comment"]').get_text() == "on reflection"
+
+
+ROI = '{"kind":"rect","points":[[0.2,0.3],[0.6,0.7]]}'
+
+
+def test_the_region_is_stored_with_the_answer_and_shown_again(demo_engine: Engine, reader: TestClient,
+                                                              study: StudySetup) -> None:
+    sid = study.study.id
+    assert reader.put(f"/read/{sid}/1/draft", json={"roi": ROI, "submission_id": "sub-roi-00001"}
+                      ).status_code == 204
+    page = BeautifulSoup(reader.get(f"/read/{sid}/1").text, "html.parser")
+    assert page.select_one("#roi-input")["value"] == ROI
+    response = reader.post(f"/read/{sid}/1", data=FORM | {"submission_id": "sub-roi-00001", "roi": ROI},
+                           follow_redirects=False)
+    assert response.status_code == 303
+    with Session(demo_engine) as s:
+        [stored] = s.scalars(select(Answer)).all()
+    assert stored.roi == ROI
+    page = BeautifulSoup(reader.get(f"/read/{sid}/1").text, "html.parser")
+    assert page.select_one("#roi-input")["value"] == ROI  # the answer in force, after the draft
+
+
+@pytest.mark.parametrize("roi", ['{"kind":"rect","points":[[0.2,0.3],[1.6,0.7]]}', "{not json",
+                                 '{"kind":"freehand","points":[[0.1,0.1]]}'])
+def test_a_bad_region_is_a_422_and_nothing_is_stored(demo_engine: Engine, reader: TestClient,
+                                                     study: StudySetup, roi: str) -> None:
+    response = reader.post(f"/read/{study.study.id}/1",
+                           data=FORM | {"submission_id": "sub-roi-bad01", "roi": roi})
+    assert response.status_code == 422
+    assert BeautifulSoup(response.text, "html.parser").select_one("#error-roi") is not None
+    with Session(demo_engine) as s:
+        assert s.scalars(select(Answer)).all() == []
+
+
+def test_the_blinded_difference_map(demo_engine: Engine, settings: Settings, reader: TestClient,
+                                    study: StudySetup) -> None:
+    sid = study.study.id
+    html = BeautifulSoup(reader.get(f"/read/{sid}/1").text, "html.parser")
+    url = html.select_one(".viewport[data-diff]")["data-diff"]
+    first = reader.get(url)
+    assert first.status_code == 200 and first.headers["content-type"] == "image/png"
+    assert reader.get(url, headers={"If-None-Match": first.headers["etag"]}).status_code == 304
+    assert reader.get(f"/read/{sid}/diff/{'0' * 24}").status_code == 404
+    assert reader.get(f"/read/{sid}/diff/../../x").status_code in (404, 422)
+    assert as_user(demo_engine, settings, "outsider").get(url).status_code == 403
