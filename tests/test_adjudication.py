@@ -102,6 +102,10 @@ def test_screens_show_reads_never_the_judge(demo_engine: Engine, settings: Setti
     assert attempt is not None and attempt.image_relpath and attempt.image_relpath not in screen.text
     for which in ("original", "edit"):
         assert adjudicator.get(f"/adjudicate/{sid}/image/{uid}/{which}").status_code == 200
+    diff_url = page.select_one("#viewer .viewport[data-diff]")["data-diff"]
+    assert diff_url == f"/adjudicate/{sid}/diff/{uid}?size=preview"
+    diff = adjudicator.get(diff_url)
+    assert diff.status_code == 200 and diff.headers["content-type"] == "image/png"
     token = page.select_one('input[name="submission_id"]')["value"]
     bad = adjudicator.post(str(url), data=DECISION | {"overall": "maybe", "submission_id": token})
     assert bad.status_code == 422
@@ -114,6 +118,7 @@ def test_screens_show_reads_never_the_judge(demo_engine: Engine, settings: Setti
     reader = as_user(demo_engine, settings, "reader-0")
     assert reader.get(f"/adjudicate/{sid}").status_code == 403
     assert reader.get(f"/adjudicate/{sid}/image/{uid}/edit").status_code == 403
+    assert reader.get(f"/adjudicate/{sid}/diff/{uid}").status_code == 403
 
 
 def test_admin_assigns_and_sees_the_queue(demo_engine: Engine, settings: Settings) -> None:

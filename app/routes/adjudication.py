@@ -22,7 +22,7 @@ from app.agreement.report import first_reads
 from app.deps import IdPath, SessionDep, SettingsDep
 from app.images import ImageNotFound, ImageSize, item_image
 from app.models import Attempt, Task
-from app.routes.images import image_response
+from app.routes.images import diff_response, drawn_diff, image_response
 from app.routes.reading import posted_form
 from app.security import CurrentUser
 from app.web import render
@@ -105,3 +105,18 @@ def adjudication_image(session: SessionDep, settings: SettingsDep, user: Current
                               settings.resolved_cache_dir())
     except ImageNotFound:
         raise NotFound("this image is missing on disk") from None
+
+
+@router.get("/adjudicate/{study_id}/diff/{uid}")
+def adjudication_diff(session: SessionDep, settings: SettingsDep, user: CurrentUser,
+                      request: Request, study_id: IdPath, uid: Uid,
+                      size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
+    study = get_study(session, study_id)
+    require_adjudicator(session, study, user)
+    item = item_by_uid(session, study, uid)
+    try:
+        known = drawn_diff(item_image(session, item, "original"), item_image(session, item, "edit"),
+                           size, settings.resolved_cache_dir())
+    except ImageNotFound:
+        raise NotFound("this image is missing on disk or cannot be decoded") from None
+    return diff_response(request, *known)
