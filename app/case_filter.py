@@ -7,11 +7,11 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
-from sqlalchemy import ColumnElement, Select, or_
+from sqlalchemy import ColumnElement, Select, func, or_, select
 from sqlmodel import col
 
 from app import search
-from app.models import DIMENSION_BITS, Dimension, Task
+from app.models import DIMENSION_BITS, AttemptMetric, Dimension, Task
 
 # Facet name -> Task column it filters; failed_dimension is a bit test on failed_mask.
 FACET_COLUMNS: dict[str, Any] = {
@@ -23,6 +23,22 @@ FACET_COLUMNS: dict[str, Any] = {
 }
 FACETS = (*FACET_COLUMNS, "failed_dimension")
 
+# Preservation bounds, on the metrics of a case's final edit (Task.thumb_attempt_id):
+# name -> (column, comparison, factor from the URL's unit to the column's).
+METRIC_BOUNDS: dict[str, tuple[Any, str, float]] = {
+    "changed_min": (col(AttemptMetric.changed_fraction), ">=", 0.01),  # URL: percent
+    "changed_max": (col(AttemptMetric.changed_fraction), "<=", 0.01),
+    "ssim_outside_max": (col(AttemptMetric.ssim_outside), "<=", 1.0),
+    "regions_min": (col(AttemptMetric.changed_regions), ">=", 1.0),
+}
+# Orders besides the id: each an ascending SQL key, cases without metrics last.
+SORTS: dict[str, Any] = {
+    "changed": -func.coalesce(col(AttemptMetric.changed_fraction), -1.0),  # largest first
+    "ssim_outside": func.coalesce(col(AttemptMetric.ssim_outside), 2.0),  # worst kept first
+    "regions": -func.coalesce(col(AttemptMetric.changed_regions), -1),  # most first
+    "psnr": func.coalesce(col(AttemptMetric.psnr), 1e9),  # lowest first; identical last
+}
+
 
 @dataclass(frozen=True)
 class CaseFilter:
@@ -33,12 +49,26 @@ class CaseFilter:
     rounds: tuple[int, ...] = ()
     failed_dimension: tuple[str, ...] = ()
     q: str = ""
+    changed_min: float | None = None
+    changed_max: float | None = None
+    ssim_outside_max: float | None = None
+    regions_min: int | None = None
+    sort: str = ""  # a key of SORTS; empty is by id
 
     def values(self, facet: str) -> tuple[str, ...]:
         return tuple(str(v) for v in getattr(self, facet))
 
+    def bounds(self) -> dict[str, float]:
+        return {name: getattr(self, name) for name in METRIC_BOUNDS
+                if getattr(self, name) is not None}
+
     def is_empty(self) -> bool:
-        return not any(getattr(self, f) for f in FACETS) and not self.q.strip()
+        return (not any(getattr(self, f) for f in FACETS) and not self.q.strip()
+                and not self.bounds())
+
+    def base(self) -> "CaseFilter":
+        """What the facet counts start from: the text and the metric bounds."""
+        return CaseFilter(q=self.q, **self.bounds())  # type: ignore[arg-type]
 
     def toggled(self, facet: str, value: str) -> "CaseFilter":
         """The filter with ``value`` added to or removed from ``facet``."""
@@ -56,7 +86,17 @@ class CaseFilter:
         pairs = [(f, str(v)) for f in FACETS for v in getattr(self, f)]
         if self.q.strip():
             pairs.append(("q", self.q.strip()))
+        pairs += [(name, f"{value:g}") for name, value in self.bounds().items()]
+        if self.sort:
+            pairs.append(("sort", self.sort))
         return pairs
+
+    def without_bounds(self) -> "CaseFilter":
+        changes: dict[str, Any] = dict.fromkeys(METRIC_BOUNDS)
+        return replace(self, **changes)
+
+    def sorted_by(self, sort: str) -> "CaseFilter":
+        return replace(self, sort=sort)
 
     def query_string(self) -> str:
         return urlencode(self.query_pairs())
@@ -74,10 +114,19 @@ def where_clauses(case_filter: CaseFilter, dialect: str, *,
     if case_filter.failed_dimension:
         bits = [DIMENSION_BITS[Dimension(d)] for d in case_filter.failed_dimension]
         clauses.append(or_(*[col(Task.failed_mask).op("&")(bit) != 0 for bit in bits]))
+    metric = [_compare(column, op, case_filter.bounds()[name] * factor)
+              for name, (column, op, factor) in METRIC_BOUNDS.items() if name in case_filter.bounds()]
+    if metric:
+        measured = select(col(AttemptMetric.attempt_id)).where(*metric)
+        clauses.append(col(Task.thumb_attempt_id).in_(measured))
     text_match = search.matching_tasks(dialect, case_filter.q) if with_text else None
     if text_match is not None:
         clauses.append(text_match)
     return clauses
+
+
+def _compare(column: Any, op: str, value: float) -> ColumnElement[bool]:
+    return column >= value if op == ">=" else column <= value
 
 
 SelectT = TypeVar("SelectT", bound=Select)

@@ -2,12 +2,14 @@
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from typing import Any
+
+from sqlalchemy import and_, or_, select
 from sqlmodel import Session, col
 
 from app import facets
-from app.case_filter import CaseFilter, filtered, where_clauses
-from app.models import DIMENSION_BITS, Run, SourceImage, Task
+from app.case_filter import SORTS, CaseFilter, SelectT, filtered, where_clauses
+from app.models import DIMENSION_BITS, AttemptMetric, Run, SourceImage, Task
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,7 @@ class CaseRow:
     source_present: bool
     thumb_attempt_id: int | None
     final_instruction: str | None
+    metric: AttemptMetric | None = None  # of the final edit, once measured
 
 
 @dataclass(frozen=True)
@@ -39,28 +42,51 @@ def failed_dimensions(mask: int) -> list[str]:
     return [dim.value for dim, bit in DIMENSION_BITS.items() if mask & bit]
 
 
+def _ordered(query: SelectT, case_filter: CaseFilter, dialect: str, session: Session,
+             after: int | None, before: int | None) -> tuple[SelectT, bool]:
+    """The filtered query in the filter's order, from a cursor (a task id) either way.
+
+    By id, the cursor is the key itself; by a metric, the order is (metric, id) and the
+    cursor task's metric is looked up, so pages stay stable whatever the sort."""
+    query, key = filtered(query, case_filter, dialect)
+    backwards = before is not None and after is None
+    metric = SORTS.get(case_filter.sort)
+    if metric is None:
+        if backwards:
+            return query.where(key < before).order_by(key.desc()), True
+        if after is not None:
+            query = query.where(key > after)
+        return query.order_by(key), False
+    cursor = before if backwards else after
+    if cursor is not None:
+        value = session.scalar(select(metric).select_from(Task).outerjoin(
+            AttemptMetric, col(AttemptMetric.attempt_id) == Task.thumb_attempt_id)
+            .where(col(Task.id) == cursor))
+        if value is not None:
+            beyond = ((metric < value, and_(metric == value, key < cursor)) if backwards
+                      else (metric > value, and_(metric == value, key > cursor)))
+            query = query.where(or_(*beyond))
+    if backwards:
+        return query.order_by(metric.desc(), key.desc()), True
+    return query.order_by(metric, key), False
+
+
 def list_cases(session: Session, case_filter: CaseFilter, *, limit: int,
                after: int | None = None, before: int | None = None) -> CasePage:
     dialect = session.get_bind().dialect.name
     query = (
-        select(Task, col(SourceImage.present), col(Run.final_instruction))
+        select(Task, col(SourceImage.present), col(Run.final_instruction), AttemptMetric)
         .join(SourceImage, col(SourceImage.id) == Task.source_image_id)
         .outerjoin(Run, col(Run.id) == Task.latest_run_id)
+        .outerjoin(AttemptMetric, col(AttemptMetric.attempt_id) == Task.thumb_attempt_id)
     )
-    query, key = filtered(query, case_filter, dialect)
-    backwards = before is not None and after is None
-    if backwards:
-        query = query.where(key < before).order_by(key.desc())
-    else:
-        if after is not None:
-            query = query.where(key > after)
-        query = query.order_by(key)
+    query, backwards = _ordered(query, case_filter, dialect, session, after, before)
     rows = list(session.execute(query.limit(limit + 1)))
     more = len(rows) > limit
     rows = rows[:limit]
     if backwards:
         rows.reverse()
-    items = [_row(task, present, instruction) for task, present, instruction in rows]
+    items = [_row(task, present, instruction, metric) for task, present, instruction, metric in rows]
     cube = facets.cube(session, case_filter)
     has_before = bool(items) and (after is not None or (backwards and more))
     has_after = bool(items) and (more if not backwards else True)
@@ -71,7 +97,7 @@ def list_cases(session: Session, case_filter: CaseFilter, *, limit: int,
     )
 
 
-def _row(task: Task, present: bool, instruction: str | None) -> CaseRow:
+def _row(task: Task, present: bool, instruction: str | None, metric: AttemptMetric | None) -> CaseRow:
     assert task.id is not None
     return CaseRow(
         id=task.id, task_key=task.task_key, dataset=task.dataset, modality=task.modality,
@@ -79,16 +105,19 @@ def _row(task: Task, present: bool, instruction: str | None) -> CaseRow:
         n_rounds=task.n_rounds, failed_dimensions=failed_dimensions(task.failed_mask),
         source_image_id=task.source_image_id, source_present=present,
         thumb_attempt_id=task.thumb_attempt_id, final_instruction=instruction,
+        metric=metric if metric is not None and metric.error is None else None,
     )
 
 
 def neighbours(session: Session, case_filter: CaseFilter, task_id: int) -> tuple[int | None, int | None]:
-    """The previous and next case ids in the filter's order (by id)."""
+    """The previous and next case ids in the filter's order."""
     dialect = session.get_bind().dialect.name
-    base, key = filtered(select(col(Task.id)), case_filter, dialect)
-    prev_query = base.where(key < task_id).order_by(key.desc()).limit(1)
-    next_query = base.where(key > task_id).order_by(key).limit(1)
-    return session.scalar(prev_query), session.scalar(next_query)
+    base: Any = select(col(Task.id))
+    if case_filter.sort in SORTS:
+        base = base.outerjoin(AttemptMetric, col(AttemptMetric.attempt_id) == Task.thumb_attempt_id)
+    prev_query, _ = _ordered(base, case_filter, dialect, session, None, task_id)
+    next_query, _ = _ordered(base, case_filter, dialect, session, task_id, None)
+    return session.scalar(prev_query.limit(1)), session.scalar(next_query.limit(1))
 
 
 def existing_task_ids(session: Session, wanted: list[int]) -> list[int]:

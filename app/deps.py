@@ -1,7 +1,7 @@
 """Dependencies shared by every route: the database session, settings and the case filter."""
 
 from collections.abc import Iterator
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import Depends, Path, Query, Request
 from pydantic import Field, StringConstraints
@@ -50,6 +50,16 @@ def case_filter(
         list[Dimension] | None, Query(description="A judge dimension that failed in any round")
     ] = None,
     q: Annotated[str, Query(max_length=500, description="Words in instructions or judge reasons")] = "",
+    changed_min: Annotated[float | None, Query(ge=0, le=100, description=(
+        "Final edit's changed area at least this percent of the image"))] = None,
+    changed_max: Annotated[float | None, Query(ge=0, le=100, description=(
+        "Final edit's changed area at most this percent"))] = None,
+    ssim_outside_max: Annotated[float | None, Query(ge=-1, le=1, description=(
+        "SSIM outside the changed region at most this (context poorly preserved)"))] = None,
+    regions_min: Annotated[int | None, Query(ge=0, le=1_000_000, description=(
+        "At least this many separate changed regions"))] = None,
+    sort: Annotated[Literal["", "changed", "ssim_outside", "regions", "psnr"], Query(description=(
+        "Order: by id (empty), changed area, SSIM outside the change, regions, or PSNR"))] = "",
 ) -> CaseFilter:
     return CaseFilter(
         modality=tuple(m.value for m in modality or ()),
@@ -58,7 +68,8 @@ def case_filter(
         outcome=tuple(o.value for o in outcome or ()),
         rounds=tuple(rounds or ()),
         failed_dimension=tuple(d.value for d in failed_dimension or ()),
-        q=q,
+        q=q, changed_min=changed_min, changed_max=changed_max,
+        ssim_outside_max=ssim_outside_max, regions_min=regions_min, sort=sort,
     )
 
 

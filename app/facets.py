@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from app.case_filter import FACETS, CaseFilter, where_clauses
-from app.models import DIMENSION_BITS, Dimension, Run, Task
+from app.models import DIMENSION_BITS, AttemptMetric, Dimension, Run, Task
 
 CUBE_COLUMNS = ("modality", "disease", "direction", "outcome", "rounds", "failed_mask")
 # Distinct (database, version, search text) cubes kept in memory; each is a few hundred KB.
@@ -41,20 +41,26 @@ def data_version(session: Session) -> tuple[Any, Any, Any]:
             session.scalar(select(func.count()).select_from(Run).where(col(Run.outcome) == "running")))
 
 
+def _measured(session: Session) -> Any:
+    """Metrics arrive in the background after an import: bounds on them change the counts."""
+    return session.scalar(select(func.count()).select_from(AttemptMetric))
+
+
 def cube(session: Session, case_filter: CaseFilter) -> list[tuple[Any, ...]]:
     """(modality, disease, direction, outcome, rounds, failed_mask, count) for the text search."""
     bind = session.get_bind()
     engine = bind if isinstance(bind, Engine) else bind.engine
-    key = (str(engine.url), data_version(session), case_filter.q.strip().lower())
+    base = case_filter.base()
+    key = (str(engine.url), data_version(session), base.q.strip().lower(), tuple(base.bounds().items()),
+           _measured(session) if base.bounds() else None)
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
-    text_only = CaseFilter(q=case_filter.q)
     columns = [col(c) for c in (Task.modality, Task.disease, Task.direction, Task.outcome,
                                 Task.n_rounds, Task.failed_mask)]
     query = (select(*columns, func.count()).group_by(*columns)
-             .where(*where_clauses(text_only, engine.dialect.name)))
+             .where(*where_clauses(base, engine.dialect.name)))
     rows = [tuple(row) for row in session.execute(query)]
     with _cache_lock:
         _cache[key] = rows

@@ -61,11 +61,17 @@ def test_neighbours_follow_the_filter(client: TestClient) -> None:
 
 def test_every_image_on_the_page_resolves(client: TestClient) -> None:
     html = page(client, f"/cases/{case_id(client, 'rounds=5&outcome=success')}")
-    sources = [img["src"] for img in html.select("#panes img")]
-    assert len(sources) == 6
+    assert len(html.select("#panes img.layer-base")) == 6  # original, four failed rounds, accepted
+    # Each pane also holds the image flicker and swipe show, and a difference map to fetch.
+    sources = {img["src"] for img in html.select("#panes img")}
+    sources |= {img["data-full"] for img in html.select("#panes img[data-full]")}
     for src in sources:
         response = client.get(src)
         assert response.status_code == 200 and response.headers["content-type"] == "image/jpeg"
+    diffs = {v["data-diff"] for v in html.select("#panes .viewport[data-diff]")}
+    assert len(diffs) == 5  # one per edit; the original's is the accepted edit's
+    for src in diffs:
+        assert client.get(src).headers["content-type"] == "image/png"
 
 
 def test_unknown_case_is_404_and_bad_id_is_422(client: TestClient) -> None:
