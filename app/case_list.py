@@ -1,7 +1,6 @@
 """Listing cases page by page (keyset on the task id), and stepping to neighbours."""
 
 from dataclasses import dataclass
-
 from typing import Any
 
 from sqlalchemy import and_, or_, select

@@ -10,9 +10,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemaining
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from app import roi_metrics
 from app.case_filter import CaseFilter
 from app.case_list import task_ids_matching
-from app import roi_metrics
 from app.metrics_store import compute_pending
 from app.models import Dimension, Direction, Job, Modality, Outcome
 from app.settings import get_settings

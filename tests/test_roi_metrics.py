@@ -1,10 +1,10 @@
 """SSIM outside each reader's region, computed in the background for answers that have one."""
 
-from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
-
 import csv
 import io
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
 
 from app import roi_metrics
 from app.answers import AnswerIn, submit_answer, undo_last
@@ -25,8 +25,10 @@ def test_regions_are_measured_once_and_retractions_are_not(demo_engine: Engine) 
             col(Assignment.user_id) == reader.id).order_by(col(Assignment.sequence)).limit(3)).all()
         whole = Roi(kind="rect", points=[(0, 0), (1, 1)])
         corner = Roi(kind="freehand", points=[(0, 0), (0.1, 0), (0, 0.1)])
-        a = submit_answer(session, setup.study, first, AnswerIn(**BASE, roi=whole, submission_id="roi-a-0001"))
-        b = submit_answer(session, setup.study, second, AnswerIn(**BASE, roi=corner, submission_id="roi-b-0001"))
+        a = submit_answer(session, setup.study, first,
+                          AnswerIn(**BASE, roi=whole, submission_id="roi-a-0001"))
+        b = submit_answer(session, setup.study, second,
+                          AnswerIn(**BASE, roi=corner, submission_id="roi-b-0001"))
         submit_answer(session, setup.study, third, AnswerIn(**BASE, submission_id="roi-c-0001"))
         assert undo_last(session, setup.study, reader.id) is not None  # retracts the third
         assert roi_metrics.pending(session) == [a.id, b.id]

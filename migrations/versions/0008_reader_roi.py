@@ -10,7 +10,6 @@ import sqlalchemy as sa
 import sqlmodel
 from alembic import op
 
-
 revision: str = '0008'
 down_revision: str | None = '0007'
 branch_labels: str | Sequence[str] | None = None

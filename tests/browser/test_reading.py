@@ -86,7 +86,8 @@ def test_the_reader_draws_a_region_flickers_and_keeps_the_answer_keys(
     page.mouse.move(stage["x"] + stage["width"] * 0.5, stage["y"] + stage["height"] * 0.75, steps=4)
     page.mouse.up()
     value = page.locator("#roi-input").input_value()
-    assert re.fullmatch(r'\{"kind":"rect","points":\[\[0\.2\d*,0\.2\d*\],\[0\.[45]\d*,0\.7\d*\]\]\}', value), value
+    corners = r'\{"kind":"rect","points":\[\[0\.2\d*,0\.2\d*\],\[0\.[45]\d*,0\.7\d*\]\]\}'
+    assert re.fullmatch(corners, value), value
     expect(page.locator("#draft-status")).to_have_text("draft saved")
     for svg in page.locator("svg.roi-layer polygon").all():  # shown on both panes
         assert len(svg.get_attribute("points").split()) == 4  # type: ignore[union-attr]

@@ -65,9 +65,10 @@ def test_sorting_by_changed_area_pages_in_order(client: TestClient, measured: di
     assert case.select_one("#prev-case")["href"] == f"/cases/{ids[3]}?sort=changed"
 
 
-def test_sorting_by_ssim_outside_puts_the_worst_kept_first(client: TestClient, measured: dict) -> None:
+def test_sorting_by_ssim_outside_puts_the_worst_kept_first(client: TestClient,
+                                                           measured: dict) -> None:
     page = soup(client, "/cases?sort=ssim_outside&modality=chest_xray")
-    values = [float(c.text) for c in page.select("td.ssim-outside") if c.text != "–"]
+    values = [float(c.text) for c in page.select("td.ssim-outside") if c.text != "\u2013"]  # an en dash: not measured
     assert values and values == sorted(values)
 
 
