@@ -68,7 +68,8 @@ def test_sorting_by_changed_area_pages_in_order(client: TestClient, measured: di
 def test_sorting_by_ssim_outside_puts_the_worst_kept_first(client: TestClient,
                                                            measured: dict) -> None:
     page = soup(client, "/cases?sort=ssim_outside&modality=chest_xray")
-    values = [float(c.text) for c in page.select("td.ssim-outside") if c.text != "\u2013"]  # an en dash: not measured
+    not_measured = "\u2013"  # an en dash
+    values = [float(c.text) for c in page.select("td.ssim-outside") if c.text != not_measured]
     assert values and values == sorted(values)
 
 
