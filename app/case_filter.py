@@ -7,11 +7,11 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
-from sqlalchemy import ColumnElement, Select, func, or_, select
+from sqlalchemy import ColumnElement, Select, func, literal_column, or_
 from sqlmodel import col
 
 from app import search
-from app.models import DIMENSION_BITS, AttemptMetric, Dimension, Task
+from app.models import DIMENSION_BITS, Dimension, Task
 
 # Facet name -> Task column it filters; failed_dimension is a bit test on failed_mask.
 FACET_COLUMNS: dict[str, Any] = {
@@ -23,20 +23,28 @@ FACET_COLUMNS: dict[str, Any] = {
 }
 FACETS = (*FACET_COLUMNS, "failed_dimension")
 
-# Preservation bounds, on the metrics of a case's final edit (Task.thumb_attempt_id):
+# Preservation bounds, on the metrics of a case's final edit (mirrored on Task):
 # name -> (column, comparison, factor from the URL's unit to the column's).
 METRIC_BOUNDS: dict[str, tuple[Any, str, float]] = {
-    "changed_min": (col(AttemptMetric.changed_fraction), ">=", 0.01),  # URL: percent
-    "changed_max": (col(AttemptMetric.changed_fraction), "<=", 0.01),
-    "ssim_outside_max": (col(AttemptMetric.ssim_outside), "<=", 1.0),
-    "regions_min": (col(AttemptMetric.changed_regions), ">=", 1.0),
+    "changed_min": (col(Task.final_changed), ">=", 0.01),  # URL: percent
+    "changed_max": (col(Task.final_changed), "<=", 0.01),
+    "ssim_outside_max": (col(Task.final_ssim_outside), "<=", 1.0),
+    "regions_min": (col(Task.final_regions), ">=", 1.0),
 }
-# Orders besides the id: each an ascending SQL key, cases without metrics last.
+
+
+def _last_if_missing(column: Any, stand_in: str) -> Any:
+    # The stand-in is inlined, not bound, so the SQL matches the expression indexes of
+    # migration 0009 (an index on an expression is only used for that exact expression).
+    return func.coalesce(column, literal_column(stand_in))
+
+
+# Orders besides the id: each an ascending SQL key, cases not yet measured last.
 SORTS: dict[str, Any] = {
-    "changed": -func.coalesce(col(AttemptMetric.changed_fraction), -1.0),  # largest first
-    "ssim_outside": func.coalesce(col(AttemptMetric.ssim_outside), 2.0),  # worst kept first
-    "regions": -func.coalesce(col(AttemptMetric.changed_regions), -1),  # most first
-    "psnr": func.coalesce(col(AttemptMetric.psnr), 1e9),  # lowest first; identical last
+    "changed": -_last_if_missing(col(Task.final_changed), "-1.0"),  # largest first
+    "ssim_outside": _last_if_missing(col(Task.final_ssim_outside), "2.0"),  # worst kept first
+    "regions": -_last_if_missing(col(Task.final_regions), "-1"),  # most first
+    "psnr": _last_if_missing(col(Task.final_psnr), "1000000000.0"),  # lowest; identical last
 }
 
 
@@ -114,11 +122,8 @@ def where_clauses(case_filter: CaseFilter, dialect: str, *,
     if case_filter.failed_dimension:
         bits = [DIMENSION_BITS[Dimension(d)] for d in case_filter.failed_dimension]
         clauses.append(or_(*[col(Task.failed_mask).op("&")(bit) != 0 for bit in bits]))
-    metric = [_compare(column, op, case_filter.bounds()[name] * factor)
-              for name, (column, op, factor) in METRIC_BOUNDS.items() if name in case_filter.bounds()]
-    if metric:
-        measured = select(col(AttemptMetric.attempt_id)).where(*metric)
-        clauses.append(col(Task.thumb_attempt_id).in_(measured))
+    clauses += [_compare(column, op, case_filter.bounds()[name] * factor)
+                for name, (column, op, factor) in METRIC_BOUNDS.items() if name in case_filter.bounds()]
     text_match = search.matching_tasks(dialect, case_filter.q) if with_text else None
     if text_match is not None:
         clauses.append(text_match)

@@ -58,9 +58,7 @@ def _ordered(query: SelectT, case_filter: CaseFilter, dialect: str, session: Ses
         return query.order_by(key), False
     cursor = before if backwards else after
     if cursor is not None:
-        value = session.scalar(select(metric).select_from(Task).outerjoin(
-            AttemptMetric, col(AttemptMetric.attempt_id) == Task.thumb_attempt_id)
-            .where(col(Task.id) == cursor))
+        value = session.scalar(select(metric).where(col(Task.id) == cursor))
         if value is not None:
             beyond = ((metric < value, and_(metric == value, key < cursor)) if backwards
                       else (metric > value, and_(metric == value, key > cursor)))
@@ -112,8 +110,6 @@ def neighbours(session: Session, case_filter: CaseFilter, task_id: int) -> tuple
     """The previous and next case ids in the filter's order."""
     dialect = session.get_bind().dialect.name
     base: Any = select(col(Task.id))
-    if case_filter.sort in SORTS:
-        base = base.outerjoin(AttemptMetric, col(AttemptMetric.attempt_id) == Task.thumb_attempt_id)
     prev_query, _ = _ordered(base, case_filter, dialect, session, None, task_id)
     next_query, _ = _ordered(base, case_filter, dialect, session, task_id, None)
     return session.scalar(prev_query.limit(1)), session.scalar(next_query.limit(1))

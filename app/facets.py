@@ -51,8 +51,8 @@ def cube(session: Session, case_filter: CaseFilter) -> list[tuple[Any, ...]]:
     bind = session.get_bind()
     engine = bind if isinstance(bind, Engine) else bind.engine
     base = case_filter.base()
-    key = (str(engine.url), data_version(session), base.q.strip().lower(), tuple(base.bounds().items()),
-           _measured(session) if base.bounds() else None)
+    key = (str(engine.url), data_version(session), base.q.strip().lower(),
+           tuple(base.bounds().items()), _measured(session) if base.bounds() else None)
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)

@@ -12,9 +12,10 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
+from app.final_metrics import sync_final
 from app.images import ImageKind, ImageNotFound, resolve_image, source_of_attempt
 from app.metrics import preservation
-from app.models import Attempt, AttemptMetric
+from app.models import Attempt, AttemptMetric, Task
 
 BATCH = 50
 
@@ -56,5 +57,7 @@ def compute_pending(engine: Engine, limit: int = BATCH,
             if on_progress:
                 on_progress(n)
         session.add_all(rows)
+        session.flush()
+        sync_final(session, col(Task.thumb_attempt_id).in_(ids))
         session.commit()
         return len(rows)

@@ -132,6 +132,12 @@ class Task(SQLModel, table=True):
     failed_mask: int = 0
     accepted_attempt_id: int | None = None
     thumb_attempt_id: int | None = None
+    # The final edit's (thumb_attempt_id's) preservation metrics, copied here once measured
+    # (app/metrics_store.py) so /cases sorts and bounds them from indexes on this table.
+    final_changed: float | None = None
+    final_ssim_outside: float | None = None
+    final_regions: int | None = None
+    final_psnr: float | None = None
 
 
 class Run(SQLModel, table=True):

@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
+from app.final_metrics import sync_final
 from app.images import ImageKind, ImageNotFound, resolve_image
 from app.models import (
     DIMENSION_BITS,
@@ -180,6 +181,8 @@ def finish_run(engine: Engine, run_id: int, outcome: Outcome, *, success_round: 
         task.accepted_attempt_id = attempts[-1].id if outcome is Outcome.success else None
         task.thumb_attempt_id = with_image[-1].id if with_image else task.thumb_attempt_id
         session.add_all([run, task])
+        session.flush()
+        sync_final(session, col(Task.id) == task.id)  # the new edit has no metrics yet
         session.commit()
 
 

@@ -52,3 +52,4 @@ def test_the_cli_measures_what_is_left(demo_engine: Engine, tmp_path: Path) -> N
     assert result.exit_code == 0 and result.output.startswith("measured ")
     with Session(demo_engine) as session:
         assert pending_count(session) == 0
+

@@ -9,6 +9,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import SQLModel
 
+from app.final_metrics import clear_stale_final
 from app.importer import layout, paper_format, scripts_format, streams
 from app.importer.dirindex import DirIndex, is_within
 from app.importer.errors import ImportFileError, RowError
@@ -60,6 +61,8 @@ def import_tree(engine: Engine, run_root: Path, source_root: Path | None = None,
         conn.commit()
         for job in jobs:
             _run_job(conn, job, roots, state, progress, report)
+        clear_stale_final(conn)  # a re-imported task may now show an edit not yet measured
+        conn.commit()
     return report
 
 
