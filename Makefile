@@ -66,6 +66,7 @@ bench: install
 	$(BIN)/python benchmarks/agreement.py
 	$(BIN)/python benchmarks/pipeline.py
 	$(BIN)/python benchmarks/metrics.py
+	$(BIN)/python benchmarks/case_paint.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
