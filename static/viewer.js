@@ -378,6 +378,7 @@
     if (t instanceof HTMLElement && (t.isContentEditable || t.tagName === "TEXTAREA" || t.tagName === "SELECT"
       || (t.tagName === "INPUT" && !/^(radio|checkbox|range|button|submit)$/.test(t.type)))) return;
     if (event.metaKey || event.ctrlKey || event.altKey) return;
+    if (document.querySelector("dialog[open]")) return; // the key list is open: keys are its
     const key = event.key;
     if (key === " ") {
       event.preventDefault();

@@ -146,6 +146,14 @@ def test_fundus_colour_is_left_alone_unless_asked(page: Page, live_server: str,
     expect(viewer).not_to_have_class(re.compile(r"\blevels\b"))
     page.keyboard.press("c")
     expect(viewer).to_have_class(re.compile(r"\blevels\b"))
+    # With the key list open, keys belong to it, not to the images behind it.
+    page.keyboard.press("?")
+    expect(page.locator("#keys-help")).to_be_visible()
+    expect(page.locator("#keys-help")).to_contain_text("window/level on a colour (fundus) image")
+    page.keyboard.press("d")
+    expect(viewer).not_to_have_class(re.compile(r"\bdiff\b"))
+    page.keyboard.press("Escape")
+    expect(page.locator("#keys-help")).to_be_hidden()
 
 
 def test_swipe_difference_opacity_and_full_screen(page: Page, live_server: str,
