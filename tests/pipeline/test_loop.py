@@ -175,3 +175,29 @@ def test_facet_counts_follow_a_run_that_ends(client: Any, demo_engine: Engine) -
     assert success_count() == before  # still running: the task keeps its outcome
     store.finish_run(demo_engine, run_id, Outcome.failed)
     assert success_count() == before - 1
+
+
+def test_a_new_final_edit_drops_the_old_metrics_until_measured(demo_engine: Engine,
+                                                              tmp_path: Path) -> None:
+    """/cases sorts by the task's copy of its final edit's metrics: a regeneration that ends
+    with a new edit must not keep showing the old edit's figures."""
+    from sqlmodel import Session
+
+    from app.metrics_store import compute_pending
+    from app.models import Task
+
+    while compute_pending(demo_engine, limit=500):
+        pass
+    task_id = a_task(demo_engine)
+    with Session(demo_engine) as session:
+        before = session.get(Task, task_id)
+        assert before is not None and before.final_changed is not None
+        old_thumb = before.thumb_attempt_id
+    go(demo_engine, tmp_path, OfflineBackend(), task_id, loop.Options(rounds=1, policy=FAST.policy))
+    with Session(demo_engine) as session:
+        task = session.get(Task, task_id)
+        assert task is not None and task.thumb_attempt_id != old_thumb
+        assert task.final_changed is None and task.final_regions is None
+    assert compute_pending(demo_engine) >= 1
+    with Session(demo_engine) as session:
+        assert session.get(Task, task_id).final_changed is not None  # type: ignore[union-attr]
