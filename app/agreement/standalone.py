@@ -26,8 +26,13 @@ _env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoesc
 
 def describe_filter(case_filter: dict[str, Any]) -> str:
     """The case filter in words: "modality chest_xray; outcome success"."""
-    parts = [f"{key.replace('_', ' ')} {value if isinstance(value, str) else ' or '.join(map(str, value))}"
-             for key, value in case_filter.items() if value]
+    parts = []
+    for key, value in case_filter.items():
+        if value is None or value == "" or value == () or value == [] or key == "sort":
+            continue  # the order cases were listed in does not change the selection
+        shown = (value if isinstance(value, str | int | float)
+                 else " or ".join(map(str, value)))  # a metric bound is one number
+        parts.append(f"{key.replace('_', ' ')} {shown}")
     return "; ".join(parts) or "all cases"
 
 

@@ -11,7 +11,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from app.metrics_store import compute_pending
-from app.models import AttemptMetric, Task
+from app.models import AttemptMetric, Role, Task
+from app.settings import Settings
 from tests.routes.test_cases_list import soup
 
 
@@ -79,3 +80,22 @@ def test_bad_bounds_are_a_422(client: TestClient, query: str) -> None:
     response = client.get(f"/cases?{query}")
     assert response.status_code == 422
     assert BeautifulSoup(response.text, "html.parser").select_one("main") is not None
+
+
+def test_a_study_from_a_bounded_filter_records_and_shows_the_bound(
+        demo_engine: Engine, settings: Settings, measured: dict) -> None:
+    """The study page once failed on a numeric bound in the recorded filter (a 500)."""
+    from tests.routes.test_reading import as_user
+    from tests.studies.conftest import make_study
+
+    setup = make_study(demo_engine)
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    query = "modality=chest_xray&changed_min=0.5&sort=changed"
+    data = {"name": "bounded", "strata_facet": "", "total": "3", "seed": "7",
+            "readers": [str(r.id) for r in setup.readers], "blinded": "true"}
+    created = admin.post(f"/studies?{query}", data=data, follow_redirects=False)
+    assert created.status_code == 303, created.text
+    page = admin.get(created.headers["location"])
+    assert page.status_code == 200
+    shown = BeautifulSoup(page.text, "html.parser").select_one("#study-filter").get_text(" ")
+    assert "changed min: 0.5" in shown and "sort" not in shown
