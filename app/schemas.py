@@ -1,6 +1,7 @@
 """JSON shapes of the API; response_model filters what leaves the server."""
 
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -30,11 +31,29 @@ class CaseBase(BaseModel):
     failed_dimensions: list[str]
 
 
+class MetricsOut(BaseModel):
+    """Preservation of an edit against its original (app/metrics.py), at ``side`` pixels."""
+
+    psnr: float | None  # None: identical images
+    ssim: float
+    ssim_outside: float | None  # SSIM outside the changed region; None: all changed
+    changed_fraction: float
+    changed_regions: int
+    side: int
+
+
+def metrics_out(metric: Any) -> MetricsOut | None:
+    if metric is None or metric.error is not None:
+        return None
+    return MetricsOut.model_validate(metric, from_attributes=True)
+
+
 class CaseSummary(CaseBase):
     rounds: int
     url: str
     original_thumb_url: str | None
     edit_thumb_url: str | None
+    final_edit_metrics: MetricsOut | None = None  # None until measured in the background
 
 
 class CaseList(BaseModel):
@@ -69,6 +88,8 @@ class AttemptOut(BaseModel):
     edit_error: str | None
     image_present: bool
     image_url: str | None
+    difference_map_url: str | None
+    metrics: MetricsOut | None  # None until measured, or when an image cannot be read
     verdicts: list[VerdictOut]
 
 
@@ -103,6 +124,7 @@ def case_summary(row: CaseRow) -> CaseSummary:
         failed_dimensions=row.failed_dimensions, url=f"/cases/{row.id}",
         original_thumb_url=image_url("source", row.source_image_id, "thumb") if row.source_present else None,
         edit_thumb_url=image_url("attempt", row.thumb_attempt_id, "thumb"),
+        final_edit_metrics=metrics_out(row.metric),
     )
 
 
@@ -114,6 +136,8 @@ def _attempt_out(view: AttemptView) -> AttemptOut:
         instruction=a.instruction, instruction_thinking=a.instruction_thinking,
         edit_error=a.edit_error, image_present=a.image_present,
         image_url=image_url("attempt", a.id) if a.image_present else None,
+        difference_map_url=f"/images/diff/{a.id}?size=preview" if a.image_present else None,
+        metrics=metrics_out(view.metric),
         verdicts=[VerdictOut.model_validate(v, from_attributes=True) for v in view.verdicts],
     )
 

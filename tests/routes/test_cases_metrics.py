@@ -99,3 +99,16 @@ def test_a_study_from_a_bounded_filter_records_and_shows_the_bound(
     assert page.status_code == 200
     shown = BeautifulSoup(page.text, "html.parser").select_one("#study-filter").get_text(" ")
     assert "changed min: 0.5" in shown and "sort" not in shown
+
+
+def test_the_api_carries_metrics_and_the_difference_map(client: TestClient, measured: dict) -> None:
+    listed = client.get("/api/cases?sort=changed&limit=5").json()["items"]
+    top = listed[0]["final_edit_metrics"]
+    assert top["changed_fraction"] == measured[listed[0]["id"]].changed_fraction
+    assert [i["final_edit_metrics"]["changed_fraction"] for i in listed] == sorted(
+        (i["final_edit_metrics"]["changed_fraction"] for i in listed), reverse=True)
+    case = client.get(f"/api/cases/{listed[0]['id']}").json()
+    attempts = [a for run in case["runs"] for a in run["attempts"]] if "runs" in case else []
+    assert attempts and all(a["metrics"] is not None for a in attempts if a["image_present"])
+    first = next(a for a in attempts if a["image_present"])
+    assert client.get(first["difference_map_url"]).headers["content-type"] == "image/png"
