@@ -3,6 +3,8 @@
 Within a facet the chosen values are alternatives (OR); across facets they all apply (AND).
 """
 
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 from urllib.parse import urlencode
@@ -25,11 +27,11 @@ FACETS = (*FACET_COLUMNS, "failed_dimension")
 
 # Preservation bounds, on the metrics of a case's final edit (mirrored on Task):
 # name -> (column, comparison, factor from the URL's unit to the column's).
-METRIC_BOUNDS: dict[str, tuple[Any, str, float]] = {
-    "changed_min": (col(Task.final_changed), ">=", 0.01),  # URL: percent
-    "changed_max": (col(Task.final_changed), "<=", 0.01),
-    "ssim_outside_max": (col(Task.final_ssim_outside), "<=", 1.0),
-    "regions_min": (col(Task.final_regions), ">=", 1.0),
+METRIC_BOUNDS: dict[str, tuple[Any, Callable[[Any, Any], Any], float]] = {
+    "changed_min": (col(Task.final_changed), operator.ge, 0.01),  # URL: percent
+    "changed_max": (col(Task.final_changed), operator.le, 0.01),
+    "ssim_outside_max": (col(Task.final_ssim_outside), operator.le, 1.0),
+    "regions_min": (col(Task.final_regions), operator.ge, 1.0),
 }
 
 
@@ -122,16 +124,26 @@ def where_clauses(case_filter: CaseFilter, dialect: str, *,
     if case_filter.failed_dimension:
         bits = [DIMENSION_BITS[Dimension(d)] for d in case_filter.failed_dimension]
         clauses.append(or_(*[col(Task.failed_mask).op("&")(bit) != 0 for bit in bits]))
-    clauses += [_compare(column, op, case_filter.bounds()[name] * factor)
-                for name, (column, op, factor) in METRIC_BOUNDS.items() if name in case_filter.bounds()]
+    bounds = case_filter.bounds()
+    clauses += [compare(column, bounds[name] * factor)
+                for name, (column, compare, factor) in METRIC_BOUNDS.items() if name in bounds]
     text_match = search.matching_tasks(dialect, case_filter.q) if with_text else None
     if text_match is not None:
         clauses.append(text_match)
     return clauses
 
 
-def _compare(column: Any, op: str, value: float) -> ColumnElement[bool]:
-    return column >= value if op == ">=" else column <= value
+def recorded_criteria(recorded: dict[str, Any]) -> list[tuple[str, str]]:
+    """A study's recorded filter (``asdict`` of a CaseFilter) as (label, values) pairs: the
+    choices made, each facet's values joined by "or", a metric bound as its number. The
+    order cases were listed in does not change a selection, so the sort is left out."""
+    criteria = []
+    for key, value in recorded.items():
+        if key == "sort" or value is None or value in ("", (), []):
+            continue
+        shown = str(value) if isinstance(value, str | int | float) else " or ".join(map(str, value))
+        criteria.append((key.replace("_", " "), shown))
+    return criteria
 
 
 SelectT = TypeVar("SelectT", bound=Select)

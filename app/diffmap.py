@@ -12,8 +12,10 @@ from pathlib import Path
 import numpy as np
 from matplotlib import colormaps
 from PIL import Image
+from sqlmodel import Session
 
-from app.images import SIZE_PIXELS, ImageFile, ImageNotFound, ImageSize
+from app.images import SIZE_PIXELS, ImageFile, ImageNotFound, ImageSize, item_image
+from app.study_models import StudyItem
 
 FULL_SCALE = 0.25  # a change of a quarter of the intensity range shows at full colour
 COLOURMAP = "inferno"
@@ -62,3 +64,16 @@ def diff_file(original: ImageFile, edited: ImageFile, size: ImageSize, cache_dir
         image.save(out, "PNG", optimize=False)
     os.replace(temp, target)  # atomic: a concurrent request never reads half a file
     return target
+
+
+def drawn_diff(original: ImageFile, edited: ImageFile, size: ImageSize,
+               cache_dir: Path) -> tuple[Path, str]:
+    """The map's file (drawn on first use) and its ETag, made of the two images' hashes."""
+    return (diff_file(original, edited, size, cache_dir),
+            f'"diff-{original.etag}-{edited.etag}-{size.value}"')
+
+
+def item_diff(session: Session, item: StudyItem, size: ImageSize, cache_dir: Path) -> tuple[Path, str]:
+    """A study item's map, for the screens that know the item only by its uid."""
+    return drawn_diff(item_image(session, item, "original"), item_image(session, item, "edit"),
+                      size, cache_dir)

@@ -1,12 +1,12 @@
 """JSON shapes of the API; response_model filters what leaves the server."""
 
 from datetime import datetime
-from typing import Any
 
 from pydantic import BaseModel
 
 from app.case_detail import AttemptView, CaseView, RunView
 from app.case_list import CaseRow, failed_dimensions
+from app.models import AttemptMetric
 
 
 class SourceImageOut(BaseModel):
@@ -42,7 +42,7 @@ class MetricsOut(BaseModel):
     side: int
 
 
-def metrics_out(metric: Any) -> MetricsOut | None:
+def metrics_out(metric: AttemptMetric | None) -> MetricsOut | None:
     if metric is None or metric.error is not None:
         return None
     return MetricsOut.model_validate(metric, from_attributes=True)

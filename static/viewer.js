@@ -21,7 +21,7 @@
   const roiInput = root.dataset.roiInput ? document.getElementById(root.dataset.roiInput) : null;
   const state = {
     linked: true, width: 1, level: 0.5, invert: false, colour: false, preset: 0,
-    flicker: false, swipe: false, swipeAt: 0.5, diff: false, diffOpacity: 0.6,
+    flicker: false, swipe: false, swipeAt: 0.5, diff: false,
     single: false, active: null, roiTool: "off", roi: null,
   };
   const filter = document.getElementById("mb-wl");
@@ -345,7 +345,7 @@
   root.addEventListener("input", (event) => {
     const t = event.target;
     if (t.matches("[data-swipe-range]")) { state.swipeAt = Number(t.value) / 100; updateSwipe(); }
-    else if (t.matches("[data-diff-opacity]")) { state.diffOpacity = Number(t.value) / 100; root.style.setProperty("--diff-opacity", String(state.diffOpacity)); }
+    else if (t.matches("[data-diff-opacity]")) root.style.setProperty("--diff-opacity", String(Number(t.value) / 100));
   });
   root.addEventListener("change", (event) => {
     const t = event.target;

@@ -18,6 +18,7 @@ from app.agreement.charts import report_charts
 from app.agreement.reads import QUESTIONS
 from app.agreement.report import Slice
 from app.agreement.service import report_for
+from app.case_filter import recorded_criteria
 from app.study_models import Study
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
@@ -26,13 +27,7 @@ _env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoesc
 
 def describe_filter(case_filter: dict[str, Any]) -> str:
     """The case filter in words: "modality chest_xray; outcome success"."""
-    parts = []
-    for key, value in case_filter.items():
-        if value is None or value == "" or value == () or value == [] or key == "sort":
-            continue  # the order cases were listed in does not change the selection
-        shown = (value if isinstance(value, str | int | float)
-                 else " or ".join(map(str, value)))  # a metric bound is one number
-        parts.append(f"{key.replace('_', ' ')} {shown}")
+    parts = [f"{label} {values}" for label, values in recorded_criteria(case_filter)]
     return "; ".join(parts) or "all cases"
 
 

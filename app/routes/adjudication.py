@@ -20,9 +20,10 @@ from app.agreement.disagreements import to_adjudicate
 from app.agreement.reads import load
 from app.agreement.report import first_reads
 from app.deps import IdPath, SessionDep, SettingsDep
+from app.diffmap import item_diff
 from app.images import ImageNotFound, ImageSize, item_image
 from app.models import Attempt, Task
-from app.routes.images import diff_response, drawn_diff, image_response
+from app.routes.images import diff_response, image_response
 from app.routes.reading import posted_form
 from app.security import CurrentUser
 from app.web import render
@@ -115,8 +116,7 @@ def adjudication_diff(session: SessionDep, settings: SettingsDep, user: CurrentU
     require_adjudicator(session, study, user)
     item = item_by_uid(session, study, uid)
     try:
-        known = drawn_diff(item_image(session, item, "original"), item_image(session, item, "edit"),
-                           size, settings.resolved_cache_dir())
+        known = item_diff(session, item, size, settings.resolved_cache_dir())
     except ImageNotFound:
         raise NotFound("this image is missing on disk or cannot be decoded") from None
     return diff_response(request, *known)

@@ -8,7 +8,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import FileResponse, Response
 
 from app.deps import IdPath, SessionDep, SettingsDep
-from app.diffmap import diff_file
+from app.diffmap import drawn_diff
 from app.images import (
     ImageFile,
     ImageKind,
@@ -64,13 +64,6 @@ def get_diff(request: Request, session: SessionDep, settings: SettingsDep, attem
                 _diffs.pop(next(iter(_diffs)))
             _diffs[(attempt_id, size)] = known
     return diff_response(request, *known)
-
-
-def drawn_diff(original: ImageFile, edited: ImageFile, size: ImageSize,
-               cache_dir: Path) -> tuple[Path, str]:
-    """The map's file (drawn on first use) and its ETag, made of the two images' hashes."""
-    return (diff_file(original, edited, size, cache_dir),
-            f'"diff-{original.etag}-{edited.etag}-{size.value}"')
 
 
 def diff_response(request: Request, path: Path, etag: str) -> Response:

@@ -10,8 +10,9 @@ from starlette.datastructures import FormData
 from app.adjudication import studies_to_adjudicate
 from app.answers import FAILURE_TAGS, AnswerIn, save_draft, submit_answer, undo_last
 from app.deps import IdPath, SessionDep, SettingsDep
+from app.diffmap import item_diff
 from app.images import ImageNotFound, ImageSize, item_image
-from app.routes.images import diff_response, drawn_diff, image_response
+from app.routes.images import diff_response, image_response
 from app.security import CurrentUser
 from app.web import render
 from app.worklist import (
@@ -120,8 +121,7 @@ def reading_diff(request: Request, session: SessionDep, settings: SettingsDep,
     """The difference map by the item's uid: like the images, it names no attempt."""
     item = item_for_reader(session, get_study(session, study_id), user, uid)
     try:
-        known = drawn_diff(item_image(session, item, "original"), item_image(session, item, "edit"),
-                           size, settings.resolved_cache_dir())
+        known = item_diff(session, item, size, settings.resolved_cache_dir())
     except ImageNotFound:
         raise NotFound("this image is missing on disk or cannot be decoded") from None
     return diff_response(request, *known)

@@ -10,6 +10,7 @@ from sqlmodel import col, select
 
 from app.adjudication import adjudicator_of
 from app.answers import lock_study
+from app.case_filter import recorded_criteria
 from app.deps import CaseFilterDep, IdPath, SessionDep
 from app.models import Role, User
 from app.security import AdminUser
@@ -76,9 +77,11 @@ def create_study_route(
 @router.get("/studies/{study_id}", response_class=HTMLResponse)
 def study_page(request: Request, session: SessionDep, study_id: IdPath) -> HTMLResponse:
     study = get_study(session, study_id)
-    in_study = {r.id for r, _ in study_progress(session, study)}
-    context = {"study": study, "progress": study_progress(session, study),
-               "selection": json.loads(study.selection),
+    progress = study_progress(session, study)
+    in_study = {r.id for r, _ in progress}
+    selection = json.loads(study.selection)
+    context = {"study": study, "progress": progress, "selection": selection,
+               "criteria": recorded_criteria(selection["filter"]),
                "adjudicator": adjudicator_of(session, study),
                "candidates": [r for r in _readers(session) if r.id not in in_study]}
     return render(request, "studies/detail.html", context, partial="studies/_progress.html")
