@@ -227,6 +227,9 @@ class User(SQLModel, table=True):
     password_hash: str = Field(sa_column=Column(Text, nullable=False))
     # Accounts made by `make demo`, whose passwords were printed on a terminal.
     is_demo: bool = False
+    # What a study report says of its readers (GRRAS item 4), entered by an admin.
+    qualification: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    experience_years: int | None = None
     created_at: datetime = Field(default_factory=utcnow)
 
 

@@ -1,23 +1,33 @@
-"""Creating a study: which cases, stratified and seeded, and who reads them in which order.
+"""Creating a study: which edits, stratified and seeded, and who reads them in which order.
 
 Everything random is drawn from ``random.Random`` seeded with the study seed and a label,
-so the same plan on the same data always gives the same sample and the same orders.
+so the same plan on the same data always gives the same sample and the same orders. Each
+item freezes the judge verdict it is compared with (app/study_pool.py: the verdict of record).
 """
 
 import json
 import random
 import secrets
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from sqlalchemy import select
 from sqlmodel import Session, col
 
-from app.case_filter import CaseFilter, where_clauses
-from app.models import Attempt, Role, Task, User
-from app.study_models import Assignment, Reveal, Study, StudyItem, StudyReader
+from app.case_filter import CaseFilter
+from app.models import Attempt, JudgeVerdict, Role, Task, User
+from app.study_models import Assignment, Design, Reveal, Study, StudyItem, StudyReader
+from app.study_pool import (
+    Candidate,
+    candidates,
+    check_facets,
+    pool_by_stratum,
+    stratum_label,
+    verdict_of_record,
+)
 
-STRATA_FACETS = ("direction", "modality", "disease", "outcome")
 MAX_CASES = 20_000
+QUESTIONS = ("compliance", "structure", "realism", "fidelity", "overall")
 
 
 class StudyError(ValueError):
@@ -29,26 +39,33 @@ class StudyPlan:
     name: str
     case_filter: CaseFilter
     reader_ids: list[int]
+    design: Design = Design.validation
     seed: int = 42
-    # Facet to stratify on and the cases wanted per value; without it, ``total`` cases.
-    strata_facet: str | None = None
+    # Facets to stratify on and the units wanted per stratum key ("fail/add/chest_xray");
+    # without facets, ``total`` units from the whole pool.
+    strata_facets: tuple[str, ...] = ()
     per_stratum: dict[str, int] = field(default_factory=dict)
     total: int | None = None
-    include_failed_rounds: bool = False
+    primary_question: str = "overall"
     readers_per_case: int | None = None
     repeat_fraction: float = 0.0
     blinded: bool = True
     reveal: Reveal = Reveal.never
+    # The sample-size plan behind the counts (app/agreement/planner.py), recorded as given.
+    planned: dict[str, Any] | None = None
 
 
 def _validate(plan: StudyPlan) -> None:
     if not plan.name.strip() or len(plan.name) > 200:
         raise StudyError("give the study a name of at most 200 characters")
-    if plan.strata_facet is not None and plan.strata_facet not in STRATA_FACETS:
-        raise StudyError(f"strata can be one of {', '.join(STRATA_FACETS)}")
-    wanted = sum(plan.per_stratum.values()) if plan.strata_facet else (plan.total or 0)
-    if not 0 < wanted <= MAX_CASES or any(n <= 0 for n in plan.per_stratum.values()):
-        raise StudyError(f"ask for between 1 and {MAX_CASES} cases, each stratum at least 1")
+    problem = check_facets(plan.design, plan.strata_facets)
+    if problem:
+        raise StudyError(problem)
+    wanted = sum(plan.per_stratum.values()) if plan.strata_facets else (plan.total or 0)
+    if not 0 < wanted <= MAX_CASES or any(n < 0 for n in plan.per_stratum.values()):
+        raise StudyError(f"ask for between 1 and {MAX_CASES} cases in all, none below 0")
+    if plan.primary_question not in QUESTIONS:
+        raise StudyError(f"the primary question is one of {', '.join(QUESTIONS)}")
     if not plan.reader_ids:
         raise StudyError("assign at least one reader")
     if plan.readers_per_case is not None and not 1 <= plan.readers_per_case <= len(plan.reader_ids):
@@ -57,40 +74,26 @@ def _validate(plan: StudyPlan) -> None:
         raise StudyError("the repeat fraction must be between 0 and 0.5")
 
 
-def _pool(session: Session, plan: StudyPlan) -> dict[str, list[int]]:
-    """Task ids that have something to read, by stratum value ('' without strata)."""
-    dialect = session.get_bind().dialect.name
-    stratum = getattr(Task, plan.strata_facet) if plan.strata_facet else None
-    query = select(col(Task.id), stratum if stratum is not None else col(Task.id))
-    query = query.where(*where_clauses(plan.case_filter, dialect)).order_by(col(Task.id))
-    if not plan.include_failed_rounds:
-        query = query.where(col(Task.accepted_attempt_id).is_not(None))
-    else:
-        query = query.where(col(Task.thumb_attempt_id).is_not(None))
-    pool: dict[str, list[int]] = {}
-    for task_id, value in session.execute(query):
-        pool.setdefault(str(value) if plan.strata_facet else "", []).append(task_id)
-    return pool
-
-
-def draw_sample(session: Session, plan: StudyPlan) -> dict[str, list[int]]:
-    """The sampled task ids per stratum, reproducible from the plan and the data."""
+def draw_sample(session: Session, plan: StudyPlan) -> tuple[dict[str, list[Candidate]], dict[str, int]]:
+    """The sampled units per stratum, reproducible from the plan and the data, and the size
+    of each stratum's pool (recorded: issue-level weights and the report's flow need it)."""
     _validate(plan)
-    pool = _pool(session, plan)
-    wanted = plan.per_stratum if plan.strata_facet else {"": plan.total or 0}
+    facets = plan.strata_facets
+    pool = pool_by_stratum(candidates(session, plan.case_filter, plan.design, facets), facets)
+    wanted = {k: n for k, n in plan.per_stratum.items() if n > 0} if facets else {"": plan.total or 0}
     sample = {}
-    for value, count in wanted.items():
-        candidates = pool.get(value, [])
-        if len(candidates) < count:
-            label = f"stratum {plan.strata_facet}={value}" if plan.strata_facet else "the filter"
-            raise StudyError(f"{label} has {len(candidates)} readable cases; {count} were asked")
-        rng = random.Random(f"{plan.seed}:sample:{value}")
-        sample[value] = sorted(rng.sample(candidates, count))
-    return sample
+    for key, count in wanted.items():
+        found = pool.get(key, [])
+        if len(found) < count:
+            label = f"stratum {stratum_label(key, facets)}" if facets else "the filter"
+            raise StudyError(f"{label} has {len(found)} in its pool; {count} were asked")
+        rng = random.Random(f"{plan.seed}:sample:{key}")
+        sample[key] = sorted(rng.sample(found, count), key=lambda c: (c.task_id, c.attempt_id or 0))
+    return sample, {key: len(found) for key, found in pool.items()}
 
 
 def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Study:
-    sample = draw_sample(session, plan)
+    sample, pool = draw_sample(session, plan)
     readers = [session.get(User, uid) for uid in plan.reader_ids]
     if any(r is None or r.role != Role.reader for r in readers):
         raise StudyError("every assigned account must exist and be a reader")
@@ -98,9 +101,10 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
         raise StudyError(f"a study named {plan.name!r} exists already")
     assert created_by.id is not None
     study = Study(name=plan.name, blinded=plan.blinded, reveal=plan.reveal.value,
-                  include_failed_rounds=plan.include_failed_rounds,
+                  design=plan.design.value, primary_question=plan.primary_question,
+                  plan=json.dumps(plan.planned, sort_keys=True) if plan.planned else None,
                   readers_per_case=plan.readers_per_case, repeat_fraction=plan.repeat_fraction,
-                  seed=plan.seed, selection=_selection_json(plan), created_by=created_by.id)
+                  seed=plan.seed, selection=_selection_json(plan, pool), created_by=created_by.id)
     session.add(study)
     session.flush()
     items = _add_items(session, study, sample)
@@ -110,32 +114,41 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
     return study
 
 
-def _selection_json(plan: StudyPlan) -> str:
+def _selection_json(plan: StudyPlan, pool: dict[str, int]) -> str:
     return json.dumps({
-        "filter": asdict(plan.case_filter), "strata_facet": plan.strata_facet,
-        "per_stratum": plan.per_stratum, "total": plan.total, "seed": plan.seed,
+        "filter": asdict(plan.case_filter), "design": plan.design.value,
+        "strata_facets": list(plan.strata_facets), "per_stratum": plan.per_stratum,
+        "pool": pool, "total": plan.total, "seed": plan.seed,
     }, sort_keys=True)
 
 
-def _add_items(session: Session, study: Study, sample: dict[str, list[int]]) -> list[StudyItem]:
+def _add_items(session: Session, study: Study, sample: dict[str, list[Candidate]]) -> list[StudyItem]:
     assert study.id is not None
-    items = []
-    for stratum, task_ids in sample.items():
-        for task_id in task_ids:
-            task = session.get(Task, task_id)
-            assert task is not None and task.latest_run_id is not None
-            for attempt_id in _attempts_to_read(session, task, study.include_failed_rounds):
-                item = StudyItem(study_id=study.id, task_id=task_id, attempt_id=attempt_id,
-                                 stratum=stratum, uid=secrets.token_hex(12))
-                session.add(item)
-                items.append(item)
+    attempts = [(stratum, c.task_id, attempt_id) for stratum, units in sample.items()
+                for c in units for attempt_id in _attempts_to_read(session, c)]
+    record = _verdicts_of_record(session, [a for _, _, a in attempts])
+    items = [StudyItem(study_id=study.id, task_id=task_id, attempt_id=attempt_id, stratum=stratum,
+                       judge_verdict_id=record.get(attempt_id), uid=secrets.token_hex(12))
+             for stratum, task_id, attempt_id in attempts]
+    session.add_all(items)
     session.flush()
     return items
 
 
-def _attempts_to_read(session: Session, task: Task, include_failed: bool) -> list[int]:
-    if not include_failed:
-        return [task.accepted_attempt_id] if task.accepted_attempt_id else []
+def _verdicts_of_record(session: Session, attempt_ids: list[int]) -> dict[int, int]:
+    found: dict[int, int] = {}
+    for start in range(0, len(attempt_ids), 5000):
+        chunk = attempt_ids[start:start + 5000]
+        query = verdict_of_record().where(col(JudgeVerdict.attempt_id).in_(chunk))
+        found.update({a: v for a, v in session.execute(query)})
+    return found
+
+
+def _attempts_to_read(session: Session, unit: Candidate) -> list[int]:
+    if unit.attempt_id is not None:
+        return [unit.attempt_id]
+    task = session.get(Task, unit.task_id)
+    assert task is not None
     query = (select(col(Attempt.id)).where(col(Attempt.run_id) == task.latest_run_id,
                                            col(Attempt.image_present).is_(True))
              .order_by(col(Attempt.round)))

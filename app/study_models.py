@@ -17,6 +17,19 @@ class StudyStatus(StrEnum):
     locked = "locked"
 
 
+class Design(StrEnum):
+    """What a study samples, and so what its figures can estimate."""
+
+    # Judged attempts, accepted edits and rejected rounds, stratified by the judge's verdict:
+    # both of the judge's errors (too strict, too lenient) are estimable.
+    validation = "validation"
+    # Accepted edits only: the judge passed every one, so only how often readers reject what
+    # the judge accepted can be estimated (a PPV-type figure), never "too strict".
+    accepted = "accepted"
+    # Whole runs of sampled tasks, every round read (preference data).
+    runs = "runs"
+
+
 class Reveal(StrEnum):
     """What a reader sees of the judge after submitting a case."""
 
@@ -31,7 +44,11 @@ class Study(SQLModel, table=True):
     status: str = Field(default=StudyStatus.open.value, sa_column=Column(String(16), nullable=False))
     blinded: bool = True
     reveal: str = Field(default=Reveal.never.value, sa_column=Column(String(16), nullable=False))
-    include_failed_rounds: bool = False
+    design: str = Field(default=Design.accepted.value, sa_column=Column(String(16), nullable=False))
+    # The one pre-specified primary endpoint; every other question is secondary (Holm).
+    primary_question: str = Field(default="overall", sa_column=Column(String(16), nullable=False))
+    # The sample-size plan the study was made with (app/agreement/planner.py), as JSON.
+    plan: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     # None: every reader reads every case (fully crossed); k: that many readers per case.
     readers_per_case: int | None = None
     repeat_fraction: float = 0.0
@@ -53,6 +70,9 @@ class StudyItem(SQLModel, table=True):
     task_id: int = Field(foreign_key="task.id")
     attempt_id: int = Field(foreign_key="attempt.id")
     stratum: str = Field(default="", sa_column=Column(String(200), nullable=False))
+    # The judge verdict this item is compared with, frozen when the study is made: a later
+    # re-judgement never changes the study's figures (it is reported apart, as another judge).
+    judge_verdict_id: int | None = Field(default=None, foreign_key="judge_verdict.id")
     # Opaque to readers: URLs carry this, never an attempt id or a file name.
     uid: str = Field(sa_column=Column(String(32), nullable=False, unique=True))
 

@@ -4,11 +4,12 @@ queue an admin works through, and the cases an adjudicator must settle."""
 from dataclasses import dataclass
 
 from app.agreement.reads import QUESTIONS, Case, StudyReads, vote
-from app.agreement.reference import Decided, consensus
+from app.agreement.reference import Decided, Policy, consensus
 from app.agreement.report import first_reads
 from app.agreement.stats import Vote
 
 KINDS = ("judge", "readers")
+READERS_ONLY = Policy(use_adjudication=False)
 
 
 @dataclass(frozen=True)
@@ -56,20 +57,26 @@ def disagreements(data: StudyReads, question: str | None = None,
 @dataclass(frozen=True)
 class ToSettle:
     case: Case
-    questions: list[str]  # what the readers left unresolved
+    questions: list[str]  # what the readers left tied (or all found impossible to assess)
     decided: bool  # the adjudicator has recorded a decision for this case
+    unread: tuple[str, ...]  # assigned readers who have not read the case
 
 
 def to_adjudicate(data: StudyReads) -> list[ToSettle]:
-    """Cases with a question on which the readers reached no majority (ties, or no answer
-    but "cannot assess"), once every reader has answered the case."""
+    """Cases with a question the readers' reads so far leave open: a tie, or only "cannot
+    assess". A case is offered as soon as one reader has read it and it is open, even if an
+    assigned reader has not read it (and may never): a decision only counts while the tie
+    stands, so a later read that breaks the tie makes it moot."""
     reads = first_reads(data.reads)
     found = []
     for case in data.cases:
-        if any((name, case.item_id) not in reads for name in data.readers):
-            continue  # still being read: not a tie yet
-        open_questions = [q for q in QUESTIONS if consensus(
-            [vote(reads[(n, case.item_id)].answers[q]) for n in data.readers])[1] is Decided.unresolved]
+        read_by = [n for n in data.readers if (n, case.item_id) in reads]
+        if not read_by:
+            continue
+        open_questions = [q for q in QUESTIONS if not consensus(
+            [vote(reads[(n, case.item_id)].answers[q]) for n in read_by], None,
+            READERS_ONLY)[1].resolved]
         if open_questions:
-            found.append(ToSettle(case, open_questions, case.item_id in data.decisions))
+            unread = tuple(n for n in case.assigned if n not in read_by)
+            found.append(ToSettle(case, open_questions, case.item_id in data.decisions, unread))
     return found

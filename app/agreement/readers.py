@@ -1,57 +1,52 @@
-"""Agreement among readers: pairwise Cohen's kappa, Fleiss' kappa and Krippendorff's alpha.
+"""Agreement among all readers of a study: Fleiss' kappa (Gwet's generalised form), Gwet's
+multi-rater AC1 and Krippendorff's alpha, each with a cluster-bootstrap interval.
 
-This is the human ceiling the judge is measured against.
+Missing reads stay missing: a case counts once two readers rated it (one, for the category
+shares), so neither "k readers per case" nor a reader who skipped cases leaves them undefined.
 """
 
-import itertools
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
 
-import krippendorff
 import numpy as np
-from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
-from app.agreement.stats import PairAgreement, Vote, compare
+from app.agreement.multirater import (
+    ac1_from_sums,
+    alpha_from_coincidences,
+    category_counts,
+    coincidences,
+    fleiss_from_sums,
+    fleiss_generalised,
+    gwet_ac1_multi,
+    nominal_alpha,
+    subject_features,
+)
+from app.agreement.resample import ClusterBootstrap
+from app.agreement.stats import Vote
 
-
-@dataclass(frozen=True)
-class ReaderAgreement:
-    pairs: dict[tuple[str, str], PairAgreement]
-    fleiss: float | None
-    fleiss_n: int  # cases every reader answered (Fleiss needs complete rows)
-    alpha: float | None
-    alpha_n: int  # cases with at least two answers (alpha keeps missing reads missing)
-
-    def as_dict(self) -> dict[str, object]:
-        return {"pairs": [{"a": a, "b": b, **p.as_dict()} for (a, b), p in self.pairs.items()],
-                "fleiss_kappa": {"value": self.fleiss, "n": self.fleiss_n},
-                "krippendorff_alpha": {"value": self.alpha, "n": self.alpha_n}}
-
-
-def among_readers(votes: Mapping[str, Sequence[Vote]]) -> ReaderAgreement:
-    """``votes`` maps each reader to their answers, case by case in one shared order."""
-    names = sorted(votes)
-    pairs = {(a, b): compare(votes[a], votes[b]) for a, b in itertools.combinations(names, 2)}
-    matrix = np.array([[np.nan if v is None else float(v) for v in votes[name]] for name in names],
-                      dtype=float).reshape(len(names), -1)
-    complete = matrix[:, ~np.isnan(matrix).any(axis=0)]
-    fleiss = None
-    if len(names) >= 2 and complete.shape[1] and len(np.unique(complete)) > 1:
-        counts, _ = aggregate_raters(complete.T.astype(int), n_cat=2)
-        fleiss = fleiss_from_counts(counts)
-    rated_twice = (~np.isnan(matrix)).sum(axis=0) >= 2
-    alpha = None
-    usable = matrix[:, rated_twice]
-    if len(names) >= 2 and usable.shape[1] and len(np.unique(usable[~np.isnan(usable)])) > 1:
-        alpha = nominal_alpha(usable)
-    return ReaderAgreement(pairs, fleiss, int(complete.shape[1]), alpha, int(rated_twice.sum()))
+BOUNDS = (-1.0, 1.0)
 
 
-def fleiss_from_counts(counts: np.ndarray) -> float:
-    """Fleiss' kappa from a cases x categories table of how many raters chose each."""
-    return float(fleiss_kappa(counts, method="fleiss"))
-
-
-def nominal_alpha(matrix: np.ndarray) -> float:
-    """Krippendorff's alpha, nominal, from a raters x cases matrix with NaN for no read."""
-    return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal"))
+def among_readers(votes: Sequence[Sequence[Vote]], boot: ClusterBootstrap) -> dict[str, Any]:
+    """``votes`` holds one list per reader, case by case in the bootstrap's order."""
+    by_case = list(zip(*votes, strict=True))
+    counts = category_counts(by_case)
+    rated_twice = int((counts.sum(axis=1) >= 2).sum())
+    features = subject_features(counts)
+    figures = boot.figures(features, {"fleiss_kappa": fleiss_from_sums, "ac1": ac1_from_sums},
+                           n=rated_twice, bounds={"fleiss_kappa": BOUNDS, "ac1": BOUNDS})
+    alpha = boot.figure(coincidences(counts), alpha_from_coincidences, n=rated_twice, bounds=BOUNDS)
+    fleiss, ac1 = fleiss_generalised(counts), gwet_ac1_multi(counts)
+    matrix = np.array([[np.nan if v is None else float(v) for v in row] for row in votes])
+    usable = matrix[:, (~np.isnan(matrix)).sum(axis=0) >= 2]
+    if alpha.value is not None and usable.size:
+        # The krippendorff package is the reference; the coincidence sums only resample it.
+        alpha = replace(alpha, value=nominal_alpha(usable))
+    return {
+        "n_rated_twice": rated_twice,
+        "n_rated": int((counts.sum(axis=1) >= 1).sum()),
+        "fleiss_kappa": figures["fleiss_kappa"].as_dict() | {"se_gwet": fleiss.se},
+        "ac1": figures["ac1"].as_dict() | {"se_gwet": ac1.se},
+        "krippendorff_alpha": alpha.as_dict(),
+    }

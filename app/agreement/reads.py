@@ -1,17 +1,22 @@
 """A study's cases and reads, as plain values for the statistics: no ORM objects leave here.
 
-Each read is the answer in force (the newest version, unless it was withdrawn). A case's
-judge answers come from the newest verdict of the attempt that was read; "overall" is the
-judge's qualified verdict and the reader's accept / reject.
+Each read is the answer in force (the newest version, unless it was withdrawn). A case's judge
+answers come from the verdict frozen on its study item when the study was made, and from
+nothing else, so a later re-judgement never moves a study's figures. Every other readable
+verdict of the same attempts is grouped by the judge that gave it (model and prompt version)
+and offered as a separate comparison ("judge B"). "overall" is the judge's qualified
+verdict and the reader's accept / reject.
 """
 
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
 from app.adjudication import latest_decisions
+from app.importer.writer import IMPORTED_PROMPT_VERSION
 from app.agreement.stats import Vote
 from app.models import Attempt, JudgeVerdict, Task, User
 from app.study_models import Answer, Assignment, Study, StudyItem
@@ -30,6 +35,21 @@ def vote(answer: str | None) -> Vote:
     return None
 
 
+def judge_votes(verdict: JudgeVerdict | None) -> dict[str, Vote]:
+    """A verdict's answer to each question; empty when there is none or it could not be read."""
+    if verdict is None or verdict.error is not None:
+        return {}
+    return {d: getattr(verdict, d) for d in DIMENSIONS} | {"overall": verdict.qualified}
+
+
+def judge_label(model: str | None, prompt_version: str | None) -> str:
+    """Who gave a verdict. Imported verdicts are the run's own judge, whose model the run's
+    files do not record."""
+    if prompt_version == IMPORTED_PROMPT_VERSION or (model is None and prompt_version is None):
+        return "imported: the run's own judge (model not recorded)"
+    return f"{model or 'unknown model'} · prompt {prompt_version or 'unknown'}"
+
+
 @dataclass(frozen=True)
 class Case:
     item_id: int
@@ -41,7 +61,14 @@ class Case:
     disease: str
     direction: str
     round: int
-    judge: dict[str, Vote] = field(default_factory=dict)  # empty: the judge gave no verdict
+    stratum: str = ""
+    judge: dict[str, Vote] = field(default_factory=dict)  # empty: no readable frozen verdict
+    judge_verdict_id: int | None = None
+    assigned: tuple[str, ...] = ()  # readers with a first read of this case in their list
+
+    @property
+    def cluster(self) -> object:
+        return self.source_image_id if self.source_image_id is not None else f"task-{self.task_id}"
 
 
 @dataclass(frozen=True)
@@ -55,6 +82,17 @@ class Read:
     confidence: int = 0
     tags: tuple[str, ...] = ()
     comment: str = ""
+    answered_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class JudgeIdentity:
+    model: str | None
+    prompt_version: str | None
+
+    @property
+    def label(self) -> str:
+        return judge_label(self.model, self.prompt_version)
 
 
 @dataclass(frozen=True)
@@ -64,6 +102,10 @@ class StudyReads:
     readers: list[str]
     # The adjudicator's newest decision per case, as given: settles only reader ties.
     decisions: dict[int, dict[str, str]] = field(default_factory=dict)
+    # The frozen verdicts' judges (normally one), and every other judge's first readable
+    # verdict per case: judge label -> item id -> answers.
+    judges: dict[str, int] = field(default_factory=dict)
+    judge_b: dict[str, dict[int, dict[str, Vote]]] = field(default_factory=dict)
 
 
 def load(session: Session, study: Study) -> StudyReads:
@@ -82,34 +124,56 @@ def load(session: Session, study: Study) -> StudyReads:
                   repeat=assignment.repeat_of is not None,
                   time_on_case_ms=answer.time_on_case_ms, version=answer.version,
                   confidence=answer.confidence, tags=tuple(json.loads(answer.tags)),
-                  comment=answer.comment)
+                  comment=answer.comment, answered_at=answer.created_at)
              for answer, assignment, name in session.execute(query) if not answer.retracted]
     readers = sorted(session.scalars(
         select(col(User.name)).join(Assignment, col(Assignment.user_id) == User.id)
         .where(col(Assignment.study_id) == study.id).distinct()))
     decisions = {item_id: {q: getattr(d, q) for q in QUESTIONS}
                  for item_id, d in latest_decisions(session, study).items()}
-    return StudyReads(cases, reads, readers, decisions)
+    judges, others = _judges(session, study, cases)
+    return StudyReads(cases, reads, readers, decisions, judges, others)
+
+
+def _assigned(session: Session, study: Study) -> dict[int, tuple[str, ...]]:
+    query = (select(col(Assignment.item_id), col(User.name))
+             .join(User, col(User.id) == Assignment.user_id)
+             .where(col(Assignment.study_id) == study.id, col(Assignment.repeat_of).is_(None)))
+    found: dict[int, list[str]] = {}
+    for item_id, name in session.execute(query):
+        found.setdefault(item_id, []).append(name)
+    return {item_id: tuple(sorted(names)) for item_id, names in found.items()}
 
 
 def _cases(session: Session, study: Study) -> list[Case]:
-    read = select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id)
-    newest = (select(col(JudgeVerdict.attempt_id), func.max(JudgeVerdict.id).label("id"))
-              .where(col(JudgeVerdict.attempt_id).in_(read))
-              .group_by(col(JudgeVerdict.attempt_id)).subquery())
     query = (select(StudyItem, Task, col(Attempt.round), JudgeVerdict)
              .join(Task, col(Task.id) == StudyItem.task_id)
              .join(Attempt, col(Attempt.id) == StudyItem.attempt_id)
-             .outerjoin(newest, newest.c.attempt_id == StudyItem.attempt_id)
-             .outerjoin(JudgeVerdict, col(JudgeVerdict.id) == newest.c.id)
+             .outerjoin(JudgeVerdict, col(JudgeVerdict.id) == StudyItem.judge_verdict_id)
              .where(col(StudyItem.study_id) == study.id).order_by(col(StudyItem.id)))
-    found = []
-    for item, task, round_, verdict in session.execute(query):
-        judge: dict[str, Vote] = {}
-        if verdict is not None and verdict.error is None:
-            judge = {d: getattr(verdict, d) for d in DIMENSIONS} | {"overall": verdict.qualified}
-        found.append(Case(item_id=item.id or 0, uid=item.uid, task_id=task.id or 0,
-                          task_key=task.task_key, source_image_id=task.source_image_id,
-                          modality=task.modality, disease=task.disease, direction=task.direction,
-                          round=round_, judge=judge))
-    return found
+    assigned = _assigned(session, study)
+    return [Case(item_id=item.id or 0, uid=item.uid, task_id=task.id or 0,
+                 task_key=task.task_key, source_image_id=task.source_image_id,
+                 modality=task.modality, disease=task.disease, direction=task.direction,
+                 round=round_, stratum=item.stratum, judge=judge_votes(verdict),
+                 judge_verdict_id=item.judge_verdict_id, assigned=assigned.get(item.id or 0, ()))
+            for item, task, round_, verdict in session.execute(query)]
+
+
+def _judges(session: Session, study: Study,
+            cases: list[Case]) -> tuple[dict[str, int], dict[str, dict[int, dict[str, Vote]]]]:
+    """How many items each frozen judge holds, and the other judges' verdicts per item."""
+    query = (select(col(StudyItem.id), col(StudyItem.judge_verdict_id), JudgeVerdict)
+             .join(JudgeVerdict, col(JudgeVerdict.attempt_id) == StudyItem.attempt_id)
+             .where(col(StudyItem.study_id) == study.id).order_by(col(JudgeVerdict.id)))
+    frozen: dict[str, int] = {}
+    others: dict[str, dict[int, dict[str, Vote]]] = {}
+    for item_id, frozen_id, verdict in session.execute(query):
+        label = judge_label(verdict.model, verdict.prompt_version)
+        if verdict.id == frozen_id:
+            frozen[label] = frozen.get(label, 0) + 1
+            continue
+        answers = judge_votes(verdict)
+        if answers:  # a judge's first readable verdict on the item; later ones are re-runs
+            others.setdefault(label, {}).setdefault(item_id, answers)
+    return frozen, others

@@ -1,21 +1,27 @@
 """Every agreement figure of a study, for one slice of its cases, as one JSON-ready dict.
 
 Per question (the four dimensions and the overall verdict): the reference standard and how
-each case was decided; the judge against the reference (with cluster-bootstrap intervals)
-and against each reader; each reader against the consensus of the others; agreement among
-the readers; and, from the repeat reads, each reader against themself. Every figure carries
-its n, and the "cannot assess" and missing counts beside it.
+each case was decided; the frozen judge against the reference and against each reader; each
+reader against the consensus of the others and against each other reader; agreement among
+all readers; the human ceiling (judge-reader against reader-reader agreement); sensitivity of
+the judge's agreement to ties and "cannot assess"; and per disease. Every interval is the
+cluster bootstrap over source images (app/agreement/resample.py), every figure carries its n.
+Other judges' verdicts on the same edits are compared apart, under ``judge_b``.
 """
 
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from app.agreement.bootstrap import RESAMPLES, SEED, agreement_of, cluster_interval, kappa_of
+from app.agreement.ceiling import human_ceiling
+from app.agreement.multiplicity import holm_adjusted
 from app.agreement.readers import among_readers
 from app.agreement.reads import CANNOT_ASSESS, QUESTIONS, Case, Read, StudyReads, vote
-from app.agreement.reference import Decided, consensus, leave_one_out
-from app.agreement.stats import Vote, compare
+from app.agreement.reference import PRIMARY, Decided, Policy, consensus, leave_one_out
+from app.agreement.resample import CONFIDENCE, FEW_CLUSTERS, METHOD, RESAMPLES, SEED, ClusterBootstrap
+from app.agreement.stats import Vote
+from app.agreement.two_raters import compare
 
 
 @dataclass(frozen=True)
@@ -40,76 +46,162 @@ def first_reads(reads: Sequence[Read]) -> dict[tuple[str, int], Read]:
     return {(r.reader, r.item_id): r for r in reads if not r.repeat}
 
 
-def question_report(cases: Sequence[Case], readers: Sequence[str],
-                    reads: dict[tuple[str, int], Read], question: str,
-                    *, resamples: int = RESAMPLES,
-                    decisions: dict[int, dict[str, str]] | None = None) -> dict[str, object]:
+@dataclass(frozen=True)
+class QuestionData:
+    """One question's answers over the slice's cases, in case order."""
+
+    cases: Sequence[Case]
+    readers: Sequence[str]
+    answers: dict[str, list[str | None]]  # reader -> answer as given, None when not read
+    settled: list[Vote]  # the adjudicator's decision per case
+    judge: list[Vote]
+
+    def votes(self, policy: Policy = PRIMARY) -> dict[str, list[Vote]]:
+        def counted(answer: str | None) -> Vote:
+            if answer == CANNOT_ASSESS and policy.cannot_assess is not None:
+                return policy.cannot_assess
+            return vote(answer)
+        return {name: [counted(a) for a in given] for name, given in self.answers.items()}
+
+    def by_case(self, policy: Policy = PRIMARY) -> list[tuple[Vote, ...]]:
+        votes = self.votes(policy)
+        return list(zip(*(votes[n] for n in self.readers), strict=True)) if self.readers else [
+            () for _ in self.cases]
+
+    def reference(self, policy: Policy = PRIMARY) -> list[tuple[Vote, Decided]]:
+        return [consensus(case_votes, settled, policy)
+                for case_votes, settled in zip(self.by_case(policy), self.settled, strict=True)]
+
+
+def question_data(cases: Sequence[Case], readers: Sequence[str], reads: dict[tuple[str, int], Read],
+                  decisions: dict[int, dict[str, str]], question: str) -> QuestionData:
     answers = {name: [reads[(name, c.item_id)].answers[question] if (name, c.item_id) in reads
                       else None for c in cases] for name in readers}
-    votes = {name: [vote(a) for a in given] for name, given in answers.items()}
-    by_case = list(zip(*(votes[name] for name in readers), strict=True)) if readers else []
-    settled = [vote((decisions or {}).get(c.item_id, {}).get(question)) for c in cases]
-    decided = [consensus(case_votes, adjudicated)
-               for case_votes, adjudicated in zip(by_case, settled, strict=True)]
-    reference: list[Vote] = [value for value, _ in decided]
-    judge: list[Vote] = [c.judge.get(question) for c in cases]
-    clusters = [c.source_image_id if c.source_image_id is not None else f"task-{c.task_id}"
-                for c in cases]
-    versus_reference = compare(judge, reference)
+    settled = [vote(decisions.get(c.item_id, {}).get(question)) for c in cases]
+    return QuestionData(cases, readers, answers, settled, [c.judge.get(question) for c in cases])
+
+
+def _sensitivity(data: QuestionData, boot: ClusterBootstrap) -> dict[str, Any]:
+    """The judge's agreement with the reference when what the readers left open is counted
+    one way or the other: does a conclusion rest on how ties or "cannot assess" were handled?"""
+    def agreement(policy: Policy) -> dict[str, object]:
+        reference = [value for value, _ in data.reference(policy)]
+        pair = compare(data.judge, reference, boot)
+        return {"n": pair.table.n, **pair.figures["agreement"].as_dict()}
     return {
-        "n_cases": len(cases),
-        "reference": {"decided": {d.value: sum(1 for _, how in decided if how is d)
-                                  for d in Decided}},
-        "judge_missing": sum(1 for j in judge if j is None),
-        "judge_vs_reference": versus_reference.as_dict() | {"bootstrap": {
-            "agreement": cluster_interval(judge, reference, clusters, agreement_of,
-                                          resamples=resamples).as_dict(),
-            "kappa": cluster_interval(judge, reference, clusters, kappa_of,
-                                      resamples=resamples).as_dict()}},
-        "judge_vs_reader": {name: compare(judge, votes[name]).as_dict() for name in readers},
-        "reader_vs_others": {name: compare(votes[name], [
-            leave_one_out(case_votes, i, adjudicated)
-            for case_votes, adjudicated in zip(by_case, settled, strict=True)]).as_dict()
-            for i, name in enumerate(readers)} if len(readers) > 1 else {},
-        "among_readers": among_readers(votes).as_dict() if len(readers) > 1 else None,
-        "by_disease": {disease: compare([judge[i] for i in where], [reference[i] for i in where]).as_dict()
-                       for disease, where in _groups(cases, "disease").items()},
-        "cannot_assess": {name: Counter(answers[name])[CANNOT_ASSESS] for name in readers},
-        "missing": {name: sum(1 for a in answers[name] if a is None) for name in readers},
+        "ties": {"primary": agreement(PRIMARY), "as_pass": agreement(Policy(ties=True)),
+                 "as_fail": agreement(Policy(ties=False)),
+                 "excluded": agreement(Policy(use_adjudication=False))},
+        "cannot_assess": {"excluded": agreement(PRIMARY),
+                          "as_pass": agreement(Policy(cannot_assess=True)),
+                          "as_fail": agreement(Policy(cannot_assess=False))},
     }
 
 
-def _groups(cases: Sequence[Case], attribute: str) -> dict[str, list[int]]:
-    found: dict[str, list[int]] = {}
-    for i, case in enumerate(cases):
-        found.setdefault(str(getattr(case, attribute)), []).append(i)
-    return dict(sorted(found.items()))
+def question_report(data: QuestionData, boot: ClusterBootstrap, *,
+                    resamples: int = RESAMPLES) -> dict[str, Any]:
+    readers = list(data.readers)
+    votes = data.votes()
+    by_case = data.by_case()
+    decided = data.reference()
+    reference: list[Vote] = [value for value, _ in decided]
+    how = Counter(d for _, d in decided)
+    report: dict[str, Any] = {
+        "n_cases": len(data.cases),
+        "reference": {"decided": {d.value: how.get(d, 0) for d in Decided},
+                      # every case the readers split evenly, whether adjudicated or not
+                      "reader_ties": how.get(Decided.tie, 0) + how.get(Decided.adjudicated, 0)},
+        "judge_missing": sum(1 for j in data.judge if j is None),
+        "judge_vs_reference": compare(data.judge, reference, boot).as_dict(),
+        "judge_vs_reader": {name: compare(data.judge, votes[name], boot).as_dict() for name in readers},
+        "reader_vs_others": {},
+        "reader_pairs": [],
+        "among_readers": None,
+        "human_ceiling": None,
+        "cannot_assess": {name: Counter(data.answers[name])[CANNOT_ASSESS] for name in readers},
+        "missing": {name: sum(1 for a in data.answers[name] if a is None) for name in readers},
+        "sensitivity": _sensitivity(data, boot),
+        "by_disease": _by_disease(data, reference, resamples),
+    }
+    if len(readers) > 1:
+        report["reader_vs_others"] = {name: compare(votes[name], [
+            leave_one_out(case_votes, i, settled)
+            for case_votes, settled in zip(by_case, data.settled, strict=True)], boot).as_dict()
+            for i, name in enumerate(readers)}
+        report["reader_pairs"] = [{"a": a, "b": b, **compare(votes[a], votes[b], boot).as_dict()}
+                                  for i, a in enumerate(readers) for b in readers[i + 1:]]
+        report["among_readers"] = among_readers([votes[n] for n in readers], boot)
+        report["human_ceiling"] = human_ceiling(data.judge, [votes[n] for n in readers], boot)
+    return report
 
 
-def intra_reader(reads: Sequence[Read], admitted: set[int]) -> dict[str, dict[str, object]]:
-    """Each reader's first read against their hidden repeat of the same case."""
-    first = first_reads(reads)
-    repeats = [r for r in reads if r.repeat and r.item_id in admitted and (r.reader, r.item_id) in first]
-    found: dict[str, dict[str, object]] = {}
-    for name in sorted({r.reader for r in repeats}):
-        mine = [r for r in repeats if r.reader == name]
-        found[name] = {q: compare([vote(first[(name, r.item_id)].answers[q]) for r in mine],
-                                  [vote(r.answers[q]) for r in mine]).as_dict() for q in QUESTIONS}
+def _by_disease(data: QuestionData, reference: list[Vote], resamples: int) -> dict[str, Any]:
+    groups: dict[str, list[int]] = {}
+    for i, case in enumerate(data.cases):
+        groups.setdefault(case.disease, []).append(i)
+    found = {}
+    for disease, where in sorted(groups.items()):
+        boot = ClusterBootstrap([data.cases[i].cluster for i in where], resamples=resamples)
+        found[disease] = compare([data.judge[i] for i in where], [reference[i] for i in where],
+                                 boot).as_dict()
     return found
 
 
-def study_report(data: StudyReads, scope: Slice = Slice(), *,
-                 resamples: int = RESAMPLES) -> dict[str, object]:
+def intra_reader(reads: Sequence[Read], cases: Sequence[Case],
+                 resamples: int) -> dict[str, dict[str, object]]:
+    """Each reader's first read against their hidden repeat of the same case."""
+    first = first_reads(reads)
+    by_item = {c.item_id: c for c in cases}
+    repeats = [r for r in reads if r.repeat and r.item_id in by_item and (r.reader, r.item_id) in first]
+    found: dict[str, dict[str, object]] = {}
+    for name in sorted({r.reader for r in repeats}):
+        mine = [r for r in repeats if r.reader == name]
+        boot = ClusterBootstrap([by_item[r.item_id].cluster for r in mine], resamples=resamples)
+        found[name] = {q: compare([vote(first[(name, r.item_id)].answers[q]) for r in mine],
+                                  [vote(r.answers[q]) for r in mine], boot).as_dict()
+                       for q in QUESTIONS}
+    return found
+
+
+def _judge_b(data: StudyReads, cases: Sequence[Case], readers: Sequence[str],
+             reads: dict[tuple[str, int], Read], boot: ClusterBootstrap) -> dict[str, Any]:
+    """Every other judge against the same reference: labelled, and never mixed into the
+    frozen judge's figures."""
+    found: dict[str, Any] = {}
+    for label, verdicts in sorted(data.judge_b.items()):
+        figures = {}
+        for q in QUESTIONS:
+            question = question_data(cases, readers, reads, data.decisions, q)
+            reference = [value for value, _ in question.reference()]
+            other = [verdicts.get(c.item_id, {}).get(q) for c in cases]
+            figures[q] = compare(other, reference, boot).as_dict()
+        found[label] = {"n_cases": sum(1 for c in cases if c.item_id in verdicts),
+                        "questions": figures}
+    return found
+
+
+def study_report(data: StudyReads, scope: Slice = Slice(), *, resamples: int = RESAMPLES,
+                 primary: str = "overall") -> dict[str, Any]:
     cases = [c for c in data.cases if scope.admits(c)]
     reads = first_reads(data.reads)
+    boot = ClusterBootstrap([c.cluster for c in cases], resamples=resamples)
+    questions = {q: question_report(question_data(cases, data.readers, reads, data.decisions, q),
+                                    boot, resamples=resamples) for q in QUESTIONS}
+    secondary = [q for q in QUESTIONS if q != primary]
     return {
         "slice": scope.as_dict(),
         "n_cases": len(cases),
         "readers": list(data.readers),
-        "bootstrap": {"resamples": resamples, "seed": SEED, "unit": "source image",
-                      "method": "BCa, percentile when BCa degenerates (scipy.stats.bootstrap)"},
-        "questions": {q: question_report(cases, data.readers, reads, q, resamples=resamples,
-                                         decisions=data.decisions)
-                      for q in QUESTIONS},
-        "intra_reader": intra_reader(data.reads, {c.item_id for c in cases}),
+        "intervals": {"method": METHOD, "unit": "source image", "resamples": resamples,
+                      "seed": SEED, "confidence": CONFIDENCE, "clusters": boot.k,
+                      "warning": (f"few clusters ({boot.k} source images): intervals unreliable"
+                                  if boot.k < FEW_CLUSTERS else None)},
+        "multiplicity": {
+            "primary": primary, "secondary": secondary,
+            "method": "Holm, over the secondary questions' clustered McNemar p-values",
+            "adjusted_p": holm_adjusted({q: questions[q]["judge_vs_reference"]["mcnemar_clustered_p"]
+                                         for q in secondary})},
+        "questions": questions,
+        "intra_reader": intra_reader(data.reads, cases, resamples),
+        "judge_b": _judge_b(data, cases, data.readers, reads, boot),
     }

@@ -59,7 +59,7 @@ def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads
     found = _recall(_reports, key)
     if found is None:
         data = load(session, study)
-        report = study_report(data, scope)
+        report = study_report(data, scope, primary=study.primary_question)
         read = select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id)
         report["judge_self_consistency"] = judge_consistency(session, session.scalars(read)).as_dict()
         found = (data, report)

@@ -1,0 +1,59 @@
+"""The human ceiling: does the judge agree with the readers as often as they agree with each
+other? Both are pooled pairwise agreements over the same cases (each judge-reader pair, each
+reader-reader pair, where both voted), and their difference is resampled with them, so its
+interval accounts for the same source images on both sides."""
+
+from collections.abc import Sequence
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from app.agreement.resample import ClusterBootstrap, Figure
+from app.agreement.stats import Vote
+
+
+def _ratio(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1), np.nan)
+
+
+def pair_counts(judge: Sequence[Vote], readers: Sequence[Sequence[Vote]]) -> np.ndarray:
+    """Per case: judge-reader pairs agreeing, judge-reader pairs, reader-reader pairs
+    agreeing, reader-reader pairs."""
+    out = np.zeros((len(judge), 4))
+    for i, j in enumerate(judge):
+        cast = [r[i] for r in readers if r[i] is not None]
+        if j is not None:
+            out[i, 0] = sum(1 for v in cast if v == j)
+            out[i, 1] = len(cast)
+        pairs = list(combinations(cast, 2))
+        out[i, 2] = sum(1 for a, b in pairs if a == b)
+        out[i, 3] = len(pairs)
+    return out
+
+
+def _verdict(difference: Figure) -> str:
+    if difference.low is None or difference.high is None:
+        return "undetermined"
+    if difference.high < 0:
+        return "below the readers' agreement with each other"
+    if difference.low > 0:
+        return "above the readers' agreement with each other"
+    return "within the readers' agreement with each other"
+
+
+def human_ceiling(judge: Sequence[Vote], readers: Sequence[Sequence[Vote]],
+                  boot: ClusterBootstrap) -> dict[str, Any]:
+    counts = pair_counts(judge, readers)
+    figures = boot.figures(counts, {
+        "judge_vs_readers": lambda s: _ratio(s[..., 0], s[..., 1]),
+        "reader_vs_reader": lambda s: _ratio(s[..., 2], s[..., 3]),
+        "difference": lambda s: _ratio(s[..., 0], s[..., 1]) - _ratio(s[..., 2], s[..., 3]),
+    }, n=int((counts[:, 1] > 0).sum()),
+        bounds={"judge_vs_readers": (0.0, 1.0), "reader_vs_reader": (0.0, 1.0),
+                "difference": (-1.0, 1.0)})
+    return {name: f.as_dict() for name, f in figures.items()} | {
+        "judge_vs_readers_pairs": int(counts[:, 1].sum()),
+        "reader_vs_reader_pairs": int(counts[:, 3].sum()),
+        "judge_is": _verdict(figures["difference"])}

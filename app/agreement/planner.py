@@ -1,0 +1,86 @@
+"""How many cases a study needs for a chosen interval half-width.
+
+Agreement is a proportion: n = z^2 p (1 - p) / d^2 cases if cases were independent (Wald;
+0.81 and +/-5 points give 237). Edits of one source image are not independent, so n is
+multiplied by the design effect: 1 + (m - 1) * ICC for m edits per source image and an
+intraclass correlation ICC (Kish 1965), or, with no ICC given, m itself: the conservative
+bound that counts each image once.
+
+Cohen's kappa at a given prevalence uses the large-sample variance of kappa for two raters
+with equal margins (Bloch and Kraemer 1989), the variance statsmodels' ``cohens_kappa``
+reports for such a table (tested).
+"""
+
+import math
+from dataclasses import asdict, dataclass
+
+from scipy.stats import norm
+
+CONFIDENCE = 0.95
+
+
+class PlanError(ValueError):
+    """Values no study can be planned from; the message says which."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    agreement: float
+    half_width: float
+    edits_per_image: float
+    icc: float | None
+    design_effect: float
+    independent_cases: int  # what the formula gives if every case were its own image
+    cases: int  # with the design effect
+    kappa: float | None = None
+    prevalence: float | None = None
+    kappa_cases: int | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _z() -> float:
+    return float(norm.ppf(1 - (1 - CONFIDENCE) / 2))
+
+
+def design_effect(edits_per_image: float, icc: float | None) -> float:
+    if not edits_per_image >= 1:
+        raise PlanError("edits per source image must be at least 1")
+    if icc is not None and not 0 <= icc <= 1:
+        raise PlanError("the intraclass correlation (ICC) must be between 0 and 1")
+    if icc is None:
+        return edits_per_image
+    return 1 + (edits_per_image - 1) * icc
+
+
+def kappa_variance_unit(kappa: float, prevalence: float) -> float:
+    """n * Var(kappa) for two raters with equal margins (Bloch and Kraemer 1989, eq. 9)."""
+    share = prevalence * (1 - prevalence)
+    return (1 - kappa) * ((1 - kappa) * (1 - 2 * kappa) + kappa * (2 - kappa) / (2 * share))
+
+
+def plan_cases(agreement: float, half_width: float, *, edits_per_image: float = 1.0,
+               icc: float | None = None, kappa: float | None = None,
+               prevalence: float | None = None) -> Plan:
+    if not 0 < agreement < 1:
+        raise PlanError("the expected agreement must lie strictly between 0 and 1")
+    if not 0 < half_width < 0.5:
+        raise PlanError("the half-width must lie strictly between 0 and 0.5 (e.g. 0.05 for ±5 points)")
+    effect = design_effect(edits_per_image, icc)
+    z = _z()
+    independent = math.ceil(z**2 * agreement * (1 - agreement) / half_width**2)
+    kappa_cases = None
+    if kappa is not None or prevalence is not None:
+        if kappa is None or prevalence is None:
+            raise PlanError("plan kappa with both an expected kappa and a prevalence")
+        if not 0 < prevalence < 1:
+            raise PlanError("the prevalence (share of edits that pass) must lie strictly between 0 and 1")
+        if not -1 < kappa < 1:
+            raise PlanError("the expected kappa must lie strictly between -1 and 1")
+        unit = kappa_variance_unit(kappa, prevalence)
+        if unit <= 0:
+            raise PlanError("that kappa is impossible at that prevalence")
+        kappa_cases = math.ceil(math.ceil(z**2 * unit / half_width**2) * effect)
+    return Plan(agreement, half_width, edits_per_image, icc, effect, independent,
+                math.ceil(independent * effect), kappa, prevalence, kappa_cases)

@@ -1,0 +1,134 @@
+"""Two raters on one pass / fail question: every figure of their 2x2 table, with intervals.
+
+Rater A (the judge, say) against rater B (the reference). Each case where both answered is one
+cell of the table: [A pass B pass, A pass B fail, A fail B pass, A fail B fail]. Every figure
+is a function of the four cell counts, written over any stack of tables, so the cluster
+bootstrap (app/agreement/resample.py) computes it on all resamples at once.
+
+Cohen's kappa equals statsmodels' ``cohens_kappa`` and irrCAC's published values (tests);
+PABAK is Byrt, Bishop and Carlin's (1993), with their prevalence and bias indices; AC1 is
+Gwet's (2008). McNemar's exact test (statsmodels) ignores clustering, so beside it stands the
+clustered McNemar test of Durkalski et al. (2003), which reduces to the uncorrected
+McNemar statistic when every source image holds one case; that one is Holm-adjusted.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar
+
+from app.agreement.resample import ClusterBootstrap, Figure, Statistic
+from app.agreement.stats import Table2x2, Vote
+
+PP, PF, FP, FF = range(4)
+
+
+def cells(a: Sequence[Vote], b: Sequence[Vote]) -> np.ndarray:
+    """Cases x 4: a one-hot row for each case both raters answered, zeros otherwise."""
+    out = np.zeros((len(a), 4))
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        if x is not None and y is not None:
+            out[i, (0 if x else 2) + (0 if y else 1)] = 1
+    return out
+
+
+def _n(t: np.ndarray) -> np.ndarray:
+    return t.sum(axis=-1)
+
+
+def _ratio(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1), np.nan)
+
+
+def agreement(t: np.ndarray) -> np.ndarray:
+    return _ratio(t[..., PP] + t[..., FF], _n(t))
+
+
+def kappa(t: np.ndarray) -> np.ndarray:
+    """Cohen's kappa; undefined where chance agreement is 1 (both raters used one category)."""
+    n = _n(t)
+    a_pass = _ratio(t[..., PP] + t[..., PF], n)
+    b_pass = _ratio(t[..., PP] + t[..., FP], n)
+    chance = a_pass * b_pass + (1 - a_pass) * (1 - b_pass)
+    with np.errstate(all="ignore"):
+        return np.where(np.isclose(chance, 1.0), np.nan, (agreement(t) - chance) / (1 - chance))
+
+
+def pabak(t: np.ndarray) -> np.ndarray:
+    return 2 * agreement(t) - 1
+
+
+def ac1(t: np.ndarray) -> np.ndarray:
+    """Gwet's AC1 for two raters and two categories."""
+    n = _n(t)
+    share = _ratio(2 * t[..., PP] + t[..., PF] + t[..., FP], 2 * n)
+    chance = 2 * share * (1 - share)
+    with np.errstate(all="ignore"):
+        return np.where(np.isclose(chance, 1.0), np.nan, (agreement(t) - chance) / (1 - chance))
+
+
+FIGURES: dict[str, Statistic] = {
+    "agreement": agreement,
+    "kappa": kappa,
+    "pabak": pabak,
+    "ac1": ac1,
+    # Byrt et al. (1993): how far the table leans to "pass", and how far the raters differ.
+    "prevalence_index": lambda t: _ratio(t[..., PP] - t[..., FF], _n(t)),
+    "bias_index": lambda t: _ratio(t[..., PF] - t[..., FP], _n(t)),
+    "a_pass_rate": lambda t: _ratio(t[..., PP] + t[..., PF], _n(t)),
+    "b_pass_rate": lambda t: _ratio(t[..., PP] + t[..., FP], _n(t)),
+    # A fails what B passes: for the judge against the reference, the judge is "too strict".
+    "a_stricter": lambda t: _ratio(t[..., FP], _n(t)),
+    "a_more_lenient": lambda t: _ratio(t[..., PF], _n(t)),
+    "a_stricter_given_b_pass": lambda t: _ratio(t[..., FP], t[..., PP] + t[..., FP]),
+    "a_more_lenient_given_b_fail": lambda t: _ratio(t[..., PF], t[..., PF] + t[..., FF]),
+    # Given A's verdict: of what A passed, the share B fails (the figure an accepted-only
+    # study can estimate), and of what A failed, the share B passes.
+    "b_fail_given_a_pass": lambda t: _ratio(t[..., PF], t[..., PP] + t[..., PF]),
+    "b_pass_given_a_fail": lambda t: _ratio(t[..., FP], t[..., FP] + t[..., FF]),
+}
+SIGNED = {"kappa", "pabak", "ac1", "prevalence_index", "bias_index"}
+BOUNDS = {name: ((-1.0, 1.0) if name in SIGNED else (0.0, 1.0)) for name in FIGURES}
+
+
+@dataclass(frozen=True)
+class PairAgreement:
+    table: Table2x2
+    left_out: int  # cases where either answer was missing or "cannot assess"
+    figures: dict[str, Figure]
+    mcnemar_exact_p: float | None
+    mcnemar_clustered_p: float | None
+
+    def as_dict(self) -> dict[str, object]:
+        return {"table": self.table.as_dict(), "n": self.table.n, "left_out": self.left_out,
+                **{name: f.as_dict() for name, f in self.figures.items()},
+                "mcnemar_exact_p": self.mcnemar_exact_p,
+                "mcnemar_clustered_p": self.mcnemar_clustered_p}
+
+
+def clustered_mcnemar(discordant: np.ndarray) -> float | None:
+    """Durkalski et al. (2003): per cluster, (A pass B fail) - (A fail B pass); the statistic
+    (sum of differences)^2 / sum of squared differences is chi-square with one degree of freedom."""
+    squares = float((discordant**2).sum())
+    if squares == 0:
+        return None
+    statistic = float(discordant.sum()) ** 2 / squares
+    return float(stats.chi2.sf(statistic, df=1))
+
+
+def compare(a: Sequence[Vote], b: Sequence[Vote], boot: ClusterBootstrap) -> PairAgreement:
+    """Every figure of A against B over the cases ``boot`` was built on (same order)."""
+    if len(a) != len(b) or len(a) != len(boot.index):
+        raise ValueError("both raters must rate the bootstrap's cases, in its order")
+    one_hot = cells(a, b)
+    counts = one_hot.sum(axis=0).astype(int)
+    table = Table2x2(*(int(c) for c in counts))
+    figures = boot.figures(one_hot, FIGURES, n=table.n, bounds=BOUNDS)
+    discordant = table.a_pass_b_fail + table.a_fail_b_pass
+    exact = float(mcnemar(table.array(), exact=True).pvalue) if discordant else None
+    per_cluster = boot.cluster_sums(one_hot)
+    clustered = clustered_mcnemar(per_cluster[:, PF] - per_cluster[:, FP]) if discordant else None
+    return PairAgreement(table, len(a) - table.n, figures, exact, clustered)

@@ -1,0 +1,125 @@
+"""What a study can sample: the pool of edits behind a case filter, split into strata.
+
+The *verdict of record* of an attempt is the first verdict stored for it: the one the pipeline
+acted on when it accepted or rejected the edit. A study compares readers with that verdict,
+frozen on each study item; re-judgements come later and are reported apart.
+
+Designs (app/study_models.Design):
+- validation: every judged attempt of each task's latest run (accepted edits and rejected
+  rounds) whose verdict of record could be read, stratified by that verdict;
+- accepted: the accepted edit of each task;
+- runs: the tasks themselves, every round of the latest run read.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlalchemy import Select, func, select
+from sqlmodel import Session, col
+
+from app.case_filter import CaseFilter, where_clauses
+from app.models import Attempt, JudgeVerdict, Task
+from app.study_models import Design
+
+# Facets a study can stratify on; "verdict" is the judge's verdict of record (pass / fail).
+STRATA_FACETS = ("verdict", "direction", "modality", "disease", "outcome")
+DEFAULT_FACETS = {Design.validation: ("verdict", "direction", "modality"),
+                  Design.accepted: ("direction",), Design.runs: ("direction",)}
+SEPARATOR = "/"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    task_id: int
+    attempt_id: int | None  # None for the runs design: the task's rounds are read
+    values: dict[str, str]  # facet -> value
+
+
+def verdict_of_record() -> Select[tuple[int, int]]:
+    """attempt id -> id of its first verdict."""
+    return (select(col(JudgeVerdict.attempt_id).label("attempt_id"),
+                   func.min(JudgeVerdict.id).label("verdict_id"))
+            .group_by(col(JudgeVerdict.attempt_id)))
+
+
+def check_facets(design: Design, facets: Iterable[str]) -> str | None:
+    """Why these strata cannot be used with this design, or None."""
+    facets = tuple(facets)
+    unknown = [f for f in facets if f not in STRATA_FACETS]
+    if unknown:
+        return f"strata can be {', '.join(STRATA_FACETS)}; not {', '.join(unknown)}"
+    if len(set(facets)) != len(facets):
+        return "each stratum facet can be chosen once"
+    if design is Design.validation and "verdict" not in facets:
+        return ("a validation study stratifies by the judge's verdict, so that rejected "
+                "rounds are read as well as accepted edits")
+    if design is not Design.validation and "verdict" in facets:
+        return "only a validation study samples by verdict (the others read accepted edits or whole runs)"
+    return None
+
+
+def candidates(session: Session, case_filter: CaseFilter, design: Design,
+               facets: tuple[str, ...]) -> list[Candidate]:
+    """Every sampling unit the filter admits, in a stable order."""
+    dialect = session.get_bind().dialect.name
+    task_columns = [col(Task.id), col(Task.direction), col(Task.modality), col(Task.disease),
+                    col(Task.outcome)]
+    if design is Design.validation:
+        record = verdict_of_record().subquery()
+        query = (select(*task_columns, col(Attempt.id), col(JudgeVerdict.qualified))
+                 .join(Attempt, col(Attempt.run_id) == Task.latest_run_id)
+                 .join(record, record.c.attempt_id == Attempt.id)
+                 .join(JudgeVerdict, col(JudgeVerdict.id) == record.c.verdict_id)
+                 .where(col(Attempt.image_present).is_(True), col(JudgeVerdict.error).is_(None),
+                        col(JudgeVerdict.qualified).is_not(None))
+                 .order_by(col(Attempt.id)))
+    elif design is Design.accepted:
+        query = (select(*task_columns, col(Task.accepted_attempt_id))
+                 .where(col(Task.accepted_attempt_id).is_not(None)).order_by(col(Task.id)))
+    else:
+        query = (select(*task_columns).where(col(Task.thumb_attempt_id).is_not(None))
+                 .order_by(col(Task.id)))
+    query = query.where(*where_clauses(case_filter, dialect))
+    found = []
+    for row in session.execute(query):
+        task_id, direction, modality, disease, outcome = row[:5]
+        values = {"direction": direction, "modality": modality, "disease": disease,
+                  "outcome": outcome or ""}
+        if design is Design.validation:
+            values["verdict"] = "pass" if row[6] else "fail"
+        attempt_id = row[5] if design is not Design.runs else None
+        found.append(Candidate(task_id, attempt_id, {f: str(values[f]) for f in facets}))
+    return found
+
+
+def stratum_key(values: dict[str, str], facets: tuple[str, ...]) -> str:
+    return SEPARATOR.join(values[f] for f in facets) if facets else ""
+
+
+def stratum_label(key: str, facets: tuple[str, ...]) -> str:
+    """"fail/add/chest_xray" -> "verdict fail · direction add · modality chest_xray"."""
+    if not facets:
+        return "all cases"
+    return " · ".join(f"{f} {v}" for f, v in zip(facets, key.split(SEPARATOR), strict=True))
+
+
+def pool_by_stratum(found: list[Candidate], facets: tuple[str, ...]) -> dict[str, list[Candidate]]:
+    pool: dict[str, list[Candidate]] = {}
+    for c in found:
+        pool.setdefault(stratum_key(c.values, facets), []).append(c)
+    return dict(sorted(pool.items()))
+
+
+def edits_per_image(session: Session, found: list[Candidate]) -> float:
+    """The average number of sampling units per source image in the pool (for the planner's
+    design effect); 1 when the pool is empty."""
+    if not found:
+        return 1.0
+    ids = sorted({c.task_id for c in found})
+    images: dict[int, int] = {}
+    for start in range(0, len(ids), 5000):
+        chunk = ids[start:start + 5000]
+        for task_id, image in session.execute(select(col(Task.id), col(Task.source_image_id))
+                                              .where(col(Task.id).in_(chunk))):
+            images[task_id] = image
+    return len(found) / len({images[c.task_id] for c in found})
