@@ -16,8 +16,8 @@ from sqlalchemy import func, select
 from sqlmodel import Session, col
 
 from app.adjudication import latest_decisions
-from app.importer.writer import IMPORTED_PROMPT_VERSION
 from app.agreement.stats import Vote
+from app.importer.writer import IMPORTED_PROMPT_VERSION
 from app.models import Attempt, JudgeVerdict, Task, User
 from app.study_models import Answer, Assignment, Study, StudyItem
 
