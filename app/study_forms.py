@@ -1,39 +1,56 @@
 """Turning the new-study form's fields into a StudyPlan (plain values in, plan out)."""
 
-import re
+from collections.abc import Mapping
+from typing import Any
 
+from app.agreement.planner import plan_cases
 from app.case_filter import CaseFilter
 from app.study_design import StudyError, StudyPlan
-from app.study_models import Reveal
+from app.study_models import Design, Reveal
 
-STRATUM = re.compile(r"^\s*([^=,]+?)\s*=\s*(\d+)\s*$")
-
-
-def parse_strata(text: str) -> dict[str, int]:
-    """'add=50, remove=50' -> {'add': 50, 'remove': 50}."""
-    result: dict[str, int] = {}
-    for part in filter(str.strip, text.split(",")):
-        match = STRATUM.match(part)
-        if not match:
-            raise StudyError(f"write strata as value=count, separated by commas (not {part.strip()!r})")
-        result[match[1]] = int(match[2])
-    if not result:
-        raise StudyError("give at least one stratum, e.g. add=50, remove=50")
-    return result
+COUNT_PREFIX = "n:"  # form fields "n:fail/add/chest_xray" carry each stratum's count
+PAPER_PER_STRATUM = 25  # 50 add + 50 remove, half of each judged pass and half fail
 
 
-def plan_from_form(*, name: str, case_filter: CaseFilter, strata_facet: str, strata: str,
-                   total: int | None, seed: int, include_failed_rounds: bool,
+def strata_counts(fields: Mapping[str, Any]) -> dict[str, int]:
+    """The per-stratum counts of a submitted form; a count that is not a whole number is
+    refused with the stratum named."""
+    counts: dict[str, int] = {}
+    for name, raw in fields.items():
+        if not name.startswith(COUNT_PREFIX):
+            continue
+        key, text = name[len(COUNT_PREFIX):], str(raw).strip()
+        if not text:
+            continue
+        if not text.isdigit() or len(text) > 6:
+            raise StudyError(f"the count for stratum {key!r} must be a whole number (not {text!r})")
+        counts[key] = int(text)
+    return counts
+
+
+def planned_from_form(fields: Mapping[str, Any], edits_per_image: float) -> dict[str, Any] | None:
+    """The planner's inputs as typed, and its answer, when the form's planner was filled in."""
+    agreement, half = fields.get("plan_agreement"), fields.get("plan_half_width")
+    if not agreement or not half:
+        return None
+    try:
+        icc = float(fields["plan_icc"]) if fields.get("plan_icc") else None
+        plan = plan_cases(float(agreement), float(half), edits_per_image=edits_per_image, icc=icc)
+    except ValueError as error:  # PlanError is a ValueError; so is float("abc")
+        raise StudyError(f"planner: {error}") from error
+    return plan.as_dict()
+
+
+def plan_from_form(*, name: str, case_filter: CaseFilter, design: Design, facets: list[str],
+                   counts: dict[str, int], total: int | None, seed: int, primary_question: str,
                    reader_ids: list[int], readers_per_case: int | None, repeat_fraction: float,
-                   blinded: bool, reveal: Reveal) -> StudyPlan:
-    stratified = bool(strata_facet)
-    if not stratified and not total:
+                   blinded: bool, reveal: Reveal, planned: dict[str, Any] | None) -> StudyPlan:
+    if not facets and not total:
         raise StudyError("give the number of cases, or strata with their counts")
     return StudyPlan(
-        name=name.strip(), case_filter=case_filter, reader_ids=reader_ids, seed=seed,
-        strata_facet=strata_facet or None,
-        per_stratum=parse_strata(strata) if stratified else {},
-        total=None if stratified else total, include_failed_rounds=include_failed_rounds,
+        name=name.strip(), case_filter=case_filter, reader_ids=reader_ids, design=design,
+        seed=seed, strata_facets=tuple(facets), per_stratum=counts if facets else {},
+        total=None if facets else total, primary_question=primary_question,
         readers_per_case=readers_per_case, repeat_fraction=repeat_fraction, blinded=blinded,
-        reveal=reveal,
+        reveal=reveal, planned=planned,
     )

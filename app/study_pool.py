@@ -13,8 +13,9 @@ Designs (app/study_models.Design):
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import func, select
 from sqlmodel import Session, col
 
 from app.case_filter import CaseFilter, where_clauses
@@ -35,7 +36,7 @@ class Candidate:
     values: dict[str, str]  # facet -> value
 
 
-def verdict_of_record() -> Select[tuple[int, int]]:
+def verdict_of_record() -> Any:
     """attempt id -> id of its first verdict."""
     return (select(col(JudgeVerdict.attempt_id).label("attempt_id"),
                    func.min(JudgeVerdict.id).label("verdict_id"))
@@ -123,3 +124,19 @@ def edits_per_image(session: Session, found: list[Candidate]) -> float:
                                               .where(col(Task.id).in_(chunk))):
             images[task_id] = image
     return len(found) / len({images[c.task_id] for c in found})
+
+
+@dataclass(frozen=True)
+class StratumRow:
+    key: str
+    label: str
+    pool: int
+
+
+def strata_table(session: Session, case_filter: CaseFilter, design: Design,
+                 facets: tuple[str, ...]) -> tuple[list[StratumRow], float]:
+    """Each stratum with its pool size, and the pool's edits per source image."""
+    found = candidates(session, case_filter, design, facets)
+    rows = [StratumRow(key, stratum_label(key, facets), len(units))
+            for key, units in pool_by_stratum(found, facets).items()]
+    return rows, edits_per_image(session, found)

@@ -88,31 +88,30 @@ def heat_table(table: dict[str, int], a_label: str, b_label: str, title: str) ->
     return _svg(figure)
 
 
+def _point(label: str, series: str, figure: dict[str, Any]) -> Point:
+    return Point(label, series, figure["value"], figure["low"], figure["high"], figure["n"])
+
+
 def report_charts(report: dict[str, Any]) -> dict[str, str]:
-    """The charts of the agreement page, from a study report."""
+    """The charts of the agreement page, from a study report. Rows with nothing to show
+    (no case compared) are left out rather than drawn as "undefined"."""
     questions = report["questions"]
     points = []
     for q in QUESTIONS:
-        versus = questions[q]["judge_vs_reference"]
-        boot = versus["bootstrap"]["agreement"]
-        low, high = (boot["low"], boot["high"]) if boot["low"] is not None else (
-            versus["agreement"]["low"], versus["agreement"]["high"])
-        points.append(Point(f"{q} · judge", "judge", versus["agreement"]["value"], low, high,
-                            versus["n"]))
+        points.append(_point(f"{q} · judge", "judge", questions[q]["judge_vs_reference"]["agreement"]))
         for name, figures in questions[q]["reader_vs_others"].items():
-            points.append(Point(f"{q} · {name}", "reader", figures["agreement"]["value"],
-                                figures["agreement"]["low"], figures["agreement"]["high"],
-                                figures["n"]))
-    by_disease = [Point(f"{disease} · {q}", "judge", f["agreement"]["value"], f["agreement"]["low"],
-                        f["agreement"]["high"], f["n"])
+            points.append(_point(f"{q} · {name}", "reader", figures["agreement"]))
+    by_disease = [_point(f"{disease} · {q}", "judge", f["agreement"])
                   for disease in questions["overall"]["by_disease"]
                   for q in QUESTIONS if (f := questions[q]["by_disease"].get(disease))]
+    method = "cluster bootstrap 95 % CI"
     charts = {
-        "agreement": interval_chart(points, "Agreement with the reference (judge: cluster "
-                                    "bootstrap 95 % CI; readers vs the others: Wilson)",
+        "agreement": interval_chart([p for p in points if p.n] or points,
+                                    f"Agreement with the reference (judge; readers vs the others; {method})",
                                     "share of cases agreeing"),
-        "by_disease": interval_chart(by_disease, "Judge vs reference per disease and question "
-                                     "(Wilson 95 % CI)", "share of cases agreeing"),
+        "by_disease": interval_chart([p for p in by_disease if p.n] or by_disease,
+                                     f"Judge vs reference per disease and question ({method})",
+                                     "share of cases agreeing"),
     }
     for q in QUESTIONS:
         charts[f"table_{q}"] = heat_table(questions[q]["judge_vs_reference"]["table"], "judge",

@@ -14,6 +14,8 @@ from sqlmodel import Session, col
 
 from app.agreement.charts import report_charts
 from app.agreement.consistency import judge_consistency
+from app.agreement.facts import study_facts
+from app.agreement.planner import achieved_precision
 from app.agreement.reads import StudyReads, load
 from app.agreement.report import Slice, study_report
 from app.models import JudgeVerdict
@@ -60,6 +62,9 @@ def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads
     if found is None:
         data = load(session, study)
         report = study_report(data, scope, primary=study.primary_question)
+        in_scope = {c.item_id for c in data.cases if scope.admits(c)}
+        report["facts"] = study_facts(session, study, data, in_scope)
+        report["achieved"] = achieved_precision(report, study)
         read = select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id)
         report["judge_self_consistency"] = judge_consistency(session, session.scalars(read)).as_dict()
         found = (data, report)

@@ -1,8 +1,7 @@
 """A self-contained HTML study report: one file, styles and charts inline, nothing fetched.
 
-It states what GRRAS (Kottner et al. 2011) and STARD 2015 ask a reader or agreement study to
-report: readers and cases, how cases were sampled, blinding, order randomisation, how the
-reference was formed, missing and indeterminate reads, and every estimate with its interval.
+It answers every GRRAS (Kottner et al. 2011) and STARD 2015 item that software can answer, and
+ends with the checklist mapping each item to its section (app/agreement/checklist.py).
 """
 
 import json
@@ -15,6 +14,8 @@ from sqlmodel import Session
 
 from app.adjudication import adjudicator_of
 from app.agreement.charts import report_charts
+from app.agreement.checklist import ITEMS
+from app.agreement.facts import limitations
 from app.agreement.reads import QUESTIONS
 from app.agreement.report import Slice
 from app.agreement.service import report_for
@@ -37,7 +38,7 @@ def standalone_html(session: Session, study: Study, scope: Slice = Slice()) -> s
     selection = json.loads(study.selection)
     context: dict[str, Any] = {
         "study": study, "report": report, "charts": report_charts(report),
-        "questions": QUESTIONS, "selection": selection,
+        "questions": QUESTIONS, "checklist": ITEMS, "limitations": limitations(report),
         "filter_text": describe_filter(selection.get("filter", {})),
         "adjudicator": adjudicator.name if adjudicator else None,
         "repeats": sum(1 for r in data.reads if r.repeat),

@@ -1,4 +1,6 @@
-"""The report's tables as rows: one list of dicts per table, for the page and for CSV."""
+"""The report's tables as rows: one list of dicts per table, for the page and for CSV.
+
+Each figure becomes three columns (value, low, high) from its cluster-bootstrap interval."""
 
 import csv
 import io
@@ -6,53 +8,38 @@ from collections.abc import Iterator
 from typing import Any
 
 from app.agreement.reads import QUESTIONS
+from app.agreement.two_raters import FIGURES, INDICES
 
 TABLES = ("judge-vs-reference", "judge-vs-readers", "readers-vs-others", "reader-pairs",
-          "among-readers", "intra-reader", "reference-decisions", "by-disease")
+          "among-readers", "human-ceiling", "sensitivity", "intra-reader", "reference-decisions",
+          "by-disease", "judge-b", "flow", "case-table")
+
+
+def _figure_columns(name: str, figure: dict[str, Any]) -> dict[str, Any]:
+    return {name: figure["value"], f"{name}_low": figure["low"], f"{name}_high": figure["high"]}
 
 
 def _pair_columns(figures: dict[str, Any]) -> dict[str, Any]:
     table = figures["table"]
-    return {
-        "n": figures["n"], "left_out": figures["left_out"],
-        "agreement": figures["agreement"]["value"], "agreement_low": figures["agreement"]["low"],
-        "agreement_high": figures["agreement"]["high"],
-        "kappa": figures["kappa"]["value"], "kappa_low": figures["kappa"]["low"],
-        "kappa_high": figures["kappa"]["high"], "pabak": figures["pabak"], "ac1": figures["ac1"],
-        "both_pass": table["both_pass"], "a_pass_b_fail": table["a_pass_b_fail"],
-        "a_fail_b_pass": table["a_fail_b_pass"], "both_fail": table["both_fail"],
-        "a_stricter": figures["a_stricter"]["value"],
-        "a_stricter_low": figures["a_stricter"]["low"], "a_stricter_high": figures["a_stricter"]["high"],
-        "a_stricter_given_b_pass": figures["a_stricter_given_b_pass"]["value"],
-        "a_stricter_given_b_pass_low": figures["a_stricter_given_b_pass"]["low"],
-        "a_stricter_given_b_pass_high": figures["a_stricter_given_b_pass"]["high"],
-        "a_more_lenient": figures["a_more_lenient"]["value"],
-        "a_more_lenient_low": figures["a_more_lenient"]["low"],
-        "a_more_lenient_high": figures["a_more_lenient"]["high"],
-        "a_more_lenient_given_b_fail": figures["a_more_lenient_given_b_fail"]["value"],
-        "a_more_lenient_given_b_fail_low": figures["a_more_lenient_given_b_fail"]["low"],
-        "a_more_lenient_given_b_fail_high": figures["a_more_lenient_given_b_fail"]["high"],
-        "mcnemar_p": figures["mcnemar_p"],
-    }
+    columns: dict[str, Any] = {"n": figures["n"], "left_out": figures["left_out"], **table}
+    for name in FIGURES:
+        columns |= _figure_columns(name, figures[name])
+    for name in INDICES:
+        columns[name] = figures[name]["value"]
+    return columns | {"mcnemar_exact_p": figures["mcnemar_exact_p"],
+                      "mcnemar_clustered_p": figures["mcnemar_clustered_p"],
+                      "source_images": figures["agreement"]["clusters"],
+                      "interval_warning": figures["agreement"]["warning"]}
 
 
-def rows(report: dict[str, Any], table: str) -> list[dict[str, Any]]:
+def _pairs(report: dict[str, Any], table: str) -> list[dict[str, Any]]:
     questions = report["questions"]
     if table == "judge-vs-reference":
-        found = []
-        for q in QUESTIONS:
-            figures = questions[q]["judge_vs_reference"]
-            boot = figures["bootstrap"]
-            found.append({"question": q, **_pair_columns(figures),
-                          "judge_missing": questions[q]["judge_missing"],
-                          "agreement_cluster_low": boot["agreement"]["low"],
-                          "agreement_cluster_high": boot["agreement"]["high"],
-                          "kappa_cluster_low": boot["kappa"]["low"],
-                          "kappa_cluster_high": boot["kappa"]["high"],
-                          "bootstrap_method": boot["agreement"]["method"],
-                          "bootstrap_resamples": boot["agreement"]["resamples"],
-                          "source_images": boot["agreement"]["clusters"]})
-        return found
+        adjusted = report["multiplicity"]["adjusted_p"]
+        return [{"question": q, "primary": q == report["multiplicity"]["primary"],
+                 **_pair_columns(questions[q]["judge_vs_reference"]),
+                 "judge_missing": questions[q]["judge_missing"], "holm_p": adjusted.get(q)}
+                for q in QUESTIONS]
     if table in ("judge-vs-readers", "readers-vs-others"):
         key = "judge_vs_reader" if table == "judge-vs-readers" else "reader_vs_others"
         return [{"question": q, "reader": name, **_pair_columns(figures),
@@ -61,14 +48,7 @@ def rows(report: dict[str, Any], table: str) -> list[dict[str, Any]]:
                 for q in QUESTIONS for name, figures in questions[q][key].items()]
     if table == "reader-pairs":
         return [{"question": q, "reader_a": pair["a"], "reader_b": pair["b"], **_pair_columns(pair)}
-                for q in QUESTIONS if questions[q]["among_readers"]
-                for pair in questions[q]["among_readers"]["pairs"]]
-    if table == "among-readers":
-        return [{"question": q, "readers": len(report["readers"]),
-                 "fleiss_kappa": a["fleiss_kappa"]["value"], "fleiss_n": a["fleiss_kappa"]["n"],
-                 "krippendorff_alpha": a["krippendorff_alpha"]["value"],
-                 "krippendorff_n": a["krippendorff_alpha"]["n"]}
-                for q in QUESTIONS if (a := questions[q]["among_readers"])]
+                for q in QUESTIONS for pair in questions[q]["reader_pairs"]]
     if table == "intra-reader":
         return [{"reader": name, "question": q, **_pair_columns(figures)}
                 for name, by_question in report["intra_reader"].items()
@@ -76,9 +56,40 @@ def rows(report: dict[str, Any], table: str) -> list[dict[str, Any]]:
     if table == "by-disease":
         return [{"question": q, "disease": disease, **_pair_columns(figures)}
                 for q in QUESTIONS for disease, figures in questions[q]["by_disease"].items()]
+    if table == "judge-b":
+        return [{"judge": label, "question": q, **_pair_columns(j["questions"][q])}
+                for label, j in report["judge_b"].items() for q in QUESTIONS]
+    raise KeyError(table)
+
+
+def rows(report: dict[str, Any], table: str) -> list[dict[str, Any]]:
+    questions = report["questions"]
+    if table == "among-readers":
+        return [{"question": q, "readers": len(report["readers"]), "rated_twice": a["n_rated_twice"],
+                 **_figure_columns("fleiss_kappa", a["fleiss_kappa"]),
+                 "fleiss_se_gwet": a["fleiss_kappa"]["se_gwet"], **_figure_columns("ac1", a["ac1"]),
+                 "ac1_se_gwet": a["ac1"]["se_gwet"],
+                 **_figure_columns("krippendorff_alpha", a["krippendorff_alpha"])}
+                for q in QUESTIONS if (a := questions[q]["among_readers"])]
+    if table == "human-ceiling":
+        return [{"question": q, **{k: v for name in ("judge_vs_readers", "reader_vs_reader", "difference")
+                                   for k, v in _figure_columns(name, h[name]).items()},
+                 "judge_is": h["judge_is"]}
+                for q in QUESTIONS if (h := questions[q]["human_ceiling"])]
+    if table == "sensitivity":
+        return [{"question": q, "open_answers": kind, "counted": how, "n": f["n"],
+                 **_figure_columns("agreement", f)}
+                for q in QUESTIONS for kind, lines in questions[q]["sensitivity"].items()
+                for how, f in lines.items()]
     if table == "reference-decisions":
         return [{"question": q, **questions[q]["reference"]["decided"]} for q in QUESTIONS]
-    raise KeyError(table)
+    if table == "flow":
+        return [{"question": q, "sampled": f["sampled"], "read": f["read"], "compared": f["compared"],
+                 **{f"excluded: {reason}": n for reason, n in f["excluded"].items()}}
+                for q, f in report["facts"]["flow"].items()]
+    if table == "case-table":
+        return list(report["facts"]["case_table"])
+    return _pairs(report, table)
 
 
 def iter_csv(found: list[dict[str, Any]]) -> Iterator[str]:
@@ -86,7 +97,8 @@ def iter_csv(found: list[dict[str, Any]]) -> Iterator[str]:
     if not found:
         yield ""
         return
-    writer = csv.DictWriter(buffer, fieldnames=list(found[0]))
+    fields = list(dict.fromkeys(k for row in found for k in row))
+    writer = csv.DictWriter(buffer, fieldnames=fields)
     writer.writeheader()
     writer.writerows(found)
     yield buffer.getvalue()

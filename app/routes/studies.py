@@ -1,23 +1,32 @@
 """Admins: create studies from a case filter, follow each reader's progress, lock."""
 
-import json
 from collections.abc import Iterator
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, Request
+from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from sqlmodel import col, select
 
 from app.adjudication import adjudicator_of
+from app.agreement.facts import DESIGNS, recorded_selection
+from app.agreement.planner import PlanError, plan_cases
+from app.agreement.reads import QUESTIONS
 from app.answers import lock_study
-from app.case_filter import recorded_criteria
+from app.case_filter import CaseFilter, recorded_criteria
 from app.deps import CaseFilterDep, IdPath, SessionDep
 from app.models import Role, User
 from app.security import AdminUser
-from app.study_design import STRATA_FACETS, StudyError, create_study
+from app.study_design import StudyError, create_study
 from app.study_export import iter_answer_csv, iter_design_csv, iter_long_csv
-from app.study_forms import plan_from_form
-from app.study_models import Reveal, Study
+from app.study_forms import (
+    COUNT_PREFIX,
+    PAPER_PER_STRATUM,
+    plan_from_form,
+    planned_from_form,
+    strata_counts,
+)
+from app.study_models import Design, Reveal, Study
+from app.study_pool import DEFAULT_FACETS, STRATA_FACETS, check_facets, strata_table
 from app.web import render
 from app.worklist import get_study, study_progress
 
@@ -36,40 +45,122 @@ def studies_page(request: Request, session: SessionDep) -> HTMLResponse:
     return render(request, "studies/list.html", {"studies": studies})
 
 
+def _design_args(design: Design, facets: list[str] | None) -> tuple[Design, tuple[str, ...]]:
+    return design, tuple(facets) if facets is not None else DEFAULT_FACETS[design]
+
+
+def _strata_context(session: SessionDep, case_filter: CaseFilter, design: Design,
+                    facets: tuple[str, ...], counts: dict[str, int] | None) -> dict[str, Any]:
+    problem = check_facets(design, facets)
+    rows, edits = ([], 1.0) if problem else strata_table(session, case_filter, design, facets)
+    default = PAPER_PER_STRATUM if design is Design.validation else 50
+    counts = counts if counts is not None else {r.key: min(default, r.pool) for r in rows}
+    return {"filter": case_filter, "design": design, "facets": facets, "facet_choices": STRATA_FACETS,
+            "designs": DESIGNS, "rows": rows, "counts": counts, "edits_per_image": edits,
+            "strata_problem": problem}
+
+
+def _form_context(session: SessionDep, case_filter: CaseFilter, design: Design,
+                  facets: tuple[str, ...], form: dict[str, Any], error: str | None,
+                  counts: dict[str, int] | None = None) -> dict[str, Any]:
+    return {"filter": case_filter, "readers": _readers(session), "questions": QUESTIONS,
+            "error": error, "form": form, "prefix": COUNT_PREFIX,
+            **_strata_context(session, case_filter, design, facets, counts)}
+
+
+DesignQuery = Annotated[Design, Query()]
+FacetsQuery = Annotated[list[str] | None, Query(max_length=8)]
+
+
 @router.get("/studies/new", response_class=HTMLResponse)
-def new_study_form(request: Request, session: SessionDep, case_filter: CaseFilterDep) -> HTMLResponse:
-    context = {"filter": case_filter, "readers": _readers(session), "facets": STRATA_FACETS,
-               "error": None, "form": {"seed": 42, "strata_facet": "direction",
-                                       "strata": "add=50, remove=50", "blinded": True}}
-    return render(request, "studies/new.html", context)
+def new_study_form(request: Request, session: SessionDep, case_filter: CaseFilterDep,
+                   design: DesignQuery = Design.validation, facets: FacetsQuery = None) -> HTMLResponse:
+    design, chosen = _design_args(design, facets)
+    form = {"seed": 42, "blinded": True, "primary_question": "overall",
+            "plan_agreement": "0.81", "plan_half_width": "0.05"}
+    return render(request, "studies/new.html",
+                  _form_context(session, case_filter, design, chosen, form, None))
+
+
+@router.get("/studies/new/strata", response_class=HTMLResponse)
+def strata_fragment(request: Request, session: SessionDep, case_filter: CaseFilterDep,
+                    design: DesignQuery = Design.validation, facets: FacetsQuery = None) -> HTMLResponse:
+    """The strata table with each stratum's pool, for the design and facets chosen."""
+    design, chosen = _design_args(design, facets)
+    context = {"prefix": COUNT_PREFIX, **_strata_context(session, case_filter, design, chosen, None)}
+    return render(request, "studies/_strata.html", context)
+
+
+@router.get("/studies/new/plan", response_class=HTMLResponse)
+def plan_fragment(
+    request: Request,
+    plan_agreement: Annotated[float, Query(allow_inf_nan=False)],
+    plan_half_width: Annotated[float, Query(allow_inf_nan=False)],
+    plan_edits_per_image: Annotated[float, Query(allow_inf_nan=False)] = 1.0,
+    plan_icc: Annotated[str, Query(max_length=20)] = "",
+    plan_kappa: Annotated[str, Query(max_length=20)] = "",
+    plan_prevalence: Annotated[str, Query(max_length=20)] = "",
+) -> HTMLResponse:
+    """How many cases the chosen precision needs; impossible values are a 422 with the reason."""
+    try:
+        plan = plan_cases(plan_agreement, plan_half_width, edits_per_image=plan_edits_per_image,
+                          icc=_optional(plan_icc, "ICC"), kappa=_optional(plan_kappa, "kappa"),
+                          prevalence=_optional(plan_prevalence, "prevalence"))
+    except PlanError as error:
+        response = render(request, "studies/_plan.html", {"plan": None, "error": str(error)},
+                          status_code=422)
+        response.headers["HX-Reswap"] = "innerHTML"  # show the reason where the answer goes
+        return response
+    return render(request, "studies/_plan.html", {"plan": plan, "error": None})
+
+
+def _optional(text: str, what: str) -> float | None:
+    if not text.strip():
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise PlanError(f"the {what} must be a number, not {text!r}") from None
+
+
+async def plan_and_count_fields(request: Request) -> dict[str, str]:
+    """The form's fields whose names are data (a count per stratum) or the planner's."""
+    form = await request.form()
+    return {k: v for k, v in form.multi_items()
+            if isinstance(v, str) and k.startswith((COUNT_PREFIX, "plan_"))}
 
 
 @router.post("/studies", response_class=HTMLResponse)
 def create_study_route(
     request: Request, session: SessionDep, admin: AdminUser, case_filter: CaseFilterDep,
     name: Annotated[str, Form(max_length=200)],
-    readers: Annotated[list[int], Form()],
+    extra: Annotated[dict[str, str], Depends(plan_and_count_fields)],
+    readers: Annotated[list[int], Form()] = [],  # noqa: B006  (FastAPI copies form defaults)
+    design: Annotated[Design, Form()] = Design.validation,
+    facets: Annotated[list[str], Form(max_length=8)] = [],  # noqa: B006
     seed: Annotated[int, Form(ge=0, le=2**31 - 1)] = 42,
-    strata_facet: Annotated[str, Form(max_length=32)] = "",
-    strata: Annotated[str, Form(max_length=2000)] = "",
     total: Annotated[int | None, Form(ge=1, le=20_000)] = None,
-    include_failed_rounds: Annotated[bool, Form()] = False,
+    primary_question: Annotated[str, Form(max_length=16)] = "overall",
     readers_per_case: Annotated[int | None, Form(ge=1, le=100)] = None,
     repeat_fraction: Annotated[float, Form(ge=0, le=0.5)] = 0.0,
     blinded: Annotated[bool, Form()] = False,
     reveal: Annotated[Reveal, Form()] = Reveal.never,
 ) -> Response:
-    fields = dict(name=name, strata_facet=strata_facet, strata=strata, total=total, seed=seed,
-                  include_failed_rounds=include_failed_rounds, reader_ids=readers,
-                  readers_per_case=readers_per_case, repeat_fraction=repeat_fraction,
-                  blinded=blinded, reveal=reveal)
+    fields: dict[str, Any] = dict(name=name, design=design, facets=facets, total=total, seed=seed,
+                                  primary_question=primary_question, reader_ids=readers,
+                                  readers_per_case=readers_per_case, repeat_fraction=repeat_fraction,
+                                  blinded=blinded, reveal=reveal)
+    counts = None
     try:
-        plan = plan_from_form(case_filter=case_filter, **fields)  # type: ignore[arg-type]
+        counts = strata_counts(extra)
+        edits = float(extra.get("plan_edits_per_image") or 1.0)
+        plan = plan_from_form(case_filter=case_filter, counts=counts,
+                              planned=planned_from_form(extra, edits), **fields)
         study = create_study(session=session, plan=plan, created_by=admin)
-    except StudyError as error:
+    except (StudyError, ValueError) as error:
         session.rollback()
-        context = {"filter": case_filter, "readers": _readers(session), "facets": STRATA_FACETS,
-                   "error": str(error), "form": fields}
+        form = fields | {k: v for k, v in extra.items() if k.startswith("plan_")}
+        context = _form_context(session, case_filter, design, tuple(facets), form, str(error), counts)
         return render(request, "studies/new.html", context, status_code=422)
     return RedirectResponse(f"/studies/{study.id}", status_code=303)
 
@@ -79,9 +170,10 @@ def study_page(request: Request, session: SessionDep, study_id: IdPath) -> HTMLR
     study = get_study(session, study_id)
     progress = study_progress(session, study)
     in_study = {r.id for r, _ in progress}
-    selection = json.loads(study.selection)
+    selection = recorded_selection(study)
     context = {"study": study, "progress": progress, "selection": selection,
-               "criteria": recorded_criteria(selection["filter"]),
+               "design": DESIGNS[selection.design],
+               "criteria": recorded_criteria(selection.filter),
                "adjudicator": adjudicator_of(session, study),
                "candidates": [r for r in _readers(session) if r.id not in in_study]}
     return render(request, "studies/detail.html", context, partial="studies/_progress.html")

@@ -1,0 +1,236 @@
+"""What a study report states besides its figures (GRRAS, STARD 2015): the judge's identity,
+the design in honest words, the readers and their qualification, dates, the flow of cases,
+the case table, and the software that computed it all."""
+
+import json
+import platform
+import statistics
+import subprocess
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from app.agreement.reads import QUESTIONS, StudyReads
+from app.agreement.reference import Decided
+from app.agreement.report import first_reads, question_data
+from app.models import User
+from app.study_models import Design, Study
+from app.study_pool import stratum_label
+
+LIBRARIES = ("numpy", "scipy", "statsmodels", "krippendorff", "sqlalchemy", "fastapi", "matplotlib")
+
+DESIGNS = {
+    Design.validation: {
+        "name": "validation: judged attempts, accepted edits and rejected rounds, stratified by "
+                "the judge's verdict",
+        "estimates": "agreement, kappa, both of the judge's errors (too strict and too lenient), "
+                     "and how often readers reject what the judge passed",
+        "cannot": "nothing of the above is out of reach; figures are those of the sample, whose "
+                  "verdict mix is set by the strata, not by the data set",
+    },
+    Design.accepted: {
+        "name": "accepted edits only",
+        "estimates": "how often readers reject what the judge accepted (a PPV-type figure)",
+        "cannot": "too strict cannot be estimated, nor kappa: the judge passed every edit read, "
+                  "so its verdict is a constant",
+    },
+    Design.runs: {
+        "name": "whole runs: every round of each sampled task (preference data)",
+        "estimates": "agreement and both of the judge's errors, over rounds as they occur in runs",
+        "cannot": "rounds of one run are read together, so they are clustered with their source image",
+    },
+}
+
+QUALIFIED = {
+    "imported": "the run's own judge: 'qualified' is the verdict the generation scripts acted on "
+                "(the paper: a weighted score of compliance 40 %, structure 25 %, realism 20 %, "
+                "fidelity 15 % over about 0.7); fidelity was not recorded",
+    "pipeline": "this app's judge prompt (prompts/judge.j2): 'qualified' is its accept verdict over "
+                "compliance, structure, realism and fidelity",
+}
+
+
+@dataclass(frozen=True)
+class Selection:
+    design: Design
+    facets: tuple[str, ...]
+    strata: list[dict[str, Any]]  # label, asked, pool
+    total: int | None
+    seed: int
+    filter: dict[str, Any]
+    eligible: int | None  # the whole pool the filter admitted, every stratum; None if unrecorded
+
+
+def recorded_selection(study: Study) -> Selection:
+    """The study's sample as recorded, also for studies made before strata were combined."""
+    raw = json.loads(study.selection)
+    facets = tuple(raw.get("strata_facets") or ([raw["strata_facet"]] if raw.get("strata_facet") else []))
+    pool = raw.get("pool", {})
+    strata = [{"key": key, "label": stratum_label(key, facets) if len(facets) > 1 else f"{facets[0]} {key}",
+               "asked": n, "pool": pool.get(key)}
+              for key, n in raw.get("per_stratum", {}).items()] if facets else []
+    return Selection(Design(study.design), facets, strata, raw.get("total"), raw.get("seed", study.seed),
+                     raw.get("filter", {}), sum(pool.values()) if pool else None)
+
+
+def judge_identity(data: StudyReads) -> list[dict[str, Any]]:
+    return [{"label": label, "items": n,
+             "qualified_means": QUALIFIED["imported" if label.startswith("imported") else "pipeline"]}
+            for label, n in sorted(data.judges.items())]
+
+
+def design_sentence(study: Study, data: StudyReads, readers: list[dict[str, Any]]) -> str:
+    n = len(data.readers)
+    k = study.readers_per_case
+    plan = (f"{k} of {n} readers per case" if k and k < n else
+            f"each of the {n} readers was assigned every case")
+    short = [f"{r['name']} read {r['read']} of {r['assigned']}" for r in readers
+             if r["read"] < r["assigned"]]
+    return plan + ("; " + "; ".join(short) if short else "; every assigned case was read")
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def reader_rows(session: Session, data: StudyReads) -> list[dict[str, Any]]:
+    people = {u.name: u for u in session.scalars(select(User).where(col(User.name).in_(data.readers)))}
+    first = first_reads(data.reads)
+    rows = []
+    for name in data.readers:
+        mine = [r for r in data.reads if r.reader == name]
+        repeats = [r for r in mine if r.repeat]
+        pairs = [(first[(name, r.item_id)].answered_at, r.answered_at) for r in repeats
+                 if (name, r.item_id) in first]
+        gaps = [(later - earlier).total_seconds() / 86400 for earlier, later in pairs
+                if earlier is not None and later is not None]
+        times = [r.time_on_case_ms / 1000 for r in mine if r.time_on_case_ms]
+        user = people.get(name)
+        rows.append({
+            "name": name, "qualification": user.qualification if user else None,
+            "experience_years": user.experience_years if user else None,
+            "assigned": sum(1 for c in data.cases if name in c.assigned),
+            "read": sum(1 for r in mine if not r.repeat), "repeats": len(repeats),
+            "median_seconds": _median(times), "repeat_interval_days": _median(gaps),
+        })
+    return rows
+
+
+def dates(study: Study, data: StudyReads) -> dict[str, datetime | None]:
+    answered = [r.answered_at for r in data.reads if r.answered_at]
+    return {"created": study.created_at, "first_read": min(answered, default=None),
+            "last_read": max(answered, default=None), "locked": study.locked_at}
+
+
+def flow(data: StudyReads, question: str, cases_in_scope: set[int]) -> dict[str, Any]:
+    """Sampled -> read -> compared for one question, with every exclusion and its reason."""
+    cases = [c for c in data.cases if c.item_id in cases_in_scope]
+    reads = first_reads(data.reads)
+    q = question_data(cases, data.readers, reads, data.decisions, question)
+    excluded: Counter[str] = Counter()
+    compared = 0
+    for i, (value, how) in enumerate(q.reference()):
+        if not any(q.answers[name][i] is not None for name in data.readers):
+            excluded["not read by any reader"] += 1
+        elif q.judge[i] is None:
+            excluded["no readable judge verdict (frozen)"] += 1
+        elif how is Decided.tie:
+            excluded["readers tied, not adjudicated"] += 1
+        elif value is None:
+            excluded["every read was 'cannot assess'"] += 1
+        else:
+            compared += 1
+    read = len(cases) - excluded["not read by any reader"]
+    return {"question": question, "sampled": len(cases), "read": read, "compared": compared,
+            "excluded": dict(excluded)}
+
+
+def case_table(data: StudyReads, cases_in_scope: set[int]) -> list[dict[str, Any]]:
+    """Cases by modality, disease, direction and round, with the frozen judge's verdicts."""
+    counts: Counter[tuple[str, str, str, int]] = Counter()
+    passed: Counter[tuple[str, str, str, int]] = Counter()
+    for c in data.cases:
+        if c.item_id in cases_in_scope:
+            key = (c.modality, c.disease, c.direction, c.round)
+            counts[key] += 1
+            passed[key] += c.judge.get("overall") is True
+    return [{"modality": m, "disease": d, "direction": dr, "round": r, "cases": n,
+             "judge_pass": passed[(m, d, dr, r)], "judge_fail_or_missing": n - passed[(m, d, dr, r)]}
+            for (m, d, dr, r), n in sorted(counts.items())]
+
+
+@lru_cache(maxsize=1)
+def software() -> dict[str, str]:
+    """Versions of what computed the figures, and the commit when run from a checkout."""
+    found = {"python": platform.python_version()}
+    for name in ("medbanana-review", *LIBRARIES):
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent,
+                                capture_output=True, text=True, timeout=5, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = "unknown (not run from a git checkout)"
+    found["commit"] = commit
+    return found
+
+
+def study_facts(session: Session, study: Study, data: StudyReads,
+                cases_in_scope: set[int]) -> dict[str, Any]:
+    readers = reader_rows(session, data)
+    selection = recorded_selection(study)
+    eligible = selection.eligible
+    return {
+        "design": {"kind": selection.design.value, **DESIGNS[selection.design],
+                   "sentence": design_sentence(study, data, readers),
+                   "facets": list(selection.facets), "strata": selection.strata,
+                   "total": selection.total, "seed": selection.seed,
+                   "primary_question": study.primary_question,
+                   "plan": json.loads(study.plan) if study.plan else None},
+        "judge": judge_identity(data),
+        "reader_details": readers,
+        "dates": {k: v.isoformat() if v else None for k, v in dates(study, data).items()},
+        "flow": {q: flow(data, q, cases_in_scope) | {"eligible": eligible} for q in QUESTIONS},
+        "case_table": case_table(data, cases_in_scope),
+        "software": software(),
+    }
+
+
+def limitations(report: dict[str, Any]) -> list[str]:
+    """What a reader of the report must keep in mind, from the figures themselves."""
+    facts = report["facts"]
+    found = []
+    if facts["design"]["kind"] != Design.validation.value:
+        found.append(f"Design: {facts['design']['cannot']}.")
+    else:
+        found.append("The sample was stratified by the judge's verdict: shares of all cases "
+                     "(agreement, too strict, too lenient) describe this sample's verdict mix, "
+                     "not the data set's; the figures conditional on the judge's verdict do not "
+                     "depend on it.")
+    if report["intervals"]["warning"]:
+        found.append(report["intervals"]["warning"] + ".")
+    primary = report["multiplicity"]["primary"]
+    decided = report["questions"][primary]["reference"]["decided"]
+    if decided["tie"]:
+        found.append(f"{decided['tie']} cases of the primary question were tied between readers "
+                     "and not adjudicated; they are left out (see the sensitivity analysis).")
+    if decided["single_vote"]:
+        found.append(f"{decided['single_vote']} references of the primary question rest on a single vote.")
+    short = [r for r in facts["reader_details"] if r["read"] < r["assigned"]]
+    if short:
+        found.append("Not every assigned case was read: " + "; ".join(
+            f"{r['name']} {r['read']} of {r['assigned']}" for r in short) + ".")
+    missing = report["questions"][primary]["judge_missing"]
+    if missing:
+        found.append(f"{missing} cases have no readable frozen judge verdict for the primary question.")
+    found.append("McNemar p-values are Durkalski's clustered test; the exact test, which ignores "
+                 "clustering, is in the JSON.")
+    return found
