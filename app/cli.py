@@ -18,6 +18,7 @@ from sqlalchemy.engine import Engine
 
 from app.cli_pipeline import register as register_pipeline
 from app.cli_pipeline import register_export, register_metrics
+from app.cli_plan import register as register_plan
 from app.cli_stats import register as register_stats
 from app.cli_users import demo_users, users_cli
 from app.db import make_engine, migrate
@@ -140,6 +141,7 @@ def migrate_command() -> None:
 
 
 register_stats(cli, _engine)
+register_plan(cli)
 register_pipeline(cli, _engine)
 register_export(cli, _engine)
 register_metrics(cli, _engine)

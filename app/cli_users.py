@@ -10,7 +10,14 @@ from sqlmodel import Session, col, select
 from app.db import make_engine, migrate
 from app.models import Role, User
 from app.settings import get_settings
-from app.users import UserError, create_user, find_user, issue_token, reset_demo_accounts
+from app.users import (
+    UserError,
+    create_user,
+    describe_user,
+    find_user,
+    issue_token,
+    reset_demo_accounts,
+)
 
 users_cli = typer.Typer(no_args_is_help=True, help="Accounts and API tokens.")
 console = Console(stderr=True)
@@ -50,6 +57,28 @@ def token(name: str) -> None:
             console.print(f"error: no user named {name!r}", markup=False)
             raise typer.Exit(1)
         print(issue_token(session=session, user=user))
+
+
+@users_cli.command("describe")
+def describe(
+    name: str,
+    qualification: str | None = typer.Option(None, "--qualification",
+                                             help='e.g. "consultant radiologist, board certified"'),
+    experience_years: int | None = typer.Option(None, "--experience-years", help="years reading images"),
+) -> None:
+    """Record a reader's qualification and experience, as study reports state them."""
+    with _session() as session:
+        user = find_user(session, name)
+        if user is None:
+            console.print(f"error: no user named {name!r}", markup=False)
+            raise typer.Exit(1)
+        try:
+            describe_user(session=session, user=user, qualification=qualification,
+                          experience_years=experience_years)
+        except UserError as error:
+            console.print(f"error: {error}", markup=False)
+            raise typer.Exit(1) from None
+    console.print(f"described {name}", markup=False)
 
 
 @users_cli.command("list")

@@ -8,6 +8,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.agreement.planner import PlanError
 from app.answers import DraftTooLarge, StudyLocked, SubmissionIdReused
 from app.security import NotAuthenticated
 from app.study_design import StudyError
@@ -61,7 +62,7 @@ def _to_login(request: Request) -> Response:
 # Domain errors raised by plain modules, and the status each means on the web.
 DOMAIN_STATUS: dict[type[Exception], int] = {
     NotFound: 404, NotAssigned: 403, StudyLocked: 409, StudyError: 422, DraftTooLarge: 422,
-    SubmissionIdReused: 409,
+    SubmissionIdReused: 409, PlanError: 422,
 }
 
 

@@ -109,3 +109,21 @@ def reset_demo_accounts(session: Session) -> list[tuple[User, str]]:
             set_password(session=session, user=user, password=password)
         result.append((user, password))
     return result
+
+
+def describe_user(*, session: Session, user: User, qualification: str | None,
+                  experience_years: int | None) -> User:
+    """Record what a study report says of a reader: qualification and years of experience."""
+    if qualification is not None:
+        qualification = qualification.strip()
+        if len(qualification) > 200:
+            raise UserError("describe the qualification in at most 200 characters")
+        user.qualification = qualification or None
+    if experience_years is not None:
+        if not 0 <= experience_years <= 70:
+            raise UserError("years of experience must be between 0 and 70")
+        user.experience_years = experience_years
+    session.add(user)
+    session.commit()
+    session.refresh(user)
+    return user

@@ -153,7 +153,7 @@ def read_view(session: Session, study: Study, user: User, assignment: Assignment
         # Drafts are deleted on submit, so one that exists is newer than the answer: an edit
         # in progress, which a reload must bring back too.
         answer=answer, draft=load_draft(session, assignment.id),
-        reveal=_reveal(session, study, attempt, answer),
+        reveal=_reveal(session, study, item, answer),
         next_uid=following_item.uid if following_item else None,
         next_sequence=following.sequence if following else None,
         history=list(session.scalars(select(Answer).where(
@@ -161,12 +161,13 @@ def read_view(session: Session, study: Study, user: User, assignment: Assignment
     )
 
 
-def _reveal(session: Session, study: Study, attempt: Attempt,
+def _reveal(session: Session, study: Study, item: StudyItem,
             answer: Answer | None) -> dict[str, object] | None:
+    """After an answer, and only if the study says so: the verdict the study compares with
+    (frozen on the item), never a later re-judgement."""
     if answer is None or study.reveal != Reveal.after_submit:
         return None
-    verdict = session.scalars(select(JudgeVerdict).where(col(JudgeVerdict.attempt_id) == attempt.id)
-                              .order_by(col(JudgeVerdict.id).desc())).first()
+    verdict = session.get(JudgeVerdict, item.judge_verdict_id) if item.judge_verdict_id else None
     if verdict is None or verdict.qualified is None:
         return {"available": False}
     judge_accepts = bool(verdict.qualified)

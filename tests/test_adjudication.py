@@ -40,7 +40,7 @@ def test_ties_are_listed_and_settled_by_the_decision(demo_engine: Engine) -> Non
         ties = to_adjudicate(data)
         assert len(ties) == 3 and all(t.questions == ["compliance", "overall"] for t in ties)
         before = study_report(data, resamples=100)["questions"]["compliance"]["reference"]["decided"]  # type: ignore[index]
-        assert before["unresolved"] == 3
+        assert before["tie"] == 3
         third = session.get(type(setup.admin), third_id)
         assert third is not None
         item = item_by_uid(session, setup.study, ties[0].case.uid)
@@ -53,8 +53,22 @@ def test_ties_are_listed_and_settled_by_the_decision(demo_engine: Engine) -> Non
         assert first.id == again.id and changed.version == 2
         data = load(session, setup.study)
         after = study_report(data, resamples=100)["questions"]["compliance"]["reference"]["decided"]  # type: ignore[index]
-    assert after == {"unanimous": 5, "majority": 0, "adjudicated": 1, "unresolved": 2}
+    assert after == {"unanimous": 5, "single_vote": 0, "majority": 0, "adjudicated": 1, "tie": 2,
+                     "no_vote": 0}
     assert [t.decided for t in to_adjudicate(data)].count(True) == 1
+
+
+def test_a_tie_is_offered_even_while_a_reader_has_not_read_the_case(demo_engine: Engine) -> None:
+    """Once, a case was offered only when every reader had read it: a 1-1 split with a third
+    reader who never read it was silently left out of the comparison."""
+    setup = make_study(demo_engine, readers=3)
+    answer_all(demo_engine, setup, {"reader-0": ["yes"] * 8, "reader-1": ["yes"] * 6 + ["no"] * 2,
+                                    "reader-2": ["yes"] * 8}, skip={"reader-2": {6, 7}})
+    with Session(demo_engine) as session:
+        data = load(session, setup.study)
+    ties = to_adjudicate(data)
+    assert len(ties) == 2 and all(t.unread == ("reader-2",) for t in ties)
+    assert {t.case.item_id for t in ties} == {data.cases[6].item_id, data.cases[7].item_id}
 
 
 def test_the_adjudicator_must_be_a_third_reader_and_the_lock_holds(demo_engine: Engine) -> None:
@@ -152,4 +166,4 @@ def test_reference_csv_has_every_case_and_question(demo_engine: Engine, settings
     table = list(csv.DictReader(io.StringIO(admin.get(f"/studies/{setup.study.id}/reference.csv").text)))
     assert len(table) == 8 * 5
     compliance = [r for r in table if r["question"] == "compliance"]
-    assert sorted(r["decided"] for r in compliance) == ["unanimous"] * 5 + ["unresolved"] * 3
+    assert sorted(r["decided"] for r in compliance) == ["tie"] * 3 + ["unanimous"] * 5

@@ -18,7 +18,7 @@ from app.main import create_app
 from app.models import Role
 from app.settings import Settings
 from app.study_design import StudyPlan, create_study
-from app.study_models import Answer
+from app.study_models import Answer, Design
 from app.users import issue_token
 from tests.accounts import add_user
 from tests.browser.conftest import _free_port
@@ -46,7 +46,7 @@ def run_readers(engine: Engine, base: str) -> tuple[Counter[int], int]:
     with Session(engine) as session:
         study = create_study(session=session, created_by=admin, plan=StudyPlan(
             name="load", case_filter=CaseFilter(outcome=("success",)), total=10,
-            reader_ids=[r.id or 0 for r in readers]))
+            design=Design.accepted, reader_ids=[r.id or 0 for r in readers]))
         study_id = study.id
         tokens = [issue_token(session=session, user=r) for r in readers]
 

@@ -1,17 +1,28 @@
-"""A study's report: the reads it rests on, and every count beside every figure."""
+"""A study's report: the reads it rests on, every count beside every figure, and a frozen judge."""
+
+from pathlib import Path
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from app.agreement.reads import load
 from app.agreement.report import Slice, study_report
-from app.answers import AnswerIn, submit_answer, undo_last
+from app.agreement.service import report_for
+from app.answers import AnswerIn, lock_study, submit_answer, undo_last
+from app.models import JudgeVerdict
+from app.study_models import Design, Study, StudyItem
 from app.worklist import get_assignment
+from pipeline.jobs import JobOptions, claim, create_job, run_job
+from pipeline.loop import RetryPolicy
+from pipeline.offline import OfflineBackend
+from tests import aio
 from tests.studies.conftest import StudySetup, make_study
 
 
-def answer_all(engine: Engine, setup: StudySetup, pattern: dict[str, list[str]]) -> None:
-    """Reader i answers case k (in the study's item order) with pattern[name][k]."""
+def answer_all(engine: Engine, setup: StudySetup, pattern: dict[str, list[str]],
+               skip: dict[str, set[int]] | None = None) -> None:
+    """Reader i answers case k (in the study's item order) with pattern[name][k]; cases in
+    skip[name] (by item order) are left unread."""
     with Session(engine) as session:
         data = load(session, setup.study)
         order = [c.item_id for c in data.cases]
@@ -23,12 +34,15 @@ def answer_all(engine: Engine, setup: StudySetup, pattern: dict[str, list[str]])
                     assignment = get_assignment(session, setup.study, reader, n)
                 except LookupError:
                     break
-                value = given[order.index(assignment.item_id)]
+                index = order.index(assignment.item_id)
+                n += 1
+                if index in (skip or {}).get(reader.name, set()):
+                    continue
+                value = given[index]
                 overall = {"yes": "accept", "no": "reject"}.get(value, "reject")
                 submit_answer(session, setup.study, assignment, AnswerIn(
                     compliance=value, structure="yes", realism="yes", fidelity="yes",
                     overall=overall, confidence=3, submission_id=f"r-{reader.name}-{n:04d}"))
-                n += 1
 
 
 def test_counts_decisions_and_missing_fidelity(demo_engine: Engine) -> None:
@@ -39,18 +53,21 @@ def test_counts_decisions_and_missing_fidelity(demo_engine: Engine) -> None:
     answer_all(demo_engine, setup, pattern)
     with Session(demo_engine) as session:
         report = study_report(load(session, setup.study), resamples=200)
-    compliance = report["questions"]["compliance"]  # type: ignore[index]
+    compliance = report["questions"]["compliance"]
     assert report["n_cases"] == 8 and compliance["n_cases"] == 8
     assert compliance["cannot_assess"] == {"reader-0": 1, "reader-1": 0, "reader-2": 0}
-    assert compliance["reference"]["decided"] == {"unanimous": 6, "majority": 2,
-                                                  "adjudicated": 0, "unresolved": 0}
+    assert compliance["reference"]["decided"] == {"unanimous": 6, "single_vote": 0, "majority": 2,
+                                                  "adjudicated": 0, "tie": 0, "no_vote": 0}
     # The judge accepted every edit it passed on; imported verdicts never scored fidelity.
-    assert report["questions"]["fidelity"]["judge_missing"] == 8  # type: ignore[index]
+    assert report["questions"]["fidelity"]["judge_missing"] == 8
     versus = compliance["judge_vs_reference"]
-    assert versus["n"] + versus["left_out"] == 8
-    assert versus["bootstrap"]["agreement"]["resamples"] in (0, 200)
+    assert versus["n"] + versus["left_out"] == 8 and versus["agreement"]["clusters"] >= 1
     among = compliance["among_readers"]
-    assert among["fleiss_kappa"]["n"] == 7 and among["krippendorff_alpha"]["n"] == 8
+    assert among["n_rated_twice"] == 8 and among["fleiss_kappa"]["value"] is not None
+    # An accepted-only study: the judge passes everything, kappa is undefined, and it says so.
+    assert versus["table"]["a_fail_b_pass"] == 0 and versus["kappa"]["value"] in (None, 0.0)
+    assert report["multiplicity"]["primary"] == "overall"
+    assert set(report["multiplicity"]["adjusted_p"]) == {"compliance", "structure", "realism", "fidelity"}
 
 
 def test_a_withdrawn_answer_is_no_read_and_slices_filter(demo_engine: Engine) -> None:
@@ -61,8 +78,11 @@ def test_a_withdrawn_answer_is_no_read_and_slices_filter(demo_engine: Engine) ->
         data = load(session, setup.study)
         everything = study_report(data, resamples=200)
         removals = study_report(data, Slice(direction=("remove",)), resamples=200)
-    assert everything["questions"]["compliance"]["missing"]["reader-0"] == 1  # type: ignore[index]
-    assert removals["n_cases"] == 4 and removals["slice"]["direction"] == ["remove"]  # type: ignore[index]
+    assert everything["questions"]["compliance"]["missing"]["reader-0"] == 1
+    # Every case but one is tied (two readers who disagree); the withdrawn one rests on one vote.
+    decided = everything["questions"]["compliance"]["reference"]["decided"]
+    assert decided["tie"] == 7 and decided["single_vote"] == 1
+    assert removals["n_cases"] == 4 and removals["slice"]["direction"] == ["remove"]
 
 
 def test_repeat_reads_give_intra_reader_agreement(demo_engine: Engine) -> None:
@@ -71,6 +91,57 @@ def test_repeat_reads_give_intra_reader_agreement(demo_engine: Engine) -> None:
     with Session(demo_engine) as session:
         report = study_report(load(session, setup.study), resamples=200)
     intra = report["intra_reader"]
-    assert set(intra) == {"reader-0", "reader-1"}  # type: ignore[arg-type]
-    same = intra["reader-0"]["compliance"]  # type: ignore[index]
+    assert set(intra) == {"reader-0", "reader-1"}
+    same = intra["reader-0"]["compliance"]
     assert same["n"] == 4 and same["agreement"]["value"] == 1.0
+
+
+def rejudge(engine: Engine, study: Study, tmp_path: Path) -> None:
+    """A real re-judge job (offline backend) on the study's tasks: new verdicts on their edits."""
+    with Session(engine) as session:
+        tasks = sorted({i.task_id for i in session.exec(select(StudyItem).where(
+            StudyItem.study_id == study.id))})
+    job_id = create_job(engine, tasks, JobOptions(kind="rejudge", rejudge_times=1))
+    claim(engine, job_id)
+    aio.run(run_job(engine, job_id, lambda _: OfflineBackend(), tmp_path / "out",
+                    policy=RetryPolicy(attempts=2, base_seconds=0.0)))
+
+
+def test_a_locked_studys_figures_never_move(demo_engine: Engine, tmp_path: Path) -> None:
+    """Validation design, both verdicts, three readers, one reader who skipped cases, ties;
+    then the lock and a re-judge. Once, the newest verdict of any model was used."""
+    setup = make_study(demo_engine, readers=3, design=Design.validation)
+    with Session(demo_engine) as session:
+        cases = load(session, setup.study).cases
+    n = len(cases)
+    judge = [c.judge["overall"] for c in cases]
+    # Every reader differs from the judge where i % 5 == 1 (so the judge errs both ways: the
+    # items come stratum by stratum, fail strata first); readers 0 and 1 split where
+    # i % 5 == 2, and reader 2, who skipped every fourth case, leaves some of those tied.
+    def reads(differ: set[int]) -> list[str]:
+        return ["yes" if (j != (i % 5 in differ)) else "no" for i, j in enumerate(judge)]
+    pattern = {"reader-0": reads({1}), "reader-1": reads({1, 2}), "reader-2": reads({1, 3})}
+    answer_all(demo_engine, setup, pattern, skip={"reader-2": set(range(0, n, 4))})
+    with Session(demo_engine) as session:
+        study = session.get(Study, setup.study.id)
+        assert study is not None
+        lock_study(session, study)
+        before = report_for(session, study, Slice())[1]
+        verdicts_before = len(session.exec(select(JudgeVerdict)).all())
+    overall = before["questions"]["overall"]
+    table = overall["judge_vs_reference"]["table"]
+    assert min(table.values()) > 0  # a non-degenerate 2x2: too strict and too lenient estimable
+    assert overall["judge_vs_reference"]["kappa"]["low"] is not None
+    assert overall["reference"]["decided"]["tie"] > 0  # reader 2's gaps leave 1-1 splits
+    assert before["facts"]["reader_details"][2]["read"] < before["facts"]["reader_details"][2]["assigned"]
+    assert "reader-2 read" in before["facts"]["design"]["sentence"]
+    assert before["judge_b"] == {}
+
+    rejudge(demo_engine, setup.study, tmp_path)
+    with Session(demo_engine) as session:
+        assert len(session.exec(select(JudgeVerdict)).all()) > verdicts_before
+        study = session.get(Study, setup.study.id)
+        assert study is not None
+        after = report_for(session, study, Slice())[1]
+    assert after["questions"] == before["questions"]
+    assert list(after["judge_b"]) and all(j["n_cases"] > 0 for j in after["judge_b"].values())

@@ -39,7 +39,14 @@ def test_the_page_shows_every_question_with_its_n(demo_engine: Engine, settings:
     assert charts.select_one("#chart-by-disease svg") is not None
     assert len(charts.select(".heat-tables svg")) == 5
     decided = page.select_one('#decisions tr[data-question="compliance"]').select("td")
-    assert [d.get_text() for d in decided] == ["6", "2", "0", "0"]
+    # unanimous, single vote, majority, adjudicated, tie, no vote
+    assert [d.get_text() for d in decided] == ["6", "0", "2", "0", "0", "0"]
+    # The headline: the judge against human agreement, per question, primary marked.
+    ceiling = page.select('#ceiling tbody tr')
+    assert [r["data-question"] for r in ceiling][-1] == "overall"
+    assert "primary" in page.select_one('#ceiling tr[data-question="overall"]')["class"]
+    assert len(page.select("#judge-vs-reference .two-by-two")) == 5
+    assert page.select_one(".judge-identity").get_text().startswith("imported")
 
 
 def test_json_and_csv_follow_the_slice(demo_engine: Engine, settings: Settings) -> None:
@@ -52,9 +59,10 @@ def test_json_and_csv_follow_the_slice(demo_engine: Engine, settings: Settings) 
     text = admin.get(f"/studies/{sid}/agreement/judge-vs-reference.csv").text
     table = list(csv.DictReader(io.StringIO(text)))
     assert [r["question"] for r in table][-1] == "overall"
-    assert table[0]["bootstrap_resamples"] in ("0", "2000")
+    assert table[-1]["primary"] == "True" and table[0]["primary"] == "False"
     for name in ("judge-vs-readers", "readers-vs-others", "reader-pairs", "among-readers",
-                 "reference-decisions", "by-disease"):
+                 "human-ceiling", "sensitivity", "reference-decisions", "by-disease", "flow",
+                 "case-table"):
         response = admin.get(f"/studies/{sid}/agreement/{name}.csv")
         assert response.status_code == 200 and response.text.count("\n") > 1, name
 

@@ -91,7 +91,7 @@ def test_a_study_from_a_bounded_filter_records_and_shows_the_bound(
     setup = make_study(demo_engine)
     admin = as_user(demo_engine, settings, "study-admin", Role.admin)
     query = "modality=chest_xray&changed_min=0.5&sort=changed"
-    data = {"name": "bounded", "strata_facet": "", "total": "3", "seed": "7",
+    data = {"name": "bounded", "design": "accepted", "total": "3", "seed": "7",
             "readers": [str(r.id) for r in setup.readers], "blinded": "true"}
     created = admin.post(f"/studies?{query}", data=data, follow_redirects=False)
     assert created.status_code == 303, created.text

@@ -189,23 +189,55 @@ def test_drafts_survive_a_reload_and_undo_reopens(reader: TestClient, study: Stu
 def test_admin_creates_a_stratified_study_from_a_filter(demo_engine: Engine, settings: Settings,
                                                         study: StudySetup) -> None:
     admin = as_user(demo_engine, settings, "study-admin", Role.admin)
-    form = admin.get("/studies/new?modality=chest_xray&outcome=success")
-    assert form.status_code == 200
+    form = BeautifulSoup(admin.get("/studies/new?modality=chest_xray").text, "html.parser")
+    # The default is the validation design: both verdicts, with each stratum's pool shown.
+    assert form.select_one('input[name="design"][value="validation"]').has_attr("checked")
+    rows = form.select("#strata-table tbody tr")
+    pools = {r["data-stratum"]: int(r.select_one(".pool").text) for r in rows}
+    assert pools == {"fail/add/chest_xray": 84, "fail/remove/chest_xray": 79,
+                     "pass/add/chest_xray": 53, "pass/remove/chest_xray": 52}
+    assert {i["value"] for i in form.select('#strata-table input[type="number"]')} == {"25"}
     readers = [r.id for r in study.readers]
-    data = {"name": "second", "strata_facet": "direction", "strata": "add=3, remove=3",
-            "seed": "7", "readers": [str(r) for r in readers], "blinded": "true"}
-    created = admin.post("/studies?modality=chest_xray&outcome=success", data=data,
-                         follow_redirects=False)
+    data = {"name": "second", "design": "validation", "facets": ["verdict", "direction"],
+            "n:pass/add": "3", "n:fail/add": "3", "n:pass/remove": "3", "n:fail/remove": "3",
+            "seed": "7", "readers": [str(r) for r in readers], "blinded": "true",
+            "primary_question": "overall", "plan_agreement": "0.81", "plan_half_width": "0.05"}
+    created = admin.post("/studies?modality=chest_xray", data=data, follow_redirects=False)
     assert created.status_code == 303
     detail = BeautifulSoup(admin.get(created.headers["location"]).text, "html.parser")
     assert [r.select_one(".done").text for r in detail.select(".reader-progress")] == ["0", "0"]
-    too_many = admin.post("/studies?modality=chest_xray", data=data | {
-        "name": "third", "strata": "add=500"})
+    assert "verdict fail · direction add: 3 of 84" in detail.select_one("#study-strata").text
+    too_many = admin.post("/studies?modality=chest_xray", data=data | {"name": "third", "n:pass/add": "500"})
     assert too_many.status_code == 422
-    assert "500 were asked" in BeautifulSoup(too_many.text, "html.parser").select_one(
-        "#study-error").text
-    bad = admin.post("/studies", data=data | {"name": "fourth", "strata": "add=lots"})
-    assert bad.status_code == 422
+    page = BeautifulSoup(too_many.text, "html.parser")
+    assert page.select_one("#study-error").text == (
+        "stratum verdict pass · direction add has 53 in its pool; 500 were asked")
+    assert page.select_one('input[name="name"]')["value"] == "third"  # the form keeps what was typed
+    bad = admin.post("/studies", data=data | {"name": "fourth", "n:pass/add": "lots"})
+    assert bad.status_code == 422 and "whole number" in bad.text
+    unread = {k: v for k, v in data.items() if k != "readers"}
+    nobody = admin.post("/studies", data=unread | {"name": "fifth"})
+    assert nobody.status_code == 422 and "at least one reader" in nobody.text
+
+
+def test_the_strata_and_the_planner_answer_as_fragments(demo_engine: Engine, settings: Settings,
+                                                        study: StudySetup) -> None:
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    accepted = admin.get("/studies/new/strata?modality=chest_xray&design=accepted",
+                         headers={"HX-Request": "true"})
+    fragment = BeautifulSoup(accepted.text, "html.parser")
+    assert "<html" not in accepted.text and fragment.select_one("#strata") is not None
+    assert {r["data-stratum"] for r in fragment.select("#strata-table tbody tr")} == {"add", "remove"}
+    refused = admin.get("/studies/new/strata?design=accepted&facets=verdict", headers={"HX-Request": "true"})
+    assert "only a validation study" in BeautifulSoup(refused.text, "html.parser").select_one(
+        "#strata-problem").text
+    plan = admin.get("/studies/new/plan?plan_agreement=0.81&plan_half_width=0.05"
+                     "&plan_edits_per_image=4&plan_icc=0.215", headers={"HX-Request": "true"})
+    assert BeautifulSoup(plan.text, "html.parser").select_one("#plan-cases strong").text == "390"
+    for query in ("plan_agreement=1.5&plan_half_width=0.05", "plan_agreement=0.8&plan_half_width=0",
+                  "plan_agreement=0.8&plan_half_width=0.05&plan_icc=abc"):
+        bad = admin.get(f"/studies/new/plan?{query}", headers={"HX-Request": "true"})
+        assert bad.status_code == 422 and BeautifulSoup(bad.text, "html.parser").select_one("#plan-error")
 
 
 def test_progress_shows_for_readers_and_admins(demo_engine: Engine, settings: Settings,

@@ -9,7 +9,7 @@ from sqlmodel import Session
 from app.case_filter import CaseFilter
 from app.models import Role, User
 from app.study_design import StudyPlan, create_study
-from app.study_models import Reveal, Study
+from app.study_models import Design, Reveal, Study
 from tests.accounts import add_user
 
 
@@ -22,15 +22,22 @@ class StudySetup:
 
 
 def make_study(engine: Engine, reveal: Reveal = Reveal.never, repeat_fraction: float = 0.0,
-               readers: int = 2) -> StudySetup:
+               readers: int = 2, design: Design = Design.accepted) -> StudySetup:
+    """Accepted design: eight accepted chest X-ray edits, 4 add and 4 remove. Validation
+    design: 4 judged attempts of each verdict x direction, 16 in all."""
     admin = add_user(engine, "study-admin", Role.admin)
     people = [add_user(engine, f"reader-{i}", Role.reader) for i in range(readers)]
     outsider = add_user(engine, "outsider", Role.reader)
-    plan = StudyPlan(name="pilot", case_filter=CaseFilter(modality=("chest_xray",),
-                                                          outcome=("success",)),
-                     reader_ids=[p.id or 0 for p in people], seed=42, strata_facet="direction",
-                     per_stratum={"add": 4, "remove": 4}, reveal=reveal,
-                     repeat_fraction=repeat_fraction)
+    if design is Design.validation:
+        facets: tuple[str, ...] = ("verdict", "direction")
+        strata = {f"{v}/{d}": 4 for v in ("pass", "fail") for d in ("add", "remove")}
+        case_filter = CaseFilter(modality=("chest_xray",))
+    else:
+        facets, strata = ("direction",), {"add": 4, "remove": 4}
+        case_filter = CaseFilter(modality=("chest_xray",), outcome=("success",))
+    plan = StudyPlan(name="pilot", case_filter=case_filter, design=design,
+                     reader_ids=[p.id or 0 for p in people], seed=42, strata_facets=facets,
+                     per_stratum=strata, reveal=reveal, repeat_fraction=repeat_fraction)
     with Session(engine) as session:
         study = create_study(session=session, plan=plan, created_by=admin)
     return StudySetup(study, admin, people, outsider)

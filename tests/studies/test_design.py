@@ -1,5 +1,6 @@
 """Stratified, seeded, reproducible samples; balanced assignment; hidden repeat reads."""
 
+import json
 from collections import Counter
 
 import pytest
@@ -7,9 +8,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.case_filter import CaseFilter
-from app.models import Role, Task
+from app.models import JudgeVerdict, Role, Task
 from app.study_design import StudyError, StudyPlan, create_study, draw_sample
-from app.study_models import Assignment, StudyItem, StudyReader
+from app.study_models import Assignment, Design, StudyItem, StudyReader
 from tests.accounts import add_user
 
 CHEST_SUCCESS = CaseFilter(modality=("chest_xray",), outcome=("success",))
@@ -17,7 +18,7 @@ CHEST_SUCCESS = CaseFilter(modality=("chest_xray",), outcome=("success",))
 
 def plan(readers: list[int], **overrides: object) -> StudyPlan:
     values: dict[str, object] = dict(name="pilot", case_filter=CHEST_SUCCESS, reader_ids=readers,
-                                     seed=42, strata_facet="direction",
+                                     seed=42, design=Design.accepted, strata_facets=("direction",),
                                      per_stratum={"add": 4, "remove": 4})
     values.update(overrides)
     return StudyPlan(**values)  # type: ignore[arg-type]
@@ -32,14 +33,16 @@ def people(engine: Engine, n: int = 2) -> tuple[list[int], object]:
 def test_sample_is_stratified_and_reproducible(demo_engine: Engine) -> None:
     readers, _ = people(demo_engine)
     with Session(demo_engine) as s:
-        first = draw_sample(s, plan(readers))
-        again = draw_sample(s, plan(readers))
-        other_seed = draw_sample(s, plan(readers, seed=7))
+        first, pool = draw_sample(s, plan(readers))
+        again, _ = draw_sample(s, plan(readers))
+        other_seed, _ = draw_sample(s, plan(readers, seed=7))
         tasks = {t.id: t for t in s.exec(select(Task))}
     assert first == again and first != other_seed
     assert {k: len(v) for k, v in first.items()} == {"add": 4, "remove": 4}
-    for stratum, ids in first.items():
-        assert all(tasks[i].direction == stratum and tasks[i].outcome == "success" for i in ids)
+    assert pool == {"add": 53, "remove": 52}  # the demo's accepted chest X-ray edits
+    for stratum, units in first.items():
+        assert all(tasks[u.task_id].direction == stratum and tasks[u.task_id].outcome == "success"
+                   for u in units)
 
 
 def test_fully_crossed_each_reader_reads_all_in_an_own_order(demo_engine: Engine) -> None:
@@ -82,15 +85,18 @@ def test_failed_rounds_can_be_read_too(demo_engine: Engine) -> None:
     readers, admin = people(demo_engine, 1)
     with Session(demo_engine) as s:
         study = create_study(session=s, created_by=admin, plan=plan(
-            readers, case_filter=CaseFilter(modality=("fundus",)), strata_facet=None,
-            per_stratum={}, total=6, include_failed_rounds=True))
+            readers, case_filter=CaseFilter(modality=("fundus",)), strata_facets=(),
+            per_stratum={}, total=6, design=Design.runs))
         items = s.exec(select(StudyItem).where(StudyItem.study_id == study.id)).all()
     assert len(items) > 6  # tasks with failed rounds add one item per round with an image
 
 
 @pytest.mark.parametrize("overrides, message", [
-    ({"per_stratum": {"add": 500, "remove": 4}}, "has"),
-    ({"strata_facet": "colour"}, "strata can be"),
+    ({"per_stratum": {"add": 500, "remove": 4}}, "stratum direction add has 53 in its pool; 500"),
+    ({"strata_facets": ("colour",)}, "strata can be"),
+    ({"strata_facets": ("verdict",)}, "only a validation study"),
+    ({"design": Design.validation}, "stratifies by the judge's verdict"),
+    ({"primary_question": "beauty"}, "primary question"),
     ({"reader_ids": []}, "at least one reader"),
     ({"readers_per_case": 3}, "between 1 and 2"),
     ({"repeat_fraction": 0.9}, "repeat fraction"),
@@ -110,3 +116,35 @@ def test_admins_cannot_be_readers_and_names_are_unique(demo_engine: Engine) -> N
         create_study(session=s, plan=plan(readers), created_by=admin)
         with pytest.raises(StudyError, match="exists already"):
             create_study(session=s, plan=plan(readers), created_by=admin)
+
+
+def test_a_validation_study_reads_both_verdicts_and_freezes_each(demo_engine: Engine) -> None:
+    readers, admin = people(demo_engine)
+    strata = {f"{v}/{d}/chest_xray": 5 for v in ("pass", "fail") for d in ("add", "remove")}
+    with Session(demo_engine) as s:
+        study = create_study(session=s, created_by=admin, plan=plan(
+            readers, case_filter=CaseFilter(modality=("chest_xray",)), design=Design.validation,
+            strata_facets=("verdict", "direction", "modality"), per_stratum=strata))
+        items = s.exec(select(StudyItem).where(StudyItem.study_id == study.id)).all()
+        verdicts = {i.id: s.get(JudgeVerdict, i.judge_verdict_id) for i in items}
+        first = {i.id: s.exec(select(JudgeVerdict).where(JudgeVerdict.attempt_id == i.attempt_id)
+                              .order_by(col(JudgeVerdict.id))).first() for i in items}
+    assert len(items) == 20 and Counter(i.stratum for i in items) == dict.fromkeys(strata, 5)
+    for item in items:
+        verdict = verdicts[item.id]
+        assert verdict is not None and verdict.id == first[item.id].id  # the verdict of record
+        assert verdict.qualified is (item.stratum.startswith("pass"))
+    assert json.loads(study.selection)["pool"] == {
+        "fail/add/chest_xray": 84, "fail/remove/chest_xray": 79,
+        "pass/add/chest_xray": 53, "pass/remove/chest_xray": 52}
+
+
+def test_a_stratum_too_small_is_named_and_nothing_is_created(demo_engine: Engine) -> None:
+    readers, admin = people(demo_engine)
+    with Session(demo_engine) as s:
+        with pytest.raises(StudyError, match="verdict pass · direction add has 53 in its pool; 60"):
+            create_study(session=s, created_by=admin, plan=plan(
+                readers, case_filter=CaseFilter(modality=("chest_xray",)), design=Design.validation,
+                strata_facets=("verdict", "direction"), per_stratum={"pass/add": 60, "fail/add": 5}))
+        s.rollback()
+        assert s.exec(select(StudyItem)).first() is None

@@ -1,0 +1,61 @@
+"""The cluster bootstrap: source images resampled, seeded, robust to degenerate resamples."""
+
+import random
+
+import pytest
+from scipy import stats
+
+from app.agreement.resample import FEW_CLUSTERS, ClusterBootstrap, expanded_tail
+from app.agreement.two_raters import compare
+
+
+def pairs(n: int = 120, seed: int = 5) -> tuple[list[bool], list[bool]]:
+    rng = random.Random(seed)
+    a = [rng.random() < 0.7 for _ in range(n)]
+    return a, [x if rng.random() < 0.85 else not x for x in a]
+
+
+def test_resamples_source_images_and_repeats_exactly() -> None:
+    a, b = pairs()
+    clusters = [i // 4 for i in range(len(a))]
+    first = compare(a, b, ClusterBootstrap(clusters, resamples=500)).figures["agreement"]
+    again = compare(a, b, ClusterBootstrap(clusters, resamples=500)).figures["agreement"]
+    assert first == again and first.clusters == 30 and first.warning is None
+    assert first.low is not None and first.high is not None and first.low < first.value < first.high  # type: ignore[operator]
+
+
+def test_clustering_widens_the_interval_when_cases_repeat_an_image() -> None:
+    a, b = pairs(40)
+    naive = compare(a * 3, b * 3, ClusterBootstrap(list(range(120)), resamples=800)).figures["kappa"]
+    clustered = compare(a * 3, b * 3, ClusterBootstrap(list(range(40)) * 3, resamples=800)).figures["kappa"]
+    assert naive.low is not None and clustered.low is not None
+    assert clustered.high - clustered.low > 1.3 * (naive.high - naive.low)  # type: ignore[operator]
+
+
+def test_degenerate_resamples_are_dropped_and_counted_not_fatal() -> None:
+    """Once, one undefined resample in 2,000 removed the whole kappa interval."""
+    reference = [True] * 95 + [False] * 5
+    judge = [True] * 94 + [False] + [False] * 5  # rarely fails: some resamples see no fail
+    kappa = compare(judge, reference, ClusterBootstrap(list(range(100)))).figures["kappa"]
+    assert kappa.value is not None and kappa.low is not None and kappa.high is not None
+    assert kappa.dropped > 0 and "left out" in (kappa.warning or "")
+    assert -1 <= kappa.low <= kappa.high <= 1
+
+
+def test_few_source_images_warn_but_still_give_an_interval() -> None:
+    a, b = pairs(40)
+    figure = compare(a, b, ClusterBootstrap([i % 5 for i in range(40)], resamples=500)).figures["agreement"]
+    assert figure.clusters == 5 < FEW_CLUSTERS
+    assert figure.low is not None and "few clusters" in (figure.warning or "")
+
+
+def test_one_source_image_gives_no_interval() -> None:
+    a, b = pairs(10)
+    figure = compare(a, b, ClusterBootstrap([0] * 10, resamples=200)).figures["agreement"]
+    assert figure.value is not None and figure.low is None
+
+
+def test_the_expanded_tail_follows_hesterberg() -> None:
+    t = stats.t.ppf(0.975, 24)
+    assert expanded_tail(25) == pytest.approx(stats.norm.sf((25 / 24) ** 0.5 * t))
+    assert expanded_tail(10_000) == pytest.approx(0.025, abs=1e-4)

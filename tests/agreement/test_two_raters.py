@@ -1,0 +1,83 @@
+"""The two-rater figures: published values, statsmodels, and the clustered McNemar test."""
+
+import numpy as np
+import pytest
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.inter_rater import cohens_kappa
+
+from app.agreement.multirater import category_counts, gwet_ac1_multi
+from app.agreement.resample import ClusterBootstrap
+from app.agreement.two_raters import FIGURES, clustered_mcnemar, compare
+
+
+def expand(both_pass: int, lenient: int, strict: int, both_fail: int) -> tuple[list[bool], list[bool]]:
+    """Judge and reference votes for a 2x2: judge pass / ref fail is lenient, the reverse strict."""
+    judge = [True] * (both_pass + lenient) + [False] * (strict + both_fail)
+    reference = [True] * both_pass + [False] * lenient + [True] * strict + [False] * both_fail
+    return judge, reference
+
+
+def singletons(n: int) -> ClusterBootstrap:
+    return ClusterBootstrap(list(range(n)), resamples=500)
+
+
+@pytest.mark.parametrize("cells, kappa", [((40, 7, 12, 41), 0.62), ((76, 7, 12, 5), 0.24)])
+def test_the_papers_pilot_gives_its_kappa_at_two_pass_rates(cells: tuple[int, ...], kappa: float) -> None:
+    """81 % agreement, judge too strict in 12 and too lenient in 7 of 100: kappa 0.62 when
+    about half the edits pass, 0.24 when most do (the paradox that makes kappa alone mislead)."""
+    judge, reference = expand(*cells)
+    result = compare(judge, reference, singletons(100))
+    assert result.figures["agreement"].value == pytest.approx(0.81)
+    assert result.figures["a_stricter"].value == pytest.approx(0.12)
+    assert result.figures["a_more_lenient"].value == pytest.approx(0.07)
+    assert result.figures["kappa"].value == pytest.approx(kappa, abs=0.005)
+
+
+def test_kappa_is_statsmodels_kappa() -> None:
+    rng = np.random.default_rng(8)
+    for _ in range(20):
+        table = rng.integers(1, 40, size=4)
+        judge, reference = expand(*table)
+        ours = compare(judge, reference, singletons(len(judge))).figures["kappa"].value
+        assert ours == pytest.approx(cohens_kappa(table.reshape(2, 2).astype(float)).kappa, abs=1e-12)
+
+
+def test_two_rater_ac1_is_gwets_with_two_raters() -> None:
+    judge, reference = expand(30, 5, 9, 16)
+    ours = compare(judge, reference, singletons(60)).figures["ac1"].value
+    both = category_counts(list(zip(judge, reference, strict=True)))
+    assert ours == pytest.approx(gwet_ac1_multi(both).value)
+
+
+def test_shares_conditional_figures_and_indices() -> None:
+    judge, reference = expand(40, 4, 6, 10)
+    result = compare(judge, reference, singletons(60)).figures
+    assert result["a_stricter_given_b_pass"].value == pytest.approx(6 / 46)
+    assert result["a_more_lenient_given_b_fail"].value == pytest.approx(4 / 14)
+    assert result["b_fail_given_a_pass"].value == pytest.approx(4 / 44)
+    assert result["prevalence_index"].value == pytest.approx((40 - 10) / 60)
+    assert result["bias_index"].value == pytest.approx((4 - 6) / 60)
+    assert result["prevalence_index"].low is None  # descriptive: no interval
+    assert result["pabak"].value == pytest.approx(2 * 50 / 60 - 1)
+
+
+def test_clustered_mcnemar_reduces_to_mcnemar_with_one_case_per_image() -> None:
+    judge, reference = expand(30, 4, 11, 15)
+    result = compare(judge, reference, singletons(60))
+    plain = mcnemar(np.array([[30, 4], [11, 15]]), exact=False, correction=False).pvalue
+    assert result.mcnemar_clustered_p == pytest.approx(plain, abs=1e-12)
+    assert result.mcnemar_exact_p == pytest.approx(mcnemar(np.array([[30, 4], [11, 15]]), exact=True).pvalue)
+    assert clustered_mcnemar(np.zeros(5)) is None
+
+
+def test_cannot_assess_is_left_out_never_a_fail() -> None:
+    result = compare([True, None, False, True], [True, False, None, False], singletons(4))
+    assert result.table.n == 2 and result.left_out == 2 and result.table.both_fail == 0
+
+
+def test_undefined_figures_say_so() -> None:
+    same = compare([True] * 5, [True] * 5, singletons(5))
+    assert same.figures["kappa"].value is None and same.mcnemar_exact_p is None
+    assert same.figures["agreement"].value == 1
+    empty = compare([None], [True], singletons(1))
+    assert all(empty.figures[name].value is None for name in FIGURES)
