@@ -20,7 +20,8 @@ CHUNK = 500
 
 
 DESIGN_HEADER = ("study", "seed", "reader", "order_seed", "sequence", "repeat_of_sequence", "item",
-                 "stratum", "case_id", "task_key", "modality", "disease", "direction", "round")
+                 "stratum", "case_id", "task_key", "modality", "disease", "direction", "round",
+                 "judge_verdict_id")  # the frozen verdict each item is compared with
 
 
 class _Rows:
@@ -57,7 +58,7 @@ def iter_design_csv(session: Session, study: Study) -> Iterator[str]:
         rows.writer.writerow((study.name, study.seed, reader, order_seed, assignment.sequence,
                               sequences.get(assignment.repeat_of, "") if assignment.repeat_of else "",
                               item.uid, item.stratum, task.id, task.task_key, task.modality,
-                              task.disease, task.direction, round_))
+                              task.disease, task.direction, round_, item.judge_verdict_id or ""))
         if n % CHUNK == CHUNK - 1:
             yield rows.take()
     yield rows.take()

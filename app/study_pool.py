@@ -11,6 +11,7 @@ Designs (app/study_models.Design):
 - runs: the tasks themselves, every round of the latest run read.
 """
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -111,11 +112,8 @@ def pool_by_stratum(found: list[Candidate], facets: tuple[str, ...]) -> dict[str
     return dict(sorted(pool.items()))
 
 
-def edits_per_image(session: Session, found: list[Candidate]) -> float:
-    """The average number of sampling units per source image in the pool (for the planner's
-    design effect); 1 when the pool is empty."""
-    if not found:
-        return 1.0
+def cluster_sizes(session: Session, found: list[Candidate]) -> list[int]:
+    """How many of the pool's sampling units each source image holds (for the planner)."""
     ids = sorted({c.task_id for c in found})
     images: dict[int, int] = {}
     for start in range(0, len(ids), 5000):
@@ -123,7 +121,7 @@ def edits_per_image(session: Session, found: list[Candidate]) -> float:
         for task_id, image in session.execute(select(col(Task.id), col(Task.source_image_id))
                                               .where(col(Task.id).in_(chunk))):
             images[task_id] = image
-    return len(found) / len({images[c.task_id] for c in found})
+    return list(Counter(images[c.task_id] for c in found).values())
 
 
 @dataclass(frozen=True)
@@ -134,9 +132,9 @@ class StratumRow:
 
 
 def strata_table(session: Session, case_filter: CaseFilter, design: Design,
-                 facets: tuple[str, ...]) -> tuple[list[StratumRow], float]:
-    """Each stratum with its pool size, and the pool's edits per source image."""
+                 facets: tuple[str, ...]) -> tuple[list[StratumRow], list[int]]:
+    """Each stratum with its pool size, and the pool's units per source image."""
     found = candidates(session, case_filter, design, facets)
     rows = [StratumRow(key, stratum_label(key, facets), len(units))
             for key, units in pool_by_stratum(found, facets).items()]
-    return rows, edits_per_image(session, found)
+    return rows, cluster_sizes(session, found)

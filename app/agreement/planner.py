@@ -46,6 +46,19 @@ def _z() -> float:
     return float(norm.ppf(1 - (1 - CONFIDENCE) / 2))
 
 
+def sample_edits_per_image(pool_sizes: list[int], cases: int) -> float:
+    """The size-weighted edits per source image expected in a simple random sample of
+    ``cases`` from a pool whose images hold ``pool_sizes`` units each: with sampling fraction
+    f, an image of c units contributes about c f (1 - f) + (c f)^2 to the sum of squared
+    cluster sizes, so the average is (1 - f) + f * sum(c^2) / sum(c). A small sample from a
+    large pool rarely takes two edits of one image; a sample of the whole pool takes them all."""
+    total = sum(pool_sizes)
+    if not total or cases <= 0:
+        return 1.0
+    share = min(1.0, cases / total)
+    return (1 - share) + share * sum(c * c for c in pool_sizes) / total
+
+
 def design_effect(edits_per_image: float, icc: float | None) -> float:
     if not edits_per_image >= 1:
         raise PlanError("edits per source image must be at least 1")

@@ -9,7 +9,7 @@ from sqlmodel import col, select
 
 from app.adjudication import adjudicator_of
 from app.agreement.facts import DESIGNS, recorded_selection
-from app.agreement.planner import PlanError, plan_cases
+from app.agreement.planner import PlanError, plan_cases, sample_edits_per_image
 from app.agreement.reads import QUESTIONS
 from app.answers import lock_study
 from app.case_filter import CaseFilter, recorded_criteria
@@ -52,12 +52,14 @@ def _design_args(design: Design, facets: list[str] | None) -> tuple[Design, tupl
 def _strata_context(session: SessionDep, case_filter: CaseFilter, design: Design,
                     facets: tuple[str, ...], counts: dict[str, int] | None) -> dict[str, Any]:
     problem = check_facets(design, facets)
-    rows, edits = ([], 1.0) if problem else strata_table(session, case_filter, design, facets)
+    rows, sizes = ([], []) if problem else strata_table(session, case_filter, design, facets)
     default = PAPER_PER_STRATUM if design is Design.validation else 50
     counts = counts if counts is not None else {r.key: min(default, r.pool) for r in rows}
+    planned = sum(counts.values()) or 100
     return {"filter": case_filter, "design": design, "facets": facets, "facet_choices": STRATA_FACETS,
-            "designs": DESIGNS, "rows": rows, "counts": counts, "edits_per_image": edits,
-            "strata_problem": problem}
+            "designs": DESIGNS, "rows": rows, "counts": counts, "planned_cases": planned,
+            "pool_edits_per_image": sum(sizes) / len(sizes) if sizes else 1.0,
+            "edits_per_image": sample_edits_per_image(sizes, planned), "strata_problem": problem}
 
 
 def _form_context(session: SessionDep, case_filter: CaseFilter, design: Design,

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from app.agreement.planner import PlanError, kappa_variance_unit, plan_cases
+from app.agreement.planner import PlanError, kappa_variance_unit, plan_cases, sample_edits_per_image
 
 
 def test_the_issue_numbers_237_and_390() -> None:
@@ -35,3 +35,11 @@ def test_kappa_variance_is_statsmodels_for_equal_margins() -> None:
 def test_impossible_values_say_why(args: tuple[float, float], kwargs: dict, message: str) -> None:
     with pytest.raises(PlanError, match=message):
         plan_cases(*args, **kwargs)
+
+
+def test_the_sample_holds_fewer_edits_per_image_than_a_large_pool() -> None:
+    assert sample_edits_per_image([1] * 500, 100) == 1.0  # one edit per image: no clustering
+    assert sample_edits_per_image([4] * 25, 100) == 4.0  # the whole pool: every edit of each image
+    # 100 of 4,000 edits: about one image in forty gives a second edit to the sample.
+    assert sample_edits_per_image([4] * 1000, 100) == pytest.approx(1 - 0.025 + 0.025 * 4)
+    assert sample_edits_per_image([], 100) == 1.0

@@ -45,7 +45,8 @@ def test_adjudicate_with_keys_then_read_the_agreement(browser: Browser, demo_eng
     admin = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
     log_in(admin, live_server, "study-admin", f"/studies/{sid}/agreement")
     row = admin.locator('#decisions tr[data-question="compliance"] td')
-    expect(row.nth(2)).to_have_text("1")  # adjudicated
+    expect(row.nth(3)).to_have_text("1")  # adjudicated (after unanimous, single vote, majority)
+    expect(row.nth(4)).to_have_text("2")  # ties still open
     expect(admin.locator("#chart-agreement svg")).to_be_visible()
     admin.select_option('select[name="direction"]', "remove")
     admin.click('#slice-form button[type="submit"]')

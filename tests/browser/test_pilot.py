@@ -1,5 +1,7 @@
-"""The paper's pilot, end to end in Chromium: a 100-case stratified chest X-ray study (50 add,
-50 remove, seed 42), two readers reading blinded with the keyboard, then the lock."""
+"""The paper's pilot, end to end in Chromium: a 100-case chest X-ray validation study (50 add,
+50 remove, half judged pass and half fail, seed 42), two readers reading blinded with the
+keyboard, then the lock; the judge's 2x2 is non-degenerate, so too strict and too lenient
+are both estimated."""
 
 import csv
 import io
@@ -12,12 +14,15 @@ from playwright.sync_api import Browser, Page, expect
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from app.agreement.planner import plan_cases
 from app.models import Role
 from app.users import issue_token
 from tests.accounts import add_user
 from tests.browser.conftest import ARTIFACTS
 from tests.browser.helpers import IMAGES_SHOWN, answer_with_keys, log_in
-from tests.demo_counts import CHEST_SUCCESS
+from tests.demo_counts import MODALITIES
+
+CHEST_TASKS = MODALITIES["chest_xray"]
 
 pytestmark = pytest.mark.browser
 KEYBOARD_CASES = 3
@@ -29,13 +34,19 @@ def create_pilot(admin: Page, base: str, reader_ids: list[int]) -> int:
     log_in(admin, base, "browser-admin", "/cases")
     admin.click('.facet[data-facet="modality"] a[data-value="chest_xray"]')
     expect(admin).to_have_url(re.compile(r"modality=chest_xray"))
-    admin.click('.facet[data-facet="outcome"] a[data-value="success"]')
-    expect(admin.locator("#total")).to_have_text(str(sum(CHEST_SUCCESS.values())))
+    expect(admin.locator("#total")).to_have_text(str(CHEST_TASKS))
     admin.click("#new-study-from-filter")
-    # The form's defaults are the paper's design.
-    expect(admin.locator('select[name="strata_facet"]')).to_have_value("direction")
-    expect(admin.locator('input[name="strata"]')).to_have_value("add=50, remove=50")
+    # The form's defaults are the paper's design: 25 per verdict x direction, both verdicts.
+    expect(admin.locator('input[name="design"][value="validation"]')).to_be_checked()
+    expect(admin.locator("#strata-table tbody tr")).to_have_count(4)
+    for row in admin.locator("#strata-table tbody tr").all():
+        expect(row.locator('input[type="number"]')).to_have_value("25")
     expect(admin.locator('input[name="seed"]')).to_have_value("42")
+    # 0.81 ± 0.05 planned, with the clustering a 100-case sample of this pool would have.
+    edits = float(admin.locator('input[name="plan_edits_per_image"]').input_value())
+    assert 1 < edits < 4
+    expect(admin.locator("#plan-cases strong")).to_have_text(
+        str(plan_cases(0.81, 0.05, edits_per_image=edits).cases))
     expect(admin.locator('input[name="blinded"]')).to_be_checked()
     admin.fill('input[name="name"]', "Pilot: 100 chest X-ray edits")
     for reader_id in reader_ids:
@@ -62,8 +73,10 @@ def read_with_keyboard(browser: Browser, base: str, name: str, study_id: int) ->
 
 
 def read_the_rest_by_api(engine: Engine, base: str, reader_id: int, name: str,
-                         study_id: int) -> str:
-    """What is left, as a scripted client would send it: the same route as the form."""
+                         study_id: int, strata: dict[int, str]) -> str:
+    """What is left, as a scripted client would send it: the same route as the form. The
+    reader mostly agrees with the judge (whose verdict the test, not the reader, knows from
+    the design export) and differs from it on every fifth case, both ways."""
     from app.users import find_user
 
     with Session(engine) as session:
@@ -72,7 +85,10 @@ def read_the_rest_by_api(engine: Engine, base: str, reader_id: int, name: str,
         token = issue_token(session=session, user=user)
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as client:
         for sequence in range(KEYBOARD_CASES + 1, 101):
+            judge_passed = strata[sequence].startswith("pass")
+            accept = judge_passed != (sequence % 5 == 0)
             response = client.post(f"/read/{study_id}/{sequence}", data=ANSWER | {
+                "overall": "accept" if accept else "reject",
                 "submission_id": f"pilot-{name}-{sequence:03d}"})
             assert response.status_code == 303
     return token
@@ -89,10 +105,14 @@ def test_the_papers_pilot_end_to_end(browser: Browser, demo_engine: Engine,
         expect(row.locator(".done")).to_have_text("0")
         expect(row.locator("td.num").nth(1)).to_have_text("100")
 
+    design = list(csv.DictReader(io.StringIO(
+        admin.request.get(f"{live_server}/studies/{study_id}/design.csv").text())))
     tokens = []
     for reader, name in zip(readers, names, strict=True):
         read_with_keyboard(browser, live_server, name, study_id)
-        tokens.append(read_the_rest_by_api(demo_engine, live_server, reader.id or 0, name, study_id))
+        strata = {int(r["sequence"]): r["stratum"] for r in design if r["reader"] == name}
+        tokens.append(read_the_rest_by_api(demo_engine, live_server, reader.id or 0, name,
+                                           study_id, strata))
 
     admin.reload()
     for name in names:
@@ -103,11 +123,10 @@ def test_the_papers_pilot_end_to_end(browser: Browser, demo_engine: Engine,
     ARTIFACTS.mkdir(exist_ok=True)
     admin.screenshot(path=str(ARTIFACTS / "pilot-study-locked.png"), full_page=True)
 
-    design = list(csv.DictReader(io.StringIO(
-        admin.request.get(f"{live_server}/studies/{study_id}/design.csv").text())))
     assert Counter((r["reader"], r["direction"]) for r in design) == {
         (n, d): 50 for n in names for d in ("add", "remove")}
-    assert {r["modality"] for r in design} == {"chest_xray"}
+    assert Counter(r["stratum"].split("/")[0] for r in design) == {"pass": 100, "fail": 100}
+    assert {r["modality"] for r in design} == {"chest_xray"} and all(r["judge_verdict_id"] for r in design)
     answers = list(csv.DictReader(io.StringIO(
         admin.request.get(f"{live_server}/studies/{study_id}/answers.csv").text())))
     assert Counter(r["reader"] for r in answers) == {n: 100 for n in names}
@@ -119,7 +138,10 @@ def test_the_papers_pilot_end_to_end(browser: Browser, demo_engine: Engine,
     assert report["n_cases"] == 100 and report["readers"] == names
     overall = report["questions"]["overall"]["judge_vs_reference"]
     assert overall["n"] + overall["left_out"] == 100
-    assert overall["agreement"]["low"] is not None and overall["bootstrap"]["agreement"]["resamples"] == 2000
+    assert min(overall["table"].values()) > 0  # judge and readers both pass and fail
+    for figure in ("agreement", "kappa", "a_stricter", "a_more_lenient"):
+        assert overall[figure]["value"] is not None and overall[figure]["low"] is not None, figure
+    assert report["intervals"]["resamples"] == 2000 and report["facts"]["design"]["kind"] == "validation"
     long_rows = admin.request.get(f"{live_server}/studies/{study_id}/answers-long.csv").text()
     assert len(long_rows.strip().splitlines()) == 1 + 200 * 5
     admin.goto(f"{live_server}/studies/{study_id}/report.html")
