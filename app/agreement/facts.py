@@ -80,7 +80,7 @@ def recorded_selection(study: Study) -> Selection:
 
 
 def judge_identity(data: StudyReads) -> list[dict[str, Any]]:
-    return [{"label": label, "items": n,
+    return [{"label": label, "cases": n,
              "qualified_means": QUALIFIED["imported" if label.startswith("imported") else "pipeline"]}
             for label, n in sorted(data.judges.items())]
 

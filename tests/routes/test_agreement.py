@@ -47,6 +47,8 @@ def test_the_page_shows_every_question_with_its_n(demo_engine: Engine, settings:
     assert "primary" in page.select_one('#ceiling tr[data-question="overall"]')["class"]
     assert len(page.select("#judge-vs-reference .two-by-two")) == 5
     assert page.select_one(".judge-identity").get_text().startswith("imported")
+    # Once rendered a Python method ("<built-in method items ...>") instead of the count.
+    assert "(8 cases)" in page.select_one(".summary").get_text()
 
 
 def test_json_and_csv_follow_the_slice(demo_engine: Engine, settings: Settings) -> None:

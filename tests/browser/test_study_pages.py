@@ -1,0 +1,65 @@
+"""The new-study form's live strata and planner, and the agreement page and report of a read
+validation study, in Chromium at the two screen sizes the reading room uses."""
+
+import pytest
+from playwright.sync_api import Browser, expect
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from app.agreement.reads import load
+from app.study_models import Design
+from tests.agreement.test_report import answer_all
+from tests.browser.conftest import ARTIFACTS
+from tests.browser.helpers import log_in
+from tests.studies.conftest import make_study
+
+pytestmark = pytest.mark.browser
+SIZES = ((1366, 768), (1024, 768))
+
+
+def test_the_form_updates_its_strata_and_plan_in_place(browser: Browser, live_server: str) -> None:
+    page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+    log_in(page, live_server, "browser-admin", "/studies/new?modality=chest_xray")
+    page.fill('input[name="name"]', "typed before switching")
+    expect(page.locator("#strata-table tbody tr")).to_have_count(4)
+    page.check('input[name="design"][value="accepted"]')
+    expect(page.locator("#strata-table tbody tr")).to_have_count(2)  # add, remove
+    expect(page.locator('input[name="name"]')).to_have_value("typed before switching")
+    page.check('#strata input[name="facets"][value="verdict"]')
+    expect(page.locator("#strata-problem")).to_contain_text("only a validation study")
+    page.check('input[name="design"][value="validation"]')
+    expect(page.locator("#strata-table tbody tr")).to_have_count(4)
+    page.fill('input[name="plan_half_width"]', "0")
+    page.locator('input[name="plan_half_width"]').dispatch_event("change")
+    expect(page.locator("#plan-error")).to_contain_text("half-width")
+    page.fill('input[name="plan_half_width"]', "0.1")
+    page.locator('input[name="plan_half_width"]').dispatch_event("change")
+    expect(page.locator("#plan-cases")).to_be_visible()
+    ARTIFACTS.mkdir(exist_ok=True)
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        page.screenshot(path=str(ARTIFACTS / f"study-form-{width}.png"), full_page=True)
+
+
+def test_agreement_page_and_report_of_a_validation_study(browser: Browser, demo_engine: Engine,
+                                                         live_server: str) -> None:
+    setup = make_study(demo_engine, readers=3, design=Design.validation)
+    with Session(demo_engine) as session:
+        judge = [c.judge["overall"] for c in load(session, setup.study).cases]
+
+    def reads(differ: set[int]) -> list[str]:
+        return ["yes" if (j != (i % 5 in differ)) else "no" for i, j in enumerate(judge)]
+    answer_all(demo_engine, setup, {"reader-0": reads({1}), "reader-1": reads({1, 2}),
+                                    "reader-2": reads({3})}, skip={"reader-2": {0, 4}})
+    page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+    log_in(page, live_server, "browser-admin", f"/studies/{setup.study.id}/agreement")
+    expect(page.locator("#ceiling")).to_be_visible()
+    expect(page.locator('#ceiling tr[data-question="overall"]')).to_have_class("primary")
+    expect(page.locator("#chart-agreement svg")).to_be_visible()
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        page.screenshot(path=str(ARTIFACTS / f"agreement-{width}.png"), full_page=False)
+    page.goto(f"{live_server}/studies/{setup.study.id}/report.html")
+    expect(page.locator("#flow-diagram")).to_be_visible()
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.screenshot(path=str(ARTIFACTS / "report-1366.png"), full_page=True)
