@@ -2,10 +2,11 @@
 
     .venv/bin/python benchmarks/agreement.py [--db var/bench/bench.db] [--cases 1000] [--readers 3]
 
-Run benchmarks/import_scale.py first. Creates a study (stratified by modality), writes every
+Run benchmarks/import_scale.py first. Creates a validation study (judged attempts stratified by
+the judge's verdict x modality), writes every
 reader's answers in bulk (correlated with a hidden truth, some "cannot assess"), then times:
-loading the reads, the full report (every question, 2 x 2,000 cluster-bootstrap resamples
-each), the charts, the agreement page cold and cached, the JSON report and the
+loading the reads, the full report (every question, every figure with its 2,000-resample
+cluster-bootstrap interval), the charts, the agreement page cold and cached, the JSON report and the
 disagreement queue, all in-process through the ASGI app. Goals: the page of a
 1,000-case x 3-reader study in <= 2 s, the overview on 88K tasks in <= 1 s.
 """
@@ -32,7 +33,7 @@ from app.main import create_app
 from app.models import Role
 from app.settings import Settings
 from app.study_design import StudyPlan, create_study
-from app.study_models import Answer, Assignment
+from app.study_models import Answer, Assignment, Design
 from benchmarks.accounts import bench_admin_token, bench_user
 
 
@@ -56,13 +57,16 @@ def main() -> None:
     run = secrets.token_hex(3)
     admin = bench_user(engine, "bench-admin")
     readers = [bench_user(engine, f"bench-reader-{i:02d}", Role.reader) for i in range(args.readers)]
-    third = args.cases // 3
+    sixth = args.cases // 6
+    strata = {f"{v}/{m}": sixth for v in ("pass", "fail") for m in ("chest_xray", "brain_mri", "fundus")}
+    strata["pass/chest_xray"] += args.cases - 6 * sixth
     with Session(engine) as session:
-        study = create_study(session=session, created_by=admin, plan=StudyPlan(
-            name=f"bench agreement {run}", case_filter=CaseFilter(outcome=("success",)),
-            reader_ids=[r.id or 0 for r in readers], seed=3, strata_facet="modality",
-            per_stratum={"chest_xray": args.cases - 2 * third, "brain_mri": third, "fundus": third},
-            repeat_fraction=0.1))
+        study = timed("create the study (pool of judged attempts, sample, worklists)",
+                      lambda: create_study(session=session, created_by=admin, plan=StudyPlan(
+                          name=f"bench agreement {run}", case_filter=CaseFilter(),
+                          design=Design.validation, reader_ids=[r.id or 0 for r in readers], seed=3,
+                          strata_facets=("verdict", "modality"), per_stratum=strata,
+                          repeat_fraction=0.1)))
         assignments = session.execute(select(col(Assignment.id), col(Assignment.item_id))
                                       .where(col(Assignment.study_id) == study.id)).all()
     rng = random.Random(11)
@@ -84,15 +88,19 @@ def main() -> None:
     print(f"study {study.name}: {args.cases} cases, {args.readers} readers, {len(rows)} reads")
     with Session(engine) as session:
         data = timed("load the reads", lambda: load(session, study))
-        report = timed("report: every question, cluster bootstrap 2 x 2,000 each",
+        report = timed("report: every question and figure, cluster bootstrap 2,000 each",
                        lambda: study_report(data))
         timed("charts (matplotlib SVG)", lambda: report_charts(report))
     settings = Settings(var_dir=Path(tempfile.mkdtemp()))
     client = TestClient(create_app(settings, engine),
                         headers={"Authorization": f"Bearer {bench_admin_token(engine)}"})
     sid = study.id
+    timed("GET /studies/new (validation strata: pool of every judged attempt)",
+          lambda: client.get("/studies/new"))
     timed("GET /studies/{id}/agreement (first view: reads + report)",
           lambda: client.get(f"/studies/{sid}/agreement"))
+    timed("GET /studies/{id}/report.html (cached report)",
+          lambda: client.get(f"/studies/{sid}/report.html"))
     timed("  then its charts fragment (drawn once, fetched by htmx)",
           lambda: client.get(f"/studies/{sid}/agreement/charts"))
     timed("GET /studies/{id}/agreement (cached)", lambda: client.get(f"/studies/{sid}/agreement"))

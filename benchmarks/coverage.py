@@ -41,7 +41,9 @@ def simulate(rng: np.random.Generator, images: int, edits: int) -> dict[str, obj
         return list(np.where(wrong, ~truth, truth))
 
     return {"clusters": list(np.repeat(np.arange(images), edits)), "judge": rater(JUDGE_ERROR),
-            "readers": [rater(READER_ERROR) for _ in range(READERS)]}
+            "readers": [rater(READER_ERROR) for _ in range(READERS)],
+            # reader 1 reading every case again, blind to the first read (intra-reader)
+            "repeat": rater(READER_ERROR)}
 
 
 Interval = tuple[float | None, float | None, float | None]
@@ -67,6 +69,8 @@ def figures(study: dict[str, object], resamples: int) -> dict[str, Interval]:
     others = [leave_one_out(v, 0) for v in by_case]
     take("reader 1 vs others:", compare(readers[0], others, boot).as_dict(), ("agreement", "kappa"))  # type: ignore[index]
     take("readers 1-2:", compare(readers[0], readers[1], boot).as_dict(), ("agreement", "kappa"))  # type: ignore[index]
+    take("reader 1 vs own repeat:", compare(readers[0], study["repeat"], boot).as_dict(),  # type: ignore[index, arg-type]
+         ("agreement", "kappa"))
     take("among readers:", among_readers(readers, boot), ("fleiss_kappa", "ac1", "krippendorff_alpha"))  # type: ignore[arg-type]
     take("human ceiling:", human_ceiling(judge, readers, boot),  # type: ignore[arg-type]
          ("judge_vs_readers", "reader_vs_reader", "difference"))

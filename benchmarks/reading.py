@@ -34,7 +34,7 @@ from app.main import create_app
 from app.models import Role
 from app.settings import Settings
 from app.study_design import StudyPlan, create_study
-from app.study_models import Answer, Assignment
+from app.study_models import Answer, Assignment, Design
 from benchmarks.accounts import bench_token, bench_user
 
 GOAL_P95_MS = 50.0
@@ -77,10 +77,11 @@ def main() -> None:
     with Session(engine) as session:
         _pilot, pilot_ms = timed(lambda: create_study(session=session, created_by=admin, plan=StudyPlan(
             name=f"bench pilot {run}", case_filter=chest, reader_ids=ids[:2], seed=42,
-            strata_facet="direction", per_stratum={"add": 50, "remove": 50})))
+            design=Design.validation, strata_facets=("verdict", "direction"),
+            per_stratum={f"{v}/{d}": 25 for v in ("pass", "fail") for d in ("add", "remove")})))
         large, large_ms = timed(lambda: create_study(session=session, created_by=admin, plan=StudyPlan(
             name=f"bench large {run}", case_filter=CaseFilter(outcome=("success",)), reader_ids=ids,
-            seed=7, strata_facet="modality",
+            seed=7, design=Design.accepted, strata_facets=("modality",),
             per_stratum={"chest_xray": 1000, "brain_mri": 500, "fundus": 500},
             repeat_fraction=0.1)))
         assignments = session.scalar(select(func.count()).select_from(Assignment).where(

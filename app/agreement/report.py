@@ -21,7 +21,7 @@ from app.agreement.reads import CANNOT_ASSESS, QUESTIONS, Case, Read, StudyReads
 from app.agreement.reference import PRIMARY, Decided, Policy, consensus, leave_one_out
 from app.agreement.resample import CONFIDENCE, FEW_CLUSTERS, METHOD, RESAMPLES, SEED, ClusterBootstrap
 from app.agreement.stats import Vote
-from app.agreement.two_raters import compare
+from app.agreement.two_raters import FIGURES, cells, compare
 
 
 @dataclass(frozen=True)
@@ -86,8 +86,9 @@ def _sensitivity(data: QuestionData, boot: ClusterBootstrap) -> dict[str, Any]:
     one way or the other: does a conclusion rest on how ties or "cannot assess" were handled?"""
     def agreement(policy: Policy) -> dict[str, object]:
         reference = [value for value, _ in data.reference(policy)]
-        pair = compare(data.judge, reference, boot)
-        return {"n": pair.table.n, **pair.figures["agreement"].as_dict()}
+        one_hot = cells(data.judge, reference)
+        n = int(one_hot.sum())
+        return boot.figure(one_hot, FIGURES["agreement"], n=n, bounds=(0.0, 1.0)).as_dict()
     return {
         "ties": {"primary": agreement(PRIMARY), "as_pass": agreement(Policy(ties=True)),
                  "as_fail": agreement(Policy(ties=False)),
