@@ -7,7 +7,7 @@ from alembic.migration import MigrationContext
 from sqlmodel import SQLModel
 
 import app.study_models  # noqa: F401  (its tables must be compared too)
-from app.db import include_object, make_engine
+from app.db import include_object, make_engine, migrate
 
 
 def test_models_and_migrations_agree(template_db: Path) -> None:
@@ -16,3 +16,57 @@ def test_models_and_migrations_agree(template_db: Path) -> None:
         context = MigrationContext.configure(conn, opts={"include_object": include_object})
         assert compare_metadata(context, SQLModel.metadata) == []
     engine.dispose()
+
+
+def test_0010_freezes_the_verdict_of_record_of_existing_studies(tmp_path: Path) -> None:
+    """A study made before 0010 gets, per item, its attempt's first verdict (not a later
+    re-judgement), and include_failed_rounds becomes the "runs" design."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import text
+
+    from app.db import MIGRATIONS_DIR
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0009")
+        connection.execute(text(
+            "INSERT INTO app_user (id, name, role, password_hash, is_demo, created_at) "
+            "VALUES (1, 'admin', 'admin', 'x', 0, '2026-01-01')"))
+        connection.execute(text(
+            "INSERT INTO source_image (id, dataset, modality, category, filename, present) "
+            "VALUES (1, 'Chest-XRay', 'chest_xray', 'normal', 'a.jpeg', 1)"))
+        connection.execute(text(
+            "INSERT INTO task (id, source_image_id, dataset, modality, disease, direction, task_key, "
+            "n_rounds, failed_mask) "
+            "VALUES (1, 1, 'Chest-XRay', 'chest_xray', 'Edema', 'add', 'a-Edema', 1, 0)"))
+        connection.execute(text(
+            "INSERT INTO run (id, task_id, origin, outcome, n_rounds, fingerprint, created_at) "
+            "VALUES (1, 1, 'import', 'success', 1, 'f', '2026-01-01')"))
+        connection.execute(text(
+            "INSERT INTO attempt (id, run_id, round, image_present) VALUES (1, 1, 1, 1)"))
+        for verdict_id, model in ((7, None), (9, "gemini-2.5-pro"), (12, "offline")):
+            connection.execute(text(
+                "INSERT INTO judge_verdict (id, attempt_id, qualified, model, created_at) "
+                f"VALUES ({verdict_id}, 1, 1, :model, '2026-01-01')"), {"model": model})
+        for study_id, failed_rounds in ((1, 0), (2, 1)):
+            connection.execute(text(
+                "INSERT INTO study (id, name, status, blinded, reveal, include_failed_rounds, "
+                "repeat_fraction, seed, selection, created_by, created_at) VALUES "
+                f"({study_id}, 's{study_id}', 'open', 1, 'never', {failed_rounds}, 0, 1, '{{}}', 1, "
+                "'2026-01-01')"))
+            connection.execute(text(
+                "INSERT INTO study_item (id, study_id, task_id, attempt_id, stratum, uid) VALUES "
+                f"({study_id}, {study_id}, 1, 1, '', 'uid{study_id}')"))
+            connection.execute(text(
+                "INSERT INTO assignment (study_id, user_id, item_id, sequence) VALUES "
+                f"({study_id}, 1, {study_id}, 1)"))
+    migrate(engine)
+    with engine.connect() as connection:
+        frozen = connection.execute(text("SELECT judge_verdict_id FROM study_item")).scalars().all()
+        designs = connection.execute(text("SELECT design FROM study ORDER BY id")).scalars().all()
+    engine.dispose()
+    assert frozen == [7, 7] and designs == ["accepted", "runs"]

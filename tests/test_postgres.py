@@ -90,3 +90,25 @@ def test_backup_with_pg_dump(pg_engine: Engine, tmp_path: Path) -> None:
     target = tmp_path / "pg.dump"
     backup_database(pg_engine.url.render_as_string(hide_password=False), target)
     assert target.read_bytes()[:5] == b"PGDMP"
+
+
+def test_a_validation_study_and_its_report_on_postgres(pg_engine: Engine, demo_dir: Path) -> None:
+    """The pool of judged attempts (verdict of record), the frozen verdicts, and the report."""
+    from sqlmodel import Session
+
+    from app.agreement.reads import load
+    from app.agreement.report import study_report
+    from app.study_models import Design
+    from tests.agreement.test_report import answer_all
+    from tests.studies.conftest import make_study
+
+    import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
+    setup = make_study(pg_engine, design=Design.validation)
+    with Session(pg_engine) as s:
+        cases = load(s, setup.study).cases
+    assert len(cases) == 16 and all(c.judge_verdict_id and c.judge for c in cases)
+    assert sorted(c.judge["overall"] for c in cases) == [False] * 8 + [True] * 8
+    answer_all(pg_engine, setup, {"reader-0": ["yes"] * 16, "reader-1": ["yes"] * 8 + ["no"] * 8})
+    with Session(pg_engine) as s:
+        report = study_report(load(s, setup.study), resamples=200)
+    assert report["questions"]["overall"]["judge_vs_reference"]["n"] > 0

@@ -11,7 +11,7 @@ from sqlmodel import Session, col, select
 from app.main import create_app
 from app.models import Attempt, JudgeVerdict, Role, Task
 from app.settings import Settings
-from app.study_models import Answer, StudyItem
+from app.study_models import Answer, Design, StudyItem
 from tests.studies.conftest import StudySetup, make_study
 
 
@@ -368,3 +368,32 @@ def test_the_blinded_difference_map(demo_engine: Engine, settings: Settings, rea
     assert reader.get(f"/read/{sid}/diff/{'0' * 24}").status_code == 404
     assert reader.get(f"/read/{sid}/diff/../../x").status_code in (404, 422)
     assert as_user(demo_engine, settings, "outsider").get(url).status_code == 403
+
+
+def test_a_validation_studys_frozen_verdict_never_reaches_its_readers(
+        demo_engine: Engine, settings: Settings) -> None:
+    """The sample is stratified by the judge's verdict; neither the stratum nor the frozen
+    verdict may show on any page, fragment or image a blinded reader can fetch."""
+    from tests.studies.conftest import make_study
+
+    setup = make_study(demo_engine, design=Design.validation)
+    sid = setup.study.id
+    reader = as_user(demo_engine, settings, "reader-0")
+    with Session(demo_engine) as s:
+        items = s.scalars(select(StudyItem).where(col(StudyItem.study_id) == sid)).all()
+        verdicts = [s.get(JudgeVerdict, i.judge_verdict_id) for i in items]
+    pages = [reader.get("/read")]
+    for n in range(1, len(items) + 1):
+        pages += [reader.get(f"/read/{sid}/{n}"),
+                  reader.get(f"/read/{sid}/{n}", headers={"HX-Request": "true"})]
+    assert all(p.status_code == 200 for p in pages)
+    text = "\n".join(p.text for p in pages)
+    text += "\n".join(f"{k}: {v}" for p in pages for k, v in p.headers.items())
+    for stratum in {i.stratum for i in items}:
+        assert stratum not in text
+    for verdict in verdicts:
+        assert verdict is not None
+        if verdict.reason:
+            assert verdict.reason not in text
+    shown = BeautifulSoup(pages[1].text, "html.parser").select_one("#reading").get_text().lower()
+    assert "verdict" not in shown and "qualified" not in shown
