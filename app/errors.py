@@ -12,6 +12,7 @@ from app.agreement.planner import PlanError
 from app.answers import DraftTooLarge, StudyLocked, SubmissionIdReused
 from app.security import NotAuthenticated
 from app.study_design import StudyError
+from app.users import UserError
 from app.web import render, wants_partial
 from app.worklist import NotAssigned, NotFound
 
@@ -62,7 +63,7 @@ def _to_login(request: Request) -> Response:
 # Domain errors raised by plain modules, and the status each means on the web.
 DOMAIN_STATUS: dict[type[Exception], int] = {
     NotFound: 404, NotAssigned: 403, StudyLocked: 409, StudyError: 422, DraftTooLarge: 422,
-    SubmissionIdReused: 409, PlanError: 422,
+    SubmissionIdReused: 409, PlanError: 422, UserError: 422,
 }
 
 

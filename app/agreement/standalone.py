@@ -13,12 +13,11 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sqlmodel import Session
 
 from app.adjudication import adjudicator_of
-from app.agreement.charts import report_charts
 from app.agreement.checklist import ITEMS
 from app.agreement.facts import limitations
 from app.agreement.reads import QUESTIONS
 from app.agreement.report import Slice
-from app.agreement.service import report_for
+from app.agreement.service import charts_for, report_for
 from app.case_filter import recorded_criteria
 from app.study_models import Study
 
@@ -37,7 +36,7 @@ def standalone_html(session: Session, study: Study, scope: Slice = Slice()) -> s
     adjudicator = adjudicator_of(session, study)
     selection = json.loads(study.selection)
     context: dict[str, Any] = {
-        "study": study, "report": report, "charts": report_charts(report),
+        "study": study, "report": report, "charts": charts_for(session, study, scope),
         "questions": QUESTIONS, "checklist": ITEMS, "limitations": limitations(report),
         "filter_text": describe_filter(selection.get("filter", {})),
         "adjudicator": adjudicator.name if adjudicator else None,

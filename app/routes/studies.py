@@ -3,7 +3,7 @@
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Form, Query, Request
+from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from sqlmodel import col, select
 
@@ -27,6 +27,7 @@ from app.study_forms import (
 )
 from app.study_models import Design, Reveal, Study
 from app.study_pool import DEFAULT_FACETS, STRATA_FACETS, check_facets, strata_table
+from app.users import describe_user
 from app.web import render
 from app.worklist import get_study, study_progress
 
@@ -204,6 +205,20 @@ def export_design(session: SessionDep, study_id: IdPath) -> StreamingResponse:
     """The sample and every reader's seeded order, as drawn."""
     study = get_study(session, study_id)
     return _csv(iter_design_csv(session, study), f"study-{study_id}-design.csv")
+
+
+@router.post("/studies/{study_id}/readers/{user_id}")
+def describe_reader(session: SessionDep, study_id: IdPath, user_id: IdPath,
+                    qualification: Annotated[str, Form(max_length=200)] = "",
+                    experience_years: Annotated[int | None, Form(ge=0, le=70)] = None) -> Response:
+    """An admin records what the report says of a reader: qualification and experience."""
+    study = get_study(session, study_id)
+    user = session.get(User, user_id)
+    if user is None or user.id not in {r.id for r, _ in study_progress(session, study)}:
+        raise HTTPException(404, f"no reader with id {user_id} in this study")
+    describe_user(session=session, user=user, qualification=qualification,
+                  experience_years=experience_years)
+    return RedirectResponse(f"/studies/{study_id}#readers", status_code=303)
 
 
 @router.post("/studies/{study_id}/lock")

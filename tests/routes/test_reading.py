@@ -397,3 +397,26 @@ def test_a_validation_studys_frozen_verdict_never_reaches_its_readers(
             assert verdict.reason not in text
     shown = BeautifulSoup(pages[1].text, "html.parser").select_one("#reading").get_text().lower()
     assert "verdict" not in shown and "qualified" not in shown
+
+
+def test_an_admin_records_a_readers_qualification_for_the_report(
+        demo_engine: Engine, settings: Settings, study: StudySetup) -> None:
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    reader_id = study.readers[0].id
+    sid = study.study.id
+    saved = admin.post(f"/studies/{sid}/readers/{reader_id}", follow_redirects=False,
+                       data={"qualification": "consultant radiologist", "experience_years": "12"})
+    assert saved.status_code == 303
+    page = BeautifulSoup(admin.get(f"/studies/{sid}").text, "html.parser")
+    row = page.select_one('#reader-descriptions tr[data-reader="reader-0"]')
+    assert row.select_one('input[name="qualification"]')["value"] == "consultant radiologist"
+    assert row.select_one('input[name="experience_years"]')["value"] == "12"
+    report = BeautifulSoup(admin.get(f"/studies/{sid}/report.html").text, "html.parser")
+    assert "consultant radiologist" in report.select_one("#reader-table").get_text()
+    url = f"/studies/{sid}/readers/{reader_id}"
+    assert admin.post(url, data={"experience_years": "200"}).status_code == 422
+    assert admin.post(f"/studies/{sid}/readers/{study.outsider.id}", data={}).status_code == 404
+    blank = admin.post(url, data={"qualification": "", "experience_years": ""}, follow_redirects=False)
+    assert blank.status_code == 303
+    reader = as_user(demo_engine, settings, "reader-0")
+    assert reader.post(f"/studies/{sid}/readers/{reader_id}", data={}).status_code == 403
