@@ -64,6 +64,7 @@ bench: install
 	$(BIN)/python benchmarks/pages.py
 	$(BIN)/python benchmarks/reading.py
 	$(BIN)/python benchmarks/agreement.py
+	$(BIN)/python benchmarks/coverage.py --datasets 2000
 	$(BIN)/python benchmarks/pipeline.py
 	$(BIN)/python benchmarks/metrics.py
 	$(BIN)/python benchmarks/case_paint.py
