@@ -112,15 +112,17 @@ def reset_demo_accounts(session: Session) -> list[tuple[User, str]]:
 
 
 def describe_user(*, session: Session, user: User, qualification: str | None,
-                  experience_years: int | None) -> User:
-    """Record what a study report says of a reader: qualification and years of experience."""
-    if qualification is not None:
-        qualification = qualification.strip()
+                  experience_years: int | None, replace_all: bool = False) -> User:
+    """Record what a study report says of a reader: qualification and years of experience.
+    None leaves a field as it is (the command line sets one at a time), unless
+    ``replace_all``: a form sends both fields, and a blank one clears it."""
+    if qualification is not None or replace_all:
+        qualification = (qualification or "").strip()
         if len(qualification) > 200:
             raise UserError("describe the qualification in at most 200 characters")
         user.qualification = qualification or None
-    if experience_years is not None:
-        if not 0 <= experience_years <= 70:
+    if experience_years is not None or replace_all:
+        if experience_years is not None and not 0 <= experience_years <= 70:
             raise UserError("years of experience must be between 0 and 70")
         user.experience_years = experience_years
     session.add(user)

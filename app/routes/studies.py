@@ -217,7 +217,7 @@ def describe_reader(session: SessionDep, study_id: IdPath, user_id: IdPath,
     if user is None or user.id not in {r.id for r, _ in study_progress(session, study)}:
         raise HTTPException(404, f"no reader with id {user_id} in this study")
     describe_user(session=session, user=user, qualification=qualification,
-                  experience_years=experience_years)
+                  experience_years=experience_years, replace_all=True)
     return RedirectResponse(f"/studies/{study_id}#readers", status_code=303)
 
 

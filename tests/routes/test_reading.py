@@ -417,6 +417,10 @@ def test_an_admin_records_a_readers_qualification_for_the_report(
     assert admin.post(url, data={"experience_years": "200"}).status_code == 422
     assert admin.post(f"/studies/{sid}/readers/{study.outsider.id}", data={}).status_code == 404
     blank = admin.post(url, data={"qualification": "", "experience_years": ""}, follow_redirects=False)
-    assert blank.status_code == 303
+    assert blank.status_code == 303  # a blank field clears what the report would say
+    cleared = BeautifulSoup(admin.get(f"/studies/{sid}").text, "html.parser").select_one(
+        '#reader-descriptions tr[data-reader="reader-0"]')
+    assert cleared.select_one('input[name="experience_years"]')["value"] == ""
+    assert cleared.select_one('input[name="qualification"]')["value"] == ""
     reader = as_user(demo_engine, settings, "reader-0")
     assert reader.post(f"/studies/{sid}/readers/{reader_id}", data={}).status_code == 403
