@@ -28,14 +28,15 @@ def strata_counts(fields: Mapping[str, Any]) -> dict[str, int]:
     return counts
 
 
-def planned_from_form(fields: Mapping[str, Any], edits_per_image: float) -> dict[str, Any] | None:
+def planned_from_form(fields: Mapping[str, Any]) -> dict[str, Any] | None:
     """The planner's inputs as typed, and its answer, when the form's planner was filled in."""
     agreement, half = fields.get("plan_agreement"), fields.get("plan_half_width")
     if not agreement or not half:
         return None
     try:
         icc = float(fields["plan_icc"]) if fields.get("plan_icc") else None
-        plan = plan_cases(float(agreement), float(half), edits_per_image=edits_per_image, icc=icc)
+        edits = float(fields.get("plan_edits_per_image") or 1.0)
+        plan = plan_cases(float(agreement), float(half), edits_per_image=edits, icc=icc)
     except ValueError as error:  # PlanError is a ValueError; so is float("abc")
         raise StudyError(f"planner: {error}") from error
     return plan.as_dict()

@@ -105,7 +105,10 @@ def stratum_label(key: str, facets: tuple[str, ...]) -> str:
     """"fail/add/chest_xray" -> "verdict fail · direction add · modality chest_xray"."""
     if not facets:
         return "all cases"
-    return " · ".join(f"{f} {v}" for f, v in zip(facets, key.split(SEPARATOR), strict=True))
+    values = key.split(SEPARATOR)
+    if len(values) != len(facets):  # a key typed by hand, not one the form offered
+        return repr(key)
+    return " · ".join(f"{f} {v}" for f, v in zip(facets, values, strict=True))
 
 
 def pool_by_stratum(found: list[Candidate], facets: tuple[str, ...]) -> dict[str, list[Candidate]]:

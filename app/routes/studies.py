@@ -156,11 +156,10 @@ def create_study_route(
     counts = None
     try:
         counts = strata_counts(extra)
-        edits = float(extra.get("plan_edits_per_image") or 1.0)
         plan = plan_from_form(case_filter=case_filter, counts=counts,
-                              planned=planned_from_form(extra, edits), **fields)
+                              planned=planned_from_form(extra), **fields)
         study = create_study(session=session, plan=plan, created_by=admin)
-    except (StudyError, ValueError) as error:
+    except StudyError as error:
         session.rollback()
         form = fields | {k: v for k, v in extra.items() if k.startswith("plan_")}
         context = _form_context(session, case_filter, design, tuple(facets), form, str(error), counts)

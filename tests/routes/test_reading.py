@@ -215,6 +215,11 @@ def test_admin_creates_a_stratified_study_from_a_filter(demo_engine: Engine, set
     assert page.select_one('input[name="name"]')["value"] == "third"  # the form keeps what was typed
     bad = admin.post("/studies", data=data | {"name": "fourth", "n:pass/add": "lots"})
     assert bad.status_code == 422 and "whole number" in bad.text
+    crafted = admin.post("/studies", data=data | {"name": "sixth", "n:pass/add/extra/part": "2"})
+    assert crafted.status_code == 422 and "'pass/add/extra/part' has 0 in its pool" in BeautifulSoup(
+        crafted.text, "html.parser").select_one("#study-error").text
+    odd_plan = admin.post("/studies", data=data | {"name": "seventh", "plan_edits_per_image": "many"})
+    assert odd_plan.status_code == 422 and "planner" in odd_plan.text
     unread = {k: v for k, v in data.items() if k != "readers"}
     nobody = admin.post("/studies", data=unread | {"name": "fifth"})
     assert nobody.status_code == 422 and "at least one reader" in nobody.text
