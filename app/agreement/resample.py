@@ -68,16 +68,18 @@ def expanded_tail(clusters: int) -> float:
     return float(special.ndtr(-np.sqrt(clusters / (clusters - 1)) * t))
 
 
-def bca_interval(values: np.ndarray, estimate: float, jackknife: np.ndarray,
+def bca_interval(values: np.ndarray, estimate: float, jackknife: np.ndarray, resampled: int,
                  clusters: int) -> tuple[float, float]:
-    """BCa limits at the expanded tail; the expanded percentile limits where the bias
-    correction or the acceleration is not finite (a resample distribution all on one side)."""
+    """BCa limits at the tail expanded for the ``clusters`` that hold the figure's cases (the
+    jackknife leaves out each of the ``resampled`` clusters); the expanded percentile limits
+    where the bias correction or the acceleration is not finite (a resample distribution all
+    on one side)."""
     # scipy.special's ufuncs: the same normal quantiles as scipy.stats.norm, without its
     # per-call overhead (a report computes thousands of intervals).
     z_tail = special.ndtri(expanded_tail(clusters))
     below = (np.sum(values < estimate) + 0.5 * np.sum(values == estimate)) / len(values)
     bias = special.ndtri(below) if 0 < below < 1 else np.nan
-    spread = jackknife.mean() - jackknife if len(jackknife) == clusters else np.array([np.nan])
+    spread = jackknife.mean() - jackknife if len(jackknife) == resampled else np.array([np.nan])
     with np.errstate(all="ignore"):
         acceleration = (spread**3).sum() / (6 * ((spread**2).sum()) ** 1.5)
     if not np.isfinite(acceleration) and np.allclose(spread, 0):
@@ -125,13 +127,13 @@ class ClusterBootstrap:
         np.add.at(sums, self.index, features)
         return sums
 
-    def resampled(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def resampled(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         """The features summed over all cases, over each resample's cases, and over all
-        cases but one cluster's (the jackknife)."""
+        cases but one cluster's (the jackknife); and how many clusters hold any of them."""
         per_cluster = self.cluster_sums(features)
         total = per_cluster.sum(axis=0)
         boot = (self.draws @ per_cluster.astype(np.float32)).astype(np.float64)
-        return total, boot, total[None, :] - per_cluster
+        return total, boot, total[None, :] - per_cluster, int(per_cluster.any(axis=1).sum())
 
     def figures(self, features: np.ndarray, statistics: dict[str, Statistic], *,
                 n: int, bounds: dict[str, tuple[float, float]] | None = None) -> dict[str, Figure]:
@@ -144,12 +146,13 @@ class ClusterBootstrap:
                bounds: tuple[float, float] | None = None) -> Figure:
         return self._figure(statistic, self.resampled(features), n, bounds)
 
-    def _figure(self, statistic: Statistic, sums: tuple[np.ndarray, np.ndarray, np.ndarray],
+    def _figure(self, statistic: Statistic, sums: tuple[np.ndarray, np.ndarray, np.ndarray, int],
                 n: int, bounds: tuple[float, float] | None) -> Figure:
-        total, boot, jackknife = sums
+        # A figure rests on the source images that hold its cases (a reader who read a few
+        # cases gives a figure on a few images), whatever the slice holds besides.
+        total, boot, jackknife, clusters = sums
         with np.errstate(all="ignore"):
             value = _finite(float(statistic(total[None, :])[0]))
-        clusters = self.k
         if value is None or n == 0:
             return Figure(None, n=n, clusters=clusters)
         warning = (f"few clusters ({clusters} source images): interval unreliable"
@@ -167,7 +170,7 @@ class ClusterBootstrap:
                           warning=f"undefined in {dropped} of {len(values)} resamples: no interval")
         with np.errstate(all="ignore"):
             left_out = statistic(jackknife)
-        low, high = bca_interval(finite, value, left_out[np.isfinite(left_out)], clusters)
+        low, high = bca_interval(finite, value, left_out[np.isfinite(left_out)], self.k, clusters)
         if bounds is not None:
             low, high = max(bounds[0], low), min(bounds[1], high)
         if dropped:

@@ -59,3 +59,14 @@ def test_the_expanded_tail_follows_hesterberg() -> None:
     t = stats.t.ppf(0.975, 24)
     assert expanded_tail(25) == pytest.approx(stats.norm.sf((25 / 24) ** 0.5 * t))
     assert expanded_tail(10_000) == pytest.approx(0.025, abs=1e-4)
+
+
+def test_a_figure_counts_only_the_source_images_its_cases_come_from() -> None:
+    """A reader who read the cases of five images: once reported as resting on all 30 of the
+    slice, with no warning and a tail too narrow for five."""
+    a, b = pairs(120)
+    clusters = [i // 4 for i in range(120)]
+    partial: list[bool | None] = [v if i < 20 else None for i, v in enumerate(b)]
+    figure = compare(a, partial, ClusterBootstrap(clusters, resamples=500)).figures["agreement"]
+    assert figure.clusters == 5 and figure.n == 20
+    assert "few clusters (5 source images)" in (figure.warning or "")
