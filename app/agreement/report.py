@@ -21,7 +21,7 @@ from app.agreement.reads import CANNOT_ASSESS, QUESTIONS, Case, Read, StudyReads
 from app.agreement.reference import PRIMARY, Decided, Policy, consensus, leave_one_out
 from app.agreement.resample import CONFIDENCE, FEW_CLUSTERS, METHOD, RESAMPLES, SEED, ClusterBootstrap
 from app.agreement.stats import Vote
-from app.agreement.two_raters import FIGURES, cells, compare
+from app.agreement.two_raters import FIGURES, SUBGROUP_FIGURES, cells, compare
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ def _by_disease(data: QuestionData, reference: list[Vote], resamples: int) -> di
     for disease, where in sorted(groups.items()):
         boot = ClusterBootstrap([data.cases[i].cluster for i in where], resamples=resamples)
         found[disease] = compare([data.judge[i] for i in where], [reference[i] for i in where],
-                                 boot).as_dict()
+                                 boot, SUBGROUP_FIGURES).as_dict()
     return found
 
 

@@ -23,7 +23,8 @@ def _pair_columns(figures: dict[str, Any]) -> dict[str, Any]:
     table = figures["table"]
     columns: dict[str, Any] = {"n": figures["n"], "left_out": figures["left_out"], **table}
     for name in FIGURES:
-        columns |= _figure_columns(name, figures[name])
+        if name in figures:  # a subgroup (one disease) carries only some
+            columns |= _figure_columns(name, figures[name])
     for name in INDICES:
         columns[name] = figures[name]["value"]
     return columns | {"mcnemar_exact_p": figures["mcnemar_exact_p"],
