@@ -16,7 +16,6 @@ from app.study_design import StudyError
 from app.study_models import Adjudication, Study, StudyAdjudicator, StudyItem, StudyReader
 from app.worklist import NotAssigned, NotFound
 
-QUESTIONS = ("compliance", "structure", "realism", "fidelity", "overall")
 VERSION_RETRIES = 5
 
 

@@ -9,11 +9,10 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
-from app.models import utcnow
+from app.models import DIMENSIONS, utcnow
 from app.roi import Roi, parse_roi
 from app.study_models import Answer, Assignment, Draft, Study, StudyStatus
 
-DIMENSIONS = ("compliance", "structure", "realism", "fidelity")
 # The paper's failure reasons, as the tags a reader may add.
 FAILURE_TAGS = ("too_subtle", "wrong_location", "overcorrection", "anatomical_distortion",
                 "non_target_finding", "blending_artifact", "colour_shift", "repetitive_pattern",

@@ -50,6 +50,11 @@ class Dimension(StrEnum):
     fidelity = "fidelity"
 
 
+# What a judge verdict and a reader's answer both say: the four dimensions, then the overall
+# accept / reject (the judge's "qualified").
+DIMENSIONS = tuple(d.value for d in Dimension)
+QUESTIONS = (*DIMENSIONS, "overall")
+
 DIMENSION_BITS = {
     Dimension.compliance: 1,
     Dimension.structure: 2,

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.case_filter import CaseFilter
-from app.models import Attempt, JudgeVerdict, Role, Task, User
+from app.models import QUESTIONS, Attempt, JudgeVerdict, Role, Task, User
 from app.study_models import Assignment, Design, Reveal, Study, StudyItem, StudyReader
 from app.study_pool import (
     Candidate,
@@ -27,7 +27,6 @@ from app.study_pool import (
 )
 
 MAX_CASES = 20_000
-QUESTIONS = ("compliance", "structure", "realism", "fidelity", "overall")
 
 
 class StudyError(ValueError):

@@ -35,6 +35,7 @@ class Candidate:
     task_id: int
     attempt_id: int | None  # None for the runs design: the task's rounds are read
     values: dict[str, str]  # facet -> value
+    source_image_id: int
 
 
 def verdict_of_record() -> Any:
@@ -65,7 +66,7 @@ def candidates(session: Session, case_filter: CaseFilter, design: Design,
     """Every sampling unit the filter admits, in a stable order."""
     dialect = session.get_bind().dialect.name
     task_columns = [col(Task.id), col(Task.direction), col(Task.modality), col(Task.disease),
-                    col(Task.outcome)]
+                    col(Task.outcome), col(Task.source_image_id)]
     if design is Design.validation:
         # A correlated min(id) per attempt is one lookup in the attempt_id index whatever
         # plan SQLite picks; a join to the grouped verdict_of_record() was re-grouped per row
@@ -87,13 +88,13 @@ def candidates(session: Session, case_filter: CaseFilter, design: Design,
     query = query.where(*where_clauses(case_filter, dialect))
     found = []
     for row in session.execute(query):
-        task_id, direction, modality, disease, outcome = row[:5]
+        task_id, direction, modality, disease, outcome, image = row[:6]
         values = {"direction": direction, "modality": modality, "disease": disease,
                   "outcome": outcome or ""}
         if design is Design.validation:
-            values["verdict"] = "pass" if row[6] else "fail"
-        attempt_id = row[5] if design is not Design.runs else None
-        found.append(Candidate(task_id, attempt_id, {f: str(values[f]) for f in facets}))
+            values["verdict"] = "pass" if row[7] else "fail"
+        attempt_id = row[6] if design is not Design.runs else None
+        found.append(Candidate(task_id, attempt_id, {f: str(values[f]) for f in facets}, image))
     return found
 
 
@@ -118,16 +119,9 @@ def pool_by_stratum(found: list[Candidate], facets: tuple[str, ...]) -> dict[str
     return dict(sorted(pool.items()))
 
 
-def cluster_sizes(session: Session, found: list[Candidate]) -> list[int]:
+def cluster_sizes(found: list[Candidate]) -> list[int]:
     """How many of the pool's sampling units each source image holds (for the planner)."""
-    ids = sorted({c.task_id for c in found})
-    images: dict[int, int] = {}
-    for start in range(0, len(ids), 5000):
-        chunk = ids[start:start + 5000]
-        for task_id, image in session.execute(select(col(Task.id), col(Task.source_image_id))
-                                              .where(col(Task.id).in_(chunk))):
-            images[task_id] = image
-    return list(Counter(images[c.task_id] for c in found).values())
+    return list(Counter(c.source_image_id for c in found).values())
 
 
 @dataclass(frozen=True)
@@ -143,4 +137,4 @@ def strata_table(session: Session, case_filter: CaseFilter, design: Design,
     found = candidates(session, case_filter, design, facets)
     rows = [StratumRow(key, stratum_label(key, facets), len(units))
             for key, units in pool_by_stratum(found, facets).items()]
-    return rows, cluster_sizes(session, found)
+    return rows, cluster_sizes(found)

@@ -101,7 +101,7 @@ def get_study(session: Session, study_id: int) -> Study:
 
 
 def get_assignment(session: Session, study: Study, user: User, sequence: int) -> Assignment:
-    if not _is_reader(session, study, user):
+    if not is_reader(session, study, user):
         raise NotAssigned(f"{user.name} is not a reader of study {study.name!r}")
     found = session.scalars(select(Assignment).where(
         col(Assignment.study_id) == study.id, col(Assignment.user_id) == user.id,
@@ -111,7 +111,7 @@ def get_assignment(session: Session, study: Study, user: User, sequence: int) ->
     return found
 
 
-def _is_reader(session: Session, study: Study, user: User) -> bool:
+def is_reader(session: Session, study: Study, user: User) -> bool:
     return session.scalars(select(StudyReader).where(
         col(StudyReader.study_id) == study.id, col(StudyReader.user_id) == user.id)).first() is not None
 

@@ -11,11 +11,7 @@ import numpy as np
 
 from app.agreement.resample import ClusterBootstrap, Figure
 from app.agreement.stats import Vote
-
-
-def _ratio(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        return np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1), np.nan)
+from app.agreement.two_raters import ratio
 
 
 def pair_counts(judge: Sequence[Vote], readers: Sequence[Sequence[Vote]]) -> np.ndarray:
@@ -47,9 +43,9 @@ def human_ceiling(judge: Sequence[Vote], readers: Sequence[Sequence[Vote]],
                   boot: ClusterBootstrap) -> dict[str, Any]:
     counts = pair_counts(judge, readers)
     figures = boot.figures(counts, {
-        "judge_vs_readers": lambda s: _ratio(s[..., 0], s[..., 1]),
-        "reader_vs_reader": lambda s: _ratio(s[..., 2], s[..., 3]),
-        "difference": lambda s: _ratio(s[..., 0], s[..., 1]) - _ratio(s[..., 2], s[..., 3]),
+        "judge_vs_readers": lambda s: ratio(s[..., 0], s[..., 1]),
+        "reader_vs_reader": lambda s: ratio(s[..., 2], s[..., 3]),
+        "difference": lambda s: ratio(s[..., 0], s[..., 1]) - ratio(s[..., 2], s[..., 3]),
     }, n=int((counts[:, 1] > 0).sum()),
         bounds={"judge_vs_readers": (0.0, 1.0), "reader_vs_reader": (0.0, 1.0),
                 "difference": (-1.0, 1.0)})

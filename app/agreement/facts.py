@@ -204,6 +204,16 @@ def study_facts(session: Session, study: Study, data: StudyReads,
     }
 
 
+def achieved_precision(report: dict[str, Any], study: Study) -> dict[str, object]:
+    """The primary question's achieved half-width (half the interval), beside the one planned."""
+    question = study.primary_question
+    figure = report["questions"][question]["judge_vs_reference"]["agreement"]
+    half = ((figure["high"] - figure["low"]) / 2 if figure["low"] is not None
+            and figure["high"] is not None else None)
+    return {"question": question, "agreement": figure["value"], "half_width": half,
+            "n": figure["n"], "planned": json.loads(study.plan) if study.plan else None}
+
+
 def limitations(report: dict[str, Any]) -> list[str]:
     """What a reader of the report must keep in mind, from the figures themselves."""
     facts = report["facts"]

@@ -11,10 +11,8 @@ with equal margins (Bloch and Kraemer 1989), the variance statsmodels' ``cohens_
 reports for such a table (tested).
 """
 
-import json
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from scipy.stats import norm
 
@@ -100,13 +98,3 @@ def plan_cases(agreement: float, half_width: float, *, edits_per_image: float = 
     return Plan(agreement, half_width, edits_per_image, icc, effect, independent,
                 math.ceil(independent * effect), kappa, prevalence, kappa_cases)
 
-
-def achieved_precision(report: dict[str, Any], study: Any) -> dict[str, object]:
-    """The primary question's achieved half-width (half the interval), beside the one planned."""
-    question = getattr(study, "primary_question", "overall")
-    figure = report["questions"][question]["judge_vs_reference"]["agreement"]
-    half = ((figure["high"] - figure["low"]) / 2 if figure["low"] is not None
-            and figure["high"] is not None else None)
-    planned = json.loads(study.plan) if getattr(study, "plan", None) else None
-    return {"question": question, "agreement": figure["value"], "half_width": half,
-            "n": figure["n"], "planned": planned}

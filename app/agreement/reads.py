@@ -18,11 +18,9 @@ from sqlmodel import Session, col
 from app.adjudication import latest_decisions
 from app.agreement.stats import Vote
 from app.importer.writer import IMPORTED_PROMPT_VERSION
-from app.models import Attempt, JudgeVerdict, Task, User
+from app.models import DIMENSIONS, QUESTIONS, Attempt, JudgeVerdict, Task, User
 from app.study_models import Answer, Assignment, Study, StudyItem
 
-DIMENSIONS = ("compliance", "structure", "realism", "fidelity")
-QUESTIONS = (*DIMENSIONS, "overall")
 CANNOT_ASSESS = "cannot_assess"
 
 

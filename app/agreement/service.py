@@ -14,8 +14,7 @@ from sqlmodel import Session, col
 
 from app.agreement.charts import report_charts
 from app.agreement.consistency import judge_consistency
-from app.agreement.facts import study_facts
-from app.agreement.planner import achieved_precision
+from app.agreement.facts import achieved_precision, study_facts
 from app.agreement.reads import StudyReads, load
 from app.agreement.report import Slice, study_report
 from app.models import JudgeVerdict

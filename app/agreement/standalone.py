@@ -4,7 +4,6 @@ It answers every GRRAS (Kottner et al. 2011) and STARD 2015 item that software c
 ends with the checklist mapping each item to its section (app/agreement/checklist.py).
 """
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from sqlmodel import Session
 
 from app.adjudication import adjudicator_of
 from app.agreement.checklist import ITEMS
-from app.agreement.facts import limitations
+from app.agreement.facts import limitations, recorded_selection
 from app.agreement.reads import QUESTIONS
 from app.agreement.report import Slice
 from app.agreement.service import charts_for, report_for
@@ -34,11 +33,10 @@ def describe_filter(case_filter: dict[str, Any]) -> str:
 def standalone_html(session: Session, study: Study, scope: Slice = Slice()) -> str:
     data, report = report_for(session, study, scope)
     adjudicator = adjudicator_of(session, study)
-    selection = json.loads(study.selection)
     context: dict[str, Any] = {
         "study": study, "report": report, "charts": charts_for(session, study, scope),
         "questions": QUESTIONS, "checklist": ITEMS, "limitations": limitations(report),
-        "filter_text": describe_filter(selection.get("filter", {})),
+        "filter_text": describe_filter(recorded_selection(study).filter),
         "adjudicator": adjudicator.name if adjudicator else None,
         "repeats": sum(1 for r in data.reads if r.repeat),
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),

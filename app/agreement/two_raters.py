@@ -38,20 +38,21 @@ def _n(t: np.ndarray) -> np.ndarray:
     return t.sum(axis=-1)
 
 
-def _ratio(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
+def ratio(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
+    """top / bottom where bottom > 0, NaN (undefined) elsewhere, for any stack of sums."""
     with np.errstate(all="ignore"):
         return np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1), np.nan)
 
 
 def agreement(t: np.ndarray) -> np.ndarray:
-    return _ratio(t[..., PP] + t[..., FF], _n(t))
+    return ratio(t[..., PP] + t[..., FF], _n(t))
 
 
 def kappa(t: np.ndarray) -> np.ndarray:
     """Cohen's kappa; undefined where chance agreement is 1 (both raters used one category)."""
     n = _n(t)
-    a_pass = _ratio(t[..., PP] + t[..., PF], n)
-    b_pass = _ratio(t[..., PP] + t[..., FP], n)
+    a_pass = ratio(t[..., PP] + t[..., PF], n)
+    b_pass = ratio(t[..., PP] + t[..., FP], n)
     chance = a_pass * b_pass + (1 - a_pass) * (1 - b_pass)
     with np.errstate(all="ignore"):
         return np.where(np.isclose(chance, 1.0), np.nan, (agreement(t) - chance) / (1 - chance))
@@ -64,7 +65,7 @@ def pabak(t: np.ndarray) -> np.ndarray:
 def ac1(t: np.ndarray) -> np.ndarray:
     """Gwet's AC1 for two raters and two categories."""
     n = _n(t)
-    share = _ratio(2 * t[..., PP] + t[..., PF] + t[..., FP], 2 * n)
+    share = ratio(2 * t[..., PP] + t[..., PF] + t[..., FP], 2 * n)
     chance = 2 * share * (1 - share)
     with np.errstate(all="ignore"):
         return np.where(np.isclose(chance, 1.0), np.nan, (agreement(t) - chance) / (1 - chance))
@@ -75,17 +76,17 @@ FIGURES: dict[str, Statistic] = {
     "kappa": kappa,
     "pabak": pabak,
     "ac1": ac1,
-    "a_pass_rate": lambda t: _ratio(t[..., PP] + t[..., PF], _n(t)),
-    "b_pass_rate": lambda t: _ratio(t[..., PP] + t[..., FP], _n(t)),
+    "a_pass_rate": lambda t: ratio(t[..., PP] + t[..., PF], _n(t)),
+    "b_pass_rate": lambda t: ratio(t[..., PP] + t[..., FP], _n(t)),
     # A fails what B passes: for the judge against the reference, the judge is "too strict".
-    "a_stricter": lambda t: _ratio(t[..., FP], _n(t)),
-    "a_more_lenient": lambda t: _ratio(t[..., PF], _n(t)),
-    "a_stricter_given_b_pass": lambda t: _ratio(t[..., FP], t[..., PP] + t[..., FP]),
-    "a_more_lenient_given_b_fail": lambda t: _ratio(t[..., PF], t[..., PF] + t[..., FF]),
+    "a_stricter": lambda t: ratio(t[..., FP], _n(t)),
+    "a_more_lenient": lambda t: ratio(t[..., PF], _n(t)),
+    "a_stricter_given_b_pass": lambda t: ratio(t[..., FP], t[..., PP] + t[..., FP]),
+    "a_more_lenient_given_b_fail": lambda t: ratio(t[..., PF], t[..., PF] + t[..., FF]),
     # Given A's verdict: of what A passed, the share B fails (the figure an accepted-only
     # study can estimate), and of what A failed, the share B passes.
-    "b_fail_given_a_pass": lambda t: _ratio(t[..., PF], t[..., PP] + t[..., PF]),
-    "b_pass_given_a_fail": lambda t: _ratio(t[..., FP], t[..., FP] + t[..., FF]),
+    "b_fail_given_a_pass": lambda t: ratio(t[..., PF], t[..., PP] + t[..., PF]),
+    "b_pass_given_a_fail": lambda t: ratio(t[..., FP], t[..., FP] + t[..., FF]),
 }
 SIGNED = {"kappa", "pabak", "ac1"}
 BOUNDS = {name: ((-1.0, 1.0) if name in SIGNED else (0.0, 1.0)) for name in FIGURES}
@@ -94,8 +95,8 @@ BOUNDS = {name: ((-1.0, 1.0) if name in SIGNED else (0.0, 1.0)) for name in FIGU
 # bias index's bootstrap interval covered only 92-93 % in benchmarks/coverage.py (a near-zero
 # difference of two small shares), and the clustered McNemar test is the inference on bias.
 INDICES: dict[str, Statistic] = {
-    "prevalence_index": lambda t: _ratio(t[..., PP] - t[..., FF], _n(t)),
-    "bias_index": lambda t: _ratio(t[..., PF] - t[..., FP], _n(t)),
+    "prevalence_index": lambda t: ratio(t[..., PP] - t[..., FF], _n(t)),
+    "bias_index": lambda t: ratio(t[..., PF] - t[..., FP], _n(t)),
 }
 
 

@@ -29,7 +29,7 @@ from app.study_models import Design, Reveal, Study
 from app.study_pool import DEFAULT_FACETS, STRATA_FACETS, check_facets, strata_table
 from app.users import describe_user
 from app.web import render
-from app.worklist import get_study, study_progress
+from app.worklist import get_study, is_reader, study_progress
 
 router = APIRouter(include_in_schema=False)
 
@@ -213,7 +213,7 @@ def describe_reader(session: SessionDep, study_id: IdPath, user_id: IdPath,
     """An admin records what the report says of a reader: qualification and experience."""
     study = get_study(session, study_id)
     user = session.get(User, user_id)
-    if user is None or user.id not in {r.id for r, _ in study_progress(session, study)}:
+    if user is None or not is_reader(session, study, user):
         raise HTTPException(404, f"no reader with id {user_id} in this study")
     describe_user(session=session, user=user, qualification=qualification,
                   experience_years=experience_years, replace_all=True)
