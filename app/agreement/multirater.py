@@ -127,7 +127,7 @@ def coincidences(counts: np.ndarray) -> np.ndarray:
     outer = outer - np.eye(counts.shape[1])[None] * counts[:, :, None]
     with np.errstate(all="ignore"):
         matrix = np.where(usable[:, None, None], outer / np.where(usable, m - 1, 1)[:, None, None], 0.0)
-    return matrix.reshape(len(counts), -1)
+    return matrix.reshape(len(counts), counts.shape[1] ** 2)  # explicit: also for no subjects
 
 
 def alpha_from_coincidences(sums: np.ndarray) -> np.ndarray:

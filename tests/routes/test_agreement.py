@@ -96,3 +96,18 @@ def test_long_format_export_has_a_row_per_case_reader_and_question(
     overall = [r for r in table if r["question"] == "overall"]
     assert {r["judge_answer"] for r in overall} <= {"pass", "fail"}
     assert {r["answer"] for r in overall} <= {"accept", "reject"}
+
+
+def test_a_slice_with_no_case_says_so_rather_than_failing(demo_engine: Engine, settings: Settings) -> None:
+    """A slice that matches nothing (no fifth rounds here) once ended in a 500."""
+    setup = answered_study(demo_engine)
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    sid = setup.study.id
+    page = admin.get(f"/studies/{sid}/agreement?round=5")
+    assert page.status_code == 200
+    assert BeautifulSoup(page.text, "html.parser").select_one("#n-cases").get_text() == "0"
+    report = admin.get(f"/studies/{sid}/agreement.json?round=5").json()
+    assert report["questions"]["overall"]["judge_vs_reference"]["agreement"]["value"] is None
+    for url in (f"/studies/{sid}/agreement/charts?round=5", f"/studies/{sid}/report.html?round=5",
+                f"/studies/{sid}/agreement/among-readers.csv?round=5"):
+        assert admin.get(url).status_code == 200, url
