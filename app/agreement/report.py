@@ -81,39 +81,52 @@ def question_data(cases: Sequence[Case], readers: Sequence[str], reads: dict[tup
     return QuestionData(cases, readers, answers, settled, [c.judge.get(question) for c in cases])
 
 
-def _sensitivity(data: QuestionData, boot: ClusterBootstrap) -> dict[str, Any]:
+def _sensitivity(data: QuestionData, boot: ClusterBootstrap, primary: dict[str, object]) -> dict[str, Any]:
     """The judge's agreement with the reference when what the readers left open is counted
-    one way or the other: does a conclusion rest on how ties or "cannot assess" were handled?"""
+    one way or the other: does a conclusion rest on how ties or "cannot assess" were handled?
+    ``primary`` is the judge-vs-reference agreement already computed (the primary policy)."""
     def agreement(policy: Policy) -> dict[str, object]:
         reference = [value for value, _ in data.reference(policy)]
         one_hot = cells(data.judge, reference)
         n = int(one_hot.sum())
         return boot.figure(one_hot, FIGURES["agreement"], n=n, bounds=(0.0, 1.0)).as_dict()
     return {
-        "ties": {"primary": agreement(PRIMARY), "as_pass": agreement(Policy(ties=True)),
+        "ties": {"primary": primary, "as_pass": agreement(Policy(ties=True)),
                  "as_fail": agreement(Policy(ties=False)),
                  "excluded": agreement(Policy(use_adjudication=False))},
-        "cannot_assess": {"excluded": agreement(PRIMARY),
+        "cannot_assess": {"excluded": primary,
                           "as_pass": agreement(Policy(cannot_assess=True)),
                           "as_fail": agreement(Policy(cannot_assess=False))},
     }
 
 
-def question_report(data: QuestionData, boot: ClusterBootstrap, *,
-                    resamples: int = RESAMPLES) -> dict[str, Any]:
+Subgroups = dict[str, tuple[list[int], ClusterBootstrap]]
+
+
+def subgroups(cases: Sequence[Case], resamples: int) -> Subgroups:
+    """Each disease's cases (by index) and their own bootstrap, built once for every question."""
+    groups: dict[str, list[int]] = {}
+    for i, case in enumerate(cases):
+        groups.setdefault(case.disease, []).append(i)
+    return {disease: (where, ClusterBootstrap([cases[i].cluster for i in where], resamples=resamples))
+            for disease, where in sorted(groups.items())}
+
+
+def question_report(data: QuestionData, boot: ClusterBootstrap, diseases: Subgroups) -> dict[str, Any]:
     readers = list(data.readers)
     votes = data.votes()
     by_case = data.by_case()
     decided = data.reference()
     reference: list[Vote] = [value for value, _ in decided]
     how = Counter(d for _, d in decided)
+    versus_reference = compare(data.judge, reference, boot)
     report: dict[str, Any] = {
         "n_cases": len(data.cases),
         "reference": {"decided": {d.value: how.get(d, 0) for d in Decided},
                       # every case the readers split evenly, whether adjudicated or not
                       "reader_ties": how.get(Decided.tie, 0) + how.get(Decided.adjudicated, 0)},
         "judge_missing": sum(1 for j in data.judge if j is None),
-        "judge_vs_reference": compare(data.judge, reference, boot).as_dict(),
+        "judge_vs_reference": versus_reference.as_dict(),
         "judge_vs_reader": {name: compare(data.judge, votes[name], boot).as_dict() for name in readers},
         "reader_vs_others": {},
         "reader_pairs": [],
@@ -121,8 +134,10 @@ def question_report(data: QuestionData, boot: ClusterBootstrap, *,
         "human_ceiling": None,
         "cannot_assess": {name: Counter(data.answers[name])[CANNOT_ASSESS] for name in readers},
         "missing": {name: sum(1 for a in data.answers[name] if a is None) for name in readers},
-        "sensitivity": _sensitivity(data, boot),
-        "by_disease": _by_disease(data, reference, resamples),
+        "sensitivity": _sensitivity(data, boot, versus_reference.figures["agreement"].as_dict()),
+        "by_disease": {disease: compare([data.judge[i] for i in where], [reference[i] for i in where],
+                                        subgroup, SUBGROUP_FIGURES).as_dict()
+                       for disease, (where, subgroup) in diseases.items()},
     }
     if len(readers) > 1:
         report["reader_vs_others"] = {name: compare(votes[name], [
@@ -134,18 +149,6 @@ def question_report(data: QuestionData, boot: ClusterBootstrap, *,
         report["among_readers"] = among_readers([votes[n] for n in readers], boot)
         report["human_ceiling"] = human_ceiling(data.judge, [votes[n] for n in readers], boot)
     return report
-
-
-def _by_disease(data: QuestionData, reference: list[Vote], resamples: int) -> dict[str, Any]:
-    groups: dict[str, list[int]] = {}
-    for i, case in enumerate(data.cases):
-        groups.setdefault(case.disease, []).append(i)
-    found = {}
-    for disease, where in sorted(groups.items()):
-        boot = ClusterBootstrap([data.cases[i].cluster for i in where], resamples=resamples)
-        found[disease] = compare([data.judge[i] for i in where], [reference[i] for i in where],
-                                 boot, SUBGROUP_FIGURES).as_dict()
-    return found
 
 
 def intra_reader(reads: Sequence[Read], cases: Sequence[Case],
@@ -186,8 +189,9 @@ def study_report(data: StudyReads, scope: Slice = Slice(), *, resamples: int = R
     cases = [c for c in data.cases if scope.admits(c)]
     reads = first_reads(data.reads)
     boot = ClusterBootstrap([c.cluster for c in cases], resamples=resamples)
+    diseases = subgroups(cases, resamples)
     questions = {q: question_report(question_data(cases, data.readers, reads, data.decisions, q),
-                                    boot, resamples=resamples) for q in QUESTIONS}
+                                    boot, diseases) for q in QUESTIONS}
     secondary = [q for q in QUESTIONS if q != primary]
     return {
         "slice": scope.as_dict(),
