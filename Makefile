@@ -34,12 +34,12 @@ demo: install
 	rm -rf $(DEMO_DIR)
 	$(BIN)/medbanana demo-data $(DEMO_DIR)
 	$(BIN)/medbanana import $(DEMO_DIR)/run --source $(DEMO_DIR)/source
-	$(BIN)/medbanana demo-users
+	MEDBANANA_DEMO=true $(BIN)/medbanana demo-users
 	@echo "Serving on http://$(HOST):$(PORT)/cases (synthetic demo data)"
-	$(BIN)/medbanana serve --host $(HOST) --port $(PORT)
+	MEDBANANA_DEMO=true $(BIN)/medbanana serve --host $(HOST) --port $(PORT)
 
 serve: install
-	$(BIN)/medbanana serve --host $(HOST) --port $(PORT)
+	MEDBANANA_DEMO=true $(BIN)/medbanana serve --host $(HOST) --port $(PORT)
 
 lint: install
 	$(BIN)/ruff check app pipeline tests benchmarks migrations

@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -14,7 +15,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import OperationalError
 
 from app.cli_pipeline import register as register_pipeline
 from app.cli_pipeline import register_export, register_metrics
@@ -23,7 +25,8 @@ from app.cli_stats import register as register_stats
 from app.cli_users import demo_users, users_cli
 from app.db import make_engine, migrate
 from app.importer import ImportFileError, ImportReport, import_tree
-from app.settings import get_settings
+from app.logging_setup import configure_logging
+from app.settings import SettingsError, get_settings
 
 cli = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="MedBanana Review: import, browse and re-run Med-Banana edits.")
@@ -33,8 +36,15 @@ PROBLEMS_SHOWN = 20
 
 
 def _engine() -> Engine:
-    engine = make_engine(get_settings().resolved_database_url())
-    migrate(engine)
+    url = get_settings().resolved_database_url()
+    engine = make_engine(url)
+    try:
+        migrate(engine)
+    except OperationalError as error:
+        shown = make_url(url).render_as_string(hide_password=True)
+        reason = str(error.orig).strip().splitlines()[0] if error.orig else str(error)
+        _say(f"error: cannot reach the database {shown}: {reason}")
+        raise typer.Exit(1) from None
     return engine
 
 
@@ -108,12 +118,27 @@ def demo_data(
 
 
 @cli.command("serve")
-def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Address to listen on; 0.0.0.0 in a container."),
+    port: int = typer.Option(8000, min=1, max=65535),
+    workers: int = typer.Option(1, min=1, max=64, help="Server processes (each has its own "
+                                "pipeline worker unless MEDBANANA_WORKER=false)."),
+) -> None:
     """Serve the web app with uvicorn on the database named by the settings."""
     import uvicorn
 
+    settings = get_settings()
+    try:
+        settings.resolved_secret_key()
+    except SettingsError as error:
+        _say(f"error: {error}")
+        raise typer.Exit(2) from None
     _engine()
-    uvicorn.run("app.main:create_app", factory=True, host=host, port=port)
+    # Behind a reverse proxy: its X-Forwarded-For/-Proto are believed from the listed
+    # addresses only, so the client's address and https are right in logs and cookies.
+    uvicorn.run("app.main:create_app", factory=True, host=host, port=port, workers=workers,
+                proxy_headers=True, forwarded_allow_ips=settings.forwarded_allow_ips,
+                log_config=None, access_log=False)
 
 
 cli.add_typer(users_cli, name="users")
@@ -148,6 +173,11 @@ register_metrics(cli, _engine)
 
 
 def main() -> None:
+    try:
+        configure_logging(get_settings())
+    except ValidationError as error:
+        _say(f"error: a MEDBANANA_ setting is not valid: {error}")
+        sys.exit(2)
     try:
         cli()
     except KeyboardInterrupt:

@@ -10,7 +10,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import SAWarning
 from sqlmodel import Session, create_engine
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+from app.resources import resource_dir
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -58,7 +58,7 @@ def migrate(engine: Engine) -> None:
     from alembic.config import Config
 
     config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("script_location", str(resource_dir("app.migrations")))
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "head")

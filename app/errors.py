@@ -5,7 +5,7 @@ from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.agreement.planner import PlanError
@@ -13,12 +13,12 @@ from app.answers import DraftTooLarge, StudyLocked, SubmissionIdReused
 from app.security import NotAuthenticated
 from app.study_design import StudyError
 from app.users import UserError
-from app.web import render, wants_partial
+from app.web import app_path, redirect, render, root_path, wants_partial
 from app.worklist import NotAssigned, NotFound
 
 
 def _wants_json(request: Request) -> bool:
-    return request.url.path.startswith("/api/") or "application/json" in request.headers.get(
+    return app_path(request).startswith("/api/") or "application/json" in request.headers.get(
         "accept", "")
 
 
@@ -53,11 +53,11 @@ def _to_login(request: Request) -> Response:
     if _wants_json(request) or request.method != "GET":
         return error_response(request, 401, "log in first, or send an API token as "
                                             "'Authorization: Bearer …'")
-    target = "/login?" + urlencode({"next": request.url.path + (
+    target = "/login?" + urlencode({"next": app_path(request) + (
         f"?{request.url.query}" if request.url.query else "")})
     if wants_partial(request):
-        return Response(status_code=204, headers={"HX-Redirect": target})
-    return RedirectResponse(target, status_code=303)
+        return Response(status_code=204, headers={"HX-Redirect": root_path(request) + target})
+    return redirect(request, target)
 
 
 # Domain errors raised by plain modules, and the status each means on the web.

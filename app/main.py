@@ -11,12 +11,16 @@ from starlette.middleware.sessions import SessionMiddleware
 
 from app.db import make_engine
 from app.errors import install_error_handlers
+from app.logging_setup import configure_logging
+from app.request_log import RequestLogMiddleware
+from app.resources import STATIC_DIR
 from app.routes import (
     adjudication,
     agreement,
     api,
     auth,
     cases,
+    health,
     images,
     imports,
     jobs,
@@ -26,7 +30,6 @@ from app.routes import (
 )
 from app.security import current_user, require_admin
 from app.settings import Settings, get_settings
-from app.web import STATIC_DIR
 
 
 @contextlib.asynccontextmanager
@@ -54,16 +57,22 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 def create_app(settings: Settings | None = None, engine: Engine | None = None) -> FastAPI:
     settings = settings or get_settings()
     # The docs are served by routes/auth.py, behind a login like every other page.
+    configure_logging(settings)
+    secret_key = settings.resolved_secret_key()  # SettingsError stops start-up, with its reason
     app = FastAPI(title="MedBanana Review", version="0.1.0", docs_url=None, redoc_url=None,
-                  openapi_url=None, lifespan=lifespan,
+                  openapi_url=None, lifespan=lifespan, root_path=settings.root_path.rstrip("/"),
+                  # A trailing-slash redirect is built from the Host header; none is made.
+                  redirect_slashes=False,
                   description="Review Med-Banana-50K edits: cases, runs, rounds and judge verdicts. "
                               "Send 'Authorization: Bearer TOKEN' (medbanana users token NAME).")
     app.state.settings = settings
     app.state.engine = engine or make_engine(settings.resolved_database_url())
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
-    app.add_middleware(SessionMiddleware, secret_key=settings.resolved_secret_key(),
+    app.add_middleware(SessionMiddleware, secret_key=secret_key,
                        session_cookie="medbanana_session", same_site="lax",
-                       https_only=settings.secure_cookies)
+                       https_only=settings.resolved_secure_cookies())
+    app.add_middleware(RequestLogMiddleware)
+    app.include_router(health.router)
     app.include_router(auth.router)
     # Cases, imports, their API and images show the judge: admins only, so that blinded
     # readers cannot reach a verdict by any URL. Readers work in /read.

@@ -6,6 +6,7 @@ of a run and a *judge verdict* scores an attempt (an attempt may be judged many 
 """
 
 import json
+import secrets
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
@@ -16,6 +17,15 @@ from sqlmodel import Field, SQLModel
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def as_utc(moment: datetime) -> datetime:
+    """A datetime read back from the database (naive on SQLite) as aware UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def new_session_nonce() -> str:
+    return secrets.token_hex(16)
 
 
 class Modality(StrEnum):
@@ -236,16 +246,51 @@ class User(SQLModel, table=True):
     qualification: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     experience_years: int | None = None
     created_at: datetime = Field(default_factory=utcnow)
+    # Deactivated, never deleted (a trigger refuses DELETE): answers keep their reader, and
+    # an id is never handed to somebody else.
+    active: bool = True
+    deactivated_at: datetime | None = None
+    # Every session cookie carries it; logout, a password change or deactivation replaces
+    # it, which ends every session of the account, copied cookies included.
+    session_nonce: str = Field(default_factory=new_session_nonce,
+                               sa_column=Column(String(32), nullable=False))
 
 
 class ApiToken(SQLModel, table=True):
-    """A bearer token for scripts. Only its SHA-256 is stored; the token is shown once."""
+    """A bearer token for scripts. Only its SHA-256 is stored; the token is shown once.
+    Revoked, never deleted, so the list of tokens an account ever had stays complete."""
 
     __tablename__ = "api_token"
     id: int | None = Field(default=None, primary_key=True)
     user_id: int = Field(foreign_key="app_user.id", index=True)
     token_hash: str = Field(sa_column=Column(String(64), nullable=False, unique=True))
+    name: str = Field(default="", sa_column=Column(String(64), nullable=False))
     created_at: datetime = Field(default_factory=utcnow)
+    expires_at: datetime | None = None
+    last_used_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+
+class LoginThrottle(SQLModel, table=True):
+    """Failed logins of one account ("user:NAME") or one address ("addr:IP"), shared by every
+    server process, and how long that key is locked out."""
+
+    __tablename__ = "login_throttle"
+    key: str = Field(sa_column=Column(String(200), primary_key=True))
+    failures: int = 0
+    window_start: datetime = Field(default_factory=utcnow)
+    locked_until: datetime | None = None
+
+
+class WorkerHeartbeat(SQLModel, table=True):
+    """A pipeline worker's last sign of life; /readyz wants a recent one."""
+
+    __tablename__ = "worker_heartbeat"
+    worker_id: str = Field(sa_column=Column(String(64), primary_key=True))
+    host: str = Field(sa_column=Column(String(255), nullable=False))
+    pid: int
+    started_at: datetime = Field(default_factory=utcnow)
+    beat_at: datetime = Field(default_factory=utcnow, index=True)
 
 
 class JobStatus(StrEnum):

@@ -12,6 +12,9 @@ from app.models import Role, User
 from app.users import user_for_token
 
 SESSION_USER = "user_id"
+# The account's session nonce when the cookie was made; logout and a password change replace
+# it, so every earlier cookie, copies included, stops working.
+SESSION_NONCE = "nonce"
 SESSION_CSRF = "csrf"
 CSRF_HEADER = "X-CSRF-Token"
 CSRF_FIELD = "csrf_token"
@@ -76,16 +79,28 @@ def current_user(request: Request, session: SessionDep,
         return user
     user_id = request.session.get(SESSION_USER)
     found = session.get(User, user_id) if isinstance(user_id, int) else None
-    if found is None:
+    nonce = request.session.get(SESSION_NONCE)
+    if (found is None or not found.active or not isinstance(nonce, str)
+            or not hmac.compare_digest(nonce, found.session_nonce)):
+        request.session.pop(SESSION_USER, None)
         raise NotAuthenticated()
     _remember(request, session, found)
     return found
+
+
+def start_session(request: Request, user: User) -> None:
+    # A fresh session on login, so a session id planted before it is worthless.
+    request.session.clear()
+    request.session[SESSION_USER] = user.id
+    request.session[SESSION_NONCE] = user.session_nonce
 
 
 def _remember(request: Request, session: SessionDep, user: User) -> None:
     """What every page shows: who is logged in, and the banner while demo data is loaded.
     Looked up here, in the thread pool, so that rendering never touches the database."""
     request.state.user = user
+    # For the request log, which runs after the session (and the user object) has closed.
+    request.state.user_id = user.id
     request.state.synthetic = has_synthetic_data(session)
 
 

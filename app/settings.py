@@ -4,6 +4,7 @@ import os
 import secrets
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -12,6 +13,25 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 DEFAULT_VAR_DIR = Path("var")
 # A shorter signing key could be guessed offline from a captured cookie.
 MIN_SECRET_LENGTH = 32
+# A real key has many distinct characters; "aaaa…" or "0123…0123" is a placeholder.
+MIN_SECRET_DISTINCT = 12
+# Words of the placeholders that README examples and compose files are copied with.
+PLACEHOLDER_WORDS = ("change", "placeholder", "example", "replace", "secret", "your", "todo",
+                     "default", "insecure", "xxxx", "password")
+
+
+class SettingsError(ValueError):
+    """A setting that stops start-up; the message says which and what to do."""
+
+
+def secret_key_problem(key: str) -> str | None:
+    """Why a configured secret key must not be used, or None."""
+    if len(key) < MIN_SECRET_LENGTH:
+        return f"has {len(key)} characters; it needs at least {MIN_SECRET_LENGTH}"
+    lowered = key.lower()
+    if len(set(key)) < MIN_SECRET_DISTINCT or any(word in lowered for word in PLACEHOLDER_WORDS):
+        return "looks like a placeholder"
+    return None
 
 
 class Settings(BaseSettings):
@@ -32,13 +52,38 @@ class Settings(BaseSettings):
         description="Where resized images are cached; empty means var_dir/cache.",
     )
     page_size: int = Field(default=48, ge=1, le=500, description="Cases per page on /cases.")
+    demo: bool = Field(
+        default=False,
+        description="Demo mode (make demo): a generated secret key and cookies over plain HTTP. "
+                    "Never for a server with real readers.",
+    )
     secret_key: SecretStr = Field(
         default=SecretStr(""),
-        description="Signs session cookies; empty means a random key kept in var_dir/secret.key.",
+        description="Signs session cookies; required outside demo mode (python -c 'import "
+                    "secrets; print(secrets.token_urlsafe(48))').",
     )
-    secure_cookies: bool = Field(
-        default=False,
-        description="Send the session cookie over HTTPS only; set it behind a TLS proxy.",
+    secret_key_file: Path | None = Field(
+        default=None,
+        description="A file holding the secret key instead (a container secret).",
+    )
+    secure_cookies: bool | None = Field(
+        default=None,
+        description="Send the session cookie over HTTPS only, and HSTS; empty means on outside "
+                    "demo mode.",
+    )
+    root_path: str = Field(
+        default="",
+        description="The path prefix a reverse proxy serves the app under, e.g. /medbanana.",
+    )
+    forwarded_allow_ips: str = Field(
+        default="127.0.0.1",
+        description="Proxies whose X-Forwarded-For/-Proto are trusted (comma-separated, or *).",
+    )
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="text, or json for one JSON object per line.",
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO", description="Lowest level logged.",
     )
     worker: bool = Field(
         default=True,
@@ -54,14 +99,37 @@ class Settings(BaseSettings):
     def resolved_cache_dir(self) -> Path:
         return (self.cache_dir or self.var_dir / "cache").resolve()
 
+    def resolved_secure_cookies(self) -> bool:
+        return (not self.demo) if self.secure_cookies is None else self.secure_cookies
+
     def resolved_secret_key(self) -> str:
-        """The configured key, or one made once and kept, so sessions survive restarts."""
+        """The configured key; in demo mode only, one made once and kept in var_dir.
+
+        Raises SettingsError when it is missing or a placeholder outside demo mode: a key
+        generated on a server would differ between its processes and sign out every reader
+        at each restart, and a placeholder can be read in the README by anybody.
+        """
         configured = self.secret_key.get_secret_value()
+        name = "MEDBANANA_SECRET_KEY"
+        if not configured and self.secret_key_file is not None:
+            name = f"MEDBANANA_SECRET_KEY_FILE ({self.secret_key_file})"
+            try:
+                configured = self.secret_key_file.read_text().strip()
+            except OSError as error:
+                raise SettingsError(f"{name} cannot be read: {error.strerror}") from None
         if configured:
-            if len(configured) < MIN_SECRET_LENGTH:
-                raise ValueError(f"MEDBANANA_SECRET_KEY must have at least {MIN_SECRET_LENGTH} "
-                                 "characters")
+            problem = secret_key_problem(configured)
+            if problem:
+                raise SettingsError(f"{name} {problem}; make one with: python -c 'import "
+                                    "secrets; print(secrets.token_urlsafe(48))'")
             return configured
+        if not self.demo:
+            raise SettingsError("MEDBANANA_SECRET_KEY is not set. A server needs its own key "
+                                "(python -c 'import secrets; print(secrets.token_urlsafe(48))'); "
+                                "only demo mode (MEDBANANA_DEMO=true) makes one itself.")
+        return self._demo_secret_key()
+
+    def _demo_secret_key(self) -> str:
         path = self.var_dir / "secret.key"
         if not path.is_file():
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,20 +1,29 @@
 """Accounts: argon2 password hashes, roles, and bearer tokens stored only as hashes."""
 
 import hashlib
+import logging
 import secrets
+from datetime import timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from app.models import ApiToken, Role, User
+from app.models import ApiToken, Role, User, as_utc, new_session_nonce, utcnow
+
+logger = logging.getLogger(__name__)
 
 _hasher = PasswordHasher()
 # Long enough to resist guessing, short enough to type from a printed demo sheet.
 DEMO_PASSWORD_BYTES = 12
 MIN_PASSWORD_LENGTH = 8
 NAME_PATTERN_HINT = "letters, digits, '.', '_' or '-', at most 64"
+# A token that leaks should stop working on its own; `users token --expires-days` changes it.
+TOKEN_LIFETIME_DAYS = 90
+MAX_TOKEN_LIFETIME_DAYS = 730
+# last_used_at is written at most this often, so a busy script does not write on every call.
+TOKEN_USE_RESOLUTION = timedelta(minutes=1)
 
 
 class UserError(ValueError):
@@ -42,12 +51,48 @@ def create_user(*, session: Session, name: str, role: Role, password: str,
     return user
 
 
-def set_password(*, session: Session, user: User, password: str) -> None:
+def set_password(*, session: Session, user: User, password: str,
+                 end_sessions: bool = True) -> None:
+    """A new password; every session of the account ends with the old one."""
     if len(password) < MIN_PASSWORD_LENGTH:
         raise UserError(f"the password must have at least {MIN_PASSWORD_LENGTH} characters")
     user.password_hash = _hasher.hash(password)
+    if end_sessions:
+        user.session_nonce = new_session_nonce()
     session.add(user)
     session.commit()
+
+
+def end_sessions(*, session: Session, user: User) -> None:
+    """Every cookie of the account stops working, copies included (logout does this)."""
+    user.session_nonce = new_session_nonce()
+    session.add(user)
+    session.commit()
+
+
+def deactivate_user(*, session: Session, user: User) -> None:
+    """The account can no longer log in or use its tokens; its answers stay attributed."""
+    if not user.active:
+        raise UserError(f"{user.name} is already deactivated")
+    user.active, user.deactivated_at = False, utcnow()
+    user.session_nonce = new_session_nonce()
+    now = utcnow()
+    for token in session.exec(select(ApiToken).where(col(ApiToken.user_id) == user.id,
+                                                     col(ApiToken.revoked_at).is_(None))):
+        token.revoked_at = now
+        session.add(token)
+    session.add(user)
+    session.commit()
+    logger.info("user %s (id %s) deactivated", user.name, user.id)
+
+
+def reactivate_user(*, session: Session, user: User) -> None:
+    if user.active:
+        raise UserError(f"{user.name} is active")
+    user.active, user.deactivated_at = True, None
+    session.add(user)
+    session.commit()
+    logger.info("user %s (id %s) reactivated", user.name, user.id)
 
 
 def find_user(session: Session, name: str) -> User | None:
@@ -57,7 +102,7 @@ def find_user(session: Session, name: str) -> User | None:
 def authenticate(session: Session, name: str, password: str) -> User | None:
     """The user when the password matches; None otherwise (same answer for an unknown name)."""
     user = find_user(session, name)
-    if user is None:
+    if user is None or not user.active:
         _hasher.hash(password)  # spend the same time, so timing does not reveal names
         return None
     try:
@@ -65,7 +110,7 @@ def authenticate(session: Session, name: str, password: str) -> User | None:
     except (VerificationError, InvalidHashError):
         return None
     if _hasher.check_needs_rehash(user.password_hash):
-        set_password(session=session, user=user, password=password)
+        set_password(session=session, user=user, password=password, end_sessions=False)
     return user
 
 
@@ -74,18 +119,56 @@ def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def issue_token(*, session: Session, user: User) -> str:
+def issue_token(*, session: Session, user: User, name: str = "",
+                expires_in_days: int = TOKEN_LIFETIME_DAYS) -> str:
     """A new bearer token for ``user``; only its hash is kept, so this is the one chance to see it."""
     assert user.id is not None
+    if not user.active:
+        raise UserError(f"{user.name} is deactivated")
+    if not 1 <= expires_in_days <= MAX_TOKEN_LIFETIME_DAYS:
+        raise UserError(f"a token lives 1 to {MAX_TOKEN_LIFETIME_DAYS} days")
+    if len(name) > 64:
+        raise UserError("name the token in at most 64 characters")
     token = secrets.token_urlsafe(32)
-    session.add(ApiToken(user_id=user.id, token_hash=_token_hash(token)))
+    session.add(ApiToken(user_id=user.id, token_hash=_token_hash(token), name=name,
+                         expires_at=utcnow() + timedelta(days=expires_in_days)))
     session.commit()
     return token
 
 
 def user_for_token(session: Session, token: str) -> User | None:
+    """The active account of a token that is neither revoked nor expired; its use is noted."""
     found = session.exec(select(ApiToken).where(col(ApiToken.token_hash) == _token_hash(token))).first()
-    return session.get(User, found.user_id) if found else None
+    now = utcnow()
+    if (found is None or found.revoked_at is not None
+            or (found.expires_at is not None and as_utc(found.expires_at) <= now)):
+        return None
+    user = session.get(User, found.user_id)
+    if user is None or not user.active:
+        return None
+    if found.last_used_at is None or now - as_utc(found.last_used_at) >= TOKEN_USE_RESOLUTION:
+        found.last_used_at = now
+        session.add(found)
+        session.commit()
+    return user
+
+
+def tokens_of(session: Session, user: User) -> list[ApiToken]:
+    return list(session.exec(select(ApiToken).where(col(ApiToken.user_id) == user.id)
+                             .order_by(col(ApiToken.id))))
+
+
+def revoke_token(*, session: Session, token_id: int) -> ApiToken:
+    found = session.get(ApiToken, token_id)
+    if found is None:
+        raise UserError(f"no token with id {token_id}")
+    if found.revoked_at is not None:
+        raise UserError(f"token {token_id} is already revoked")
+    found.revoked_at = utcnow()
+    session.add(found)
+    session.commit()
+    logger.info("token %s of user id %s revoked", token_id, found.user_id)
+    return found
 
 
 def demo_password() -> str:
@@ -107,6 +190,8 @@ def reset_demo_accounts(session: Session) -> list[tuple[User, str]]:
                                is_demo=True)
         else:
             set_password(session=session, user=user, password=password)
+            if not user.active:
+                reactivate_user(session=session, user=user)
         result.append((user, password))
     return result
 

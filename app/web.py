@@ -1,17 +1,14 @@
 """Templates, and the one helper that decides between a full page and an htmx partial."""
 
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
+from app.resources import TEMPLATES_DIR
 from app.security import csrf_token
-
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
-STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 
 templates = Jinja2Templates(directory=TEMPLATES_DIR)
 templates.env.globals["urlencode"] = urlencode
@@ -23,10 +20,27 @@ def wants_partial(request: Request) -> bool:
             and request.headers.get("HX-History-Restore-Request") != "true")
 
 
+def root_path(request: Request) -> str:
+    """The prefix a reverse proxy serves the app under (MEDBANANA_ROOT_PATH), or ""."""
+    return str(request.scope.get("root_path", "")).rstrip("/")
+
+
+def app_path(request: Request) -> str:
+    """The request's path inside the app, without the proxy's prefix."""
+    path, root = request.url.path, root_path(request)
+    return path[len(root):] if root and path.startswith(root + "/") else path
+
+
+def redirect(request: Request, path: str) -> RedirectResponse:
+    """A 303 to a path of this app. Relative to the host, so it never repeats a Host header."""
+    return RedirectResponse(root_path(request) + path, status_code=303)
+
+
 def render(request: Request, page: str, context: dict[str, Any], *, partial: str | None = None,
            status_code: int = 200) -> HTMLResponse:
     template = partial if partial and wants_partial(request) else page
     context = {"user": getattr(request.state, "user", None), "csrf_token": csrf_token(request),
+               "root": root_path(request),
                "synthetic": getattr(request.state, "synthetic", False), **context}
     response = templates.TemplateResponse(request, template, context, status_code=status_code)
     # The same URL answers with a page or a fragment, so caches must keep them apart.

@@ -91,7 +91,7 @@ def main() -> None:
         report = timed("report: every question and figure, cluster bootstrap 2,000 each",
                        lambda: study_report(data))
         timed("charts (matplotlib SVG)", lambda: report_charts(report))
-    settings = Settings(var_dir=Path(tempfile.mkdtemp()))
+    settings = Settings(demo=True, var_dir=Path(tempfile.mkdtemp()))
     client = TestClient(create_app(settings, engine),
                         headers={"Authorization": f"Bearer {bench_admin_token(engine)}"})
     sid = study.id

@@ -66,7 +66,7 @@ def main() -> None:
     if task_id is None:
         sys.exit("the demo has no five-round case")
     token = bench_admin_token(engine)
-    settings = Settings(var_dir=Path(tempfile.mkdtemp()), worker=False)
+    settings = Settings(demo=True, var_dir=Path(tempfile.mkdtemp()), worker=False)
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(settings, engine), host="127.0.0.1",
                                            port=port, log_level="warning"))

@@ -81,7 +81,8 @@ def difference_maps(db: Path) -> None:
     with Session(engine) as session:
         attempts = list(session.scalars(select(col(Task.accepted_attempt_id)).where(
             col(Task.accepted_attempt_id).is_not(None)).limit(20)))
-    client = TestClient(create_app(Settings(var_dir=Path(tempfile.mkdtemp()), worker=False), engine),
+    settings = Settings(demo=True, var_dir=Path(tempfile.mkdtemp()), worker=False)
+    client = TestClient(create_app(settings, engine),
                         headers={"Authorization": f"Bearer {bench_admin_token(engine)}"})
     first, cached = [], []
     for attempt in attempts:

@@ -87,7 +87,7 @@ def main() -> None:
     added = fill_metrics(engine)
     if added:
         print(f"added seeded random metrics for {added} edits (sorting and bounds need a full table)")
-    settings = Settings(var_dir=Path(tempfile.mkdtemp()))
+    settings = Settings(demo=True, var_dir=Path(tempfile.mkdtemp()))
     client = TestClient(create_app(settings, engine),
                         headers={"Authorization": f"Bearer {bench_admin_token(engine)}"})
     # The first list after an import pays for the facet scan that later requests reuse.

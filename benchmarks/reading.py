@@ -91,7 +91,7 @@ def main() -> None:
     print(f"create a large study (2,000 cases x 20 readers, 10 % repeats, "
           f"{assignments} reads): {large_ms:7.0f} ms")
 
-    settings = Settings(var_dir=Path(tempfile.mkdtemp()))
+    settings = Settings(demo=True, var_dir=Path(tempfile.mkdtemp()))
     token = bench_token(engine, readers[0].name, Role.reader)
     client = TestClient(create_app(settings, engine), headers={"Authorization": f"Bearer {token}"})
     sid = large.id

@@ -8,12 +8,16 @@ with every verdict made from it.
 import hashlib
 from dataclasses import dataclass
 from functools import cache
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+# The top-level prompts/ folder, shipped in the wheel as this package (pyproject.toml).
+PROMPTS_DIR = files("pipeline.prompt_templates")
+if not isinstance(PROMPTS_DIR, Path):
+    raise RuntimeError(f"the prompt templates are not on the file system ({PROMPTS_DIR})")
 PARTIALS = ("_constraints.j2",)
 MODALITY_WORDS = {"chest_xray": "chest X-ray", "brain_mri": "axial brain MRI",
                   "fundus": "colour fundus photograph", "medical": "medical image"}

@@ -5,19 +5,31 @@ another machine against a shared PostgreSQL.
 """
 
 import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import socket
 from datetime import timedelta
 from pathlib import Path
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from app import roi_metrics
 from app.metrics_store import compute_pending
-from app.models import Attempt
+from app.models import Attempt, WorkerHeartbeat, utcnow
 from app.settings import Settings
 from pipeline.jobs import STALE, claim, run_job
 from pipeline.registry import make_backend
+
+logger = logging.getLogger(__name__)
+# A heartbeat this often; /readyz calls a worker gone after HEARTBEAT_STALE (app/health.py).
+HEARTBEAT_EVERY = 15.0
+# After a failed round of the loop it waits poll, 2 poll, 4 poll and so on up to this, so a
+# database that is down is retried, not hammered, and never ends the loop.
+MAX_BACKOFF = 60.0
 
 
 def pipeline_output(settings: Settings) -> Path:
@@ -30,25 +42,97 @@ def _newest_attempt(engine: Engine) -> int | None:
         return session.scalar(select(func.max(Attempt.id)))
 
 
+def _beat(engine: Engine, worker_id: str, *, first: bool) -> None:
+    with Session(engine) as session:
+        if first:
+            session.add(WorkerHeartbeat(worker_id=worker_id, host=socket.gethostname()[:255],
+                                        pid=os.getpid()))
+        else:
+            session.execute(update(WorkerHeartbeat)
+                            .where(WorkerHeartbeat.worker_id == worker_id)  # type: ignore[arg-type]
+                            .values(beat_at=utcnow()))
+        session.commit()
+
+
+async def _heartbeat(engine: Engine, worker_id: str) -> None:
+    """Beats while the loop lives, also during a long job; a failed beat is logged and the
+    next one tried (the loop itself reports the database being down)."""
+    first = True
+    while True:
+        try:
+            await asyncio.to_thread(_beat, engine, worker_id, first=first)
+            first = False
+        except Exception:
+            logger.warning("worker %s: heartbeat not written", worker_id, exc_info=True)
+        await asyncio.sleep(HEARTBEAT_EVERY)
+
+
 async def work(engine: Engine, output: Path, *, once: bool = False, poll: float = 2.0,
                stop: asyncio.Event | None = None, stale_after: timedelta = STALE) -> None:
-    """Claim and run jobs until stopped (or, with ``once``, until none is waiting)."""
-    measured_up_to: int | None = None  # newest attempt when nothing was left to measure
-    while stop is None or not stop.is_set():
-        job_id = await asyncio.to_thread(claim, engine, stale_after=stale_after)
-        if job_id is not None:
-            await run_job(engine, job_id, make_backend, output)
-            continue
-        # Nothing to run: measure the edits that have no metrics yet, a batch at a time.
-        # The search for them scans every attempt, so it is skipped until a new one appears.
-        newest = await asyncio.to_thread(_newest_attempt, engine)
-        if newest != measured_up_to:
-            if await asyncio.to_thread(compute_pending, engine):
+    """Claim and run jobs until stopped (or, with ``once``, until none is waiting).
+
+    Any error in a round of the loop is logged with its traceback and the loop goes on after
+    a back-off; only ``stop`` (or cancellation) ends it.
+    """
+    worker_id = f"{socket.gethostname()[:40]}-{os.getpid()}-{secrets.token_hex(4)}"
+    logger.info("pipeline worker %s started", worker_id)
+    beating = asyncio.create_task(_heartbeat(engine, worker_id))
+    state = _LoopState()
+    failures = 0
+    try:
+        while stop is None or not stop.is_set():
+            try:
+                outcome = await _one_round(engine, output, state, stale_after=stale_after)
+            except Exception:
+                if once:  # a one-shot run (tests, `pipeline run`) fails where it can be seen
+                    raise
+                failures += 1
+                wait = min(poll * 2 ** (failures - 1), MAX_BACKOFF)
+                logger.exception("pipeline worker %s: a round failed (%d in a row); retrying "
+                                 "in %.0f s", worker_id, failures, wait)
+                await _sleep(wait, stop)
                 continue
-            measured_up_to = newest
-        # Readers' regions: few, and the query is on the small answer table.
-        if await asyncio.to_thread(roi_metrics.compute_pending, engine):
-            continue
-        if once:
-            return
-        await asyncio.sleep(poll)
+            failures = 0
+            if outcome == "busy":
+                continue
+            if once:
+                return
+            await _sleep(poll, stop)
+    finally:
+        beating.cancel()
+        logger.info("pipeline worker %s stopped", worker_id)
+
+
+async def _sleep(seconds: float, stop: asyncio.Event | None) -> None:
+    """Sleep, but wake at once when asked to stop."""
+    if stop is None:
+        await asyncio.sleep(seconds)
+        return
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=seconds)
+
+
+class _LoopState:
+    # The newest attempt when nothing was left to measure: the search for unmeasured edits
+    # scans every attempt, so it is skipped until a new one appears.
+    measured_up_to: int | None = None
+
+
+async def _one_round(engine: Engine, output: Path, state: _LoopState, *,
+                     stale_after: timedelta) -> str:
+    """Run one job or measure one batch ("busy"), or find nothing to do ("idle")."""
+    job_id = await asyncio.to_thread(claim, engine, stale_after=stale_after)
+    if job_id is not None:
+        logger.info("job %s claimed", job_id)
+        status = await run_job(engine, job_id, make_backend, output)
+        logger.info("job %s ended: %s", job_id, status)
+        return "busy"
+    newest = await asyncio.to_thread(_newest_attempt, engine)
+    if newest != state.measured_up_to:
+        if await asyncio.to_thread(compute_pending, engine):
+            return "busy"
+        state.measured_up_to = newest
+    # Readers' regions: few, and the query is on the small answer table.
+    if await asyncio.to_thread(roi_metrics.compute_pending, engine):
+        return "busy"
+    return "idle"

@@ -16,6 +16,7 @@ from app.importer import import_tree
 from app.main import create_app
 from app.settings import Settings
 from tests.accounts import token_client
+from tests.config import server_settings
 from tests.pg_server import PostgresServer
 
 # Small phantoms keep the suite fast; the layout and JSON are the same as at 1024².
@@ -71,7 +72,7 @@ def demo_engine(demo_db: Path, tmp_path: Path) -> Iterator[Engine]:
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     # No in-process pipeline worker: tests run jobs themselves, where they can see them.
-    return Settings(var_dir=tmp_path / "var", page_size=10, worker=False)
+    return server_settings(tmp_path / "var", page_size=10, worker=False)
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from app.study_models import Answer, Design
 from app.users import issue_token
 from tests.accounts import add_user
 from tests.browser.conftest import _free_port
+from tests.config import server_settings
 
 READERS, SUBMISSIONS = 20, 50
 pytestmark = pytest.mark.slow
@@ -92,7 +93,7 @@ def test_parallel_readers_on_postgres(pg_engine: Engine, demo_dir, tmp_path) -> 
     from app.importer import import_tree
 
     import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
-    for base in serve(pg_engine, Settings(var_dir=tmp_path)):
+    for base in serve(pg_engine, server_settings(tmp_path)):
         statuses, stored = run_readers(pg_engine, base)
     assert statuses == Counter({303: READERS * SUBMISSIONS + 10})
     assert stored == READERS * SUBMISSIONS + 1

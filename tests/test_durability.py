@@ -19,6 +19,7 @@ from sqlmodel import Session
 from app.study_models import Answer
 from app.users import issue_token
 from tests.browser.conftest import _free_port
+from tests.config import TEST_SECRET_KEY
 from tests.studies.conftest import make_study
 
 pytestmark = pytest.mark.slow
@@ -29,7 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def server_process(engine: Engine, var_dir: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """The app in a process of its own, as `medbanana serve` runs it, on this test's database."""
     port = _free_port()
-    env = {**os.environ, "MEDBANANA_VAR_DIR": str(var_dir),
+    env = {**os.environ, "MEDBANANA_VAR_DIR": str(var_dir), "MEDBANANA_SECURE_COOKIES": "false",
+           "MEDBANANA_SECRET_KEY": TEST_SECRET_KEY.get_secret_value(),
            "MEDBANANA_DATABASE_URL": engine.url.render_as_string(hide_password=False)}
     process = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory", "--port", str(port),

@@ -25,7 +25,7 @@ def test_0010_freezes_the_verdict_of_record_of_existing_studies(tmp_path: Path) 
     from alembic.config import Config
     from sqlalchemy import text
 
-    from app.db import MIGRATIONS_DIR
+    from app.resources import MIGRATIONS_DIR
 
     engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
     config = Config()

@@ -7,9 +7,9 @@ from sqlalchemy.engine import Engine
 
 from app.importer import import_tree
 from app.main import create_app
-from app.settings import Settings
 from tests import demo_counts as demo
 from tests.accounts import token_client
+from tests.config import server_settings
 
 pytestmark = pytest.mark.postgres
 
@@ -19,7 +19,7 @@ def test_import_list_search_and_case_page(pg_engine: Engine, demo_dir: Path, tmp
     assert report.tasks_added == demo.TASKS and report.attempts_added == demo.ATTEMPTS
     again = import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
     assert again.files_unchanged == demo.JSON_FILES and again.tasks_added == 0
-    client = token_client(create_app(Settings(var_dir=tmp_path), pg_engine), pg_engine)
+    client = token_client(create_app(server_settings(tmp_path), pg_engine), pg_engine)
     assert client.get("/api/cases").json()["total"] == demo.TASKS
     fundus = client.get("/api/cases?modality=fundus&outcome=success").json()
     assert fundus["total"] > 0 and {i["modality"] for i in fundus["items"]} == {"fundus"}
@@ -36,7 +36,7 @@ def test_import_list_search_and_case_page(pg_engine: Engine, demo_dir: Path, tmp
 def test_keyset_pages_and_facets_on_postgres(pg_engine: Engine, demo_dir: Path,
                                              tmp_path: Path) -> None:
     import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
-    client = token_client(create_app(Settings(var_dir=tmp_path, page_size=7), pg_engine), pg_engine)
+    client = token_client(create_app(server_settings(tmp_path, page_size=7), pg_engine), pg_engine)
     data = client.get("/api/cases?limit=7").json()
     seen = [i["id"] for i in data["items"]]
     while data["next"]:
@@ -54,7 +54,7 @@ def test_a_broken_file_leaves_nothing_behind_on_postgres(pg_engine: Engine, tmp_
     factories.write_folder(tmp_path / "run", "Chest-XRay", Direction.add, '{"a-1-X": {"image": ')
     with pytest.raises(ImportFileError):
         import_tree(pg_engine, tmp_path / "run")
-    client = token_client(create_app(Settings(var_dir=tmp_path), pg_engine), pg_engine)
+    client = token_client(create_app(server_settings(tmp_path), pg_engine), pg_engine)
     assert client.get("/api/cases").json()["total"] == 0
 
 

@@ -5,7 +5,6 @@ ends with the checklist mapping each item to its section (app/agreement/checklis
 """
 
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -18,10 +17,10 @@ from app.agreement.reads import QUESTIONS
 from app.agreement.report import Slice
 from app.agreement.service import charts_for, report_for
 from app.case_filter import recorded_criteria
+from app.resources import TEMPLATES_DIR
 from app.study_models import Study
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
-_env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape())
+_env = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=select_autoescape())
 
 
 def describe_filter(case_filter: dict[str, Any]) -> str:

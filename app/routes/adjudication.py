@@ -4,7 +4,7 @@ import secrets
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
@@ -26,7 +26,7 @@ from app.models import Attempt, Task
 from app.routes.images import diff_response, image_response
 from app.routes.reading import posted_form
 from app.security import CurrentUser
-from app.web import render
+from app.web import redirect, render
 from app.worklist import NotFound, get_study
 
 router = APIRouter(include_in_schema=False)
@@ -90,7 +90,7 @@ def decide(request: Request, session: SessionDep, user: CurrentUser, study_id: I
         errors = {str(e["loc"][0]): e["msg"] for e in error.errors() if e["loc"]}
         return _screen(request, session, study_id, uid, errors, 422, fields)
     submit_decision(session, study, item, user, decision)
-    return RedirectResponse(f"/adjudicate/{study_id}", status_code=303)
+    return redirect(request, f"/adjudicate/{study_id}")
 
 
 @router.get("/adjudicate/{study_id}/image/{uid}/{which}")

@@ -15,7 +15,7 @@ from app.agreement.standalone import standalone_html
 from app.agreement.tables import TABLES, iter_csv, rows
 from app.deps import MAX_DB_ID, DiseaseName, IdPath, SessionDep
 from app.models import Direction, Modality, User
-from app.web import render
+from app.web import redirect, render
 from app.worklist import get_study
 
 router = APIRouter(include_in_schema=False)
@@ -139,11 +139,11 @@ def reference_csv(session: SessionDep, study_id: IdPath) -> StreamingResponse:
 
 
 @router.post("/studies/{study_id}/adjudicator")
-def set_adjudicator(session: SessionDep, study_id: IdPath,
+def set_adjudicator(request: Request, session: SessionDep, study_id: IdPath,
                     user_id: Annotated[int, Form(ge=1, le=MAX_DB_ID)]) -> RedirectResponse:
     study = get_study(session, study_id)
     user = session.get(User, user_id)
     if user is None:
         raise HTTPException(404, f"no user with id {user_id}")
     assign_adjudicator(session, study, user)
-    return RedirectResponse(f"/studies/{study_id}", status_code=303)
+    return redirect(request, f"/studies/{study_id}")

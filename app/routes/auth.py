@@ -7,17 +7,18 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from app.deps import SessionDep
+from app.login_throttle import LoginLocked, LoginRefused, log_in
 from app.models import Role, User
-from app.security import SESSION_USER, check_csrf, current_user, require_admin, safe_next
-from app.users import authenticate
-from app.web import render
+from app.security import check_csrf, current_user, require_admin, safe_next, start_session
+from app.users import end_sessions
+from app.web import redirect, render
 
 router = APIRouter(include_in_schema=False)
 
 
 @router.get("/")
-def home(user: Annotated[User, Depends(current_user)]) -> RedirectResponse:
-    return RedirectResponse("/cases" if user.role == Role.admin else "/read", status_code=303)
+def home(request: Request, user: Annotated[User, Depends(current_user)]) -> RedirectResponse:
+    return redirect(request, "/cases" if user.role == Role.admin else "/read")
 
 
 @router.get("/login", response_class=HTMLResponse)
@@ -29,21 +30,28 @@ def login_form(request: Request, next: str = "/") -> HTMLResponse:
 def login(request: Request, session: SessionDep, name: Annotated[str, Form(max_length=64)],
           password: Annotated[str, Form(max_length=1024)],
           next: Annotated[str, Form(max_length=2000)] = "/") -> Response:
-    user = authenticate(session, name, password)
-    if user is None:
-        context = {"next": safe_next(next), "name": name,
-                   "error": "That name and password do not match an account."}
-        return render(request, "auth/login.html", context, status_code=401)
-    # A fresh session on login, so a session id planted before it is worthless.
-    request.session.clear()
-    request.session[SESSION_USER] = user.id
-    return RedirectResponse(safe_next(next), status_code=303)
+    context = {"next": safe_next(next), "name": name}
+    try:
+        user = log_in(session, name, password, request.client.host if request.client else None)
+    except LoginLocked as locked:
+        response = render(request, "auth/login.html", {**context, "error": str(locked)},
+                          status_code=429)
+        response.headers["Retry-After"] = str(locked.seconds)
+        return response
+    except LoginRefused as refused:
+        return render(request, "auth/login.html", {**context, "error": str(refused)},
+                      status_code=401)
+    start_session(request, user)
+    return redirect(request, safe_next(next))
 
 
-@router.post("/logout", dependencies=[Depends(current_user)])
-def logout(request: Request) -> RedirectResponse:
+@router.post("/logout")
+def logout(request: Request, session: SessionDep,
+           user: Annotated[User, Depends(current_user)]) -> RedirectResponse:
+    """Ends every session of the account, not only this browser's: a copied cookie dies too."""
+    end_sessions(session=session, user=user)
     request.session.clear()
-    return RedirectResponse("/login", status_code=303)
+    return redirect(request, "/login")
 
 
 @router.get("/docs", response_class=HTMLResponse, dependencies=[Depends(require_admin)])

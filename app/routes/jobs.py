@@ -10,7 +10,7 @@ from app.case_list import existing_task_ids, task_ids_matching
 from app.deps import MAX_DB_ID, CaseFilterDep, IdPath, SessionDep
 from app.models import Job, JobStatus
 from app.security import AdminUser
-from app.web import render
+from app.web import redirect, render
 from pipeline.gemini import DEFAULT_MODELS
 from pipeline.jobs import JobOptions, create_job, job_runs, job_summary, request_cancel
 from pipeline.registry import available
@@ -44,7 +44,7 @@ def new_job(request: Request, session: SessionDep, case_filter: CaseFilterDep,
 
 
 @router.post("/jobs")
-def start_job(
+def start_job(request: Request,
     session: SessionDep, admin: AdminUser, case_filter: CaseFilterDep,
     task: Annotated[list[int] | None, Form()] = None,
     everything: Annotated[bool, Form()] = False,
@@ -72,7 +72,7 @@ def start_job(
                          use_reader_feedback=use_reader_feedback, kind=kind,
                          rejudge_times=rejudge_times, models=models)
     job_id = create_job(session.get_bind(), chosen, options, admin.id)  # type: ignore[arg-type]
-    return RedirectResponse(f"/jobs/{job_id}", status_code=303)
+    return redirect(request, f"/jobs/{job_id}")
 
 
 @router.get("/jobs", response_class=HTMLResponse)
@@ -92,9 +92,9 @@ def job_page(request: Request, session: SessionDep, job_id: IdPath) -> HTMLRespo
 
 
 @router.post("/jobs/{job_id}/cancel")
-def cancel_job(session: SessionDep, job_id: IdPath) -> RedirectResponse:
+def cancel_job(request: Request, session: SessionDep, job_id: IdPath) -> RedirectResponse:
     try:
         request_cancel(session.get_bind(), job_id)  # type: ignore[arg-type]
     except LookupError:
         raise HTTPException(404, f"no job {job_id}") from None
-    return RedirectResponse(f"/jobs/{job_id}", status_code=303)
+    return redirect(request, f"/jobs/{job_id}")

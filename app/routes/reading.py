@@ -14,7 +14,7 @@ from app.diffmap import item_diff
 from app.images import ImageNotFound, ImageSize, item_image
 from app.routes.images import diff_response, image_response
 from app.security import CurrentUser
-from app.web import render
+from app.web import redirect, render
 from app.worklist import (
     NotFound,
     get_assignment,
@@ -38,22 +38,23 @@ def my_studies(request: Request, session: SessionDep, user: CurrentUser) -> HTML
 
 
 @router.get("/read/{study_id}")
-def continue_study(session: SessionDep, user: CurrentUser, study_id: IdPath) -> RedirectResponse:
+def continue_study(request: Request, session: SessionDep, user: CurrentUser,
+                   study_id: IdPath) -> RedirectResponse:
     study = get_study(session, study_id)
     get_assignment(session, study, user, 1)  # 403 for a study that is not theirs
     following = next_open(session, study, user)
     target = f"/read/{study_id}/{following.sequence}" if following else f"/read?done={study_id}"
-    return RedirectResponse(target, status_code=303)
+    return redirect(request, target)
 
 
 # Registered before the /{sequence} routes, which would take 'undo' for a number.
 @router.post("/read/{study_id}/undo")
-def undo(session: SessionDep, user: CurrentUser, study_id: IdPath) -> RedirectResponse:
+def undo(request: Request, session: SessionDep, user: CurrentUser, study_id: IdPath) -> RedirectResponse:
     study = get_study(session, study_id)
     get_assignment(session, study, user, 1)
     assignment = undo_last(session, study, user.id or 0)
     target = f"/read/{study_id}/{assignment.sequence}" if assignment else f"/read/{study_id}"
-    return RedirectResponse(target, status_code=303)
+    return redirect(request, target)
 
 
 @router.get("/read/{study_id}/{sequence}", response_class=HTMLResponse)
@@ -89,8 +90,8 @@ def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: I
                                                      "errors": errors}, status_code=422)
     submit_answer(session, study, assignment, answer)
     if study.reveal == "after_submit":
-        return RedirectResponse(f"/read/{study_id}/{sequence}", status_code=303)
-    return RedirectResponse(f"/read/{study_id}", status_code=303)
+        return redirect(request, f"/read/{study_id}/{sequence}")
+    return redirect(request, f"/read/{study_id}")
 
 
 @router.put("/read/{study_id}/{sequence}/draft", status_code=204)

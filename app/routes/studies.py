@@ -28,7 +28,7 @@ from app.study_forms import (
 from app.study_models import Design, Reveal, Study
 from app.study_pool import DEFAULT_FACETS, STRATA_FACETS, check_facets, strata_table
 from app.users import describe_user
-from app.web import render
+from app.web import redirect, render
 from app.worklist import get_study, is_reader, study_progress
 
 router = APIRouter(include_in_schema=False)
@@ -164,7 +164,7 @@ def create_study_route(
         form = fields | {k: v for k, v in extra.items() if k.startswith("plan_")}
         context = _form_context(session, case_filter, design, tuple(facets), form, str(error), counts)
         return render(request, "studies/new.html", context, status_code=422)
-    return RedirectResponse(f"/studies/{study.id}", status_code=303)
+    return redirect(request, f"/studies/{study.id}")
 
 
 @router.get("/studies/{study_id}", response_class=HTMLResponse)
@@ -207,7 +207,7 @@ def export_design(session: SessionDep, study_id: IdPath) -> StreamingResponse:
 
 
 @router.post("/studies/{study_id}/readers/{user_id}")
-def describe_reader(session: SessionDep, study_id: IdPath, user_id: IdPath,
+def describe_reader(request: Request, session: SessionDep, study_id: IdPath, user_id: IdPath,
                     qualification: Annotated[str, Form(max_length=200)] = "",
                     experience_years: Annotated[int | None, Form(ge=0, le=70)] = None) -> Response:
     """An admin records what the report says of a reader: qualification and experience."""
@@ -217,10 +217,10 @@ def describe_reader(session: SessionDep, study_id: IdPath, user_id: IdPath,
         raise HTTPException(404, f"no reader with id {user_id} in this study")
     describe_user(session=session, user=user, qualification=qualification,
                   experience_years=experience_years, replace_all=True)
-    return RedirectResponse(f"/studies/{study_id}#readers", status_code=303)
+    return redirect(request, f"/studies/{study_id}#readers")
 
 
 @router.post("/studies/{study_id}/lock")
-def lock_study_route(session: SessionDep, study_id: IdPath) -> RedirectResponse:
+def lock_study_route(request: Request, session: SessionDep, study_id: IdPath) -> RedirectResponse:
     lock_study(session, get_study(session, study_id))
-    return RedirectResponse(f"/studies/{study_id}", status_code=303)
+    return redirect(request, f"/studies/{study_id}")

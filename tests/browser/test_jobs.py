@@ -9,6 +9,7 @@ from playwright.sync_api import Page, expect
 
 from app.settings import Settings
 from tests.browser.conftest import ARTIFACTS
+from tests.config import server_settings
 
 pytestmark = pytest.mark.browser
 
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.browser
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     """This server runs jobs itself, as `make demo` does."""
-    return Settings(var_dir=tmp_path / "var", page_size=10, worker=True)
+    return server_settings(tmp_path / "var", page_size=10, worker=True)
 
 
 def test_regenerate_two_cases_and_watch(page: Page, live_server: str) -> None:

@@ -9,6 +9,7 @@ from sqlmodel import Session, select
 
 from app.models import Attempt
 from tests.accounts import token_client
+from tests.config import server_settings
 
 
 def first_attempt_id(engine: Engine) -> int:
@@ -80,7 +81,6 @@ def test_full_size_1024_jpeg_in_every_size(engine: Engine, tmp_path) -> None:  #
     from app.importer import import_tree
     from app.main import create_app
     from app.models import Direction
-    from app.settings import Settings
     from tests import factories
 
     run = tmp_path / "run"
@@ -91,7 +91,7 @@ def test_full_size_1024_jpeg_in_every_size(engine: Engine, tmp_path) -> None:  #
                            accepted=True)
     factories.jpeg(run / "Chest-XRay-edit/Lung_Lesion/Te-no_0001-Lung_Lesion-edit.jpeg", size=1024)
     import_tree(engine, run)
-    client = token_client(create_app(Settings(var_dir=tmp_path / "var"), engine), engine)
+    client = token_client(create_app(server_settings(tmp_path / "var"), engine), engine)
     attempt_id = first_attempt_id(engine)
     sizes = {}
     for size in ("thumb", "preview", "full"):

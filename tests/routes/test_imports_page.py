@@ -9,9 +9,9 @@ from sqlalchemy.engine import Engine
 from app.importer import import_tree
 from app.main import create_app
 from app.models import Direction
-from app.settings import Settings
 from tests import factories
 from tests.accounts import token_client
+from tests.config import server_settings
 
 
 def test_demo_import_is_listed_with_its_missing_original(client: TestClient) -> None:
@@ -32,7 +32,7 @@ def test_problems_filter_by_kind_and_page(engine: Engine, tmp_path: Path) -> Non
     entries["bad-1-X"] = {"image": "../x", "disease": "X", "status": "success", "rounds": []}
     factories.write_folder(tmp_path / "run", "Chest-XRay", Direction.add, entries)
     import_tree(engine, tmp_path / "run")
-    client = token_client(create_app(Settings(var_dir=tmp_path / "var"), engine), engine)
+    client = token_client(create_app(server_settings(tmp_path / "var"), engine), engine)
     page = BeautifulSoup(client.get("/imports?kind=missing_image").text, "html.parser")
     assert len(page.select(".problem-row")) == 100
     assert {r["data-kind"] for r in page.select(".problem-row")} == {"missing_image"}
