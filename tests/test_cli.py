@@ -77,3 +77,38 @@ def test_backup_is_a_consistent_copy(runner: CliRunner, demo_dir: Path, tmp_path
         assert copy.execute("SELECT count(*) FROM task").fetchone() == (demo.TASKS,)
     again = runner.invoke(cli, ["backup", str(target)])
     assert again.exit_code == 1 and "exists already" in again.output
+
+
+def test_serve_without_a_secret_key_stops_with_the_reason(runner: CliRunner) -> None:
+    done = runner.invoke(cli, ["serve", "--port", "1"])
+    assert done.exit_code == 2
+    assert "MEDBANANA_SECRET_KEY is not set" in done.output and "Traceback" not in done.output
+
+
+def test_an_unreachable_database_is_a_clear_error(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Port 9 (discard) on loopback: nothing listens, so the connection is refused at once.
+    monkeypatch.setenv("MEDBANANA_DATABASE_URL", "postgresql+psycopg://reader:hunter22@127.0.0.1:9/study")
+    done = runner.invoke(cli, ["migrate"])
+    assert done.exit_code == 1
+    assert "cannot reach the database postgresql+psycopg://reader:***@127.0.0.1:9/study" in done.output
+    assert "hunter22" not in done.output and "Traceback" not in done.output
+
+
+def test_tokens_are_named_listed_revoked_and_accounts_deactivated(runner: CliRunner) -> None:
+    assert runner.invoke(cli, ["users", "add", "bot", "--role", "admin"],
+                         input="long enough pw\n").exit_code == 0
+    made = runner.invoke(cli, ["users", "token", "bot", "--name", "nightly export",
+                               "--expires-days", "7"])
+    assert made.exit_code == 0
+    assert runner.invoke(cli, ["users", "token", "bot", "--expires-days", "0"]).exit_code == 1
+    listed = runner.invoke(cli, ["users", "tokens", "bot"])
+    assert "nightly" in listed.output and made.stdout.strip() not in listed.output
+    assert runner.invoke(cli, ["users", "revoke", "1"]).exit_code == 0
+    twice = runner.invoke(cli, ["users", "revoke", "1"])
+    assert twice.exit_code == 1 and "already revoked" in twice.output
+    assert runner.invoke(cli, ["users", "passwd", "bot"], input="another long pw\n").exit_code == 0
+    assert runner.invoke(cli, ["users", "deactivate", "bot"]).exit_code == 0
+    refused = runner.invoke(cli, ["users", "token", "bot"])
+    assert refused.exit_code == 1 and "deactivated" in refused.output
+    assert runner.invoke(cli, ["users", "activate", "bot"]).exit_code == 0
+    assert "yes" in runner.invoke(cli, ["users", "list"]).output

@@ -1,0 +1,143 @@
+"""Sessions end when they should: logout and a password change end every copy of a cookie;
+deactivated accounts, revoked and expired tokens are refused; ids are never handed on;
+guessing passwords gets locked out (security review, finding 4 and 6)."""
+
+from datetime import timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DatabaseError
+from sqlmodel import Session, select
+
+from app import login_throttle
+from app.main import create_app
+from app.models import ApiToken, LoginThrottle, Role, User
+from app.settings import Settings
+from app.users import deactivate_user, issue_token, revoke_token, set_password, user_for_token
+from tests.accounts import PASSWORD, add_user, login
+from tests.routes.test_auth import csrf_from
+
+
+def _browser(engine: Engine, settings: Settings) -> TestClient:
+    return TestClient(create_app(settings, engine))
+
+
+def _copy_cookies(source: TestClient, engine: Engine, settings: Settings) -> TestClient:
+    copy = _browser(engine, settings)
+    for name, value in source.cookies.items():
+        copy.cookies.set(name, value)
+    return copy
+
+
+def test_logout_ends_every_copy_of_the_cookie(demo_engine: Engine, settings: Settings) -> None:
+    add_user(demo_engine, "dr-a")
+    browser = _browser(demo_engine, settings)
+    login(browser, "dr-a")
+    stolen = _copy_cookies(browser, demo_engine, settings)
+    assert stolen.get("/cases", follow_redirects=False).status_code == 200
+    page = browser.get("/cases")
+    assert browser.post("/logout", data={"csrf_token": csrf_from(page.text)},
+                        follow_redirects=False).status_code == 303
+    assert stolen.get("/cases", follow_redirects=False).status_code == 303
+
+
+def test_a_password_change_ends_every_session(demo_engine: Engine, settings: Settings) -> None:
+    user = add_user(demo_engine, "dr-b")
+    browser = _browser(demo_engine, settings)
+    login(browser, "dr-b")
+    with Session(demo_engine) as session:
+        set_password(session=session, user=session.get(User, user.id), password="a new long password")
+    assert browser.get("/cases", follow_redirects=False).status_code == 303
+
+
+def test_a_deactivated_account_loses_cookie_token_and_login(demo_engine: Engine,
+                                                            settings: Settings) -> None:
+    user = add_user(demo_engine, "dr-c")
+    with Session(demo_engine) as session:
+        token = issue_token(session=session, user=session.get(User, user.id))
+    browser = _browser(demo_engine, settings)
+    login(browser, "dr-c")
+    with Session(demo_engine) as session:
+        deactivate_user(session=session, user=session.get(User, user.id))
+    assert browser.get("/cases", follow_redirects=False).status_code == 303
+    scripted = TestClient(create_app(settings, demo_engine),
+                          headers={"Authorization": f"Bearer {token}"})
+    assert scripted.get("/api/cases").status_code == 401
+    fresh = _browser(demo_engine, settings)
+    form = fresh.get("/login")
+    refused = fresh.post("/login", data={"name": "dr-c", "password": PASSWORD,
+                                         "csrf_token": csrf_from(form.text)})
+    assert refused.status_code == 401
+
+
+def test_a_deleted_users_cookie_never_signs_in_as_the_next_user(demo_engine: Engine,
+                                                                settings: Settings) -> None:
+    old = add_user(demo_engine, "dr-old")
+    browser = _browser(demo_engine, settings)
+    login(browser, "dr-old")
+    with Session(demo_engine) as session, pytest.raises(DatabaseError, match="never deleted"):
+        session.execute(text("DELETE FROM app_user WHERE id = :id"), {"id": old.id})
+    new = add_user(demo_engine, "dr-new")
+    assert new.id != old.id
+    page = browser.get("/cases")
+    assert "dr-old" in page.text and "dr-new" not in page.text
+
+
+def test_tokens_expire_are_revoked_and_record_their_use(engine: Engine) -> None:
+    user = add_user(engine, "script", Role.admin)
+    with Session(engine) as session:
+        owner = session.get(User, user.id)
+        token = issue_token(session=session, user=owner, name="nightly", expires_in_days=1)
+        assert user_for_token(session, token) is not None
+        row = session.exec(select(ApiToken)).one()
+        assert row.name == "nightly" and row.last_used_at is not None
+        row.expires_at = row.created_at - timedelta(seconds=1)
+        session.add(row)
+        session.commit()
+        assert user_for_token(session, token) is None
+        second = issue_token(session=session, user=owner)
+        second_row = session.exec(select(ApiToken).where(ApiToken.id != row.id)).one()
+        revoke_token(session=session, token_id=second_row.id)
+        assert user_for_token(session, second) is None
+
+
+def test_guessing_is_locked_out_by_account_with_back_off(demo_engine: Engine, settings: Settings,
+                                                         caplog: pytest.LogCaptureFixture) -> None:
+    add_user(demo_engine, "dr-d")
+    browser = _browser(demo_engine, settings)
+    form = browser.get("/login")
+    token = csrf_from(form.text)
+    for _ in range(login_throttle.ACCOUNT_LIMIT):
+        answer = browser.post("/login", data={"name": "dr-d", "password": "wrong guess!",
+                                              "csrf_token": token})
+        assert answer.status_code == 401
+    locked = browser.post("/login", data={"name": "dr-d", "password": PASSWORD, "csrf_token": token})
+    assert locked.status_code == 429
+    assert 0 < int(locked.headers["Retry-After"]) <= login_throttle.FIRST_LOCK.total_seconds()
+    # The form keeps the name and says why, and the right password waits for the lock.
+    assert 'value="dr-d"' in locked.text and "Try again in" in locked.text
+    assert any("login locked for user:dr-d" in r.getMessage() for r in caplog.records)
+    with Session(demo_engine) as session:
+        row = session.get(LoginThrottle, "user:dr-d")
+        row.locked_until = None  # the lock ran out
+        session.add(row)
+        session.commit()
+    # One more wrong guess after a lock locks again, for twice as long.
+    again = browser.post("/login", data={"name": "dr-d", "password": "wrong again!",
+                                         "csrf_token": token})
+    assert again.status_code == 401
+    longer = browser.post("/login", data={"name": "dr-d", "password": PASSWORD, "csrf_token": token})
+    assert longer.status_code == 429
+    assert int(longer.headers["Retry-After"]) > login_throttle.FIRST_LOCK.total_seconds()
+
+
+def test_one_address_guessing_many_accounts_is_locked(demo_engine: Engine, settings: Settings) -> None:
+    browser = _browser(demo_engine, settings)
+    token = csrf_from(browser.get("/login").text)
+    statuses = [browser.post("/login", data={"name": f"guess-{i}", "password": "x" * 9,
+                                             "csrf_token": token}).status_code
+                for i in range(login_throttle.ADDRESS_LIMIT + 1)]
+    assert statuses[:login_throttle.ADDRESS_LIMIT] == [401] * login_throttle.ADDRESS_LIMIT
+    assert statuses[-1] == 429
