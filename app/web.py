@@ -7,11 +7,14 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
+from app.redaction import redact
 from app.resources import TEMPLATES_DIR
 from app.security import csrf_token
 
 templates = Jinja2Templates(directory=TEMPLATES_DIR)
 templates.env.globals["urlencode"] = urlencode
+# Errors stored before redaction was applied on the way in still never show a key.
+templates.env.filters["redact"] = redact
 
 
 def wants_partial(request: Request) -> bool:

@@ -16,6 +16,7 @@ from google import genai
 from google.genai import errors, types
 from pydantic import BaseModel, ValidationError
 
+from app.redaction import redact
 from pipeline import prompts
 from pipeline.backend import BackendError, Call, Edit, Instruction, TaskInfo, Verdict
 
@@ -64,6 +65,7 @@ class GeminiBackend:
             timeout=int(timeout_seconds * 1000),
             retry_options=types.HttpRetryOptions(attempts=1))
         self._client = genai.Client(api_key=key, http_options=options)
+        self._key = key
 
     async def _generate(self, step: str, contents: list[Any],
                         config: types.GenerateContentConfig) -> tuple[Any, Call]:
@@ -74,13 +76,16 @@ class GeminiBackend:
                 model=model, contents=contents, config=config)
         except errors.APIError as error:
             retry_after = _retry_after(error)
-            raise BackendError(f"{error.code} {error.status or ''}: {error.message or ''}".strip(),
+            # Upstream errors (and proxies in front of Gemini) can echo the key.
+            message = f"{error.code} {error.status or ''}: {error.message or ''}".strip()
+            raise BackendError(redact(message, (self._key,)),
                                retry_after=retry_after,
                                retryable=error.code in RETRYABLE) from None
         except TIMEOUTS as error:
-            raise BackendError(f"timeout after {time.perf_counter() - start:.0f} s: {error}") from None
+            raise BackendError(redact(f"timeout after {time.perf_counter() - start:.0f} s: {error}",
+                                      (self._key,))) from None
         except NETWORK_ERRORS as error:
-            raise BackendError(f"network error: {error}") from None
+            raise BackendError(redact(f"network error: {error}", (self._key,))) from None
         usage = getattr(response, "usage_metadata", None)
         call = Call(model, (time.perf_counter() - start) * 1000,
                     getattr(usage, "prompt_token_count", None),

@@ -20,6 +20,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from app.models import Job, JobStatus, JobTask, Outcome, Run, Task, utcnow
+from app.redaction import redact
 from pipeline import store
 from pipeline.backend import Backend
 from pipeline.feedback import reader_feedback
@@ -232,7 +233,7 @@ def _finish_task(engine: Engine, job_id: int, job_task_id: int, outcome: Outcome
             errors = json.loads(session.scalar(select(col(Job.last_errors)).where(
                 col(Job.id) == job_id)) or "[]")
             errors.append({"task_id": job_task.task_id,
-                           "error": error or _run_error(session, job_task)})
+                           "error": redact(error or _run_error(session, job_task))})
             session.execute(update(Job).where(col(Job.id) == job_id).values(
                 last_errors=json.dumps(errors[-ERRORS_KEPT:])))
         session.commit()
@@ -283,4 +284,5 @@ def job_summary(job: Job) -> dict[str, Any]:
             "succeeded": job.succeeded, "failed": job.failed, "api_failed": job.api_failed,
             "per_minute": round(rate, 1) if rate else None,
             "eta_seconds": round(remaining) if remaining is not None else None,
-            "errors": json.loads(job.last_errors), "options": json.loads(job.options)}
+            "errors": [{**e, "error": redact(str(e.get("error", "")))} for e in json.loads(job.last_errors)],
+            "options": json.loads(job.options)}

@@ -29,6 +29,7 @@ from app.models import (
     RunOrigin,
     Task,
 )
+from app.redaction import redact
 from pipeline.backend import DIMENSIONS, Call, TaskInfo
 
 RUNNING = "running"
@@ -137,14 +138,16 @@ def save_round(engine: Engine, run_id: int, root_id: int, root: Path, item: Roun
         attempt = Attempt(run_id=run_id, round=item.number, instruction=item.instruction,
                           instruction_thinking=item.instruction_thinking,
                           image_root_id=root_id if relpath else None, image_relpath=relpath,
-                          image_present=relpath is not None, edit_error=item.edit_error,
+                          image_present=relpath is not None,
+                          edit_error=redact(item.edit_error) if item.edit_error else None,
                           calls=json.dumps(item.calls))
         session.add(attempt)
         session.flush()
         if item.verdict is not None or item.verdict_error is not None:
             fields = item.verdict or {}
             session.add(JudgeVerdict(
-                attempt_id=attempt.id or 0, error=item.verdict_error,
+                attempt_id=attempt.id or 0,
+                error=redact(item.verdict_error) if item.verdict_error else None,
                 compliance=fields.get("compliance"), structure=fields.get("structure"),
                 realism=fields.get("realism"), fidelity=fields.get("fidelity"),
                 qualified=fields.get("qualified"), has_disease=fields.get("has_disease"),
@@ -165,7 +168,9 @@ def finish_run(engine: Engine, run_id: int, outcome: Outcome, *, success_round: 
                                    .order_by(col(Attempt.round))).all()
         run.outcome, run.n_rounds, run.success_round = outcome.value, len(attempts), success_round
         run.final_instruction = attempts[-1].instruction if attempts else None
-        run.failure_step, run.failure_error = failure_step, failure_error
+        # Upstream errors can echo the API key; nothing shaped like one is stored.
+        run.failure_step = failure_step
+        run.failure_error = redact(failure_error) if failure_error is not None else None
         run.failure_round = len(attempts) + 1 if failure_step else None
         task = session.get(Task, run.task_id)
         assert task is not None

@@ -140,3 +140,16 @@ def test_the_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch, nam
     monkeypatch.setenv(name, KEY)
     assert available() == ["offline", "gemini"]
     assert make_backend(JobOptions(backend="gemini")).name == "gemini"
+
+
+def test_an_error_echoing_the_key_is_stored_without_it(demo_engine: Engine, tmp_path: Path) -> None:
+    other = "AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW"
+    echo = f"API key not valid: {KEY}; also tried ?key={other}"
+    fake = FakeGemini(lambda *_: error_reply(400, echo, "INVALID_ARGUMENT"))
+    run_id, outcome = regenerate(demo_engine, tmp_path, fake)
+    assert outcome is Outcome.api_failed
+    with Session(demo_engine) as session:
+        run = session.get(Run, run_id)
+    assert run is not None and "API key not valid" in (run.failure_error or "")
+    dump = "\n".join(demo_engine.raw_connection().iterdump())  # type: ignore[attr-defined]
+    assert KEY not in dump and other not in dump

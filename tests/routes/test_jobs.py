@@ -1,5 +1,6 @@
 """Regenerate from the browser: the confirmation, the job page, cancel, and the role rule."""
 
+import json
 from pathlib import Path
 
 from bs4 import BeautifulSoup
@@ -99,3 +100,18 @@ def test_rejudge_from_the_form_and_backend_choices(client: TestClient, demo_engi
     assert page.select_one('input[name="judge_model"]')["placeholder"] == "gemini-2.5-pro"
     assert client.post("/jobs", data={"task": str(ids[0]), "backend": "gemini",
                                       "judge_model": "bad model!"}).status_code == 422
+
+
+def test_stored_errors_never_show_a_key(client: TestClient, demo_engine: Engine) -> None:
+    """Errors stored before redaction on the way in (by an older version) are redacted
+    where they are shown."""
+    key = "AIzaSyZ9y8X7w6V5u4T3s2R1q0PoNmLkJiHgFeD"
+    with Session(demo_engine) as session:
+        job = Job(status="done", total=1, done=1, api_failed=1,
+                  last_errors=json.dumps([{"task_id": 1, "error": f"403 PERMISSION_DENIED: key {key}"}]))
+        session.add(job)
+        session.commit()
+        job_id = job.id
+    page = BeautifulSoup(client.get(f"/jobs/{job_id}").text, "html.parser")
+    shown = page.select_one("#job-errors").get_text()
+    assert "PERMISSION_DENIED" in shown and key not in shown and "[redacted]" in shown
