@@ -12,7 +12,8 @@ from sqlmodel import Session, col, select
 from app.agreement.report import Slice
 from app.agreement.service import report_for
 from app.agreement.standalone import standalone_html
-from app.agreement.tables import TABLES, iter_csv, rows
+from app.agreement.tables import TABLES, rows
+from app.csv_cells import iter_dict_csv
 from app.study_models import Study
 
 
@@ -48,7 +49,7 @@ def stats(engine: Engine, ref: str, fmt: Format, table: str, output: Path | None
                 text = json.dumps({"study": {"id": study.id, "name": study.name,
                                              "status": study.status}, **report}, indent=2)
             else:
-                text = "".join(iter_csv(rows(report, table)))
+                text = "".join(iter_dict_csv(rows(report, table)))
     if output is None:
         sys.stdout.write(text)
         return None

@@ -1,13 +1,12 @@
 """A study as CSV, streamed: every answer version (history included, nothing paged), and the
 design (the sample, and each reader's seeded order) so that the study can be audited."""
 
-import csv
-import io
 from collections.abc import Iterator
 
 from sqlalchemy import select
 from sqlmodel import Session, col
 
+from app.csv_cells import CsvRows
 from app.models import Attempt, Task, User
 from app.study_models import Answer, Assignment, RoiMetric, Study, StudyItem, StudyReader
 
@@ -24,23 +23,9 @@ DESIGN_HEADER = ("study", "seed", "reader", "order_seed", "sequence", "repeat_of
                  "judge_verdict_id")  # the frozen verdict each item is compared with
 
 
-class _Rows:
-    """A csv writer whose rows are taken back out as text, one chunk at a time."""
-
-    def __init__(self) -> None:
-        self.buffer = io.StringIO()
-        self.writer = csv.writer(self.buffer)
-
-    def take(self) -> str:
-        text = self.buffer.getvalue()
-        self.buffer.seek(0)
-        self.buffer.truncate()
-        return text
-
-
 def iter_design_csv(session: Session, study: Study) -> Iterator[str]:
-    rows = _Rows()
-    rows.writer.writerow(DESIGN_HEADER)
+    rows = CsvRows()
+    rows.writerow(DESIGN_HEADER)
     yield rows.take()
     sequences = _sequences(session, study)
     query = (select(Assignment, col(User.name), col(StudyReader.order_seed), StudyItem, Task,
@@ -55,7 +40,7 @@ def iter_design_csv(session: Session, study: Study) -> Iterator[str]:
              .order_by(col(User.name), col(Assignment.sequence))
              .execution_options(yield_per=CHUNK))
     for n, (assignment, reader, order_seed, item, task, round_) in enumerate(session.execute(query)):
-        rows.writer.writerow((study.name, study.seed, reader, order_seed, assignment.sequence,
+        rows.writerow((study.name, study.seed, reader, order_seed, assignment.sequence,
                               sequences.get(assignment.repeat_of, "") if assignment.repeat_of else "",
                               item.uid, item.stratum, task.id, task.task_key, task.modality,
                               task.disease, task.direction, round_, item.judge_verdict_id or ""))
@@ -71,8 +56,8 @@ def _sequences(session: Session, study: Study) -> dict[int, int]:
 
 
 def iter_answer_csv(session: Session, study: Study) -> Iterator[str]:
-    rows = _Rows()
-    writer = rows.writer
+    rows = CsvRows()
+    writer = rows
     flush = rows.take
     writer.writerow(HEADER)
     yield flush()
@@ -119,15 +104,15 @@ def iter_long_csv(session: Session, study: Study) -> Iterator[str]:
     packages read directly. Withdrawn answers are left out; answers.csv keeps them."""
     from app.agreement.reads import QUESTIONS, load
 
-    rows = _Rows()
-    rows.writer.writerow(LONG_HEADER)
+    rows = CsvRows()
+    rows.writerow(LONG_HEADER)
     yield rows.take()
     data = load(session, study)
     cases = {c.item_id: c for c in data.cases}
     for n, read in enumerate(sorted(data.reads, key=lambda r: (r.reader, r.item_id, r.repeat))):
         case = cases[read.item_id]
         for question in QUESTIONS:
-            rows.writer.writerow((study.name, case.uid, case.task_key, case.modality, case.disease,
+            rows.writerow((study.name, case.uid, case.task_key, case.modality, case.disease,
                                   case.direction, case.round, read.reader, read.repeat, question,
                                   read.answers[question], _judge_answer(case.judge.get(question)),
                                   read.time_on_case_ms if read.time_on_case_ms is not None else "",

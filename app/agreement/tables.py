@@ -2,9 +2,6 @@
 
 Each figure becomes three columns (value, low, high) from its cluster-bootstrap interval."""
 
-import csv
-import io
-from collections.abc import Iterator
 from typing import Any
 
 from app.agreement.reads import QUESTIONS
@@ -91,15 +88,3 @@ def rows(report: dict[str, Any], table: str) -> list[dict[str, Any]]:
     if table == "case-table":
         return list(report["facts"]["case_table"])
     return _pairs(report, table)
-
-
-def iter_csv(found: list[dict[str, Any]]) -> Iterator[str]:
-    buffer = io.StringIO()
-    if not found:
-        yield ""
-        return
-    fields = list(dict.fromkeys(k for row in found for k in row))
-    writer = csv.DictWriter(buffer, fieldnames=fields)
-    writer.writeheader()
-    writer.writerows(found)
-    yield buffer.getvalue()

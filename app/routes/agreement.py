@@ -12,7 +12,8 @@ from app.agreement.reads import QUESTIONS
 from app.agreement.report import Slice
 from app.agreement.service import charts_for, report_for
 from app.agreement.standalone import standalone_html
-from app.agreement.tables import TABLES, iter_csv, rows
+from app.agreement.tables import TABLES, rows
+from app.csv_cells import iter_dict_csv
 from app.deps import MAX_DB_ID, DiseaseName, IdPath, SessionDep
 from app.models import Direction, Modality, User
 from app.web import redirect, render
@@ -83,7 +84,7 @@ def agreement_csv(session: SessionDep, study_id: IdPath, table: str,
     study = get_study(session, study_id)
     _, report = report_for(session, study, scope)
     filename = f"study-{study_id}-{table}.csv"
-    return StreamingResponse(iter_csv(rows(report, table)), media_type="text/csv",
+    return StreamingResponse(iter_dict_csv(rows(report, table)), media_type="text/csv",
                              headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
 
@@ -119,7 +120,7 @@ def _case_csv(found: list[Disagreement], filename: str) -> StreamingResponse:
               "judge": _verdict(r.judge), "reference": _verdict(r.reference),
               "decided": r.decided.value, "judge_differs": r.judge_differs,
               "readers_differ": r.readers_differ} for r in found]
-    return StreamingResponse(iter_csv(table), media_type="text/csv", headers={
+    return StreamingResponse(iter_dict_csv(table), media_type="text/csv", headers={
         "Content-Disposition": f'attachment; filename="{filename}"'})
 
 

@@ -4,7 +4,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 
 from app import overview
-from app.agreement.tables import iter_csv
+from app.csv_cells import iter_dict_csv
 from app.deps import SessionDep
 from app.overview_report import overview_charts, overview_figures
 from app.web import render
@@ -42,5 +42,5 @@ def overview_json(session: SessionDep) -> JSONResponse:
 def overview_csv(session: SessionDep, table: str) -> StreamingResponse:
     if table not in TABLES:
         raise HTTPException(404, f"no table {table!r}; tables: {', '.join(TABLES)}")
-    return StreamingResponse(iter_csv(overview_figures(session)[table]), media_type="text/csv",
+    return StreamingResponse(iter_dict_csv(overview_figures(session)[table]), media_type="text/csv",
                              headers={"Content-Disposition": f'attachment; filename="{table}.csv"'})

