@@ -130,7 +130,13 @@ def _scripts_jobs(run_root: Path, folder: Path, ctx: scripts_format.FolderContex
 
     def conversations(progress: streams.Progress) -> Iterator[Item]:
         load_statuses(progress)
+        seen: set[str] = set()
         for key, entry in streams.iter_object(folder / "all_conversations.json", progress):
+            if key in seen:  # JSON parsers disagree on which copy wins; neither is guessed
+                yield Problem(label, key, "duplicate_key", "the key appears more than once in "
+                              "the file; its first entry was imported, this one was not")
+                continue
+            seen.add(key)
             item = _guard(label, key, scripts_format.parse_conversation, key, entry, ctx)
             if isinstance(item, TaskRecord):
                 item.is_current = statuses.get(key) != "api_failed"

@@ -204,3 +204,49 @@ def test_json_files_and_folders_linked_from_outside_are_never_read(engine: Engin
         "Linked-XRay-edit (outside the run root)",
         "paper.json (outside the run root)",
     ]
+
+
+def test_a_deeply_nested_file_is_refused_quickly_naming_it_and_the_depth(
+        engine: Engine, tmp_path: Path) -> None:
+    """200 KB nested 100,000 levels deep once drove an import past 20 GB of memory."""
+    import resource
+    import time
+
+    key, entry = good_entry()
+    deep = "[" * 100_000 + "]" * 100_000
+    text = json.dumps({key: entry})[:-1] + f', "p-002-Lung_Lesion": {deep}}}'
+    factories.write_folder(tmp_path / "run", "Chest-XRay", ADD, text)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    with pytest.raises(ImportFileError) as error:
+        import_tree(engine, tmp_path / "run")
+    assert time.perf_counter() - start < 10
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KB
+    assert error.value.path.name == "all_conversations.json"
+    assert "nested more than 64 levels" in error.value.problem
+    assert run_count(engine) == 0  # the good entry before it is not written either
+
+
+def test_a_large_integer_is_a_malformed_entry_not_a_broken_file(engine: Engine, tmp_path: Path) -> None:
+    key, entry = good_entry()
+    other_key, other = good_entry("p-002")
+    other["rounds"][0]["round"] = 10**30
+    factories.write_folder(tmp_path / "run", "Chest-XRay", ADD, {key: entry, other_key: other})
+    report = import_tree(engine, tmp_path / "run")
+    assert run_count(engine) == 1
+    assert [(p.task_key, p.kind) for p in report.problems if p.kind != "missing_image"] == [
+        (other_key, "malformed")]
+
+
+def test_a_repeated_key_is_a_problem_and_imported_once(engine: Engine, tmp_path: Path) -> None:
+    key, entry = good_entry()
+    once = json.dumps({key: entry})
+    text = once[:-1] + ", " + once[1:]  # the same key twice in one object
+    factories.write_folder(tmp_path / "run", "Chest-XRay", ADD, text)
+    report = import_tree(engine, tmp_path / "run")
+    assert run_count(engine) == 1
+    assert [(p.task_key, p.kind) for p in report.problems if p.kind != "missing_image"] == [
+        (key, "duplicate_key")]
+    with Session(engine) as s:
+        assert s.exec(select(ImportProblem.kind).where(
+            ImportProblem.kind == "duplicate_key")).all() == ["duplicate_key"]

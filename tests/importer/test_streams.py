@@ -2,7 +2,10 @@
 
 from pathlib import Path
 
+import pytest
+
 from app.importer import streams
+from app.importer.streams import Progress
 
 
 def test_small_object_reads_whole(tmp_path: Path) -> None:
@@ -28,3 +31,28 @@ def test_sniff_tells_shapes_apart(tmp_path: Path) -> None:
     for name, body in cases.items():
         (tmp_path / name).write_text(body)
     assert [streams.sniff(tmp_path / n) for n in cases] == ["array", "object", "lines", ""]
+
+
+def test_lines_are_bounded_like_records(tmp_path: Path) -> None:
+    from app.importer import ImportFileError
+    from app.importer.streams import MAX_RECORD_BYTES, iter_lines
+
+    path = tmp_path / "entries.jsonl"
+    path.write_text('{"a": 1}\n{"big": 100000000000000000000000000000, "x": 0.5}\n'
+                    + "[" * 70 + "]" * 70 + "\n")
+    values = iter_lines(path, Progress(0, None))
+    assert next(values) == {"a": 1}
+    assert next(values) == {"big": 10**29, "x": 0.5}
+    with pytest.raises(ImportFileError, match="line 3: nested more than 64 levels"):
+        next(values)
+    assert MAX_RECORD_BYTES >= 16 * 1024 * 1024
+
+
+def test_a_record_larger_than_the_bound_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.importer import ImportFileError, streams
+
+    monkeypatch.setattr(streams, "MAX_RECORD_BYTES", 100_000)
+    path = tmp_path / "big.json"
+    path.write_text('{"a": {"t": [' + ", ".join(['"' + "x" * 100 + '"'] * 5000) + "]}}")
+    with pytest.raises(ImportFileError, match="larger than"):
+        list(streams.iter_object(path, Progress(0, None)))
