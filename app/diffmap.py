@@ -22,18 +22,18 @@ COLOURMAP = "inferno"
 VERSION = "v2"  # in the cached file name: bumped when the drawing changes
 
 
-def _rgb(path: Path, shape: tuple[int, int]) -> np.ndarray:
-    with Image.open(path) as image:
+def _rgb(source: ImageFile, shape: tuple[int, int]) -> np.ndarray:
+    with source.open() as handle, Image.open(handle) as image:
         image.draft("RGB", shape)
         rgb = np.asarray(image.convert("RGB").resize(shape, Image.Resampling.BILINEAR),
                          dtype=np.float32) / 255.0
     return rgb
 
 
-def _shape(original: Path, side: int) -> tuple[int, int]:
+def _shape(original: ImageFile, side: int) -> tuple[int, int]:
     """The original's proportions, at most ``side`` pixels long: the viewer lays the map
     over the original's own box, so a non-square image stays aligned."""
-    with Image.open(original) as image:
+    with original.open() as handle, Image.open(handle) as image:
         width, height = image.size
     scale = min(1.0, side / max(width, height))
     return max(1, round(width * scale)), max(1, round(height * scale))
@@ -46,10 +46,10 @@ def diff_file(original: ImageFile, edited: ImageFile, size: ImageSize, cache_dir
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        shape = _shape(original.path, side)
+        shape = _shape(original, side)
         # The largest channel difference, so a colour shift in a fundus shows as much as a
         # change of brightness in a radiograph.
-        magnitude = np.abs(_rgb(edited.path, shape) - _rgb(original.path, shape)).max(axis=2)
+        magnitude = np.abs(_rgb(edited, shape) - _rgb(original, shape)).max(axis=2)
     except (OSError, Image.DecompressionBombError) as error:
         raise ImageNotFound(f"the image file cannot be decoded: {error}") from None
     level = np.clip(magnitude / FULL_SCALE, 0, 1)

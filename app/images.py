@@ -10,13 +10,14 @@ import tempfile
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import BinaryIO
 
 from PIL import Image
 from sqlalchemy import select
 from sqlmodel import Session, col
 
-from app.importer.dirindex import is_within
 from app.models import Attempt, DataRoot, Run, SourceImage, Task
+from app.safe_files import open_inside
 from app.study_models import StudyItem
 
 
@@ -42,8 +43,21 @@ class ImageNotFound(LookupError):
 
 @dataclass(frozen=True)
 class ImageFile:
+    root: Path
     path: Path
     etag: str
+
+    def open(self) -> BinaryIO:
+        """The file, opened so that nothing outside its data root can be read
+        (app/safe_files.py); every reader of an image goes through here."""
+        try:
+            return open_inside(self.root, self.path)
+        except OSError as error:
+            raise ImageNotFound(f"the image file cannot be opened: {error.strerror}") from None
+
+    def read_bytes(self) -> bytes:
+        with self.open() as handle:
+            return handle.read()
 
 
 def resolve_image(session: Session, kind: ImageKind, image_id: int) -> ImageFile:
@@ -53,13 +67,15 @@ def resolve_image(session: Session, kind: ImageKind, image_id: int) -> ImageFile
     root = session.get(DataRoot, root_id)
     if root is None:
         raise ImageNotFound(f"{kind.value} image {image_id} has no data root")
-    path = Path(root.path) / relpath
-    if not is_within(path, Path(root.path)) or not path.is_file():
-        raise ImageNotFound(f"{kind.value} image {image_id} is missing on disk")
-    stat = path.stat()
+    image = ImageFile(root=Path(root.path), path=Path(root.path) / relpath, etag="")
+    try:
+        with image.open() as handle:
+            stat = os.fstat(handle.fileno())
+    except ImageNotFound:
+        raise ImageNotFound(f"{kind.value} image {image_id} is missing on disk") from None
     tag = hashlib.blake2b(f"{kind}:{image_id}:{stat.st_mtime_ns}:{stat.st_size}".encode(),
                           digest_size=12).hexdigest()
-    return ImageFile(path=path, etag=tag)
+    return ImageFile(root=image.root, path=image.path, etag=tag)
 
 
 def _location(session: Session, kind: ImageKind, image_id: int) -> tuple[int | None, str | None]:
@@ -98,21 +114,22 @@ def source_of_attempt(session: Session, attempt_id: int) -> int:
 
 
 def sized_file(image: ImageFile, size: ImageSize, cache_dir: Path) -> Path:
-    """The file to send: the original for ``full``, else a cached JPEG made on first use."""
+    """A cached JPEG of the image at a display size, made on first use. The cache is ours,
+    so the file is served by name; ``full`` is read through ``ImageFile.open``."""
     if size is ImageSize.full:
-        return image.path
+        raise ValueError("the full-size image is never cached")
     target = cache_dir / size.value / image.etag[:2] / f"{image.etag}.jpeg"
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        return _write_resized(image.path, target, SIZE_PIXELS[size])
+        return _write_resized(image, target, SIZE_PIXELS[size])
     except (OSError, Image.DecompressionBombError) as error:
         raise ImageNotFound(f"the image file cannot be decoded: {error}") from None
 
 
-def _write_resized(source: Path, target: Path, pixels: int) -> Path:
-    with Image.open(source) as img:
+def _write_resized(source: ImageFile, target: Path, pixels: int) -> Path:
+    with source.open() as stream, Image.open(stream) as img:
         # draft() lets the JPEG decoder scale by 1/2..1/8 while decoding: 1024² -> 128² is
         # several times faster than a full decode followed by a resize.
         img.draft("RGB", (pixels, pixels))

@@ -11,6 +11,7 @@ one 1024-pixel pair well under 100 ms where a full-resolution SSIM takes about 4
   regions suggest changes outside the target).
 """
 
+import io
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -27,6 +28,12 @@ THRESHOLD = 0.08  # of the full intensity range, after smoothing
 SMOOTHING = 1.0  # Gaussian sigma in working pixels
 MIN_REGION = 16  # working pixels: smaller changed specks are noise
 DILATION = 4  # working pixels around the changed region, excluded from "outside"
+# A file by name (tests, benchmarks) or the bytes read through a data root's safe open.
+ImageSource = Path | bytes
+
+
+def _open(source: ImageSource) -> Image.Image:
+    return Image.open(io.BytesIO(source) if isinstance(source, bytes) else source)
 
 
 @dataclass(frozen=True)
@@ -42,8 +49,8 @@ class Preservation:
         return asdict(self)
 
 
-def grey(path: Path, side: int = WORK_SIDE) -> np.ndarray:
-    with Image.open(path) as image:
+def grey(path: ImageSource, side: int = WORK_SIDE) -> np.ndarray:
+    with _open(path) as image:
         image.draft("L", (side, side))  # JPEG: decode at a reduced scale, much faster
         small = image.convert("L").resize((side, side), Image.Resampling.BILINEAR)
         return np.asarray(small, dtype=np.float32) / 255.0
@@ -69,8 +76,8 @@ def compare(before: np.ndarray, after: np.ndarray) -> Preservation:
                         before.shape[0])
 
 
-def preservation(original: Path, edited: Path) -> Preservation:
-    with Image.open(original) as image:
+def preservation(original: ImageSource, edited: ImageSource) -> Preservation:
+    with _open(original) as image:
         # Never upsample: a small image is measured at its own size.
         side = min(WORK_SIDE, max(image.size))
     return compare(grey(original, side), grey(edited, side))
@@ -91,11 +98,11 @@ class RoiPreservation:
     side: int
 
 
-def roi_preservation(original: Path, edited: Path, roi_mask: Callable[[int, int], np.ndarray]
+def roi_preservation(original: ImageSource, edited: ImageSource, roi_mask: Callable[[int, int], np.ndarray]
                      ) -> RoiPreservation:
     """How well an edit kept to a reader's region, at the same working size as
     :func:`preservation`; ``roi_mask(height, width)`` draws the region on that grid."""
-    with Image.open(original) as image:
+    with _open(original) as image:
         side = min(WORK_SIDE, max(image.size))
     before, after = grey(original, side), grey(edited, side)
     roi = roi_mask(side, side)

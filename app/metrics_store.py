@@ -37,7 +37,7 @@ def measure(session: Session, attempt_id: int) -> AttemptMetric:
     try:
         edited = resolve_image(session, ImageKind.attempt, attempt_id)
         original = resolve_image(session, ImageKind.source, source_of_attempt(session, attempt_id))
-        result = preservation(original.path, edited.path)
+        result = preservation(original.read_bytes(), edited.read_bytes())
     except (ImageNotFound, OSError, ValueError, Image.DecompressionBombError) as error:
         return AttemptMetric(attempt_id=attempt_id, error=str(error)[:500])
     return AttemptMetric(attempt_id=attempt_id, psnr=result.psnr, ssim=result.ssim,

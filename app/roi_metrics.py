@@ -34,7 +34,7 @@ def measure(session: Session, answer_id: int) -> RoiMetric:
             Assignment, col(Assignment.item_id) == StudyItem.id).where(
             col(Assignment.id) == answer.assignment_id)).one()
         original, edited = item_image(session, item, "original"), item_image(session, item, "edit")
-        result = roi_preservation(original.path, edited.path, roi.mask)
+        result = roi_preservation(original.read_bytes(), edited.read_bytes(), roi.mask)
     except (ImageNotFound, OSError, ValueError, ValidationError, Image.DecompressionBombError) as error:
         return RoiMetric(answer_id=answer_id, error=str(error)[:500])
     return RoiMetric(answer_id=answer_id, ssim_outside_roi=result.ssim_outside_roi,

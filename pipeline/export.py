@@ -132,12 +132,12 @@ def _write_task(session: Session, out: Path, folders: dict[tuple[str, Direction]
                        else layout.failed_relpath(task.dataset, direction, stem, task.disease,
                                                   attempt.round))
             try:
-                source_path = resolve_image(session, ImageKind.attempt, attempt.id or 0).path
+                data = resolve_image(session, ImageKind.attempt, attempt.id or 0).read_bytes()
             except ImageNotFound:
                 continue
             target = out / relpath
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source_path, target)
+            target.write_bytes(data)
     ordered = [rounds[k] for k in sorted(rounds)]
     status = "success" if success else "failed"
     final_prompt = ordered[-1]["generate_prompt"]["prompt"] if ordered else ""

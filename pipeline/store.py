@@ -73,7 +73,7 @@ def task_info(session: Session, task_id: int) -> tuple[TaskInfo, bytes]:
     if task is None:
         raise LookupError(f"no task {task_id}")
     try:
-        original = resolve_image(session, ImageKind.source, task.source_image_id).path.read_bytes()
+        original = resolve_image(session, ImageKind.source, task.source_image_id).read_bytes()
     except ImageNotFound as error:
         raise LookupError(f"task {task.task_key}: the original image is missing ({error})") from None
     return TaskInfo(task.task_key, task.modality, task.disease, task.direction), original

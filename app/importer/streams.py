@@ -5,12 +5,13 @@ import io
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 import ijson
 import orjson
 
 from app.importer.errors import ImportFileError
+from app.safe_files import open_inside
 
 READ_CHUNK = 64 * 1024
 HASH_CHUNK = 1024 * 1024
@@ -45,10 +46,19 @@ class CountingReader:
         return data
 
 
-def file_digest(paths: list[Path]) -> str:
+def open_json(root: Path, path: Path) -> BinaryIO:
+    """A file of the run, opened so that nothing outside the run root is read, even if a
+    link is swapped in between the listing and the open (app/safe_files.py)."""
+    try:
+        return open_inside(root, path)
+    except OSError as error:
+        raise ImportFileError(path, f"cannot be opened inside the run root: {error.strerror}") from None
+
+
+def file_digest(root: Path, paths: list[Path]) -> str:
     digest = hashlib.sha256()
     for path in paths:
-        with path.open("rb") as stream:
+        with open_json(root, path) as stream:
             while chunk := stream.read(HASH_CHUNK):
                 digest.update(chunk)
         digest.update(b"\x00")
@@ -146,9 +156,9 @@ class _Records:
                                   f"{MAX_RECORD_BYTES // (1024 * 1024)} MB")
 
 
-def iter_object(path: Path, progress: Progress) -> Iterator[tuple[str, Any]]:
+def iter_object(root: Path, path: Path, progress: Progress) -> Iterator[tuple[str, Any]]:
     """Key-value pairs of a top-level JSON object, one at a time (a repeated key included)."""
-    with path.open("rb") as stream:
+    with open_json(root, path) as stream:
         reader = CountingReader(stream, progress)
         try:
             for key, value in _Records(path, reader, dict):
@@ -158,9 +168,9 @@ def iter_object(path: Path, progress: Progress) -> Iterator[tuple[str, Any]]:
             raise _parse_error(path, reader, error) from None
 
 
-def iter_array(path: Path, progress: Progress) -> Iterator[Any]:
+def iter_array(root: Path, path: Path, progress: Progress) -> Iterator[Any]:
     """Items of a top-level JSON array, one at a time."""
-    with path.open("rb") as stream:
+    with open_json(root, path) as stream:
         reader = CountingReader(stream, progress)
         try:
             for _key, value in _Records(path, reader, list):
@@ -179,10 +189,10 @@ def _expect_top_level(path: Path, reader: CountingReader, stream: IO[bytes], ope
         raise ImportFileError(path, f"the top level should be {kind}")
 
 
-def iter_lines(path: Path, progress: Progress) -> Iterator[Any]:
+def iter_lines(root: Path, path: Path, progress: Progress) -> Iterator[Any]:
     """JSON Lines: one value per non-blank line, each read with the same bounds as a record
     of an array (its depth and size)."""
-    with path.open("rb") as stream:
+    with open_json(root, path) as stream:
         for number, line in enumerate(stream, start=1):
             progress.advance(len(line))
             if not line.strip():
@@ -201,9 +211,9 @@ def iter_lines(path: Path, progress: Progress) -> Iterator[Any]:
             yield values[0]
 
 
-def sniff(path: Path) -> str:
+def sniff(root: Path, path: Path) -> str:
     """'array', 'object' or 'lines' by the first bytes; '' when it is not JSON at all."""
-    with path.open("rb") as stream:
+    with open_json(root, path) as stream:
         head = stream.read(READ_CHUNK).lstrip()
     if head.startswith(b"["):
         return "array"

@@ -29,6 +29,7 @@ Entries = Callable[[streams.Progress], Iterator[Item]]
 
 @dataclass
 class FileJob:
+    root: Path  # the run root: every file of the job lies inside it
     label: str  # path relative to the run root, as stored in import_file
     paths: list[Path]  # every file whose bytes decide the job's content hash
     file_format: str
@@ -123,7 +124,7 @@ def _scripts_jobs(run_root: Path, folder: Path, ctx: scripts_format.FolderContex
 
     def load_statuses(progress: streams.Progress) -> None:
         if has_progress and not statuses:
-            for key, value in streams.iter_object(progress_path, progress):
+            for key, value in streams.iter_object(run_root, progress_path, progress):
                 statuses[key] = value if isinstance(value, str) else ""
 
     label = f"{folder.name}/all_conversations.json"
@@ -131,7 +132,7 @@ def _scripts_jobs(run_root: Path, folder: Path, ctx: scripts_format.FolderContex
     def conversations(progress: streams.Progress) -> Iterator[Item]:
         load_statuses(progress)
         seen: set[str] = set()
-        for key, entry in streams.iter_object(folder / "all_conversations.json", progress):
+        for key, entry in streams.iter_object(run_root, folder / "all_conversations.json", progress):
             if key in seen:  # JSON parsers disagree on which copy wins; neither is guessed
                 yield Problem(label, key, "duplicate_key", "the key appears more than once in "
                               "the file; its first entry was imported, this one was not")
@@ -149,7 +150,7 @@ def _scripts_jobs(run_root: Path, folder: Path, ctx: scripts_format.FolderContex
     def api_failures(progress: streams.Progress) -> Iterator[Item]:
         load_statuses(progress)
         seen: set[str] = set()
-        entries = streams.iter_array(api_path, progress) if has_api else iter(())
+        entries = streams.iter_array(run_root, api_path, progress) if has_api else iter(())
         for entry in entries:
             key = str(entry.get("task", "?")) if isinstance(entry, dict) else "?"
             item = _guard(api_label, key, scripts_format.parse_api_failure, entry, ctx)
@@ -164,10 +165,10 @@ def _scripts_jobs(run_root: Path, folder: Path, ctx: scripts_format.FolderContex
     jobs = []
     conv = folder / "all_conversations.json"
     if usable(conv):
-        jobs.append(FileJob(label, [conv], "scripts", conversations))
+        jobs.append(FileJob(run_root, label, [conv], "scripts", conversations))
     api_paths = [p for p, ok in ((api_path, has_api), (progress_path, has_progress)) if ok]
     if api_paths:
-        jobs.append(FileJob(f"{folder.name}/{api_paths[0].name}", api_paths, "scripts-api",
+        jobs.append(FileJob(run_root, f"{folder.name}/{api_paths[0].name}", api_paths, "scripts-api",
                             api_failures))
     return jobs
 
@@ -175,35 +176,37 @@ def _scripts_jobs(run_root: Path, folder: Path, ctx: scripts_format.FolderContex
 def _paper_jobs(run_root: Path, files: list[Path], report: ImportReport) -> list[FileJob]:
     jobs = []
     for path in files:
-        shape = streams.sniff(path)
+        shape = streams.sniff(run_root, path)
         label = str(path.relative_to(run_root))
-        if not shape or not _first_is_paper_entry(path, shape):
+        if not shape or not _first_is_paper_entry(run_root, path, shape):
             report.files_ignored.append(label)
             continue
-        jobs.append(FileJob(label, [path], f"paper-{shape}", _paper_entries(path, shape, label)))
+        jobs.append(FileJob(run_root, label, [path], f"paper-{shape}",
+                            _paper_entries(run_root, path, shape, label)))
     return jobs
 
 
-def _iter_paper_values(path: Path, shape: str, progress: streams.Progress) -> Iterator[Any]:
+def _iter_paper_values(root: Path, path: Path, shape: str,
+                       progress: streams.Progress) -> Iterator[Any]:
     if shape == "array":
-        yield from streams.iter_array(path, progress)
+        yield from streams.iter_array(root, path, progress)
     elif shape == "lines":
-        yield from streams.iter_lines(path, progress)
+        yield from streams.iter_lines(root, path, progress)
     else:
-        yield from (value for _key, value in streams.iter_object(path, progress))
+        yield from (value for _key, value in streams.iter_object(root, path, progress))
 
 
-def _first_is_paper_entry(path: Path, shape: str) -> bool:
+def _first_is_paper_entry(root: Path, path: Path, shape: str) -> bool:
     try:
-        first = next(_iter_paper_values(path, shape, streams.Progress(0, None)), None)
+        first = next(_iter_paper_values(root, path, shape, streams.Progress(0, None)), None)
     except ImportFileError:
         return True  # claim it, so that importing it reports the broken JSON
     return paper_format.looks_like_paper_entry(first)
 
 
-def _paper_entries(path: Path, shape: str, label: str) -> Entries:
+def _paper_entries(root: Path, path: Path, shape: str, label: str) -> Entries:
     def entries(progress: streams.Progress) -> Iterator[Item]:
-        for number, entry in enumerate(_iter_paper_values(path, shape, progress), start=1):
+        for number, entry in enumerate(_iter_paper_values(root, path, shape, progress), start=1):
             yield _guard(label, _paper_key(entry, number), paper_format.parse_paper_entry,
                          entry, label)
     return entries
@@ -226,7 +229,7 @@ def _guard(label: str, key: str, parse: Callable[..., TaskRecord], *args: Any) -
 def _run_job(conn: Connection, job: FileJob, roots: Roots, state: WriterState,
               progress: streams.Progress, report: ImportReport) -> None:
     """One file, one transaction on ``conn``: all of it is written, or none of it."""
-    digest = streams.file_digest(job.paths)
+    digest = streams.file_digest(job.root, job.paths)
     table = T["import_file"]
     seen = conn.execute(select(table.c.id).where(
         table.c.root_id == roots.run_root_id, table.c.relpath == job.label,

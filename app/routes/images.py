@@ -39,9 +39,11 @@ def image_response(request: Request, image: ImageFile, size: ImageSize,
     headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL}
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
-    path = sized_file(image, size, cache_dir)
-    media_type = "image/png" if path.suffix.lower() == ".png" else "image/jpeg"
-    return FileResponse(path, media_type=media_type, headers=headers)
+    if size is ImageSize.full:  # a data root's file: read through the safe open, never by name
+        media_type = "image/png" if image.path.suffix.lower() == ".png" else "image/jpeg"
+        return Response(image.read_bytes(), media_type=media_type, headers=headers)
+    return FileResponse(sized_file(image, size, cache_dir), media_type="image/jpeg",
+                        headers=headers)
 
 
 # Before /images/{kind}/{id}, which would take 'diff' for a kind.
