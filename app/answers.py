@@ -1,10 +1,11 @@
 """Readers' answers: validated, append-only, idempotent, and closed by a study lock."""
 
 import json
+import logging
 import secrets
 from enum import StrEnum
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
@@ -13,6 +14,7 @@ from app.models import DIMENSIONS, utcnow
 from app.roi import Roi, parse_roi
 from app.study_models import Answer, Assignment, Draft, Study, StudyStatus
 
+logger = logging.getLogger(__name__)
 # The paper's failure reasons, as the tags a reader may add.
 FAILURE_TAGS = ("too_subtle", "wrong_location", "overcorrection", "anatomical_distortion",
                 "non_target_finding", "blending_artifact", "colour_shift", "repetitive_pattern",
@@ -51,6 +53,11 @@ class AnswerIn(BaseModel):
     def roi_from_text(cls, value: object) -> object:
         return parse_roi(value)
 
+    @field_validator("comment")
+    @classmethod
+    def storable_comment(cls, comment: str) -> str:
+        return storable(comment)
+
     @field_validator("tags")
     @classmethod
     def known_tags(cls, tags: list[str]) -> list[str]:
@@ -58,6 +65,53 @@ class AnswerIn(BaseModel):
         if unknown:
             raise ValueError(f"unknown tag(s) {', '.join(unknown)}; known: {', '.join(FAILURE_TAGS)}")
         return sorted(set(tags), key=FAILURE_TAGS.index)
+
+
+def storable(text: str) -> str:
+    """Text every database stores and every page can encode: no lone surrogate halves."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("the text holds characters that are not valid Unicode") from None
+    if "\x00" in text:
+        raise ValueError("text may not contain NUL characters")
+    return text
+
+
+class DraftIn(BaseModel):
+    """An unsent answer as the reading screen autosaves it: every field optional, but each
+    one that is there must be what the answer form would accept, so a draft can never break
+    the screen that shows it again."""
+
+    model_config = ConfigDict(extra="forbid")
+    compliance: DimensionAnswer | None = None
+    structure: DimensionAnswer | None = None
+    realism: DimensionAnswer | None = None
+    fidelity: DimensionAnswer | None = None
+    overall: Overall | None = None
+    confidence: int | None = Field(default=None, ge=1, le=5)
+    tags: list[str] = Field(default_factory=list, max_length=len(FAILURE_TAGS))
+    comment: str = Field(default="", max_length=5000)
+    submission_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]{8,64}$")
+    elapsed_ms: int = Field(default=0, ge=0, le=86_400_000)
+    roi: str = Field(default="", max_length=20_000)  # the region as the form's JSON text
+
+    @field_validator("tags")
+    @classmethod
+    def known_tags(cls, tags: list[str]) -> list[str]:
+        return AnswerIn.known_tags(tags)
+
+    @field_validator("comment")
+    @classmethod
+    def storable_comment(cls, comment: str) -> str:
+        return storable(comment)
+
+    @field_validator("roi")
+    @classmethod
+    def a_region_or_nothing(cls, roi: str) -> str:
+        if roi:
+            Roi.model_validate(parse_roi(roi))
+        return roi
 
 
 class StudyLocked(Exception):
@@ -151,26 +205,26 @@ def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None
     session.add(Answer(assignment_id=last.assignment_id, version=last.version + 1,
                        submission_id=f"undo-{secrets.token_hex(12)}", retracted=True, **values))
     # The retracted answer comes back as the draft, so the reader can correct it.
-    save_draft(session, study, assignment, {**values, "tags": json.loads(last.tags),
-                                            "roi": last.roi or ""}, commit=False)
+    save_draft(session, study, assignment, DraftIn.model_validate(
+        {**values, "tags": json.loads(last.tags), "roi": last.roi or ""}), commit=False)
     commit_if_open(session, study)
     return assignment
 
 
-def save_draft(session: Session, study: Study, assignment: Assignment, payload: dict[str, object],
+def save_draft(session: Session, study: Study, assignment: Assignment, draft: DraftIn,
                *, commit: bool = True) -> None:
     ensure_open(study)
-    text = json.dumps(payload)
+    text = draft.model_dump_json(exclude_defaults=True)
     if len(text) > MAX_DRAFT_BYTES:
         raise DraftTooLarge(f"a draft may hold at most {MAX_DRAFT_BYTES} bytes")
     assert assignment.id is not None
     for attempt in range(2):
-        draft = session.get(Draft, assignment.id)
-        if draft is None:
+        stored = session.get(Draft, assignment.id)
+        if stored is None:
             session.add(Draft(assignment_id=assignment.id, payload=text))
         else:
-            draft.payload, draft.updated_at = text, utcnow()
-            session.add(draft)
+            stored.payload, stored.updated_at = text, utcnow()
+            session.add(stored)
         if not commit:
             return
         try:
@@ -184,8 +238,17 @@ def save_draft(session: Session, study: Study, assignment: Assignment, payload: 
 
 
 def load_draft(session: Session, assignment_id: int) -> dict[str, object] | None:
+    """The saved draft, or None; one stored before drafts were validated and that the form
+    would not accept is set aside (logged), so the reading screen still opens."""
     draft = session.get(Draft, assignment_id)
-    return json.loads(draft.payload) if draft else None
+    if draft is None:
+        return None
+    try:
+        return DraftIn.model_validate_json(draft.payload).model_dump(mode="json",
+                                                                    exclude_defaults=True)
+    except ValidationError:
+        logger.warning("assignment %s: an unreadable draft was set aside", assignment_id)
+        return None
 
 
 def lock_study(session: Session, study: Study) -> None:

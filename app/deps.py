@@ -16,6 +16,8 @@ RoundCount = Annotated[int, Field(ge=0, le=1000)]
 MAX_DB_ID = 2**63 - 1
 IdPath = Annotated[int, Path(ge=1, le=MAX_DB_ID, description="A database id")]
 IdQuery = Annotated[int | None, Query(ge=1, le=MAX_DB_ID)]
+# An id inside a form list (readers, tasks): bounded like a path id.
+IdValue = Annotated[int, Field(ge=1, le=MAX_DB_ID)]
 CursorQuery = Annotated[int | None, Query(ge=0, le=MAX_DB_ID, description="Keyset cursor: an id")]
 # No control characters: PostgreSQL rejects NUL in text, and none belongs in a name.
 NAME_PATTERN = r"^[^\x00-\x1f\x7f]*$"

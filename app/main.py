@@ -12,6 +12,7 @@ from starlette.middleware.sessions import SessionMiddleware
 from app.db import make_engine
 from app.errors import install_error_handlers
 from app.logging_setup import configure_logging
+from app.request_guard import RequestGuard
 from app.request_log import RequestLogMiddleware
 from app.resources import STATIC_DIR
 from app.routes import (
@@ -68,6 +69,8 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.state.settings = settings
     app.state.engine = engine or make_engine(settings.resolved_database_url())
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    # Inside the session middleware: it needs the decoded session to tell who is asking.
+    app.add_middleware(RequestGuard)
     app.add_middleware(SessionMiddleware, secret_key=secret_key,
                        session_cookie="medbanana_session", same_site="lax",
                        https_only=settings.resolved_secure_cookies())

@@ -14,6 +14,10 @@ from skimage.draw import polygon
 
 MAX_POINTS = 400  # the reading screen stops adding points there; keeps drafts small
 MIN_SIDE = 0.005  # a rectangle thinner than this share of the image is a slip of the mouse
+# A freehand outline enclosing less than a square of MIN_SIDE is a slip too.
+MIN_AREA = MIN_SIDE * MIN_SIDE
+# MAX_POINTS points as JSON text are well under this; longer text is not parsed at all.
+MAX_TEXT = 20_000
 
 Point = tuple[float, float]
 
@@ -40,6 +44,8 @@ class Roi(BaseModel):
                 raise ValueError("the rectangle has no area")
         elif len(self.points) < 3:
             raise ValueError("a freehand region needs at least three points")
+        elif _area(self.points) < MIN_AREA:
+            raise ValueError("the freehand region has no area")
         return self
 
     def outline(self) -> list[Point]:
@@ -69,8 +75,16 @@ def parse_roi(value: object) -> object:
     if value is None or value == "":
         return None
     if isinstance(value, str):
+        if len(value) > MAX_TEXT:
+            raise ValueError(f"the region's text is longer than {MAX_TEXT} characters")
         try:
             return json.loads(value)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep
             raise ValueError("the region is not valid JSON") from None
     return value
+
+
+def _area(points: list[Point]) -> float:
+    """The area an outline encloses (the shoelace formula), in shares of the image."""
+    x, y = np.array(points).T
+    return float(abs(np.dot(x, np.roll(y, 1)) - np.dot(y, np.roll(x, 1))) / 2)

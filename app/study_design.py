@@ -8,6 +8,7 @@ item freezes the judge verdict it is compared with (app/study_pool.py: the verdi
 import json
 import random
 import secrets
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -67,6 +68,9 @@ def _validate(plan: StudyPlan) -> None:
         raise StudyError(f"the primary question is one of {', '.join(QUESTIONS)}")
     if not plan.reader_ids:
         raise StudyError("assign at least one reader")
+    repeated = sorted(r for r, n in Counter(plan.reader_ids).items() if n > 1)
+    if repeated:  # each would be assigned every case twice
+        raise StudyError(f"reader id(s) {', '.join(map(str, repeated))} chosen more than once")
     if plan.readers_per_case is not None and not 1 <= plan.readers_per_case <= len(plan.reader_ids):
         raise StudyError(f"readers per case must be between 1 and {len(plan.reader_ids)}")
     if not 0 <= plan.repeat_fraction <= 0.5:

@@ -7,7 +7,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from sqlmodel import col, select
 
 from app.case_list import existing_task_ids, task_ids_matching
-from app.deps import MAX_DB_ID, CaseFilterDep, IdPath, SessionDep
+from app.deps import MAX_DB_ID, CaseFilterDep, IdPath, IdValue, SessionDep
 from app.models import Job, JobStatus
 from app.security import AdminUser
 from app.web import redirect, render
@@ -46,7 +46,7 @@ def new_job(request: Request, session: SessionDep, case_filter: CaseFilterDep,
 @router.post("/jobs")
 def start_job(request: Request,
     session: SessionDep, admin: AdminUser, case_filter: CaseFilterDep,
-    task: Annotated[list[int] | None, Form()] = None,
+    task: Annotated[list[IdValue] | None, Form(max_length=100_000)] = None,
     everything: Annotated[bool, Form()] = False,
     rounds: Annotated[int, Form(ge=1, le=20)] = 5,
     backend: Annotated[str, Form(max_length=32)] = "offline",

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData
 
 from app.adjudication import studies_to_adjudicate
-from app.answers import FAILURE_TAGS, AnswerIn, save_draft, submit_answer, undo_last
+from app.answers import FAILURE_TAGS, AnswerIn, DraftIn, save_draft, submit_answer, undo_last
 from app.deps import IdPath, SessionDep, SettingsDep
 from app.diffmap import item_diff
 from app.images import ImageNotFound, ImageSize, item_image
@@ -96,7 +96,7 @@ def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: I
 
 @router.put("/read/{study_id}/{sequence}/draft", status_code=204)
 def put_draft(session: SessionDep, user: CurrentUser, study_id: IdPath, sequence: SequencePath,
-              payload: Annotated[dict[str, Any], Body()]) -> Response:
+              payload: Annotated[DraftIn, Body()]) -> Response:
     study = get_study(session, study_id)
     save_draft(session, study, get_assignment(session, study, user, sequence), payload)
     return Response(status_code=204)

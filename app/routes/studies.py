@@ -13,7 +13,7 @@ from app.agreement.planner import PlanError, plan_cases, sample_edits_per_image
 from app.agreement.reads import QUESTIONS
 from app.answers import lock_study
 from app.case_filter import CaseFilter, recorded_criteria
-from app.deps import CaseFilterDep, IdPath, SessionDep
+from app.deps import CaseFilterDep, IdPath, IdValue, SessionDep
 from app.models import Role, User
 from app.security import AdminUser
 from app.study_design import StudyError, create_study
@@ -138,7 +138,7 @@ def create_study_route(
     request: Request, session: SessionDep, admin: AdminUser, case_filter: CaseFilterDep,
     name: Annotated[str, Form(max_length=200)],
     extra: Annotated[dict[str, str], Depends(plan_and_count_fields)],
-    readers: Annotated[list[int], Form()] = [],  # noqa: B006  (FastAPI copies form defaults)
+    readers: Annotated[list[IdValue], Form(max_length=1000)] = [],  # noqa: B006  (FastAPI copies form defaults)
     design: Annotated[Design, Form()] = Design.validation,
     facets: Annotated[list[str], Form(max_length=8)] = [],  # noqa: B006
     seed: Annotated[int, Form(ge=0, le=2**31 - 1)] = 42,

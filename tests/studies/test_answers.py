@@ -7,6 +7,7 @@ from sqlmodel import Session, col, select
 
 from app.answers import (
     AnswerIn,
+    DraftIn,
     StudyLocked,
     SubmissionIdReused,
     latest_answer,
@@ -77,7 +78,7 @@ def test_a_locked_study_changes_nothing(demo_engine: Engine, setup: StudySetup) 
         lock_study(s, setup.study)
         for action in (lambda: submit_answer(s, setup.study, first, answer("sub-00000009")),
                        lambda: undo_last(s, setup.study, reader.id or 0),
-                       lambda: save_draft(s, setup.study, first, {"comment": "x"})):
+                       lambda: save_draft(s, setup.study, first, DraftIn(comment="x"))):
             with pytest.raises(StudyLocked):
                 action()
         assert len(s.scalars(select(Answer)).all()) == 1
@@ -95,7 +96,7 @@ def test_a_lock_committed_after_the_reader_loaded_the_study_still_holds(
         with Session(demo_engine) as admin_session:
             lock_study(admin_session, admin_session.get(type(setup.study), setup.study.id))  # type: ignore[arg-type]
         for action in (lambda: submit_answer(s, stale, first, answer("sub-00000010")),
-                       lambda: save_draft(s, stale, first, {"comment": "late"})):
+                       lambda: save_draft(s, stale, first, DraftIn(comment="late"))):
             with pytest.raises(StudyLocked):
                 action()
     with Session(demo_engine) as s:

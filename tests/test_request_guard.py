@@ -1,0 +1,81 @@
+"""The request guard: a body is never read for a caller who is not logged in, never past the
+cap, and NUL is refused in paths, queries and text bodies."""
+
+import asyncio
+from typing import Any
+
+from fastapi.testclient import TestClient
+from sqlalchemy.engine import Engine
+from starlette.exceptions import HTTPException
+
+from app.main import create_app
+from app.request_guard import MAX_BODY_BYTES, RequestGuard
+from app.settings import Settings
+from tests.accounts import token_client
+
+
+def run_guard(scope: dict[str, Any], chunks: list[bytes]) -> tuple[int, Exception | None]:
+    """Drive the guard around an app that reads the whole body; how many chunks were read."""
+    pulled = {"n": 0}
+
+    async def receive() -> dict[str, Any]:
+        pulled["n"] += 1
+        body = chunks[pulled["n"] - 1]
+        return {"type": "http.request", "body": body, "more_body": pulled["n"] < len(chunks)}
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        while (await receive()).get("more_body"):
+            pass
+
+    async def send(message: Any) -> None:
+        pass
+
+    base = {"type": "http", "method": "PUT", "path": "/read/1/1/draft", "query_string": b"",
+            "headers": [], "session": {}}
+    try:
+        asyncio.run(RequestGuard(app)(base | scope, receive, send))
+    except HTTPException as error:
+        return pulled["n"], error
+    return pulled["n"], None
+
+
+def test_no_byte_is_read_without_credentials() -> None:
+    pulled, error = run_guard({"headers": [(b"content-length", b"300000000")]}, [b"x" * 1000] * 3)
+    assert pulled == 0 and isinstance(error, HTTPException) and error.status_code == 401
+
+
+def test_a_declared_size_past_the_cap_is_refused_unread() -> None:
+    pulled, error = run_guard({"session": {"user_id": 1},
+                               "headers": [(b"content-length", str(MAX_BODY_BYTES + 1).encode())]},
+                              [b"x"])
+    assert pulled == 0 and isinstance(error, HTTPException) and error.status_code == 413
+
+
+def test_a_streamed_body_stops_at_the_cap() -> None:
+    chunk = b"x" * 65536
+    pulled, error = run_guard({"headers": [(b"authorization", b"Bearer abc")]}, [chunk] * 100)
+    assert isinstance(error, HTTPException) and error.status_code == 413
+    assert pulled == MAX_BODY_BYTES // len(chunk) + 1
+
+
+def test_nul_split_across_chunks_is_found() -> None:
+    _, error = run_guard({"session": {"user_id": 1}, "headers": [
+        (b"content-type", b"application/x-www-form-urlencoded")]}, [b"comment=a%", b"00b"])
+    assert isinstance(error, HTTPException) and error.status_code == 422
+
+
+def test_through_the_app(demo_engine: Engine, settings: Settings) -> None:
+    app = create_app(settings, demo_engine)
+    anonymous = TestClient(app, raise_server_exceptions=False)
+    response = anonymous.put("/read/1/1/draft", content=b"{" * (5 * 1024 * 1024),
+                             headers={"Content-Type": "application/json"})
+    assert response.status_code == 401
+    admin = token_client(app, demo_engine, raise_server_exceptions=False)
+    big = admin.post("/studies", content=b"name=" + b"x" * (2 * MAX_BODY_BYTES),
+                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert big.status_code == 413
+    assert admin.get("/cases?q=a%00b").status_code == 422
+    assert admin.post("/studies", data={"name": "a\x00"}).status_code == 422
+    login = anonymous.post("/login", content=b"name=" + b"x" * 20_000,
+                           headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert login.status_code == 413
