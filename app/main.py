@@ -30,6 +30,7 @@ from app.routes import (
     studies,
 )
 from app.security import current_user, require_admin
+from app.security_headers import SecurityHeaders
 from app.settings import Settings, get_settings
 
 
@@ -74,6 +75,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.add_middleware(SessionMiddleware, secret_key=secret_key,
                        session_cookie="medbanana_session", same_site="lax",
                        https_only=settings.resolved_secure_cookies())
+    app.add_middleware(SecurityHeaders, hsts=settings.resolved_secure_cookies())
     app.add_middleware(RequestLogMiddleware)
     app.include_router(health.router)
     app.include_router(auth.router)

@@ -51,6 +51,16 @@
     if (event.target instanceof Element && event.target.closest("[data-open-help]")) toggleHelp();
   });
 
+  // "Are you sure?" for forms and buttons marked data-confirm (no inline handlers: the
+  // content security policy allows no inline script).
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (!(form instanceof HTMLFormElement)) return;
+    const asking = (event.submitter && event.submitter.closest("[data-confirm]"))
+      || (form.matches("[data-confirm]") ? form : null);
+    if (asking && !window.confirm(asking.getAttribute("data-confirm"))) event.preventDefault();
+  });
+
   // A file deleted after import answers 404: show why instead of a broken-image icon.
   document.addEventListener("error", (event) => {
     const img = event.target;

@@ -65,7 +65,10 @@ def standalone_report(session: SessionDep, study_id: IdPath, scope: SliceDep) ->
     """One self-contained file to archive or send: styles and charts inline."""
     study = get_study(session, study_id)
     return HTMLResponse(standalone_html(session, study, scope), headers={
-        "Content-Disposition": f'inline; filename="study-{study_id}-report.html"'})
+        "Content-Disposition": f'inline; filename="study-{study_id}-report.html"',
+        # Self-contained: inline styles and data: images, nothing else, no script at all.
+        "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+                                   "img-src data:; frame-ancestors 'none'"})
 
 
 @router.get("/studies/{study_id}/agreement.json")
