@@ -12,7 +12,7 @@ from sqlmodel import Session, col
 
 from app.models import DIMENSIONS, utcnow
 from app.roi import Roi, parse_roi
-from app.study_models import Answer, Assignment, Draft, Study, StudyStatus
+from app.study_models import Answer, Assignment, Draft, Reveal, Study, StudyStatus
 
 logger = logging.getLogger(__name__)
 # The paper's failure reasons, as the tags a reader may add.
@@ -168,9 +168,11 @@ def submit_answer(session: Session, study: Study, assignment: Assignment, answer
                 raise SubmissionIdReused(f"submission id {answer.submission_id!r} was already "
                                          "used for another case; send a new one")
             return existing
-        row = Answer(assignment_id=assignment.id, version=_next_version(session, assignment.id),
+        version = _next_version(session, assignment.id)
+        row = Answer(assignment_id=assignment.id, version=version,
                      **answer.model_dump(exclude={"tags", "roi"}), tags=json.dumps(answer.tags),
-                     roi=answer.roi.to_json() if answer.roi else None)
+                     roi=answer.roi.to_json() if answer.roi else None,
+                     after_reveal=_revealed(study, version))
         session.add(row)
         try:
             session.flush()
@@ -183,6 +185,12 @@ def submit_answer(session: Session, study: Study, assignment: Assignment, answer
         session.refresh(row)
         return row
     raise RuntimeError("could not store the answer after repeated version conflicts")
+
+
+def _revealed(study: Study, version: int) -> bool:
+    """Whether a version comes after the reader saw the judge: in a study that reveals the
+    verdict on submit, every version after the first."""
+    return study.reveal == Reveal.after_submit and version > 1
 
 
 def _next_version(session: Session, assignment_id: int) -> int:
@@ -203,7 +211,8 @@ def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None
     last, assignment = found
     values = {c: getattr(last, c) for c in (*DIMENSIONS, "overall", "confidence", "tags", "comment", "roi")}
     session.add(Answer(assignment_id=last.assignment_id, version=last.version + 1,
-                       submission_id=f"undo-{secrets.token_hex(12)}", retracted=True, **values))
+                       submission_id=f"undo-{secrets.token_hex(12)}", retracted=True,
+                       after_reveal=_revealed(study, last.version + 1), **values))
     # The retracted answer comes back as the draft, so the reader can correct it.
     save_draft(session, study, assignment, DraftIn.model_validate(
         {**values, "tags": json.loads(last.tags), "roi": last.roi or ""}), commit=False)

@@ -17,6 +17,7 @@ from sqlmodel import Session, col
 
 from app.case_filter import CaseFilter
 from app.models import QUESTIONS, Attempt, JudgeVerdict, Role, Task, User
+from app.reader_instruction import reader_instruction
 from app.study_models import Assignment, Design, Reveal, Study, StudyItem, StudyReader
 from app.study_pool import (
     Candidate,
@@ -51,6 +52,7 @@ class StudyPlan:
     repeat_fraction: float = 0.0
     blinded: bool = True
     reveal: Reveal = Reveal.never
+    show_instructions: bool = True
     # The sample-size plan behind the counts (app/agreement/planner.py), recorded as given.
     planned: dict[str, Any] | None = None
 
@@ -107,7 +109,8 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
                   design=plan.design.value, primary_question=plan.primary_question,
                   plan=json.dumps(plan.planned, sort_keys=True) if plan.planned else None,
                   readers_per_case=plan.readers_per_case, repeat_fraction=plan.repeat_fraction,
-                  seed=plan.seed, selection=_selection_json(plan, pool), created_by=created_by.id)
+                  seed=plan.seed, selection=_selection_json(plan, pool), created_by=created_by.id,
+                  order_secret=secrets.token_hex(16), show_instructions=plan.show_instructions)
     session.add(study)
     session.flush()
     items = _add_items(session, study, sample)
@@ -130,12 +133,25 @@ def _add_items(session: Session, study: Study, sample: dict[str, list[Candidate]
     attempts = [(stratum, c.task_id, attempt_id) for stratum, units in sample.items()
                 for c in units for attempt_id in _attempts_to_read(session, c)]
     record = _verdicts_of_record(session, [a for _, _, a in attempts])
+    known: dict[int, str] = {}  # run id -> its reader's instruction: a run's rounds share it
     items = [StudyItem(study_id=study.id, task_id=task_id, attempt_id=attempt_id, stratum=stratum,
-                       judge_verdict_id=record.get(attempt_id), uid=secrets.token_hex(12))
+                       judge_verdict_id=record.get(attempt_id), uid=secrets.token_hex(12),
+                       reader_instruction=_reader_instruction(session, task_id, attempt_id, known))
              for stratum, task_id, attempt_id in attempts]
     session.add_all(items)
     session.flush()
     return items
+
+
+def _reader_instruction(session: Session, task_id: int, attempt_id: int,
+                        known: dict[int, str]) -> str:
+    attempt = session.get(Attempt, attempt_id)
+    assert attempt is not None
+    if attempt.run_id not in known:
+        task = session.get(Task, task_id)
+        assert task is not None
+        known[attempt.run_id] = reader_instruction(session, task, attempt)
+    return known[attempt.run_id]
 
 
 def _verdicts_of_record(session: Session, attempt_ids: list[int]) -> dict[int, int]:
@@ -161,14 +177,16 @@ def _attempts_to_read(session: Session, unit: Candidate) -> list[int]:
 def _assign(session: Session, study: Study, items: list[StudyItem], reader_ids: list[int]) -> None:
     assert study.id is not None
     canonical = sorted(items, key=lambda i: i.id or 0)
-    random.Random(f"{study.seed}:overlap").shuffle(canonical)
+    # From the study's secret, not its seed: a reader who knows the seed (it is shown with the
+    # study) and their own user id could otherwise rebuild their order.
+    random.Random(f"{study.order_secret}:overlap").shuffle(canonical)
     per_reader: dict[int, list[StudyItem]] = {uid: [] for uid in reader_ids}
     k = study.readers_per_case or len(reader_ids)
     for index, item in enumerate(canonical):
         for j in range(k):  # round-robin keeps every reader's load within one case
             per_reader[reader_ids[(index * k + j) % len(reader_ids)]].append(item)
     for user_id, own in per_reader.items():
-        order_seed = random.Random(f"{study.seed}:reader:{user_id}").randrange(2**31)
+        order_seed = random.Random(f"{study.order_secret}:reader:{user_id}").randrange(2**31)
         session.add(StudyReader(study_id=study.id, user_id=user_id, order_seed=order_seed))
         _add_worklist(session, study, user_id, own, order_seed)
 

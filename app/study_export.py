@@ -11,8 +11,8 @@ from app.models import Attempt, Task, User
 from app.study_models import Answer, Assignment, RoiMetric, Study, StudyItem, StudyReader
 
 HEADER = ("study", "reader", "sequence", "repeat_of_sequence", "item", "task_key", "modality",
-          "disease", "direction", "round", "version", "retracted", "compliance", "structure",
-          "realism", "fidelity", "overall", "confidence", "tags", "comment", "time_on_case_ms",
+          "disease", "direction", "round", "version", "retracted", "after_reveal", "compliance",
+          "structure", "realism", "fidelity", "overall", "confidence", "tags", "comment", "time_on_case_ms",
           "answered_at_utc", "roi", "ssim_outside_roi", "changed_outside_roi")
 # Rows fetched from the database per round trip while streaming.
 CHUNK = 500
@@ -77,7 +77,8 @@ def iter_answer_csv(session: Session, study: Study) -> Iterator[str]:
         writer.writerow((study.name, reader, assignment.sequence,
                          sequences.get(assignment.repeat_of, "") if assignment.repeat_of else "",
                          uid, task.task_key, task.modality, task.disease, task.direction, round_,
-                         answer.version, answer.retracted, answer.compliance, answer.structure,
+                         answer.version, answer.retracted, answer.after_reveal,
+                         answer.compliance, answer.structure,
                          answer.realism, answer.fidelity, answer.overall, answer.confidence,
                          answer.tags, answer.comment, answer.time_on_case_ms,
                          answer.created_at.strftime("%Y-%m-%d %H:%M:%S"), answer.roi or "",

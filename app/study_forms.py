@@ -45,7 +45,8 @@ def planned_from_form(fields: Mapping[str, Any]) -> dict[str, Any] | None:
 def plan_from_form(*, name: str, case_filter: CaseFilter, design: Design, facets: list[str],
                    counts: dict[str, int], total: int | None, seed: int, primary_question: str,
                    reader_ids: list[int], readers_per_case: int | None, repeat_fraction: float,
-                   blinded: bool, reveal: Reveal, planned: dict[str, Any] | None) -> StudyPlan:
+                   blinded: bool, reveal: Reveal, planned: dict[str, Any] | None,
+                   hide_instructions: bool = False) -> StudyPlan:
     if not facets and not total:
         raise StudyError("give the number of cases, or strata with their counts")
     return StudyPlan(
@@ -53,5 +54,5 @@ def plan_from_form(*, name: str, case_filter: CaseFilter, design: Design, facets
         seed=seed, strata_facets=tuple(facets), per_stratum=counts if facets else {},
         total=None if facets else total, primary_question=primary_question,
         readers_per_case=readers_per_case, repeat_fraction=repeat_fraction, blinded=blinded,
-        reveal=reveal, planned=planned,
+        reveal=reveal, planned=planned, show_instructions=not hide_instructions,
     )

@@ -3,6 +3,7 @@
 Answers are append-only: an edit is a new version row, never an update.
 """
 
+import secrets
 from datetime import datetime
 from enum import StrEnum
 
@@ -53,6 +54,13 @@ class Study(SQLModel, table=True):
     readers_per_case: int | None = None
     repeat_fraction: float = 0.0
     seed: int = 0
+    # Draws which reader reads which case and each reader's order. Unlike the seed (a design
+    # choice, shown with the study), no reader can learn it, so no reader can rebuild the
+    # order in which the accepted edit of a task comes up.
+    order_secret: str = Field(default="", sa_column=Column(String(64), nullable=False))
+    # Off: readers judge the edits without the instruction (compliance becomes the
+    # question whether the intended finding is there, as the task says).
+    show_instructions: bool = True
     # How the cases were chosen (filter, strata and counts), as JSON, so the sample can be redrawn.
     selection: str = Field(sa_column=Column(Text, nullable=False))
     created_by: int = Field(foreign_key="app_user.id")
@@ -75,6 +83,9 @@ class StudyItem(SQLModel, table=True):
     judge_verdict_id: int | None = Field(default=None, foreign_key="judge_verdict.id")
     # Opaque to readers: URLs carry this, never an attempt id or a file name.
     uid: str = Field(sa_column=Column(String(32), nullable=False, unique=True))
+    # What readers see as the instruction, frozen at creation (app/reader_instruction.py):
+    # the same for every round of a task, so it tells no round or verdict apart.
+    reader_instruction: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
 
 class StudyReader(SQLModel, table=True):
@@ -98,6 +109,10 @@ class Assignment(SQLModel, table=True):
     sequence: int
     # A hidden second read of the same item, for intra-reader agreement.
     repeat_of: int | None = Field(default=None, foreign_key="assignment.id")
+    # What the reader's URLs carry: every read its own, repeats included, so a repeat is
+    # never recognisable by its address.
+    uid: str = Field(default_factory=lambda: secrets.token_hex(12),
+                     sa_column=Column(String(32), nullable=False, index=True, unique=True))
 
 
 class Answer(SQLModel, table=True):
@@ -123,6 +138,9 @@ class Answer(SQLModel, table=True):
     roi: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     # "undo" versions retract the previous answer, and the case is open again.
     retracted: bool = False
+    # Given after the study showed this reader the judge's verdict on the case: stored, but
+    # the figures use the answer given before the reveal.
+    after_reveal: bool = False
     created_at: datetime = Field(default_factory=utcnow)
 
 

@@ -14,6 +14,7 @@ from sqlmodel import Session, col
 
 from app.answers import latest_answer, load_draft
 from app.models import Attempt, JudgeVerdict, Task, User
+from app.reader_instruction import reader_instruction
 from app.study_models import Answer, Assignment, Reveal, Study, StudyItem, StudyReader
 
 
@@ -37,7 +38,7 @@ class ReadView:
     assignment: Assignment
     progress: Progress
     uid: str
-    instruction: str
+    instruction: str | None  # None: the study hides instructions from its readers
     modality: str
     answer: Answer | None
     draft: dict[str, object] | None
@@ -123,17 +124,18 @@ def next_open(session: Session, study: Study, user: User) -> Assignment | None:
         col(Assignment.id).not_in(done)).order_by(col(Assignment.sequence)).limit(1)).first()
 
 
-def item_for_reader(session: Session, study: Study, user: User, uid: str) -> StudyItem:
-    """The item behind an image URL, if this reader has it in their worklist."""
-    item = session.scalars(select(StudyItem).where(col(StudyItem.study_id) == study.id,
-                                                  col(StudyItem.uid) == uid)).first()
-    if item is None:
+def read_for_reader(session: Session, study: Study, user: User, uid: str) -> tuple[Assignment, StudyItem]:
+    """The read and its item behind an image URL: the uid is the read's own, and only its
+    reader may use it."""
+    assignment = session.scalars(select(Assignment).where(
+        col(Assignment.study_id) == study.id, col(Assignment.uid) == uid)).first()
+    if assignment is None:
         raise NotFound("no such image in this study")
-    assigned = session.scalars(select(Assignment).where(
-        col(Assignment.item_id) == item.id, col(Assignment.user_id) == user.id)).first()
-    if assigned is None:
+    if assignment.user_id != user.id:
         raise NotAssigned("this image belongs to a case you are not assigned")
-    return item
+    item = session.get(StudyItem, assignment.item_id)
+    assert item is not None
+    return assignment, item
 
 
 def read_view(session: Session, study: Study, user: User, assignment: Assignment) -> ReadView:
@@ -145,20 +147,29 @@ def read_view(session: Session, study: Study, user: User, assignment: Assignment
     following = session.scalars(select(Assignment).where(
         col(Assignment.study_id) == study.id, col(Assignment.user_id) == user.id,
         col(Assignment.sequence) == assignment.sequence + 1)).first()
-    following_item = session.get(StudyItem, following.item_id) if following else None
     return ReadView(
         study=study, assignment=assignment,
         progress=reader_progress(session, study.id or 0, user.id or 0),
-        uid=item.uid, instruction=attempt.instruction or "", modality=task.modality,
+        uid=assignment.uid, modality=task.modality,
+        instruction=_instruction_for_readers(session, study, item, task, attempt),
         # Drafts are deleted on submit, so one that exists is newer than the answer: an edit
         # in progress, which a reload must bring back too.
         answer=answer, draft=load_draft(session, assignment.id),
         reveal=_reveal(session, study, item, answer),
-        next_uid=following_item.uid if following_item else None,
+        next_uid=following.uid if following else None,
         next_sequence=following.sequence if following else None,
         history=list(session.scalars(select(Answer).where(
             col(Answer.assignment_id) == assignment.id).order_by(col(Answer.version)))),
     )
+
+
+def _instruction_for_readers(session: Session, study: Study, item: StudyItem, task: Task,
+                             attempt: Attempt) -> str | None:
+    """None when the study hides instructions; items of studies made before the reader's
+    instruction was frozen get it computed the same way."""
+    if not study.show_instructions:
+        return None
+    return item.reader_instruction or reader_instruction(session, task, attempt)
 
 
 def _reveal(session: Session, study: Study, item: StudyItem,

@@ -1,6 +1,7 @@
 """A study's cases and reads, as plain values for the statistics: no ORM objects leave here.
 
-Each read is the answer in force (the newest version, unless it was withdrawn). A case's judge
+Each read is the answer in force (the newest version, unless it was withdrawn; in a study that
+reveals the judge, the newest given before the reveal). A case's judge
 answers come from the verdict frozen on its study item when the study was made, and from
 nothing else, so a later re-judgement never moves a study's figures. Every other readable
 verdict of the same attempts is grouped by the judge that gave it (model and prompt version)
@@ -108,9 +109,11 @@ class StudyReads:
 
 def load(session: Session, study: Study) -> StudyReads:
     cases = _cases(session, study)
+    # A version given after the study revealed the judge is kept, and shown in the exports,
+    # but never counted: the figures are of judgements made blind to the verdict.
     newest = (select(col(Answer.assignment_id), func.max(Answer.version).label("version"))
               .join(Assignment, col(Assignment.id) == Answer.assignment_id)
-              .where(col(Assignment.study_id) == study.id)
+              .where(col(Assignment.study_id) == study.id, col(Answer.after_reveal).is_(False))
               .group_by(col(Answer.assignment_id)).subquery())
     query = (select(Answer, Assignment, col(User.name))
              .join(newest, (newest.c.assignment_id == Answer.assignment_id)

@@ -17,7 +17,7 @@ from app.agreement.consistency import judge_consistency
 from app.agreement.facts import achieved_precision, study_facts
 from app.agreement.reads import StudyReads, load
 from app.agreement.report import Slice, study_report
-from app.models import JudgeVerdict
+from app.models import JudgeVerdict, User
 from app.study_models import Adjudication, Answer, Assignment, Study, StudyItem
 
 KEEP = 32
@@ -36,7 +36,14 @@ def _fingerprint(session: Session, study: Study) -> tuple[object, ...]:
             select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id))))
     decisions = session.execute(select(func.count(), func.max(Adjudication.id)).where(
         col(Adjudication.study_id) == study.id)).one()
-    return (study.id, tuple(answers), verdicts, tuple(decisions))
+    # The report states each reader's qualification and experience, which change without
+    # an answer changing; and one process may serve (or test) more than one database.
+    readers = tuple(session.execute(
+        select(col(User.id), col(User.qualification), col(User.experience_years))
+        .where(col(User.id).in_(select(col(Assignment.user_id)).where(
+            col(Assignment.study_id) == study.id))).order_by(col(User.id))).all())
+    return (str(session.get_bind().engine.url), study.id, study.status, tuple(answers), verdicts,
+            tuple(decisions), readers)
 
 
 def _remember(store: OrderedDict[tuple[object, ...], Any], key: tuple[object, ...], value: Any) -> None:

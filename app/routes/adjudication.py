@@ -26,6 +26,7 @@ from app.models import Attempt, Task
 from app.routes.images import diff_response, image_response
 from app.routes.reading import posted_form
 from app.security import CurrentUser
+from app.study_models import Study
 from app.web import redirect, render
 from app.worklist import NotFound, get_study
 
@@ -103,7 +104,7 @@ def adjudication_image(session: SessionDep, settings: SettingsDep, user: Current
     item = item_by_uid(session, study, uid)
     try:
         return image_response(request, item_image(session, item, which), size,
-                              settings.resolved_cache_dir())
+                              settings.resolved_cache_dir(), blind=_blind(study, user.id))
     except ImageNotFound:
         raise NotFound("this image is missing on disk") from None
 
@@ -119,4 +120,9 @@ def adjudication_diff(session: SessionDep, settings: SettingsDep, user: CurrentU
         known = item_diff(session, item, size, settings.resolved_cache_dir())
     except ImageNotFound:
         raise NotFound("this image is missing on disk or cannot be decoded") from None
-    return diff_response(request, *known)
+    return diff_response(request, *known, blind=_blind(study, user.id))
+
+
+def _blind(study: Study, user_id: int | None) -> str:
+    """The adjudicator's ETags are their own to this study (app/routes/reading.py)."""
+    return f"adjudicate:{study.id}:{study.order_secret}:{user_id}"

@@ -1,5 +1,6 @@
 """Images by opaque id, resized on first use and cached on disk and in the browser."""
 
+import hashlib
 import threading
 from pathlib import Path
 from typing import Annotated
@@ -31,19 +32,35 @@ _diffs_lock = threading.Lock()
 
 
 def image_response(request: Request, image: ImageFile, size: ImageSize,
-                         cache_dir: Path) -> Response:
+                         cache_dir: Path, *, blind: str = "") -> Response:
     """The sized file with ETag and caching; a 304 when the browser has it. The ETag is a
     hash of the file's identity, so it names no id, round or outcome. Called from sync
-    routes, so resizing runs in the thread pool and never holds the event loop."""
-    etag = f'"{image.etag}-{size.value}"'
+    routes, so resizing runs in the thread pool and never holds the event loop.
+
+    ``blind`` (reading screens): the ETag is mixed with it, and no Last-Modified is sent,
+    whose time would tell when anyone first opened the image."""
+    etag = f'"{_blinded(f"{image.etag}-{size.value}", blind)}"'
     headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL}
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
     if size is ImageSize.full:  # a data root's file: read through the safe open, never by name
         media_type = "image/png" if image.path.suffix.lower() == ".png" else "image/jpeg"
         return Response(image.read_bytes(), media_type=media_type, headers=headers)
-    return FileResponse(sized_file(image, size, cache_dir), media_type="image/jpeg",
-                        headers=headers)
+    return _cached_file(sized_file(image, size, cache_dir), "image/jpeg", headers, blind)
+
+
+def _cached_file(path: Path, media_type: str, headers: dict[str, str], blind: str) -> Response:
+    """A file of our cache. Blinded: sent as bytes, since FileResponse would add the file's
+    Last-Modified, which tells when the image was first drawn, that is, first opened."""
+    if blind:
+        return Response(path.read_bytes(), media_type=media_type, headers=headers)
+    return FileResponse(path, media_type=media_type, headers=headers)
+
+
+def _blinded(tag: str, blind: str) -> str:
+    if not blind:
+        return tag
+    return hashlib.blake2b(f"{blind}:{tag}".encode(), digest_size=12).hexdigest()
 
 
 # Before /images/{kind}/{id}, which would take 'diff' for a kind.
@@ -68,11 +85,12 @@ def get_diff(request: Request, session: SessionDep, settings: SettingsDep, attem
     return diff_response(request, *known)
 
 
-def diff_response(request: Request, path: Path, etag: str) -> Response:
+def diff_response(request: Request, path: Path, etag: str, *, blind: str = "") -> Response:
+    etag = f'"{_blinded(etag.strip(chr(34)), blind)}"'
     headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL}
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
-    return FileResponse(path, media_type="image/png", headers=headers)
+    return _cached_file(path, "image/png", headers, blind)
 
 
 @router.get("/images/{kind}/{image_id}", response_class=FileResponse,

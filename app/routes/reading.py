@@ -14,13 +14,14 @@ from app.diffmap import item_diff
 from app.images import ImageNotFound, ImageSize, item_image
 from app.routes.images import diff_response, image_response
 from app.security import CurrentUser
+from app.study_models import Assignment, Study
 from app.web import redirect, render
 from app.worklist import (
     NotFound,
     get_assignment,
     get_study,
-    item_for_reader,
     next_open,
+    read_for_reader,
     read_view,
     studies_of,
 )
@@ -107,10 +108,11 @@ def reading_image(request: Request, session: SessionDep, settings: SettingsDep,
                         user: CurrentUser, study_id: IdPath, uid: Annotated[str, IdlessUid],
                         which: Literal["original", "edit"],
                         size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
-    item = item_for_reader(session, get_study(session, study_id), user, uid)
+    study = get_study(session, study_id)
+    assignment, item = read_for_reader(session, study, user, uid)
     try:
         return image_response(request, item_image(session, item, which), size,
-                              settings.resolved_cache_dir())
+                              settings.resolved_cache_dir(), blind=_blind(study, assignment))
     except ImageNotFound:
         raise NotFound("this image is missing on disk") from None
 
@@ -120,9 +122,17 @@ def reading_diff(request: Request, session: SessionDep, settings: SettingsDep,
                  user: CurrentUser, study_id: IdPath, uid: Annotated[str, IdlessUid],
                  size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
     """The difference map by the item's uid: like the images, it names no attempt."""
-    item = item_for_reader(session, get_study(session, study_id), user, uid)
+    study = get_study(session, study_id)
+    assignment, item = read_for_reader(session, study, user, uid)
     try:
         known = item_diff(session, item, size, settings.resolved_cache_dir())
     except ImageNotFound:
         raise NotFound("this image is missing on disk or cannot be decoded") from None
-    return diff_response(request, *known)
+    return diff_response(request, *known, blind=_blind(study, assignment))
+
+
+def _blind(study: Study, assignment: Assignment) -> str:
+    """What a blinded image's ETag is made from besides the file: the study, the reader and
+    the read, so a tag seen anywhere else (a verdict revealed in another study, another
+    reader's cache, the first read of a repeat) never matches."""
+    return f"{study.id}:{study.order_secret}:{assignment.user_id}:{assignment.uid}"

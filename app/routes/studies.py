@@ -3,7 +3,7 @@
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
+from fastapi import APIRouter, BackgroundTasks, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from sqlmodel import col, select
 
@@ -13,7 +13,7 @@ from app.agreement.planner import PlanError, plan_cases, sample_edits_per_image
 from app.agreement.reads import QUESTIONS
 from app.answers import lock_study
 from app.case_filter import CaseFilter, recorded_criteria
-from app.deps import CaseFilterDep, IdPath, IdValue, SessionDep
+from app.deps import CaseFilterDep, IdPath, IdValue, SessionDep, SettingsDep
 from app.models import Role, User
 from app.security import AdminUser
 from app.study_design import StudyError, create_study
@@ -27,6 +27,7 @@ from app.study_forms import (
 )
 from app.study_models import Design, Reveal, Study
 from app.study_pool import DEFAULT_FACETS, STRATA_FACETS, check_facets, strata_table
+from app.study_previews import warm_previews
 from app.users import describe_user
 from app.web import redirect, render
 from app.worklist import get_study, is_reader, study_progress
@@ -136,6 +137,7 @@ async def plan_and_count_fields(request: Request) -> dict[str, str]:
 @router.post("/studies", response_class=HTMLResponse)
 def create_study_route(
     request: Request, session: SessionDep, admin: AdminUser, case_filter: CaseFilterDep,
+    settings: SettingsDep, background: BackgroundTasks,
     name: Annotated[str, Form(max_length=200)],
     extra: Annotated[dict[str, str], Depends(plan_and_count_fields)],
     readers: Annotated[list[IdValue], Form(max_length=1000)] = [],  # noqa: B006  (FastAPI copies form defaults)
@@ -148,11 +150,13 @@ def create_study_route(
     repeat_fraction: Annotated[float, Form(ge=0, le=0.5)] = 0.0,
     blinded: Annotated[bool, Form()] = False,
     reveal: Annotated[Reveal, Form()] = Reveal.never,
+    hide_instructions: Annotated[bool, Form()] = False,
 ) -> Response:
     fields: dict[str, Any] = dict(name=name, design=design, facets=facets, total=total, seed=seed,
                                   primary_question=primary_question, reader_ids=readers,
                                   readers_per_case=readers_per_case, repeat_fraction=repeat_fraction,
-                                  blinded=blinded, reveal=reveal)
+                                  blinded=blinded, reveal=reveal,
+                                  hide_instructions=hide_instructions)
     counts = None
     try:
         counts = strata_counts(extra)
@@ -164,6 +168,10 @@ def create_study_route(
         form = fields | {k: v for k, v in extra.items() if k.startswith("plan_")}
         context = _form_context(session, case_filter, design, tuple(facets), form, str(error), counts)
         return render(request, "studies/new.html", context, status_code=422)
+    # After the answer is sent: drawing every preview takes a while for a large study.
+    assert study.id is not None
+    background.add_task(warm_previews, request.app.state.engine, study.id,
+                        settings.resolved_cache_dir())
     return redirect(request, f"/studies/{study.id}")
 
 

@@ -1,0 +1,40 @@
+"""Every preview a study's readers will be shown, drawn when the study is made.
+
+A preview drawn on first request took about 31 ms against 5 ms once cached, so a reader
+could time an image and learn whether someone had opened it before (in another study, or as
+the judge's revealed verdict). With all of a study's previews and difference maps drawn up
+front, every first view is a cached one.
+"""
+
+import logging
+import time
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col
+
+from app.diffmap import item_diff
+from app.images import ImageNotFound, ImageSize, item_image, sized_file
+from app.study_models import StudyItem
+
+logger = logging.getLogger(__name__)
+
+
+def warm_previews(engine: Engine, study_id: int, cache_dir: Path) -> int:
+    """Draw the previews and difference maps of every item; returns how many items were
+    done. A missing or unreadable image is logged and skipped (its screen says so)."""
+    started, done = time.perf_counter(), 0
+    with Session(engine) as session:
+        items = session.scalars(select(StudyItem).where(col(StudyItem.study_id) == study_id)).all()
+        for item in items:
+            try:
+                for which in ("original", "edit"):
+                    sized_file(item_image(session, item, which), ImageSize.preview, cache_dir)
+                item_diff(session, item, ImageSize.preview, cache_dir)
+                done += 1
+            except ImageNotFound as error:
+                logger.warning("study %s item %s: preview not drawn: %s", study_id, item.id, error)
+    logger.info("study %s: previews of %d of %d items drawn in %.1f s", study_id, done,
+                len(items), time.perf_counter() - started)
+    return done
