@@ -16,9 +16,13 @@ from app.users import UserError
 from app.web import app_path, redirect, render, root_path, wants_partial
 from app.worklist import NotAssigned, NotFound
 
+# The routes of the published API (OpenAPI): their errors are ErrorOut JSON whatever the
+# Accept header, as the schema says; an image URL never answers with a page.
+JSON_PREFIXES = ("/api/", "/images/")
+
 
 def _wants_json(request: Request) -> bool:
-    return app_path(request).startswith("/api/") or "application/json" in request.headers.get(
+    return app_path(request).startswith(JSON_PREFIXES) or "application/json" in request.headers.get(
         "accept", "")
 
 

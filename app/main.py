@@ -3,6 +3,7 @@
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
@@ -29,6 +30,7 @@ from app.routes import (
     reading,
     studies,
 )
+from app.schemas import ErrorOut
 from app.security import current_user, require_admin
 from app.security_headers import SecurityHeaders
 from app.settings import Settings, get_settings
@@ -54,6 +56,15 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+# Every error the API answers with, in the published schema (FastAPI would otherwise
+# document 422 as its own list-of-errors shape, which this app does not send).
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorOut, "description": description} for status, description in (
+        (401, "Not logged in, or the token is not valid"), (403, "Not allowed for this account"),
+        (404, "No such thing"), (413, "The request body is too large"),
+        (422, "A parameter or the body is not valid"))}
 
 
 def create_app(settings: Settings | None = None, engine: Engine | None = None) -> FastAPI:
@@ -82,7 +93,8 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     # Cases, imports, their API and images show the judge: admins only, so that blinded
     # readers cannot reach a verdict by any URL. Readers work in /read.
     for router in (cases.router, imports.router, api.router, images.router):
-        app.include_router(router, dependencies=[Depends(require_admin)])
+        app.include_router(router, dependencies=[Depends(require_admin)],
+                           responses=ERROR_RESPONSES)
     app.include_router(reading.router, dependencies=[Depends(current_user)])
     app.include_router(adjudication.router, dependencies=[Depends(current_user)])
     app.include_router(studies.router, dependencies=[Depends(require_admin)])

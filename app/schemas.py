@@ -63,6 +63,13 @@ class CaseList(BaseModel):
     next: str | None
 
 
+class ErrorOut(BaseModel):
+    """Every error of the API: what went wrong, in words, and the status again."""
+
+    detail: str
+    status: int
+
+
 class VerdictOut(BaseModel):
     id: int
     compliance: bool | None

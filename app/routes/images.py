@@ -19,6 +19,7 @@ from app.images import (
     sized_file,
     source_of_attempt,
 )
+from app.schemas import ErrorOut
 
 router = APIRouter(tags=["images"])
 # The bytes behind an id never change (a new edit gets a new id); the ETag covers the rest.
@@ -64,8 +65,10 @@ def _blinded(tag: str, blind: str) -> str:
 
 
 # Before /images/{kind}/{id}, which would take 'diff' for a kind.
-@router.get("/images/diff/{attempt_id}", response_class=FileResponse,
-            responses={304: {"description": "Not modified"}, 404: {"description": "No such image"}})
+@router.get("/images/diff/{attempt_id}", response_class=FileResponse, responses={
+    200: {"content": {"image/png": {}}, "description": "The map, transparent where unchanged"},
+    304: {"description": "Not modified"},
+    404: {"model": ErrorOut, "description": "No such image, or it cannot be read"}})
 def get_diff(request: Request, session: SessionDep, settings: SettingsDep, attempt_id: IdPath,
              size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
     """|edit - original| for one attempt, colour-mapped, transparent where nothing changed."""
@@ -93,8 +96,10 @@ def diff_response(request: Request, path: Path, etag: str, *, blind: str = "") -
     return _cached_file(path, "image/png", headers, blind)
 
 
-@router.get("/images/{kind}/{image_id}", response_class=FileResponse,
-            responses={304: {"description": "Not modified"}, 404: {"description": "No such image"}})
+@router.get("/images/{kind}/{image_id}", response_class=FileResponse, responses={
+    200: {"content": {"image/jpeg": {}, "image/png": {}}, "description": "The image"},
+    304: {"description": "Not modified"},
+    404: {"model": ErrorOut, "description": "No such image, or it cannot be read"}})
 def get_image(request: Request, session: SessionDep, settings: SettingsDep,
                     kind: ImageKind, image_id: IdPath,
                     size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
