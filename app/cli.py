@@ -158,6 +158,27 @@ def backup(target: Path = typer.Argument(..., help="New file for the copy.")) ->
     _say(f"backup written to {target}")
 
 
+@cli.command("restore")
+def restore(source: Path = typer.Argument(..., help="A file made by medbanana backup."),
+            yes: bool = typer.Option(False, "--yes", help="Replace the database's contents.")) -> None:
+    """Replace the database with a backup, then bring its schema up to date. Stop the server
+    and the workers first."""
+    from app.backup import BackupError, restore_database
+
+    url = get_settings().resolved_database_url()
+    if not yes:
+        _say(f"error: this replaces everything in {make_url(url).render_as_string()} with "
+             f"{source}; stop the server and workers, then run again with --yes")
+        raise typer.Exit(2)
+    try:
+        restore_database(url, source)
+    except BackupError as error:
+        _say(f"error: {error}")
+        raise typer.Exit(1) from None
+    _engine()  # migrates a backup made by an older version
+    _say(f"restored {source}; the schema is up to date")
+
+
 @cli.command("migrate")
 def migrate_command() -> None:
     """Bring the database schema up to date (every other command does this too)."""

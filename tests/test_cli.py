@@ -112,3 +112,31 @@ def test_tokens_are_named_listed_revoked_and_accounts_deactivated(runner: CliRun
     assert refused.exit_code == 1 and "deactivated" in refused.output
     assert runner.invoke(cli, ["users", "activate", "bot"]).exit_code == 0
     assert "yes" in runner.invoke(cli, ["users", "list"]).output
+
+
+def test_restore_brings_back_the_backup(runner: CliRunner, tmp_path: Path) -> None:
+    import sqlite3
+
+    assert runner.invoke(cli, ["users", "add", "kept-admin", "--role", "admin"],
+                         input="a-long-password-1\n").exit_code == 0
+    target = tmp_path / "before.db"
+    assert runner.invoke(cli, ["backup", str(target)]).exit_code == 0
+    assert runner.invoke(cli, ["users", "add", "added-later", "--role", "reader"],
+                         input="a-long-password-2\n").exit_code == 0
+    refused = runner.invoke(cli, ["restore", str(target)])
+    assert refused.exit_code == 2 and "--yes" in refused.output
+    done = runner.invoke(cli, ["restore", str(target), "--yes"])
+    assert done.exit_code == 0, done.output
+    listed = runner.invoke(cli, ["users", "list"]).output
+    assert "kept-admin" in listed and "added-later" not in listed
+    not_db = tmp_path / "notes.txt"
+    not_db.write_text("hello")
+    bad = runner.invoke(cli, ["restore", str(not_db), "--yes"])
+    assert bad.exit_code == 1 and "notes.txt: not a SQLite database" in bad.output
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE x (y)").connection.commit()
+    foreign = runner.invoke(cli, ["restore", str(other), "--yes"])
+    assert foreign.exit_code == 1 and "not a MedBanana Review database" in foreign.output
+    assert "kept-admin" in runner.invoke(cli, ["users", "list"]).output  # untouched
+    missing = runner.invoke(cli, ["restore", str(tmp_path / "nope.db"), "--yes"])
+    assert missing.exit_code == 1 and "no such file" in missing.output

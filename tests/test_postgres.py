@@ -88,8 +88,30 @@ def test_backup_with_pg_dump(pg_engine: Engine, tmp_path: Path) -> None:
     from app.backup import backup_database
 
     target = tmp_path / "pg.dump"
-    backup_database(pg_engine.url.render_as_string(hide_password=False), target)
+    url = pg_engine.url.render_as_string(hide_password=False)
+    backup_database(url, target)
     assert target.read_bytes()[:5] == b"PGDMP"
+
+
+def test_restore_with_pg_restore(pg_engine: Engine, tmp_path: Path) -> None:
+    import pytest as _pytest
+    from sqlmodel import Session, select
+
+    from app.backup import BackupError, backup_database, restore_database
+    from app.models import User
+    from tests.accounts import add_user
+
+    url = pg_engine.url.render_as_string(hide_password=False)
+    add_user(pg_engine, "kept")
+    backup_database(url, tmp_path / "pg.dump")
+    add_user(pg_engine, "added-later")
+    restore_database(url, tmp_path / "pg.dump")
+    pg_engine.dispose()
+    with Session(pg_engine) as session:
+        assert set(session.exec(select(User.name)).all()) == {"kept"}
+    (tmp_path / "x.db").write_bytes(b"SQLite format 3\x00")
+    with _pytest.raises(BackupError, match="not a pg_dump custom-format file"):
+        restore_database(url, tmp_path / "x.db")
 
 
 def test_a_validation_study_and_its_report_on_postgres(pg_engine: Engine, demo_dir: Path) -> None:
