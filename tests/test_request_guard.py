@@ -1,7 +1,6 @@
 """The request guard: a body is never read for a caller who is not logged in, never past the
 cap, and NUL is refused in paths, queries and text bodies."""
 
-import asyncio
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -11,6 +10,7 @@ from starlette.exceptions import HTTPException
 from app.main import create_app
 from app.request_guard import MAX_BODY_BYTES, RequestGuard
 from app.settings import Settings
+from tests import aio
 from tests.accounts import token_client
 
 
@@ -33,7 +33,7 @@ def run_guard(scope: dict[str, Any], chunks: list[bytes]) -> tuple[int, Exceptio
     base = {"type": "http", "method": "PUT", "path": "/read/1/1/draft", "query_string": b"",
             "headers": [], "session": {}}
     try:
-        asyncio.run(RequestGuard(app)(base | scope, receive, send))
+        aio.run(RequestGuard(app)(base | scope, receive, send))
     except HTTPException as error:
         return pulled["n"], error
     return pulled["n"], None

@@ -11,6 +11,7 @@ from sqlmodel import Session, select
 
 from app.models import WorkerHeartbeat
 from pipeline import worker
+from tests import aio
 
 
 def test_a_failing_round_is_logged_and_the_loop_carries_on(engine: Engine, tmp_path: Path,
@@ -38,7 +39,7 @@ def test_a_failing_round_is_logged_and_the_loop_carries_on(engine: Engine, tmp_p
         await asyncio.wait_for(task, timeout=10)
 
     with caplog.at_level(logging.INFO, logger="pipeline.worker"):
-        asyncio.run(run())
+        aio.run(run())
     failures = [r for r in caplog.records if "a round failed" in r.getMessage()]
     assert len(failures) == 2
     # The traceback: as exc_info, or as text once the redaction filter has formatted it.
@@ -60,4 +61,4 @@ def test_a_one_shot_run_fails_where_it_can_be_seen(engine: Engine, tmp_path: Pat
 
     monkeypatch.setattr(worker.roi_metrics, "compute_pending", broken)
     with pytest.raises(RuntimeError, match="broken"):
-        asyncio.run(worker.work(engine, tmp_path, once=True))
+        aio.run(worker.work(engine, tmp_path, once=True))
