@@ -43,6 +43,7 @@ serve: install
 
 lint: install
 	$(BIN)/ruff check app pipeline tests benchmarks migrations
+	$(BIN)/lint-imports
 
 typecheck: install
 	$(BIN)/mypy
