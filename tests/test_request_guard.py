@@ -1,8 +1,10 @@
 """The request guard: a body is never read for a caller who is not logged in, never past the
 cap, and NUL is refused in paths, queries and text bodies."""
 
+from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 from starlette.exceptions import HTTPException
@@ -12,6 +14,7 @@ from app.request_guard import MAX_BODY_BYTES, RequestGuard
 from app.settings import Settings
 from tests import aio
 from tests.accounts import token_client
+from tests.config import server_settings
 
 
 def run_guard(scope: dict[str, Any], chunks: list[bytes]) -> tuple[int, Exception | None]:
@@ -79,3 +82,15 @@ def test_through_the_app(demo_engine: Engine, settings: Settings) -> None:
     login = anonymous.post("/login", content=b"name=" + b"x" * 20_000,
                            headers={"Content-Type": "application/x-www-form-urlencoded"})
     assert login.status_code == 413
+
+
+@pytest.mark.parametrize("path", ["/login", "/medbanana/login"])
+def test_the_login_form_is_read_under_a_root_path(demo_engine: Engine, tmp_path: Path,
+                                                  path: str) -> None:
+    """Behind a proxy that strips the prefix the path is bare; one that keeps it sends it."""
+    app = create_app(server_settings(tmp_path, root_path="/medbanana", worker=False), demo_engine)
+    response = TestClient(app, raise_server_exceptions=False).post(
+        path, data={"name": "nobody", "password": "wrong password"}, follow_redirects=False)
+    assert response.status_code != 401  # the form was read: a refused login, not "log in first"
+    pulled, error = run_guard({"path": path, "root_path": "/medbanana"}, [b"name=x"])
+    assert error is None and pulled == 1
