@@ -56,12 +56,14 @@ class Verdict:
 
 class BackendError(Exception):
     """A call failed. Network errors, 429 and 5xx may be cured by a retry; a rejected
-    request (a bad key, a 400) is not, and fails the step at once."""
+    request (a bad key, a 400) is not, and fails the step at once. ``quota``: the service
+    said the quota is used up (429 RESOURCE_EXHAUSTED), so the call waits, as long as it
+    takes, and never counts against the step's attempts."""
 
     def __init__(self, message: str, *, retry_after: float | None = None,
-                 retryable: bool = True) -> None:
+                 retryable: bool = True, quota: bool = False) -> None:
         super().__init__(message)
-        self.retry_after, self.retryable = retry_after, retryable
+        self.retry_after, self.retryable, self.quota = retry_after, retryable, quota
 
 
 class Backend(Protocol):

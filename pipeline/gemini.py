@@ -8,6 +8,7 @@ client's own retries are off; the loop retries with back-off and honours Retry-A
 
 import json
 import os
+import re
 import time
 from typing import Any
 
@@ -80,7 +81,8 @@ class GeminiBackend:
             message = f"{error.code} {error.status or ''}: {error.message or ''}".strip()
             raise BackendError(redact(message, (self._key,)),
                                retry_after=retry_after,
-                               retryable=error.code in RETRYABLE) from None
+                               retryable=error.code in RETRYABLE,
+                               quota=error.code == 429 or error.status == "RESOURCE_EXHAUSTED") from None
         except TIMEOUTS as error:
             raise BackendError(redact(f"timeout after {time.perf_counter() - start:.0f} s: {error}",
                                       (self._key,))) from None
@@ -156,10 +158,45 @@ def _texts(response: Any) -> tuple[str, str]:
     return "".join(answer).strip(), "\n".join(thoughts).strip()
 
 
+RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
+# "Please retry in 16.5s." / "retry in 1.2ms": the same delay, in the message's words.
+_RETRY_IN = re.compile(r"retry in ([0-9]+(?:\.[0-9]+)?)\s*(ms|s)\b", re.IGNORECASE)
+
+
 def _retry_after(error: errors.APIError) -> float | None:
+    """The delay the service asks for: google.rpc.RetryInfo's retryDelay in the error body
+    (where Gemini puts it), else a Retry-After header, else "retry in N s" in the message."""
+    body = error.details if isinstance(error.details, dict) else {}
+    inner = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
+    for detail in inner.get("details") or []:
+        if isinstance(detail, dict) and detail.get("@type") == RETRY_INFO:
+            delay = _duration(detail.get("retryDelay"))
+            if delay is not None:
+                return delay
     headers = getattr(getattr(error, "response", None), "headers", None)
     value = headers.get("retry-after") if headers is not None else None
     try:
-        return max(0.0, float(value)) if value is not None else None
+        if value is not None:
+            return max(0.0, float(value))
     except ValueError:
-        return None
+        pass
+    found = _RETRY_IN.search(error.message or "")
+    if found:
+        number = float(found.group(1))
+        return number / 1000 if found.group(2).lower() == "ms" else number
+    return None
+
+
+def _duration(value: object) -> float | None:
+    """A protobuf Duration as JSON ("16.500s"), or its object form {"seconds", "nanos"}."""
+    if isinstance(value, str) and value.endswith("s"):
+        try:
+            return max(0.0, float(value[:-1]))
+        except ValueError:
+            return None
+    if isinstance(value, dict):
+        try:
+            return max(0.0, float(value.get("seconds", 0)) + float(value.get("nanos", 0)) / 1e9)
+        except (TypeError, ValueError):
+            return None
+    return None

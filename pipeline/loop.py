@@ -10,6 +10,7 @@ with its step and error, and the rounds done so far are kept.
 """
 
 import asyncio
+import logging
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from pipeline import store
 from pipeline.backend import Backend, BackendError, Edit, Verdict
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,9 @@ class RetryPolicy:
     attempts: int = 5
     base_seconds: float = 1.0
     cap_seconds: float = 60.0
+    # The longest single wait on a used-up quota; the call waits again after it, as often
+    # as needed (a per-day quota can take hours), and is never failed for it.
+    quota_cap_seconds: float = 600.0
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -38,11 +43,22 @@ class RetryPolicy:
         # Full jitter: spreads the retries of many concurrent tasks apart.
         return random.uniform(0, min(self.cap_seconds, self.base_seconds * 2**attempt))
 
+    def quota_delay(self, waits: int, retry_after: float | None) -> float:
+        """At least what the service asked for, plus up to a fifth more so that the tasks it
+        turned away together do not all come back in the same second."""
+        base = retry_after if retry_after is not None else self.base_seconds * 2 ** min(waits, 10)
+        return min(self.quota_cap_seconds, base) * random.uniform(1.0, 1.2)
+
 
 class StepFailed(Exception):
     def __init__(self, step: str, error: str) -> None:
         super().__init__(f"{step}: {error}")
         self.step, self.error = step, error
+
+
+class CancelledWhileWaiting(Exception):
+    """The job was cancelled while a call waited for quota: the run stays open, as after a
+    cancel between rounds."""
 
 
 class Unusable(Exception):
@@ -54,26 +70,47 @@ class Unusable(Exception):
 
 
 async def with_retries(step: str, call: Callable[[], Awaitable[T]], policy: RetryPolicy,
-                       check: Callable[[T], str | None] = lambda _: None) -> T:
+                       check: Callable[[T], str | None] = lambda _: None,
+                       cancelled: Callable[[], bool] = lambda: False) -> T:
     """The call's result; after the last try an unusable result is returned as it is (the
     caller records it), and a failing call raises StepFailed."""
     last: BaseException | None = None
-    for attempt in range(policy.attempts):
+    attempt = waits = 0
+    while attempt < policy.attempts:
         try:
             result = await call()
         except BackendError as error:
             last = error
+            if error.quota:  # waits for the quota, however long; attempts are not used up
+                delay = policy.quota_delay(waits, error.retry_after)
+                waits += 1
+                logger.info("%s: quota used up; waiting %.1f s (%d waits so far)", step, delay,
+                            waits)
+                await _wait(delay, cancelled)
+                continue
+            attempt += 1
             if not error.retryable:
                 break
-            if attempt + 1 < policy.attempts:
-                await asyncio.sleep(policy.delay(attempt, error.retry_after))
+            if attempt < policy.attempts:
+                await asyncio.sleep(policy.delay(attempt - 1, error.retry_after))
             continue
+        attempt += 1
         problem = check(result)
-        if problem is None or attempt + 1 == policy.attempts:
+        if problem is None or attempt == policy.attempts:
             return result
         last = Unusable(result, problem)
-        await asyncio.sleep(policy.delay(attempt, None))
+        await asyncio.sleep(policy.delay(attempt - 1, None))
     raise StepFailed(step, str(last))
+
+
+async def _wait(seconds: float, cancelled: Callable[[], bool]) -> None:
+    """Sleep, looking for a cancel every second: quota waits can be long."""
+    remaining = seconds
+    while remaining > 0:
+        if cancelled():
+            raise CancelledWhileWaiting()
+        await asyncio.sleep(min(1.0, remaining))
+        remaining -= 1.0
 
 
 def no_image(edit: Edit) -> str | None:
@@ -114,16 +151,18 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
             instruction = await with_retries(
                 "generate_prompt" if number == 1 else "update_prompt",
                 partial(backend.instruction, task, original, history, feedback or []),
-                options.policy)
+                options.policy, cancelled=cancelled)
             edit = await with_retries("edit_image", partial(backend.edit, task, original,
                                                             instruction.text),
-                                      options.policy, no_image)
+                                      options.policy, no_image, cancelled=cancelled)
             verdict = None
             if edit.image is not None:
                 verdict = await with_retries(
                     "verify_image", partial(backend.judge, task, original, edit.image,
                                             instruction.text),
-                    options.policy, unreadable)
+                    options.policy, unreadable, cancelled=cancelled)
+        except CancelledWhileWaiting:
+            return run_id, None
         except StepFailed as failure:
             await asyncio.to_thread(store.finish_run, engine, run_id, Outcome.api_failed,
                                     failure_step=failure.step, failure_error=failure.error)

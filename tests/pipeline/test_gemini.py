@@ -153,3 +153,64 @@ def test_an_error_echoing_the_key_is_stored_without_it(demo_engine: Engine, tmp_
     assert run is not None and "API key not valid" in (run.failure_error or "")
     dump = "\n".join(demo_engine.raw_connection().iterdump())  # type: ignore[attr-defined]
     assert KEY not in dump and other not in dump
+
+
+def quota_error(delay: str) -> Reply:
+    """A 429 as Gemini sends it: the delay in the body's google.rpc.RetryInfo, not a header."""
+    return Reply(429, {"error": {
+        "code": 429, "status": "RESOURCE_EXHAUSTED",
+        "message": f"You exceeded your current quota. Please retry in {delay}.",
+        "details": [
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
+                {"quotaMetric": "generativelanguage.googleapis.com/generate_content_requests",
+                 "quotaId": "GenerateRequestsPerMinutePerProjectPerModel"}]},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}]}})
+
+
+def test_a_used_up_quota_is_waited_for_as_long_as_the_body_asks(demo_engine: Engine,
+                                                                tmp_path: Path) -> None:
+    """A server allowing 2 calls per 1.5 s window: with one attempt per step the run would
+    fail if quota errors counted as attempts; it succeeds, never calls inside a closed
+    window, and waits at least the RetryInfo delay each time."""
+    import threading
+    import time
+
+    window, allowed = 1.5, 2
+    lock, served, refusals = threading.Lock(), [], []
+
+    def respond(model: str, body: dict[str, Any], n: int) -> Reply:
+        now = time.monotonic()
+        with lock:
+            recent = [t for t in served if now - t < window]
+            if len(recent) >= allowed:
+                refusals.append(now)
+                return quota_error(f"{window - (now - recent[0]):.3f}s")
+            served.append(now)
+        return cooperative(model, body, n)
+
+    options = loop.Options(rounds=3, policy=loop.RetryPolicy(attempts=1, base_seconds=0.0))
+    _, outcome = regenerate(demo_engine, tmp_path, FakeGemini(respond), options=options)
+    assert outcome is Outcome.success
+    assert refusals, "the test's quota never bit"
+    assert all(sum(1 for u in served if 0 <= u - t < window) <= allowed for t in served)
+
+
+@pytest.mark.parametrize("body, headers, expected", [
+    ({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "x", "details": [
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "16.5s"}]}}, {}, 16.5),
+    ({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "x", "details": [
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo",
+         "retryDelay": {"seconds": 3, "nanos": 500000000}}]}}, {}, 3.5),
+    ({"error": {"code": 429, "message": "Please retry in 250ms."}}, {}, 0.25),
+    ({"error": {"code": 503, "message": "overloaded"}}, {"retry-after": "7"}, 7.0),
+    ({"error": {"code": 503, "message": "overloaded"}}, {}, None),
+])
+def test_the_retry_delay_is_read_from_body_header_or_message(
+        body: dict[str, Any], headers: dict[str, str], expected: float | None) -> None:
+    import httpx
+    from google.genai import errors
+
+    from pipeline.gemini import _retry_after
+
+    response = httpx.Response(body["error"]["code"], json=body, headers=headers)
+    assert _retry_after(errors.APIError(body["error"]["code"], body, response)) == expected

@@ -201,3 +201,22 @@ def test_a_new_final_edit_drops_the_old_metrics_until_measured(demo_engine: Engi
     assert compute_pending(demo_engine) >= 1
     with Session(demo_engine) as session:
         assert session.get(Task, task_id).final_changed is not None  # type: ignore[union-attr]
+
+
+def test_a_quota_wait_ends_when_the_job_is_cancelled() -> None:
+    import time
+
+    from pipeline.backend import BackendError
+
+    calls = {"n": 0}
+    start = time.monotonic()
+
+    async def used_up() -> None:
+        calls["n"] += 1
+        raise BackendError("429 RESOURCE_EXHAUSTED", retry_after=30.0, quota=True)
+
+    policy = loop.RetryPolicy(attempts=1)
+    with pytest.raises(loop.CancelledWhileWaiting):
+        aio.run(loop.with_retries("edit_image", used_up, policy,
+                                  cancelled=lambda: time.monotonic() - start > 1.5))
+    assert calls["n"] == 1 and time.monotonic() - start < 5
