@@ -17,6 +17,7 @@ from app.metrics_store import compute_pending
 from app.models import Dimension, Direction, Job, Modality, Outcome
 from app.settings import get_settings
 from pipeline.jobs import (
+    MIN_STALE,
     JobOptions,
     claim,
     create_job,
@@ -135,7 +136,9 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
     def worker_command(once: bool = typer.Option(False, help="Stop when no job is waiting."),
                        poll: float = typer.Option(2.0, min=0.1, help="Seconds between looks."),
                        stale_after: float = typer.Option(
-                           30.0, min=0.5, help="Resume a running job silent this many seconds.")
+                           30.0, min=MIN_STALE.total_seconds(),
+                           help="Resume a running job silent this many seconds (at least three "
+                                "heartbeats).")
                        ) -> None:
         """Run jobs with no web server, also against a shared PostgreSQL on another machine."""
         engine = engine_factory()  # type: ignore[operator]

@@ -1,14 +1,16 @@
 """The one engine factory and session helpers shared by the web app, the CLI and the pipeline."""
 
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import SAWarning
-from sqlmodel import Session, create_engine
+from sqlmodel import Session, SQLModel, create_engine
 
 from app.resources import resource_dir
 
@@ -67,3 +69,15 @@ def migrate(engine: Engine) -> None:
 def iter_session(engine: Engine) -> Iterator[Session]:
     with Session(engine) as session:
         yield session
+
+
+def insert_new(session: Session, model: type[SQLModel], rows: Sequence[SQLModel]) -> None:
+    """Insert the rows whose primary key is not taken yet, and skip the others: two workers
+    measuring the same thing store it once, with no unique-key error on either database."""
+    if not rows:
+        return
+    table = model.__table__  # type: ignore[attr-defined]
+    dialect = session.get_bind().dialect.name
+    insert = sqlite_insert if dialect == "sqlite" else postgresql_insert
+    values = [{c.name: getattr(row, c.name) for c in table.columns} for row in rows]
+    session.execute(insert(table).values(values).on_conflict_do_nothing())

@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
+from app.db import insert_new
 from app.final_metrics import sync_final
 from app.images import ImageKind, ImageNotFound, resolve_image, source_of_attempt
 from app.metrics import preservation
@@ -56,8 +57,8 @@ def compute_pending(engine: Engine, limit: int = BATCH,
             rows.append(measure(session, attempt_id))
             if on_progress:
                 on_progress(n)
-        session.add_all(rows)
-        session.flush()
+        # Another worker may have measured some of these meanwhile: its rows stand.
+        insert_new(session, AttemptMetric, rows)
         sync_final(session, col(Task.thumb_attempt_id).in_(ids))
         session.commit()
         return len(rows)

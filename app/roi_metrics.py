@@ -10,6 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
+from app.db import insert_new
 from app.images import ImageNotFound, item_image
 from app.metrics import roi_preservation
 from app.roi import Roi
@@ -45,6 +46,6 @@ def compute_pending(engine: Engine, limit: int = BATCH) -> int:
     """Measure up to ``limit`` answers' regions; returns how many were stored."""
     with Session(engine) as session:
         rows = [measure(session, answer_id) for answer_id in pending(session, limit)]
-        session.add_all(rows)
+        insert_new(session, RoiMetric, rows)  # one measured by another worker meanwhile stands
         session.commit()
         return len(rows)

@@ -30,6 +30,8 @@ from pipeline.rejudge import rejudge_task
 CANCELLED = "cancelled"  # a run's outcome when its job was cancelled mid-run
 HEARTBEAT = timedelta(seconds=5)
 STALE = timedelta(seconds=30)  # a running job unheard of this long has lost its worker
+# Shorter, and a healthy job whose heartbeat is merely late would be taken from its worker.
+MIN_STALE = HEARTBEAT * 3
 ERRORS_KEPT = 20
 
 
@@ -80,8 +82,16 @@ def request_cancel(engine: Engine, job_id: int) -> None:
             session.commit()
 
 
+def check_stale_after(stale_after: timedelta) -> None:
+    if stale_after < MIN_STALE:
+        raise ValueError(f"stale-after must be at least {MIN_STALE.total_seconds():.0f} s "
+                         f"(three heartbeats of {HEARTBEAT.total_seconds():.0f} s), not "
+                         f"{stale_after.total_seconds():g} s")
+
+
 def claim(engine: Engine, job_id: int | None = None, *, stale_after: timedelta = STALE) -> int | None:
     """Take a queued job (or a running one whose worker went silent); None if there is none."""
+    check_stale_after(stale_after)
     stale = utcnow() - stale_after
     with Session(engine) as session:
         query = select(col(Job.id)).where(or_(

@@ -21,7 +21,7 @@ from app import roi_metrics
 from app.metrics_store import compute_pending
 from app.models import Attempt, WorkerHeartbeat, utcnow
 from app.settings import Settings
-from pipeline.jobs import STALE, claim, run_job
+from pipeline.jobs import STALE, check_stale_after, claim, run_job
 from pipeline.registry import make_backend
 
 logger = logging.getLogger(__name__)
@@ -74,6 +74,7 @@ async def work(engine: Engine, output: Path, *, once: bool = False, poll: float 
     Any error in a round of the loop is logged with its traceback and the loop goes on after
     a back-off; only ``stop`` (or cancellation) ends it.
     """
+    check_stale_after(stale_after)  # wrong settings stop the worker here, not every round
     worker_id = f"{socket.gethostname()[:40]}-{os.getpid()}-{secrets.token_hex(4)}"
     logger.info("pipeline worker %s started", worker_id)
     beating = asyncio.create_task(_heartbeat(engine, worker_id))

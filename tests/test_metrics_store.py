@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import pytest
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
@@ -53,3 +54,30 @@ def test_the_cli_measures_what_is_left(demo_engine: Engine, tmp_path: Path) -> N
     with Session(demo_engine) as session:
         assert pending_count(session) == 0
 
+
+
+@pytest.mark.parametrize("database", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_two_workers_measuring_the_same_edit_store_it_once(
+        request: pytest.FixtureRequest, demo_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        database: str) -> None:
+    """The second worker's pass finds the row the first one stored meanwhile: no unique-key
+    error (it once crashed both workers' loops), and the first row stands."""
+    from sqlmodel import Session, select
+
+    from app import metrics_store
+    from app.importer import import_tree
+    from app.models import AttemptMetric
+
+    if database == "sqlite":
+        engine = request.getfixturevalue("demo_engine")
+    else:
+        engine = request.getfixturevalue("pg_engine")
+        import_tree(engine, demo_dir / "run", demo_dir / "source")
+    with Session(engine) as session:
+        ids = metrics_store.pending(session, 3)
+    assert metrics_store.compute_pending(engine, limit=1) == 1  # "the other worker"
+    monkeypatch.setattr(metrics_store, "pending", lambda session, limit: ids)  # a stale list
+    metrics_store.compute_pending(engine, limit=3)
+    with Session(engine) as session:
+        stored = session.exec(select(AttemptMetric.attempt_id)).all()
+        assert sorted(stored) == sorted(ids)

@@ -76,7 +76,7 @@ def test_a_sigkilled_worker_is_resumed_without_repeats(demo_engine: Engine, tmp_
     job_id = create_job(demo_engine, ids, JobOptions(concurrency=2))
     env = {**os.environ, "MEDBANANA_DATABASE_URL": demo_engine.url.render_as_string(hide_password=False),
            "MEDBANANA_VAR_DIR": str(tmp_path / "var")}
-    command = [sys.executable, "-m", "app.cli", "pipeline", "worker", "--once", "--stale-after", "1"]
+    command = [sys.executable, "-m", "app.cli", "pipeline", "worker", "--once", "--stale-after", "15"]
     worker = subprocess.Popen(command, cwd=ROOT, env=env)
     deadline = time.monotonic() + 60
     while True:
@@ -89,7 +89,7 @@ def test_a_sigkilled_worker_is_resumed_without_repeats(demo_engine: Engine, tmp_
         time.sleep(0.05)
     os.kill(worker.pid, signal.SIGKILL)  # mid-job: some rounds done, some runs half-way
     worker.wait(timeout=10)
-    time.sleep(1.2)  # let the job's heartbeat go stale
+    time.sleep(15.2)  # let the job's heartbeat go stale (three heartbeats at least)
     subprocess.run(command, cwd=ROOT, env=env, check=True, timeout=120)
     with Session(demo_engine) as session:
         job = session.get(Job, job_id)
@@ -134,3 +134,18 @@ def test_readers_comments_steer_a_job_when_asked(demo_engine: Engine, tmp_path: 
 
     assert CURES["sharp_edge"] in first_instruction(True)
     assert CURES["sharp_edge"] not in first_instruction(False)
+
+
+def test_stale_after_must_span_several_heartbeats(demo_engine: Engine) -> None:
+    from datetime import timedelta
+
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+    from pipeline.jobs import MIN_STALE
+
+    with pytest.raises(ValueError, match="at least 15 s"):
+        claim(demo_engine, stale_after=timedelta(seconds=3))
+    result = CliRunner().invoke(cli, ["pipeline", "worker", "--once", "--stale-after", "3"])
+    assert result.exit_code == 2 and "stale-after" in result.output
+    assert claim(demo_engine, stale_after=MIN_STALE) is None  # nothing queued; accepted
