@@ -23,7 +23,11 @@ class Call:
     model: str
     latency_ms: float
     input_tokens: int | None = None
-    output_tokens: int | None = None
+    output_tokens: int | None = None  # the answer's tokens, thinking not included
+    # Billed as output too: the thinking behind the answer (often several times the answer).
+    thinking_tokens: int | None = None
+    # The model version the API says answered (a name like "gemini-2.5-pro" can move).
+    model_version: str | None = None
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,9 @@ class GeminiBackend:
         usage = getattr(response, "usage_metadata", None)
         call = Call(model, (time.perf_counter() - start) * 1000,
                     getattr(usage, "prompt_token_count", None),
-                    getattr(usage, "candidates_token_count", None))
+                    getattr(usage, "candidates_token_count", None),
+                    getattr(usage, "thoughts_token_count", None),
+                    getattr(response, "model_version", None))
         return response, call
 
     async def instruction(self, task: TaskInfo, original: bytes, history: list[dict[str, Any]],

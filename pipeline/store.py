@@ -200,6 +200,7 @@ def attempts_of(engine: Engine, run_id: int) -> int:
 def calls_record(backend: str, label: str, **calls: Call) -> dict[str, Any]:
     return {"backend": backend, "label": label,
             **{step: {"model": c.model, "latency_ms": round(c.latency_ms, 1),
-                      "input_tokens": c.input_tokens, "output_tokens": c.output_tokens}
+                      "input_tokens": c.input_tokens, "output_tokens": c.output_tokens,
+                      "thinking_tokens": c.thinking_tokens, "model_version": c.model_version}
                for step, c in calls.items()}}
 

@@ -35,8 +35,10 @@ class Reply:
 def text_reply(text: str, thought: str = "I considered the anatomy.") -> Reply:
     return Reply(body={"candidates": [{"content": {"role": "model", "parts": [
         {"text": thought, "thought": True}, {"text": text}]}, "finishReason": "STOP"}],
+        # As Gemini 2.5 bills them: the thinking is counted apart from the answer.
         "usageMetadata": {"promptTokenCount": 1200, "candidatesTokenCount": 80,
-                          "totalTokenCount": 1280}})
+                          "thoughtsTokenCount": 1500, "totalTokenCount": 2780},
+        "modelVersion": "gemini-2.5-pro", "responseId": "fake-response"})
 
 
 def image_reply(jpeg: bytes) -> Reply:

@@ -44,6 +44,9 @@ def test_a_full_round_is_stored_with_models_tokens_and_thinking(demo_engine: Eng
     [(attempt, verdict)] = attempts(demo_engine, run_id)
     calls = json.loads(attempt.calls or "{}")
     assert calls["edit"]["model"] == "gemini-2.5-flash-image" and calls["judge"]["input_tokens"] == 1200
+    # Thinking is billed as output: 80 answer tokens came with 1,500 of thinking.
+    assert calls["judge"]["output_tokens"] == 80 and calls["judge"]["thinking_tokens"] == 1500
+    assert calls["instruction"]["model_version"] == "gemini-2.5-pro"
     assert verdict is not None and verdict.model == "gemini-2.5-pro" and verdict.qualified
     assert attempt.instruction_thinking == "I considered the anatomy." and attempt.image_present
     judge_call = fake.calls[-1][2]
