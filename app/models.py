@@ -42,8 +42,11 @@ class Direction(StrEnum):
 
 class Outcome(StrEnum):
     success = "success"
-    failed = "failed"
+    failed = "failed"  # the judge rejected every round
     api_failed = "api_failed"
+    # The API refused to answer (a safety or content block): no round was judged for it, so
+    # it is neither a rejected edit nor a transient failure worth retrying.
+    blocked = "blocked"
 
 
 class RunOrigin(StrEnum):
@@ -315,6 +318,7 @@ class Job(SQLModel, table=True):
     succeeded: int = 0
     failed: int = 0
     api_failed: int = 0
+    blocked: int = 0
     cancel_requested: bool = False
     last_errors: str = Field(default="[]", sa_column=Column(Text, nullable=False))
     created_by: int | None = Field(default=None, foreign_key="app_user.id")

@@ -65,9 +65,11 @@ class BackendError(Exception):
     takes, and never counts against the step's attempts."""
 
     def __init__(self, message: str, *, retry_after: float | None = None,
-                 retryable: bool = True, quota: bool = False) -> None:
+                 retryable: bool = True, quota: bool = False, blocked: bool = False) -> None:
         super().__init__(message)
         self.retry_after, self.retryable, self.quota = retry_after, retryable, quota
+        # The API refused on safety or content grounds: asking again gets the same answer.
+        self.blocked = blocked
 
 
 class Backend(Protocol):

@@ -90,7 +90,7 @@ def export_runs(engine: Engine, target: Path, *, only_regenerated: bool = False,
 
 def _chosen_run(session: Session, task: Task, only_regenerated: bool) -> Run | None:
     query = select(Run).where(col(Run.task_id) == task.id, col(Run.outcome).in_(
-        ("success", "failed", "api_failed")))
+        ("success", "failed", "api_failed", "blocked")))
     if only_regenerated:
         query = query.where(col(Run.origin) == "regeneration")
     return session.scalars(query.order_by(col(Run.id).desc()).limit(1)).first()
@@ -101,7 +101,10 @@ def _write_task(session: Session, out: Path, folders: dict[tuple[str, Direction]
     direction = Direction(task.direction)
     files = folders[(task.dataset, direction)]
     stem, image = layout.stem_of(source.filename), source.filename
-    if run.outcome == "api_failed" and run.n_rounds == 0:
+    # The scripts' format knows no block: a blocked run is written as the API failure it is
+    # there, with its reason as the error.
+    refused = run.outcome in ("api_failed", "blocked")
+    if refused and run.n_rounds == 0:
         files.progress[task.task_key] = "api_failed"
         files.api_failures.append({"task": task.task_key, "step": run.failure_step or "",
                                    "round": run.failure_round or 1, "error": run.failure_error or "",
@@ -150,8 +153,8 @@ def _write_task(session: Session, out: Path, folders: dict[tuple[str, Direction]
     files.final_prompts[task.task_key] = {"image": image, "disease": task.disease,
                                           "status": status, "final_prompt": final_prompt,
                                           "rounds": last}
-    files.progress[task.task_key] = "api_failed" if run.outcome == "api_failed" else status
-    if run.outcome == "api_failed":
+    files.progress[task.task_key] = "api_failed" if refused else status
+    if refused:
         files.api_failures.append({"task": task.task_key, "step": run.failure_step or "",
                                    "round": run.failure_round or last, "error": run.failure_error or "",
                                    "image": image, "disease": task.disease})

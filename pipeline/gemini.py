@@ -88,6 +88,7 @@ class GeminiBackend:
                                       (self._key,))) from None
         except NETWORK_ERRORS as error:
             raise BackendError(redact(f"network error: {error}", (self._key,))) from None
+        _refuse_unusable(response)
         usage = getattr(response, "usage_metadata", None)
         call = Call(model, (time.perf_counter() - start) * 1000,
                     getattr(usage, "prompt_token_count", None),
@@ -133,6 +134,41 @@ class GeminiBackend:
             return Verdict(None, f"JSON parse error: {str(error)[:300]}", thinking, prompt, call,
                            raw=text[:20_000])
         return Verdict(answer.model_dump(), None, thinking, prompt, call, raw=text)
+
+
+# Finish reasons that mean the service refused the content: asking again gets the same.
+BLOCKED_FINISH = frozenset({"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY",
+                            "IMAGE_PROHIBITED_CONTENT"})
+# Finish reasons of an answer that stopped early for a reason another try may not meet.
+EARLY_FINISH = frozenset({"RECITATION", "OTHER", "MALFORMED_FUNCTION_CALL", "LANGUAGE",
+                          "IMAGE_RECITATION", "IMAGE_OTHER", "UNEXPECTED_TOOL_CALL", "NO_IMAGE"})
+
+
+def _refuse_unusable(response: Any) -> None:
+    """An answer is used only when it finished normally. A blocked prompt or answer is a
+    block (never retried); output cut off at the token limit is an error, never stored as
+    an instruction or verdict; one that stopped early otherwise is retried."""
+    feedback = getattr(response, "prompt_feedback", None)
+    block = _enum_name(getattr(feedback, "block_reason", None))
+    if block and block != "BLOCKED_REASON_UNSPECIFIED":
+        message = getattr(feedback, "block_reason_message", None) or ""
+        raise BackendError(f"the request was blocked ({block}){': ' + message if message else ''}",
+                           retryable=False, blocked=True)
+    candidates = getattr(response, "candidates", None) or []
+    finish = _enum_name(getattr(candidates[0], "finish_reason", None)) if candidates else ""
+    if finish in BLOCKED_FINISH:
+        raise BackendError(f"the answer was blocked ({finish})", retryable=False, blocked=True)
+    if finish == "MAX_TOKENS":
+        raise BackendError("the answer was cut off at the output token limit (MAX_TOKENS); "
+                           "nothing of it was kept", retryable=False)
+    if finish in EARLY_FINISH:
+        raise BackendError(f"the answer stopped early ({finish}); nothing of it was kept")
+
+
+def _enum_name(value: Any) -> str:
+    if value is None:
+        return ""
+    return str(getattr(value, "value", value))
 
 
 def _thinking_config() -> types.GenerateContentConfig:

@@ -225,7 +225,8 @@ def _finish_task(engine: Engine, job_id: int, job_task_id: int, outcome: Outcome
                  error: str | None) -> None:
     """Mark the task done and count it, atomically: concurrent tasks finish at the same
     moment, and a resumed job must never count a task twice."""
-    column = {Outcome.success: "succeeded", Outcome.failed: "failed"}.get(outcome, "api_failed")  # type: ignore[arg-type]
+    counters = {Outcome.success: "succeeded", Outcome.failed: "failed", Outcome.blocked: "blocked"}
+    column = counters.get(outcome, "api_failed") if outcome is not None else "api_failed"
     with Session(engine) as session:
         marked = session.execute(update(JobTask).where(
             col(JobTask.id) == job_task_id, col(JobTask.status) != "done").values(status="done"))
@@ -237,7 +238,7 @@ def _finish_task(engine: Engine, job_id: int, job_task_id: int, outcome: Outcome
         session.execute(update(Job).where(col(Job.id) == job_id).values(
             done=Job.done + 1, heartbeat_at=utcnow(),
             **{column: getattr(Job, column) + 1}))
-        if column == "api_failed":
+        if column in ("api_failed", "blocked"):
             job_task = session.get(JobTask, job_task_id)
             assert job_task is not None
             errors = json.loads(session.scalar(select(col(Job.last_errors)).where(
@@ -292,6 +293,7 @@ def job_summary(job: Job) -> dict[str, Any]:
     remaining = (job.total - job.done) / (job.done / elapsed) if job.done and elapsed > 0 else None
     return {"id": job.id, "status": job.status, "total": job.total, "done": job.done,
             "succeeded": job.succeeded, "failed": job.failed, "api_failed": job.api_failed,
+            "blocked": job.blocked,
             "per_minute": round(rate, 1) if rate else None,
             "eta_seconds": round(remaining) if remaining is not None else None,
             "errors": [{**e, "error": redact(str(e.get("error", "")))} for e in json.loads(job.last_errors)],

@@ -56,6 +56,10 @@ class StepFailed(Exception):
         self.step, self.error = step, error
 
 
+class StepBlocked(StepFailed):
+    """The API refused the request or its answer (a safety or content block)."""
+
+
 class CancelledWhileWaiting(Exception):
     """The job was cancelled while a call waited for quota: the run stays open, as after a
     cancel between rounds."""
@@ -81,6 +85,8 @@ async def with_retries(step: str, call: Callable[[], Awaitable[T]], policy: Retr
             result = await call()
         except BackendError as error:
             last = error
+            if error.blocked:  # the same request gets the same refusal: never retried
+                raise StepBlocked(step, str(error)) from None
             if error.quota:  # waits for the quota, however long; attempts are not used up
                 delay = policy.quota_delay(waits, error.retry_after)
                 waits += 1
@@ -163,6 +169,10 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
                     options.policy, unreadable, cancelled=cancelled)
         except CancelledWhileWaiting:
             return run_id, None
+        except StepBlocked as blocked:
+            await asyncio.to_thread(store.finish_run, engine, run_id, Outcome.blocked,
+                                    failure_step=blocked.step, failure_error=blocked.error)
+            return run_id, Outcome.blocked
         except StepFailed as failure:
             await asyncio.to_thread(store.finish_run, engine, run_id, Outcome.api_failed,
                                     failure_step=failure.step, failure_error=failure.error)

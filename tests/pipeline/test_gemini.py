@@ -217,3 +217,57 @@ def test_the_retry_delay_is_read_from_body_header_or_message(
 
     response = httpx.Response(body["error"]["code"], json=body, headers=headers)
     assert _retry_after(errors.APIError(body["error"]["code"], body, response)) == expected
+
+
+def test_a_safety_block_ends_the_run_as_blocked_after_one_call(demo_engine: Engine,
+                                                               tmp_path: Path) -> None:
+    def respond(model: str, body: dict[str, Any], n: int) -> Reply:
+        if "image" in model:
+            return Reply(body={"candidates": [{"finishReason": "IMAGE_SAFETY"}],
+                               "usageMetadata": {"promptTokenCount": 1300}})
+        return cooperative(model, body, n)
+
+    fake = FakeGemini(respond)
+    run_id, outcome = regenerate(demo_engine, tmp_path, fake)
+    with Session(demo_engine) as session:
+        run = session.get(Run, run_id)
+    assert outcome is Outcome.blocked and run is not None and run.outcome == "blocked"
+    assert run.failure_step == "edit_image" and "IMAGE_SAFETY" in (run.failure_error or "")
+    assert len([m for m, _, _ in fake.calls if "image" in m]) == 1  # never asked again
+
+
+def test_a_blocked_prompt_is_a_block_too(demo_engine: Engine, tmp_path: Path) -> None:
+    fake = FakeGemini(lambda *_: Reply(body={"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},
+                                             "usageMetadata": {"promptTokenCount": 10}}))
+    _, outcome = regenerate(demo_engine, tmp_path, fake)
+    assert outcome is Outcome.blocked and len(fake.calls) == 1
+
+
+def test_an_instruction_cut_off_at_the_token_limit_is_never_stored(demo_engine: Engine,
+                                                                   tmp_path: Path) -> None:
+    def respond(model: str, body: dict[str, Any], n: int) -> Reply:
+        if "image" not in model and not body.get("generationConfig", {}).get("responseMimeType"):
+            reply = text_reply("Add a small right pleural eff")
+            reply.body["candidates"][0]["finishReason"] = "MAX_TOKENS"
+            return reply
+        return cooperative(model, body, n)
+
+    run_id, outcome = regenerate(demo_engine, tmp_path, FakeGemini(respond))
+    with Session(demo_engine) as session:
+        run = session.get(Run, run_id)
+        stored = session.exec(select(Attempt).where(Attempt.run_id == run_id)).all()
+    assert outcome is Outcome.api_failed and stored == []
+    assert run is not None and "MAX_TOKENS" in (run.failure_error or "")
+
+
+def test_a_recitation_stop_is_retried_not_stored(demo_engine: Engine, tmp_path: Path) -> None:
+    def respond(model: str, body: dict[str, Any], n: int) -> Reply:
+        if "image" not in model and n == 1:
+            reply = text_reply("Add a small")
+            reply.body["candidates"][0]["finishReason"] = "RECITATION"
+            return reply
+        return cooperative(model, body, n)
+
+    run_id, outcome = regenerate(demo_engine, tmp_path, FakeGemini(respond))
+    [(attempt, _)] = attempts(demo_engine, run_id)
+    assert outcome is Outcome.success and attempt.instruction != "Add a small"
