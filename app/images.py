@@ -5,6 +5,7 @@ is opened, whatever the database holds.
 """
 
 import hashlib
+import io
 import os
 import tempfile
 from dataclasses import dataclass
@@ -39,6 +40,23 @@ CACHE_QUALITY = 88
 
 class ImageNotFound(LookupError):
     pass
+
+
+# What an image is by its bytes (Pillow's reading of them), never by a label or a file name:
+# the image model may answer PNG where JPEG was expected.
+FORMATS = {"JPEG": ("image/jpeg", ".jpeg"), "PNG": ("image/png", ".png"),
+           "WEBP": ("image/webp", ".webp")}
+SUFFIX_TYPES = {suffix: mime for mime, suffix in FORMATS.values()} | {".jpg": "image/jpeg"}
+
+
+def sniff_image(data: bytes) -> tuple[str, str] | None:
+    """(MIME type, file suffix) of an image's bytes; None when they are not an image this
+    app stores."""
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            return FORMATS.get(image.format or "")
+    except (OSError, Image.DecompressionBombError):
+        return None
 
 
 @dataclass(frozen=True)

@@ -138,7 +138,9 @@ def _write_task(session: Session, out: Path, folders: dict[tuple[str, Direction]
                 data = resolve_image(session, ImageKind.attempt, attempt.id or 0).read_bytes()
             except ImageNotFound:
                 continue
-            target = out / relpath
+            # The scripts' names end in .jpeg; an edit that is a PNG keeps its own suffix
+            # (the importer looks for both).
+            target = (out / relpath).with_suffix(Path(attempt.image_relpath or relpath).suffix)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
     ordered = [rounds[k] for k in sorted(rounds)]

@@ -17,6 +17,7 @@ from google import genai
 from google.genai import errors, types
 from pydantic import BaseModel, ValidationError
 
+from app.images import sniff_image
 from app.redaction import redact
 from pipeline import prompts
 from pipeline.backend import BackendError, Call, Edit, Instruction, TaskInfo, Verdict
@@ -176,7 +177,9 @@ def _thinking_config() -> types.GenerateContentConfig:
 
 
 def _image(data: bytes) -> types.Part:
-    return types.Part.from_bytes(data=data, mime_type="image/jpeg")
+    """The image labelled with what its bytes are (an edit may come back as PNG)."""
+    mime, _suffix = sniff_image(data) or ("image/jpeg", ".jpeg")
+    return types.Part.from_bytes(data=data, mime_type=mime)
 
 
 def _parts(response: Any) -> list[Any]:

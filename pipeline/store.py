@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from app.final_metrics import sync_final
-from app.images import ImageKind, ImageNotFound, resolve_image
+from app.images import ImageKind, ImageNotFound, resolve_image, sniff_image
 from app.models import (
     DIMENSION_BITS,
     Attempt,
@@ -128,7 +128,9 @@ def save_round(engine: Engine, run_id: int, root_id: int, root: Path, item: Roun
     """Write the round's image under its final name, then its rows in one transaction."""
     relpath = None
     if item.image is not None:
-        relpath = f"runs/{run_id}/round-{item.number}.jpeg"
+        # Named for what the bytes are: a PNG from the image model stays a .png.
+        _mime, suffix = sniff_image(item.image) or ("image/jpeg", ".jpeg")
+        relpath = f"runs/{run_id}/round-{item.number}{suffix}"
         target = root / relpath
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(target.name + ".partial")

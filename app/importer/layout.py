@@ -14,6 +14,8 @@ DISK_DIRECTION = {Direction.add: "edit", Direction.remove: "remove"}
 RUN_FOLDER = re.compile(r"^(?P<dataset>.+)-(?P<direction>edit|remove)$")
 NORMAL = "normal"
 ACCEPTED_SUFFIX = ".jpeg"
+# An edited image that is not a JPEG keeps its own suffix (app/images.py FORMATS).
+OTHER_IMAGE_SUFFIXES = (".png", ".webp")
 IMAGE_SUFFIXES = (".jpeg", ".jpg", ".png")
 MAX_NAME = 255
 # Written by `medbanana demo-data` into both roots, so every page can label the data synthetic.

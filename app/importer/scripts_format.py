@@ -145,7 +145,9 @@ def _place_images(
             path = layout.accepted_relpath(ctx.dataset, ctx.direction, stem, disease)
         else:
             path = layout.failed_relpath(ctx.dataset, ctx.direction, stem, disease, attempt.round)
-        attempt.image_candidates = [path]
+        # Saved under .jpeg by the scripts; an export of a PNG edit keeps .png.
+        stem_path = path.rsplit(".", 1)[0]
+        attempt.image_candidates = [path] + [stem_path + s for s in layout.OTHER_IMAGE_SUFFIXES]
 
 
 def parse_api_failure(entry: Any, ctx: FolderContext) -> TaskRecord:

@@ -11,6 +11,7 @@ from fastapi.responses import FileResponse, Response
 from app.deps import IdPath, SessionDep, SettingsDep
 from app.diffmap import drawn_diff
 from app.images import (
+    SUFFIX_TYPES,
     ImageFile,
     ImageKind,
     ImageNotFound,
@@ -45,7 +46,7 @@ def image_response(request: Request, image: ImageFile, size: ImageSize,
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
     if size is ImageSize.full:  # a data root's file: read through the safe open, never by name
-        media_type = "image/png" if image.path.suffix.lower() == ".png" else "image/jpeg"
+        media_type = SUFFIX_TYPES.get(image.path.suffix.lower(), "image/jpeg")
         return Response(image.read_bytes(), media_type=media_type, headers=headers)
     return _cached_file(sized_file(image, size, cache_dir), "image/jpeg", headers, blind)
 
@@ -97,7 +98,7 @@ def diff_response(request: Request, path: Path, etag: str, *, blind: str = "") -
 
 
 @router.get("/images/{kind}/{image_id}", response_class=FileResponse, responses={
-    200: {"content": {"image/jpeg": {}, "image/png": {}}, "description": "The image"},
+    200: {"content": {"image/jpeg": {}, "image/png": {}, "image/webp": {}}, "description": "The image"},
     304: {"description": "Not modified"},
     404: {"model": ErrorOut, "description": "No such image, or it cannot be read"}})
 def get_image(request: Request, session: SessionDep, settings: SettingsDep,

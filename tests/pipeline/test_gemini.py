@@ -271,3 +271,43 @@ def test_a_recitation_stop_is_retried_not_stored(demo_engine: Engine, tmp_path: 
     run_id, outcome = regenerate(demo_engine, tmp_path, FakeGemini(respond))
     [(attempt, _)] = attempts(demo_engine, run_id)
     assert outcome is Outcome.success and attempt.instruction != "Add a small"
+
+
+def test_a_png_edit_stays_a_png_in_the_store_the_judge_request_and_the_export(
+        demo_engine: Engine, tmp_path: Path) -> None:
+    import base64
+    import io
+
+    from PIL import Image
+
+    from app.images import ImageKind, resolve_image
+    from pipeline.export import export_runs
+    from tests.fake_gemini import edited
+
+    def respond(model: str, body: dict[str, Any], n: int) -> Reply:
+        if "image" in model:
+            from tests.fake_gemini import first_image
+
+            png = io.BytesIO()
+            Image.open(io.BytesIO(edited(first_image(body)))).save(png, "PNG")
+            return Reply(body={"candidates": [{"content": {"role": "model", "parts": [
+                {"inlineData": {"mimeType": "image/png",
+                                "data": base64.b64encode(png.getvalue()).decode()}}]},
+                "finishReason": "STOP"}]})
+        return cooperative(model, body, n)
+
+    fake = FakeGemini(respond)
+    run_id, outcome = regenerate(demo_engine, tmp_path, fake)
+    assert outcome is Outcome.success
+    [(attempt, _)] = attempts(demo_engine, run_id)
+    assert (attempt.image_relpath or "").endswith("round-1.png")
+    with Session(demo_engine) as session:
+        assert resolve_image(session, ImageKind.attempt, attempt.id or 0).read_bytes()[:4] == b"\x89PNG"
+    judge_parts = fake.calls[-1][2]["contents"][0]["parts"]
+    labels = [p["inlineData"].get("mimeType") or p["inlineData"].get("mime_type")
+              for p in judge_parts if "inlineData" in p]
+    assert labels == [
+        "image/png", "image/jpeg"]  # the edit, then the original
+    out = tmp_path / "exported"
+    export_runs(demo_engine, out, only_regenerated=True)
+    assert [p.name for p in out.rglob("*-edit.png")] and not list(out.rglob("*-edit.jpeg"))
