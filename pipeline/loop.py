@@ -140,7 +140,15 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
                      on_run: Callable[[int], Awaitable[None]] | None = None) -> tuple[int, Outcome | None]:
     """Run (or resume) one task's refinement; returns the run and its outcome, or None for
     the outcome when it was cancelled between rounds (the run stays open to resume)."""
-    task, original = await asyncio.to_thread(_task_info, engine, task_id)
+    try:
+        task, original = await asyncio.to_thread(_task_info, engine, task_id)
+    except LookupError as error:  # the original image is gone: nothing can be asked
+        if run_id is not None and await asyncio.to_thread(store.run_outcome, engine,
+                                                          run_id) == store.RUNNING:
+            # A job made the run before this was known; it must end, not stay "running".
+            await asyncio.to_thread(store.finish_run, engine, run_id, Outcome.api_failed,
+                                    failure_step="read_original", failure_error=str(error))
+        raise
     if run_id is None:
         run_id = await asyncio.to_thread(store.start_run, engine, task_id)
         if on_run is not None:
@@ -161,12 +169,6 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
             edit = await with_retries("edit_image", partial(backend.edit, task, original,
                                                             instruction.text),
                                       options.policy, no_image, cancelled=cancelled)
-            verdict = None
-            if edit.image is not None:
-                verdict = await with_retries(
-                    "verify_image", partial(backend.judge, task, original, edit.image,
-                                            instruction.text),
-                    options.policy, unreadable, cancelled=cancelled)
         except CancelledWhileWaiting:
             return run_id, None
         except StepBlocked as blocked:
@@ -177,6 +179,19 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
             await asyncio.to_thread(store.finish_run, engine, run_id, Outcome.api_failed,
                                     failure_step=failure.step, failure_error=failure.error)
             return run_id, Outcome.api_failed
+        # The judge on its own: when its calls fail, the finished edit is kept (stored with
+        # no verdict, to be judged later by a re-judge) and only the run ends.
+        verdict, judge_failure = None, None
+        if edit.image is not None:
+            try:
+                verdict = await with_retries(
+                    "verify_image", partial(backend.judge, task, original, edit.image,
+                                            instruction.text),
+                    options.policy, unreadable, cancelled=cancelled)
+            except CancelledWhileWaiting:
+                return run_id, None
+            except StepFailed as failure:
+                judge_failure = failure
         calls = {"instruction": instruction.call, "edit": edit.call}
         if verdict is not None:
             calls["judge"] = verdict.call
@@ -192,6 +207,12 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
             calls=store.calls_record(backend.name, backend.label, **calls)
             | {"instruction_prompt": instruction.prompt.version})
         await asyncio.to_thread(store.save_round, engine, run_id, root_id, root, item)
+        if judge_failure is not None:
+            ended = Outcome.blocked if isinstance(judge_failure, StepBlocked) else Outcome.api_failed
+            await asyncio.to_thread(store.finish_run, engine, run_id, ended,
+                                    failure_step=judge_failure.step,
+                                    failure_error=judge_failure.error)
+            return run_id, ended
         history = await asyncio.to_thread(store.rounds_done, engine, run_id)
         if verdict is not None and verdict.fields and verdict.fields.get("qualified"):
             await asyncio.to_thread(store.finish_run, engine, run_id, Outcome.success,

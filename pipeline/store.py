@@ -112,10 +112,15 @@ def rounds_done(engine: Engine, run_id: int) -> list[dict[str, Any]]:
             .where(col(Attempt.run_id) == run_id).order_by(col(Attempt.round))).all()
     history = []
     for attempt, verdict in rows:
+        # Said so that the instruction model can act on it: a parser's message it cannot.
         if attempt.edit_error:
-            entry: dict[str, Any] = {"error": f"The edit returned no image: {attempt.edit_error}"}
+            entry: dict[str, Any] = {"error": "The image model returned no edited image for this "
+                                              "instruction; state the requested change plainly "
+                                              "and ask for the edited image explicitly."}
         elif verdict is None or verdict.error:
-            entry = {"error": f"The judge's answer could not be read: {verdict.error if verdict else ''}"}
+            entry = {"error": "The judge's assessment of this round could not be read, so the "
+                              "edit was neither accepted nor rejected on any criterion; keep the "
+                              "instruction's intent and make the finding unambiguous."}
         else:
             entry = {d: getattr(verdict, d) for d in DIMENSIONS} | {
                 "qualified": verdict.qualified, "reason": verdict.reason or ""}

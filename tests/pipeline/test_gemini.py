@@ -311,3 +311,34 @@ def test_a_png_edit_stays_a_png_in_the_store_the_judge_request_and_the_export(
     out = tmp_path / "exported"
     export_runs(demo_engine, out, only_regenerated=True)
     assert [p.name for p in out.rglob("*-edit.png")] and not list(out.rglob("*-edit.jpeg"))
+
+
+def test_a_failed_judge_keeps_the_finished_edit(demo_engine: Engine, tmp_path: Path) -> None:
+    def respond(model: str, body: dict[str, Any], n: int) -> Reply:
+        if body.get("generationConfig", {}).get("responseMimeType"):
+            return error_reply(500, "Internal error", "INTERNAL")
+        return cooperative(model, body, n)
+
+    run_id, outcome = regenerate(demo_engine, tmp_path, FakeGemini(respond))
+    [(attempt, verdict)] = attempts(demo_engine, run_id)
+    with Session(demo_engine) as session:
+        run = session.get(Run, run_id)
+    assert outcome is Outcome.api_failed and run is not None and run.failure_step == "verify_image"
+    assert attempt.image_present and verdict is None  # the edit is there, to be judged later
+
+
+def test_the_refinement_is_told_what_an_unreadable_verdict_means(demo_engine: Engine,
+                                                                 tmp_path: Path) -> None:
+    def respond(model: str, body: dict[str, Any], n: int) -> Reply:
+        if body.get("generationConfig", {}).get("responseMimeType") and n <= 3:
+            return text_reply("{not json")
+        return cooperative(model, body, n)
+
+    fake = FakeGemini(respond)
+    regenerate(demo_engine, tmp_path, fake, options=loop.Options(
+        rounds=3, policy=loop.RetryPolicy(attempts=1, base_seconds=0.0)))
+    writer_calls = [body for model, _, body in fake.calls if "image" not in model
+                    and not body.get("generationConfig", {}).get("responseMimeType")]
+    refinements = [json.dumps(body) for body in writer_calls[1:]]
+    assert refinements and all("JSON parse error" not in r for r in refinements)
+    assert any("could not be read" in r for r in refinements)

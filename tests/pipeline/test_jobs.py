@@ -149,3 +149,26 @@ def test_stale_after_must_span_several_heartbeats(demo_engine: Engine) -> None:
     result = CliRunner().invoke(cli, ["pipeline", "worker", "--once", "--stale-after", "3"])
     assert result.exit_code == 2 and "stale-after" in result.output
     assert claim(demo_engine, stale_after=MIN_STALE) is None  # nothing queued; accepted
+
+
+def test_a_missing_original_ends_its_run_with_the_reason(demo_engine: Engine, tmp_path: Path) -> None:
+    from app.models import SourceImage
+
+    [task_id] = task_ids(demo_engine, 1)
+    with Session(demo_engine) as session:
+        task = session.get(Task, task_id)
+        assert task is not None
+        source = session.get(SourceImage, task.source_image_id)
+        assert source is not None
+        source.present = False  # the file went missing after the import
+        session.commit()
+    job_id = create_job(demo_engine, [task_id], JobOptions(concurrency=1))
+    claim(demo_engine, job_id)
+    status = aio.run(run_job(demo_engine, job_id, lambda _: OfflineBackend(), tmp_path / "out",
+                             policy=FAST))
+    with Session(demo_engine) as session:
+        job = session.get(Job, job_id)
+        [run] = session.exec(select(Run).where(Run.origin == "regeneration")).all()
+    assert status == "done" and job is not None and job.api_failed == 1
+    assert run.outcome == "api_failed" and run.failure_step == "read_original"
+    assert "original image is missing" in (run.failure_error or "")
