@@ -100,7 +100,7 @@ class GeminiBackend:
 
     async def instruction(self, task: TaskInfo, original: bytes, history: list[dict[str, Any]],
                           feedback: list[dict[str, Any]]) -> Instruction:
-        prompt = (prompts.first_instruction(task.modality, task.disease, task.direction)
+        prompt = (prompts.first_instruction(task.modality, task.disease, task.direction, feedback)
                   if not history else
                   prompts.refinement(task.modality, task.disease, task.direction, history, feedback))
         response, call = await self._generate("instruction", [_image(original), prompt.text],

@@ -208,7 +208,8 @@ class OfflineBackend:
         start = time.perf_counter()
         words = prompts.words(task.disease)
         if not history:
-            prompt = prompts.first_instruction(task.modality, task.disease, task.direction)
+            prompt = prompts.first_instruction(task.modality, task.disease, task.direction,
+                                               feedback)
         else:
             prompt = prompts.refinement(task.modality, task.disease, task.direction, history,
                                         feedback)

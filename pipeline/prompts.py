@@ -18,7 +18,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 PROMPTS_DIR = files("pipeline.prompt_templates")
 if not isinstance(PROMPTS_DIR, Path):
     raise RuntimeError(f"the prompt templates are not on the file system ({PROMPTS_DIR})")
-PARTIALS = ("_constraints.j2",)
+PARTIALS = ("_constraints.j2", "_reader_feedback.j2")
 MODALITY_WORDS = {"chest_xray": "chest X-ray", "brain_mri": "axial brain MRI",
                   "fundus": "colour fundus photograph", "medical": "medical image"}
 
@@ -55,8 +55,12 @@ def render(name: str, **variables: Any) -> Prompt:
     return Prompt(name, version_of(name), text)
 
 
-def first_instruction(modality: str, disease: str, direction: str) -> Prompt:
-    return render(f"instruction_{direction}.j2", modality=modality, disease=disease)
+def first_instruction(modality: str, disease: str, direction: str,
+                      reader_feedback: list[dict[str, Any]] | None = None) -> Prompt:
+    """The first instruction; with readers' answers on an earlier edit of the task when a
+    regeneration asks for them (the judge accepted that edit in round 1 as often as not)."""
+    return render(f"instruction_{direction}.j2", modality=modality, disease=disease,
+                  reader_feedback=reader_feedback or [])
 
 
 def refinement(modality: str, disease: str, direction: str, history: list[dict[str, Any]],

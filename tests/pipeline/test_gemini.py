@@ -342,3 +342,21 @@ def test_the_refinement_is_told_what_an_unreadable_verdict_means(demo_engine: En
     refinements = [json.dumps(body) for body in writer_calls[1:]]
     assert refinements and all("JSON parse error" not in r for r in refinements)
     assert any("could not be read" in r for r in refinements)
+
+
+def test_reader_feedback_reaches_the_first_instruction(demo_engine: Engine, tmp_path: Path) -> None:
+    """The edit readers want redone is often one the judge accepted in round 1, so there is
+    no refinement to carry their comments: the first instruction must."""
+    feedback = [{"reader_role": "radiologist", "overall": "reject", "tags": ["wrong_location"],
+                 "comment": "the effusion sits above the diaphragm, not in the apex"}]
+    fake = FakeGemini()
+    root = tmp_path / "pipeline"
+    root_id = store.output_root(demo_engine, root)
+    with fake.serve() as url:
+        backend = GeminiBackend(KEY, base_url=url, timeout_seconds=5)
+        _, outcome = aio.run(loop.regenerate(demo_engine, backend, a_task(demo_engine), root_id,
+                                             root.resolve(), QUICK, feedback=feedback))
+    first = next(body for model, _, body in fake.calls if "image" not in model)
+    assert outcome is Outcome.success
+    assert "the effusion sits above the diaphragm" in json.dumps(first)
+    assert "wrong_location" in json.dumps(first)
