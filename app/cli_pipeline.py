@@ -101,6 +101,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         concurrency: int = typer.Option(8, min=1, max=256),
         per_minute: int | None = typer.Option(None, min=1, help="Requests per minute, at most."),
         use_feedback: bool = typer.Option(False, help="Put readers' answers into refinement."),
+        timeout: float = typer.Option(300.0, min=5.0, max=3600.0, help="Seconds per API call."),
     ) -> None:
         """Regenerate every task matching the filters (the same as /cases), with a progress bar."""
         case_filter = CaseFilter(
@@ -109,7 +110,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
             rounds=tuple(run_rounds), failed_dimension=tuple(d.value for d in failed_dimension), q=q)
         _start(engine_factory(), case_filter, limit, JobOptions(  # type: ignore[operator]
             backend=backend, rounds=rounds, concurrency=concurrency, requests_per_minute=per_minute,
-            use_reader_feedback=use_feedback))
+            use_reader_feedback=use_feedback, timeout_seconds=timeout))
 
     @pipeline_cli.command("rejudge")
     def rejudge_command(
@@ -122,6 +123,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         times: int = typer.Option(3, min=1, max=20, help="New verdicts per edit."),
         backend: str = typer.Option("offline", help=f"One of: {', '.join(BACKENDS)}."),
         concurrency: int = typer.Option(8, min=1, max=256),
+        timeout: float = typer.Option(300.0, min=5.0, max=3600.0, help="Seconds per API call."),
     ) -> None:
         """Run only the judge again, N times, on each matching task's latest edit (for the
         judge's self-consistency on the agreement pages)."""
@@ -130,7 +132,8 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
             direction=tuple(d.value for d in direction), outcome=tuple(o.value for o in outcome),
             q=q)
         _start(engine_factory(), case_filter, limit, JobOptions(  # type: ignore[operator]
-            backend=backend, concurrency=concurrency, kind="rejudge", rejudge_times=times))
+            backend=backend, concurrency=concurrency, kind="rejudge", rejudge_times=times,
+            timeout_seconds=timeout))
 
     @pipeline_cli.command("worker")
     def worker_command(once: bool = typer.Option(False, help="Stop when no job is waiting."),

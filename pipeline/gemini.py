@@ -36,6 +36,16 @@ try:
     NETWORK_ERRORS += (httpx2.HTTPError,)
 except ImportError:  # an older google-genai on plain httpx
     pass
+try:  # google-genai switches to aiohttp when it is installed; a reset there is a network error
+    import aiohttp
+
+    NETWORK_ERRORS += (aiohttp.ClientError,)
+    TIMEOUTS += (aiohttp.ServerTimeoutError,)
+except ImportError:
+    pass
+# The REST version the request and response shapes were written against; a new default in
+# the client must not change them under a running study.
+API_VERSION = "v1beta"
 
 
 class JudgeAnswer(BaseModel):
@@ -63,11 +73,13 @@ class GeminiBackend:
                  base_url: str | None = None, timeout_seconds: float = 300.0) -> None:
         self.models = {**DEFAULT_MODELS, **(models or {})}
         options = types.HttpOptions(
+            api_version=API_VERSION,
             base_url=base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL") or None,
             timeout=int(timeout_seconds * 1000),
             retry_options=types.HttpRetryOptions(attempts=1))
         self._client = genai.Client(api_key=key, http_options=options)
         self._key = key
+        self.timeout_seconds = timeout_seconds
 
     async def _generate(self, step: str, contents: list[Any],
                         config: types.GenerateContentConfig) -> tuple[Any, Call]:

@@ -46,6 +46,8 @@ class JobOptions:
     # "regenerate" (the refinement loop) or "rejudge" (the judge again, on the latest edit)
     kind: str = "regenerate"
     rejudge_times: int = 3
+    # Per call: image edits with thinking can take minutes; a stuck connection must not.
+    timeout_seconds: float = 300.0
 
     def as_json(self) -> str:
         return json.dumps(self.__dict__)

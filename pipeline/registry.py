@@ -24,5 +24,5 @@ def make_backend(options: JobOptions) -> Backend:
         key = api_key()
         if key is None:
             raise UnknownBackend("the gemini backend needs GOOGLE_API_KEY or GEMINI_API_KEY")
-        return GeminiBackend(key, options.models)
+        return GeminiBackend(key, options.models, timeout_seconds=options.timeout_seconds)
     raise UnknownBackend(f"no backend {options.backend!r}; backends: {', '.join(BACKENDS)}")

@@ -172,3 +172,27 @@ def test_a_missing_original_ends_its_run_with_the_reason(demo_engine: Engine, tm
     assert status == "done" and job is not None and job.api_failed == 1
     assert run.outcome == "api_failed" and run.failure_step == "read_original"
     assert "original image is missing" in (run.failure_error or "")
+
+
+def test_the_call_timeout_is_set_from_the_cli(demo_engine: Engine, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+    from pipeline.gemini import GeminiBackend
+    from pipeline.registry import make_backend
+
+    monkeypatch.setenv("MEDBANANA_DATABASE_URL", demo_engine.url.render_as_string(hide_password=False))
+    monkeypatch.setenv("MEDBANANA_VAR_DIR", str(tmp_path / "var"))
+    result = CliRunner().invoke(cli, ["pipeline", "run", "--modality", "fundus", "--limit", "1",
+                                      "--rounds", "1", "--timeout", "42"])
+    assert result.exit_code == 0, result.output
+    with Session(demo_engine) as session:
+        [options] = session.exec(select(Job.options)).all()
+    assert json.loads(options)["timeout_seconds"] == 42
+    monkeypatch.setenv("GEMINI_API_KEY", "k" * 39)
+    backend = make_backend(JobOptions(backend="gemini", timeout_seconds=42))
+    assert isinstance(backend, GeminiBackend) and backend.timeout_seconds == 42
+    assert CliRunner().invoke(cli, ["pipeline", "run", "--timeout", "1"]).exit_code == 2
