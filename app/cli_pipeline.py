@@ -99,7 +99,8 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         rounds: int = typer.Option(5, min=1, max=20, help="Refinement rounds per task."),
         backend: str = typer.Option("offline", help=f"One of: {', '.join(BACKENDS)}."),
         concurrency: int = typer.Option(8, min=1, max=256),
-        per_minute: int | None = typer.Option(None, min=1, help="Requests per minute, at most."),
+        per_minute: int | None = typer.Option(
+            None, min=1, help="Calls per minute per model, at most, shared by every job and worker."),
         use_feedback: bool = typer.Option(False, help="Put readers' answers into refinement."),
         timeout: float = typer.Option(300.0, min=5.0, max=3600.0, help="Seconds per API call."),
     ) -> None:

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Column, String, Text, UniqueConstraint
+from sqlalchemy import Column, Index, String, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -294,6 +294,24 @@ class WorkerHeartbeat(SQLModel, table=True):
     pid: int
     started_at: datetime = Field(default_factory=utcnow)
     beat_at: datetime = Field(default_factory=utcnow, index=True)
+
+
+class RateLimit(SQLModel, table=True):
+    """One row per model whose calls are limited: the lock every worker takes, in turn,
+    to count the model's recent calls and add its own (pipeline/rate_limit.py)."""
+
+    __tablename__ = "rate_limit"
+    model: str = Field(sa_column=Column(String(100), primary_key=True))
+
+
+class RateCall(SQLModel, table=True):
+    """A call to a model, when it was let through: the limiter's sliding window."""
+
+    __tablename__ = "rate_call"
+    __table_args__ = (Index("ix_rate_call_model_at", "model", "at"),)
+    id: int | None = Field(default=None, primary_key=True)
+    model: str = Field(sa_column=Column(String(100), nullable=False))
+    at: datetime = Field(default_factory=utcnow)
 
 
 class JobStatus(StrEnum):

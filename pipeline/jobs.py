@@ -25,6 +25,7 @@ from pipeline import store
 from pipeline.backend import Backend
 from pipeline.feedback import reader_feedback
 from pipeline.loop import Options, RetryPolicy, regenerate
+from pipeline.rate_limit import CallLimiter
 from pipeline.rejudge import rejudge_task
 
 CANCELLED = "cancelled"  # a run's outcome when its job was cancelled mid-run
@@ -114,25 +115,6 @@ def claim(engine: Engine, job_id: int | None = None, *, stale_after: timedelta =
         return candidate if claimed.rowcount == 1 else None  # type: ignore[attr-defined]
 
 
-class _Limiter:
-    """At most ``per_minute`` calls to start per minute (None: no limit)."""
-
-    def __init__(self, per_minute: int | None) -> None:
-        self.interval = 60.0 / per_minute if per_minute else 0.0
-        self.next = 0.0
-        self.lock = asyncio.Lock()
-
-    async def wait(self) -> None:
-        if not self.interval:
-            return
-        async with self.lock:
-            loop = asyncio.get_running_loop()
-            now = loop.time()
-            if self.next > now:
-                await asyncio.sleep(self.next - now)
-            self.next = max(now, self.next) + self.interval
-
-
 async def run_job(engine: Engine, job_id: int, make_backend: Callable[[JobOptions], Backend],
                   output: Path, *, policy: RetryPolicy = RetryPolicy(),
                   on_progress: Callable[[Job], None] | None = None) -> str:
@@ -147,10 +129,11 @@ async def run_job(engine: Engine, job_id: int, make_backend: Callable[[JobOption
             col(JobTask.job_id) == job_id, col(JobTask.status) != "done")
             .order_by(col(JobTask.id))).all()
     backend = make_backend(options)
-    limiter = _Limiter(options.requests_per_minute)
+    # Calls, not task starts, per model and across every job and worker on this database.
+    limiter = CallLimiter(engine, options.requests_per_minute)
     gate = asyncio.Semaphore(max(1, options.concurrency))
     cancel = threading.Event()
-    loop_options = Options(rounds=options.rounds, policy=policy)
+    loop_options = Options(rounds=options.rounds, policy=policy, limiter=limiter)
 
     async def beat() -> None:
         while True:
@@ -163,11 +146,10 @@ async def run_job(engine: Engine, job_id: int, make_backend: Callable[[JobOption
             if cancel.is_set() or await asyncio.to_thread(_cancel_requested, engine, job_id):
                 cancel.set()
                 return
-            await limiter.wait()
 
             if options.kind == "rejudge":
                 outcome_or_error = await rejudge_task(engine, backend, job_task.task_id,
-                                                      options.rejudge_times, policy)
+                                                      options.rejudge_times, policy, limiter)
                 failed = isinstance(outcome_or_error, str)
                 await asyncio.to_thread(_finish_task, engine, job_id, job_task.id or 0,
                                         None if failed else Outcome.success,

@@ -23,6 +23,7 @@ from sqlalchemy.engine import Engine
 from app.models import Outcome
 from pipeline import store
 from pipeline.backend import Backend, BackendError, Edit, Verdict
+from pipeline.rate_limit import CallLimiter
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -75,12 +76,15 @@ class Unusable(Exception):
 
 async def with_retries(step: str, call: Callable[[], Awaitable[T]], policy: RetryPolicy,
                        check: Callable[[T], str | None] = lambda _: None,
-                       cancelled: Callable[[], bool] = lambda: False) -> T:
+                       cancelled: Callable[[], bool] = lambda: False,
+                       gate: Callable[[], Awaitable[None]] | None = None) -> T:
     """The call's result; after the last try an unusable result is returned as it is (the
     caller records it), and a failing call raises StepFailed."""
     last: BaseException | None = None
     attempt = waits = 0
     while attempt < policy.attempts:
+        if gate is not None:  # every try is a call the quota counts, retries included
+            await gate()
         try:
             result = await call()
         except BackendError as error:
@@ -131,6 +135,22 @@ def unreadable(verdict: Verdict) -> str | None:
 class Options:
     rounds: int = 5
     policy: RetryPolicy = RetryPolicy()
+    # Calls per minute per model, shared with every other job and worker (None: no limit).
+    limiter: CallLimiter | None = None
+
+
+# Which of the backend's models each step calls.
+STEP_MODELS = {"generate_prompt": "instruction", "update_prompt": "instruction",
+               "edit_image": "edit", "verify_image": "judge"}
+
+
+def call_gate(limiter: CallLimiter | None, backend: Backend,
+              step: str) -> Callable[[], Awaitable[None]] | None:
+    """What to await before each call of a step: the limiter of the model it calls."""
+    if limiter is None:
+        return None
+    models: dict[str, str] = getattr(backend, "models", {})
+    return partial(limiter.acquire, models.get(STEP_MODELS[step], backend.name))
 
 
 async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: int, root: Path,
@@ -165,10 +185,12 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
             instruction = await with_retries(
                 "generate_prompt" if number == 1 else "update_prompt",
                 partial(backend.instruction, task, original, history, feedback or []),
-                options.policy, cancelled=cancelled)
+                options.policy, cancelled=cancelled,
+                gate=call_gate(options.limiter, backend, "generate_prompt"))
             edit = await with_retries("edit_image", partial(backend.edit, task, original,
                                                             instruction.text),
-                                      options.policy, no_image, cancelled=cancelled)
+                                      options.policy, no_image, cancelled=cancelled,
+                                      gate=call_gate(options.limiter, backend, "edit_image"))
         except CancelledWhileWaiting:
             return run_id, None
         except StepBlocked as blocked:
@@ -187,7 +209,8 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
                 verdict = await with_retries(
                     "verify_image", partial(backend.judge, task, original, edit.image,
                                             instruction.text),
-                    options.policy, unreadable, cancelled=cancelled)
+                    options.policy, unreadable, cancelled=cancelled,
+                    gate=call_gate(options.limiter, backend, "verify_image"))
             except CancelledWhileWaiting:
                 return run_id, None
             except StepFailed as failure:

@@ -14,7 +14,8 @@ from app.images import ImageKind, ImageNotFound, resolve_image
 from app.models import Attempt, JudgeVerdict, Task
 from pipeline import store
 from pipeline.backend import Backend
-from pipeline.loop import RetryPolicy, StepFailed, unreadable, with_retries
+from pipeline.loop import RetryPolicy, StepFailed, call_gate, unreadable, with_retries
+from pipeline.rate_limit import CallLimiter
 
 
 def _latest_edit(engine: Engine, task_id: int) -> tuple[Any, bytes, int, str, bytes]:
@@ -55,7 +56,7 @@ def verdicts_on(engine: Engine, attempt_id: int) -> int:
 
 
 async def rejudge_task(engine: Engine, backend: Backend, task_id: int, times: int,
-                       policy: RetryPolicy) -> str | None:
+                       policy: RetryPolicy, limiter: CallLimiter | None = None) -> str | None:
     """Judge the task's latest edit ``times`` more times; an error text if it could not."""
     try:
         info, original, attempt_id, instruction, edited = await asyncio.to_thread(
@@ -66,7 +67,7 @@ async def rejudge_task(engine: Engine, backend: Backend, task_id: int, times: in
         try:
             verdict = await with_retries(
                 "verify_image", lambda: backend.judge(info, original, edited, instruction),
-                policy, unreadable)
+                policy, unreadable, gate=call_gate(limiter, backend, "verify_image"))
         except StepFailed as failure:
             return str(failure)
         await asyncio.to_thread(_store, engine, attempt_id, verdict.fields,
