@@ -186,8 +186,14 @@ def test_the_call_timeout_is_set_from_the_cli(demo_engine: Engine, tmp_path: Pat
 
     monkeypatch.setenv("MEDBANANA_DATABASE_URL", demo_engine.url.render_as_string(hide_password=False))
     monkeypatch.setenv("MEDBANANA_VAR_DIR", str(tmp_path / "var"))
-    result = CliRunner().invoke(cli, ["pipeline", "run", "--modality", "fundus", "--limit", "1",
-                                      "--rounds", "1", "--timeout", "42"])
+    # In a thread of its own: the command runs its own event loop, and Playwright's (in the
+    # browser tests of the same session) is running in this one.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        result = pool.submit(CliRunner().invoke, cli, [
+            "pipeline", "run", "--modality", "fundus", "--limit", "1", "--rounds", "1",
+            "--timeout", "42"]).result()
     assert result.exit_code == 0, result.output
     with Session(demo_engine) as session:
         [options] = session.exec(select(Job.options)).all()
