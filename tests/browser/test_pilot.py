@@ -4,6 +4,7 @@ keyboard, then the lock; the judge's 2x2 is non-degenerate, so too strict and to
 are both estimated."""
 
 import csv
+import hashlib
 import io
 import re
 from collections import Counter
@@ -73,10 +74,11 @@ def read_with_keyboard(browser: Browser, base: str, name: str, study_id: int) ->
 
 
 def read_the_rest_by_api(engine: Engine, base: str, reader_id: int, name: str,
-                         study_id: int, strata: dict[int, str]) -> str:
+                         study_id: int, strata: dict[int, str], disputed: dict[int, bool]) -> str:
     """What is left, as a scripted client would send it: the same route as the form. The
     reader mostly agrees with the judge (whose verdict the test, not the reader, knows from
-    the design export) and differs from it on every fifth case, both ways."""
+    the design export) and differs from it on about every fifth case, both ways: the same
+    cases for both readers, since each reader's order is now drawn from a secret."""
     from app.users import find_user
 
     with Session(engine) as session:
@@ -86,7 +88,7 @@ def read_the_rest_by_api(engine: Engine, base: str, reader_id: int, name: str,
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as client:
         for sequence in range(KEYBOARD_CASES + 1, 101):
             judge_passed = strata[sequence].startswith("pass")
-            accept = judge_passed != (sequence % 5 == 0)
+            accept = judge_passed != disputed[sequence]
             response = client.post(f"/read/{study_id}/{sequence}", data=ANSWER | {
                 "overall": "accept" if accept else "reject",
                 "submission_id": f"pilot-{name}-{sequence:03d}"})
@@ -110,9 +112,12 @@ def test_the_papers_pilot_end_to_end(browser: Browser, demo_engine: Engine,
     tokens = []
     for reader, name in zip(readers, names, strict=True):
         read_with_keyboard(browser, live_server, name, study_id)
-        strata = {int(r["sequence"]): r["stratum"] for r in design if r["reader"] == name}
+        own = [r for r in design if r["reader"] == name]
+        strata = {int(r["sequence"]): r["stratum"] for r in own}
+        disputed = {int(r["sequence"]): int(hashlib.sha256(r["task_key"].encode()).hexdigest(), 16)
+                    % 5 == 0 for r in own}
         tokens.append(read_the_rest_by_api(demo_engine, live_server, reader.id or 0, name,
-                                           study_id, strata))
+                                           study_id, strata, disputed))
 
     admin.reload()
     for name in names:
