@@ -4,13 +4,15 @@ import json
 import logging
 import secrets
 from enum import StrEnum
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
 from app.models import DIMENSIONS, utcnow
+from app.roi import MAX_TEXT as ROI_TEXT
 from app.roi import Roi, parse_roi
 from app.study_models import Answer, Assignment, Draft, Reveal, Study, StudyStatus
 
@@ -35,38 +37,6 @@ class Overall(StrEnum):
     reject = "reject"
 
 
-class AnswerIn(BaseModel):
-    compliance: DimensionAnswer
-    structure: DimensionAnswer
-    realism: DimensionAnswer
-    fidelity: DimensionAnswer
-    overall: Overall
-    confidence: int = Field(ge=1, le=5)
-    tags: list[str] = Field(default_factory=list, max_length=len(FAILURE_TAGS))
-    comment: str = Field(default="", max_length=5000)
-    time_on_case_ms: int | None = Field(default=None, ge=0, le=86_400_000)
-    submission_id: str = Field(pattern=r"^[A-Za-z0-9_-]{8,64}$")
-    roi: Roi | None = None  # where the reader says the edit should be, if they drew it
-
-    @field_validator("roi", mode="before")
-    @classmethod
-    def roi_from_text(cls, value: object) -> object:
-        return parse_roi(value)
-
-    @field_validator("comment")
-    @classmethod
-    def storable_comment(cls, comment: str) -> str:
-        return storable(comment)
-
-    @field_validator("tags")
-    @classmethod
-    def known_tags(cls, tags: list[str]) -> list[str]:
-        unknown = sorted(set(tags) - set(FAILURE_TAGS))
-        if unknown:
-            raise ValueError(f"unknown tag(s) {', '.join(unknown)}; known: {', '.join(FAILURE_TAGS)}")
-        return sorted(set(tags), key=FAILURE_TAGS.index)
-
-
 def storable(text: str) -> str:
     """Text every database stores and every page can encode: no lone surrogate halves."""
     try:
@@ -76,6 +46,38 @@ def storable(text: str) -> str:
     if "\x00" in text:
         raise ValueError("text may not contain NUL characters")
     return text
+
+
+def known_tags(tags: list[str]) -> list[str]:
+    unknown = sorted(set(tags) - set(FAILURE_TAGS))
+    if unknown:
+        raise ValueError(f"unknown tag(s) {', '.join(unknown)}; known: {', '.join(FAILURE_TAGS)}")
+    return sorted(set(tags), key=FAILURE_TAGS.index)
+
+
+# The fields an answer and its draft share, checked the same way in both.
+Tags = Annotated[list[str], Field(max_length=len(FAILURE_TAGS)), AfterValidator(known_tags)]
+Comment = Annotated[str, Field(max_length=5000), AfterValidator(storable)]
+SUBMISSION_ID = r"^[A-Za-z0-9_-]{8,64}$"
+
+
+class AnswerIn(BaseModel):
+    compliance: DimensionAnswer
+    structure: DimensionAnswer
+    realism: DimensionAnswer
+    fidelity: DimensionAnswer
+    overall: Overall
+    confidence: int = Field(ge=1, le=5)
+    tags: Tags = []
+    comment: Comment = ""
+    time_on_case_ms: int | None = Field(default=None, ge=0, le=86_400_000)
+    submission_id: str = Field(pattern=SUBMISSION_ID)
+    roi: Roi | None = None  # where the reader says the edit should be, if they drew it
+
+    @field_validator("roi", mode="before")
+    @classmethod
+    def roi_from_text(cls, value: object) -> object:
+        return parse_roi(value)
 
 
 class DraftIn(BaseModel):
@@ -90,21 +92,11 @@ class DraftIn(BaseModel):
     fidelity: DimensionAnswer | None = None
     overall: Overall | None = None
     confidence: int | None = Field(default=None, ge=1, le=5)
-    tags: list[str] = Field(default_factory=list, max_length=len(FAILURE_TAGS))
-    comment: str = Field(default="", max_length=5000)
-    submission_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]{8,64}$")
+    tags: Tags = []
+    comment: Comment = ""
+    submission_id: str | None = Field(default=None, pattern=SUBMISSION_ID)
     elapsed_ms: int = Field(default=0, ge=0, le=86_400_000)
-    roi: str = Field(default="", max_length=20_000)  # the region as the form's JSON text
-
-    @field_validator("tags")
-    @classmethod
-    def known_tags(cls, tags: list[str]) -> list[str]:
-        return AnswerIn.known_tags(tags)
-
-    @field_validator("comment")
-    @classmethod
-    def storable_comment(cls, comment: str) -> str:
-        return storable(comment)
+    roi: str = Field(default="", max_length=ROI_TEXT)  # the region as the form's JSON text
 
     @field_validator("roi")
     @classmethod

@@ -19,6 +19,11 @@ SECRET_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "MEDBANANA_SECRET_KEY")
 MIN_SECRET_LENGTH = 8
 
 
+def redact_optional(text: str | None) -> str | None:
+    """An error that may be absent (None or empty), redacted when it is there."""
+    return redact(text) if text else text
+
+
 def redact(text: str, extra_secrets: tuple[str, ...] = ()) -> str:
     """The text with every credential-shaped part and every known secret replaced."""
     for secret in (*extra_secrets, *(os.environ.get(name, "") for name in SECRET_VARIABLES)):

@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.security import SESSION_USER
+from app.web import path_in_app
 
 # The largest body a page sends is a reading draft or an answer with a freehand region and a
 # comment: tens of KB. A megabyte leaves room and keeps a flood of bodies cheap.
@@ -45,7 +46,7 @@ class RequestGuard:
         if scope["method"] in NO_BODY_METHODS:
             await self.app(scope, receive, send)
             return
-        path = _app_path(scope)
+        path = path_in_app(scope)
         public = path in PUBLIC_PATHS
         limit = PUBLIC_BODY_BYTES if public else MAX_BODY_BYTES
         signed_in = public or _has_credentials(scope)
@@ -108,10 +109,3 @@ def _is_text_body(scope: Scope) -> bool:
 
 def _has_nul(data: bytes) -> bool:
     return any(form in data for form in _NUL_FORMS)
-
-
-def _app_path(scope: Scope) -> str:
-    """The path inside the app: without the proxy's prefix when the path carries it (a proxy
-    that strips the prefix sends the bare path)."""
-    path, root = scope["path"], str(scope.get("root_path", "")).rstrip("/")
-    return path[len(root):] if root and path.startswith(root + "/") else path

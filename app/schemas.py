@@ -7,7 +7,7 @@ from pydantic import BaseModel, field_validator
 from app.case_detail import AttemptView, CaseView, RunView
 from app.case_list import CaseRow, failed_dimensions
 from app.models import AttemptMetric
-from app.redaction import redact
+from app.redaction import redact_optional
 
 
 class SourceImageOut(BaseModel):
@@ -89,7 +89,7 @@ class VerdictOut(BaseModel):
     @field_validator("error")
     @classmethod
     def _no_secrets(cls, error: str | None) -> str | None:
-        return _redacted(error)
+        return redact_optional(error)
 
 
 class AttemptOut(BaseModel):
@@ -147,7 +147,7 @@ def _attempt_out(view: AttemptView) -> AttemptOut:
     return AttemptOut(
         id=a.id, round=a.round, role="accepted" if view.accepted else "failed",
         instruction=a.instruction, instruction_thinking=a.instruction_thinking,
-        edit_error=_redacted(a.edit_error), image_present=a.image_present,
+        edit_error=redact_optional(a.edit_error), image_present=a.image_present,
         image_url=image_url("attempt", a.id) if a.image_present else None,
         difference_map_url=f"/images/diff/{a.id}?size=preview" if a.image_present else None,
         metrics=metrics_out(view.metric),
@@ -164,7 +164,7 @@ def case_out(case: CaseView) -> CaseOut:
             id=run.id or 0, origin=run.origin, outcome=run.outcome, rounds=run.n_rounds,
             success_round=run.success_round, final_instruction=run.final_instruction,
             failure_step=run.failure_step, failure_round=run.failure_round,
-            failure_error=_redacted(run.failure_error), created_at=run.created_at,
+            failure_error=redact_optional(run.failure_error), created_at=run.created_at,
             attempts=[_attempt_out(a) for a in shown.attempts]
             if shown and shown.run.id == run.id else None,
         )
@@ -180,8 +180,3 @@ def case_out(case: CaseView) -> CaseOut:
             url=image_url("source", source.id) if source.present else None),
         latest_run_id=task.latest_run_id, runs=runs,
     )
-
-
-def _redacted(error: str | None) -> str | None:
-    """Errors stored before redaction on the way in still never show a key."""
-    return redact(error) if error else error

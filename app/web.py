@@ -1,5 +1,6 @@
 """Templates, and the one helper that decides between a full page and an htmx partial."""
 
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -30,7 +31,13 @@ def root_path(request: Request) -> str:
 
 def app_path(request: Request) -> str:
     """The request's path inside the app, without the proxy's prefix."""
-    path, root = request.url.path, root_path(request)
+    return path_in_app(request.scope)
+
+
+def path_in_app(scope: Mapping[str, Any]) -> str:
+    """The path without the proxy's prefix when it carries it (a proxy that strips the
+    prefix sends the bare path); for middleware, which has a scope and no request."""
+    path, root = scope["path"], str(scope.get("root_path", "")).rstrip("/")
     return path[len(root):] if root and path.startswith(root + "/") else path
 
 

@@ -220,8 +220,9 @@ def _retry_after(error: errors.APIError) -> float | None:
     """The delay the service asks for: google.rpc.RetryInfo's retryDelay in the error body
     (where Gemini puts it), else a Retry-After header, else "retry in N s" in the message."""
     body = error.details if isinstance(error.details, dict) else {}
-    inner = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
-    for detail in inner.get("details") or []:
+    status = body.get("error", body)  # {"error": {... "details": [...]}}, or the inner object
+    details = status.get("details") if isinstance(status, dict) else None
+    for detail in details if isinstance(details, list) else []:
         if isinstance(detail, dict) and detail.get("@type") == RETRY_INFO:
             delay = _duration(detail.get("retryDelay"))
             if delay is not None:

@@ -193,14 +193,8 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
                                       gate=call_gate(options.limiter, backend, "edit_image"))
         except CancelledWhileWaiting:
             return run_id, None
-        except StepBlocked as blocked:
-            await asyncio.to_thread(store.finish_run, engine, run_id, Outcome.blocked,
-                                    failure_step=blocked.step, failure_error=blocked.error)
-            return run_id, Outcome.blocked
         except StepFailed as failure:
-            await asyncio.to_thread(store.finish_run, engine, run_id, Outcome.api_failed,
-                                    failure_step=failure.step, failure_error=failure.error)
-            return run_id, Outcome.api_failed
+            return run_id, await _end_on(engine, run_id, failure)
         # The judge on its own: when its calls fail, the finished edit is kept (stored with
         # no verdict, to be judged later by a re-judge) and only the run ends.
         verdict, judge_failure = None, None
@@ -231,11 +225,7 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
             | {"instruction_prompt": instruction.prompt.version})
         await asyncio.to_thread(store.save_round, engine, run_id, root_id, root, item)
         if judge_failure is not None:
-            ended = Outcome.blocked if isinstance(judge_failure, StepBlocked) else Outcome.api_failed
-            await asyncio.to_thread(store.finish_run, engine, run_id, ended,
-                                    failure_step=judge_failure.step,
-                                    failure_error=judge_failure.error)
-            return run_id, ended
+            return run_id, await _end_on(engine, run_id, judge_failure)
         history = await asyncio.to_thread(store.rounds_done, engine, run_id)
         if verdict is not None and verdict.fields and verdict.fields.get("qualified"):
             await asyncio.to_thread(store.finish_run, engine, run_id, Outcome.success,
@@ -243,6 +233,14 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
             return run_id, Outcome.success
     await asyncio.to_thread(store.finish_run, engine, run_id, Outcome.failed)
     return run_id, Outcome.failed
+
+
+async def _end_on(engine: Engine, run_id: int, failure: StepFailed) -> Outcome:
+    """End the run on a step that failed: blocked when the API refused, else api_failed."""
+    outcome = Outcome.blocked if isinstance(failure, StepBlocked) else Outcome.api_failed
+    await asyncio.to_thread(store.finish_run, engine, run_id, outcome,
+                            failure_step=failure.step, failure_error=failure.error)
+    return outcome
 
 
 def _task_info(engine: Engine, task_id: int) -> tuple[Any, bytes]:

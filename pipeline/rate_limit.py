@@ -48,10 +48,10 @@ class CallLimiter:
         """None when the call was recorded; else the seconds until the window has room."""
         assert self.per_window is not None
         with Session(self.engine) as session:
-            insert_new(session, RateLimit, [RateLimit(model=model)])
-            session.commit()
-            session.execute(update(RateLimit).where(col(RateLimit.model) == model)
-                            .values(model=model))  # takes the model's lock until commit
+            if not self._lock(session, model):  # the model's first call on this database
+                insert_new(session, RateLimit, [RateLimit(model=model)])
+                session.commit()
+                self._lock(session, model)
             now = utcnow()
             # A little longer than the window: the service counts arrivals, which come a
             # few milliseconds after the moment recorded here.
@@ -69,3 +69,11 @@ class CallLimiter:
                 session.execute(delete(RateCall).where(col(RateCall.at) < now - KEEP))
             session.commit()
             return None
+
+    @staticmethod
+    def _lock(session: Session, model: str) -> bool:
+        """Take the model's lock until commit (an UPDATE locks its row on PostgreSQL and the
+        database on SQLite); False when the model has no row yet."""
+        touched = session.execute(update(RateLimit).where(col(RateLimit.model) == model)
+                                  .values(model=model))
+        return bool(touched.rowcount)  # type: ignore[attr-defined]

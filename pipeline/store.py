@@ -29,7 +29,7 @@ from app.models import (
     RunOrigin,
     Task,
 )
-from app.redaction import redact
+from app.redaction import redact_optional
 from pipeline.backend import DIMENSIONS, Call, TaskInfo
 
 RUNNING = "running"
@@ -146,7 +146,7 @@ def save_round(engine: Engine, run_id: int, root_id: int, root: Path, item: Roun
                           instruction_thinking=item.instruction_thinking,
                           image_root_id=root_id if relpath else None, image_relpath=relpath,
                           image_present=relpath is not None,
-                          edit_error=redact(item.edit_error) if item.edit_error else None,
+                          edit_error=redact_optional(item.edit_error),
                           calls=json.dumps(item.calls))
         session.add(attempt)
         session.flush()
@@ -154,7 +154,7 @@ def save_round(engine: Engine, run_id: int, root_id: int, root: Path, item: Roun
             fields = item.verdict or {}
             session.add(JudgeVerdict(
                 attempt_id=attempt.id or 0,
-                error=redact(item.verdict_error) if item.verdict_error else None,
+                error=redact_optional(item.verdict_error),
                 compliance=fields.get("compliance"), structure=fields.get("structure"),
                 realism=fields.get("realism"), fidelity=fields.get("fidelity"),
                 qualified=fields.get("qualified"), has_disease=fields.get("has_disease"),
@@ -177,7 +177,7 @@ def finish_run(engine: Engine, run_id: int, outcome: Outcome, *, success_round: 
         run.final_instruction = attempts[-1].instruction if attempts else None
         # Upstream errors can echo the API key; nothing shaped like one is stored.
         run.failure_step = failure_step
-        run.failure_error = redact(failure_error) if failure_error is not None else None
+        run.failure_error = redact_optional(failure_error)
         run.failure_round = len(attempts) + 1 if failure_step else None
         task = session.get(Task, run.task_id)
         assert task is not None

@@ -19,7 +19,7 @@ from app.importer.records import (
     unknown_fields,
 )
 from app.models import Direction, Modality, Outcome
-from app.redaction import redact
+from app.redaction import redact_optional
 
 ENTRY_FIELDS = frozenset(
     {"image", "disease", "status", "rounds", "final_prompt", "final_image_path"}
@@ -96,7 +96,7 @@ def _parse_round(
     prompt = opt_dict(obj, "generate_prompt", where)
     edit = opt_dict(obj, "edit_result", where)
     edit_ok = opt_bool(edit, "success", f"{where}.edit_result")
-    edit_error = _redacted(opt_str(edit, "error", f"{where}.edit_result"))
+    edit_error = redact_optional(opt_str(edit, "error", f"{where}.edit_result"))
     if edit_ok is False and not edit_error:
         edit_error = "edit failed (no error text recorded)"
     verification = obj.get("verification")
@@ -128,7 +128,7 @@ def _parse_verification(
         has_disease=has_disease,
         reason=opt_str(obj, "reason", where),
         thinking_summary=opt_str(obj, "thinking_summary", where),
-        error=_redacted(opt_str(obj, "error", where)),
+        error=redact_optional(opt_str(obj, "error", where)),
         raw_json=raw_json(obj),
     )
 
@@ -169,10 +169,5 @@ def parse_api_failure(entry: Any, ctx: FolderContext) -> TaskRecord:
         disease=disease, image=image, outcome=Outcome.api_failed,
         fingerprint=fingerprint("api_failure", ctx.label, entry),
         failure_step=step, failure_round=failure_round,
-        failure_error=_redacted(opt_str(entry, "error", key)),
+        failure_error=redact_optional(opt_str(entry, "error", key)),
     )
-
-
-def _redacted(error: str | None) -> str | None:
-    """A run's recorded error can echo the API key it was called with; none is stored."""
-    return redact(error) if error else error
