@@ -25,6 +25,7 @@ from pipeline.jobs import (
     request_cancel,
     run_job,
 )
+from pipeline.lease import Lease
 from pipeline.registry import BACKENDS, UnknownBackend, make_backend
 from pipeline.worker import pipeline_output, work
 
@@ -40,7 +41,8 @@ def output_folder() -> Path:
     return pipeline_output(get_settings())
 
 
-def _run(engine: Engine, job_id: int) -> str:
+def _run(engine: Engine, lease: Lease) -> str:
+    job_id = lease.job_id
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=console, disable=not console.is_terminal) as bar:
         with Session(engine) as session:
@@ -53,7 +55,7 @@ def _run(engine: Engine, job_id: int) -> str:
                        description=f"job {job_id}: {job.succeeded} ok, {job.failed} failed, "
                                    f"{job.api_failed} api_failed")
 
-        return asyncio.run(run_job(engine, job_id, make_backend, output_folder(), on_progress=show))
+        return asyncio.run(run_job(engine, lease, make_backend, output_folder(), on_progress=show))
 
 
 def _start(engine: Engine, case_filter: CaseFilter, limit: int | None, options: JobOptions) -> None:
@@ -67,10 +69,11 @@ def _start(engine: Engine, case_filter: CaseFilter, limit: int | None, options: 
         typer.echo("error: no task matches these filters", err=True)
         raise typer.Exit(1)
     job_id = create_job(engine, task_ids, options)
-    if claim(engine, job_id) is None:
+    lease = claim(engine, job_id)
+    if lease is None:
         typer.echo(f"job {job_id} was taken by another worker", err=True)
         raise typer.Exit(1)
-    status = _run(engine, job_id)
+    status = _run(engine, lease)
     with Session(engine) as session:
         job = session.get(Job, job_id)
         assert job is not None

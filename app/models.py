@@ -312,6 +312,8 @@ class RateCall(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     model: str = Field(sa_column=Column(String(100), nullable=False))
     at: datetime = Field(default_factory=utcnow)
+    # Input and output tokens the call used, filled in when it answers (tokens per minute).
+    tokens: int = 0
 
 
 class JobStatus(StrEnum):
@@ -344,6 +346,11 @@ class Job(SQLModel, table=True):
     started_at: datetime | None = None
     finished_at: datetime | None = None
     heartbeat_at: datetime | None = None
+    # The fencing token: raised by every claim; a worker writes for the job only while the
+    # lease is still the one it claimed with (pipeline/lease.py).
+    lease: int = 0
+    # Set while every call of the job waits for a used-up quota: the job page says until when.
+    waiting_until: datetime | None = None
 
 
 class JobTask(SQLModel, table=True):

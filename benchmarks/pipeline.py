@@ -80,11 +80,12 @@ def throughput(engine: Any, tasks: int, latency: float, concurrency: int) -> Non
 
     fake = FakeGemini(slow)
     job_id = create_job(engine, ids, JobOptions(backend="gemini", concurrency=concurrency))
-    claim(engine, job_id)
+    lease = claim(engine, job_id)
+    assert lease is not None
     with fake.serve() as url:
         backend = GeminiBackend("benchmark-key", base_url=url, timeout_seconds=60)
         start = time.perf_counter()
-        asyncio.run(run_job(engine, job_id, lambda _: backend, Path(tempfile.mkdtemp()),
+        asyncio.run(run_job(engine, lease, lambda _: backend, Path(tempfile.mkdtemp()),
                             policy=RetryPolicy(attempts=3, base_seconds=0.5)))
         wall = time.perf_counter() - start
     calls = len(fake.calls)

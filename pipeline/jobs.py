@@ -8,6 +8,7 @@ rounds are never repeated and no attempt is stored twice.
 
 import asyncio
 import json
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,16 +25,19 @@ from app.redaction import redact
 from pipeline import store
 from pipeline.backend import Backend
 from pipeline.feedback import reader_feedback
+from pipeline.lease import Displaced, Lease
 from pipeline.loop import Options, RetryPolicy, regenerate
 from pipeline.rate_limit import CallLimiter
 from pipeline.rejudge import rejudge_task
 
 CANCELLED = "cancelled"  # a run's outcome when its job was cancelled mid-run
+DISPLACED = "displaced"  # what run_job returns when another worker took the job over
 HEARTBEAT = timedelta(seconds=5)
 STALE = timedelta(seconds=30)  # a running job unheard of this long has lost its worker
 # Shorter, and a healthy job whose heartbeat is merely late would be taken from its worker.
 MIN_STALE = HEARTBEAT * 3
 ERRORS_KEPT = 20
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -92,8 +96,10 @@ def check_stale_after(stale_after: timedelta) -> None:
                          f"{stale_after.total_seconds():g} s")
 
 
-def claim(engine: Engine, job_id: int | None = None, *, stale_after: timedelta = STALE) -> int | None:
-    """Take a queued job (or a running one whose worker went silent); None if there is none."""
+def claim(engine: Engine, job_id: int | None = None, *,
+          stale_after: timedelta = STALE) -> Lease | None:
+    """Take a queued job (or a running one whose worker went silent), with a new lease that
+    displaces any earlier holder; None if there is none."""
     check_stale_after(stale_after)
     stale = utcnow() - stale_after
     with Session(engine) as session:
@@ -109,16 +115,23 @@ def claim(engine: Engine, job_id: int | None = None, *, stale_after: timedelta =
         claimed = session.execute(
             update(Job).where(col(Job.id) == candidate, or_(
                 col(Job.status) == JobStatus.queued, col(Job.heartbeat_at) < stale))
-            .values(status=JobStatus.running.value, heartbeat_at=utcnow(),
+            .values(status=JobStatus.running.value, heartbeat_at=utcnow(), lease=Job.lease + 1,
                     started_at=func.coalesce(Job.started_at, utcnow())))
+        if claimed.rowcount != 1:  # type: ignore[attr-defined]
+            session.rollback()
+            return None
+        # Read in the claim's own transaction, so it is the lease this claim set.
+        token = session.scalar(select(col(Job.lease)).where(col(Job.id) == candidate))
         session.commit()
-        return candidate if claimed.rowcount == 1 else None  # type: ignore[attr-defined]
+        return Lease(candidate, int(token or 0))
 
 
-async def run_job(engine: Engine, job_id: int, make_backend: Callable[[JobOptions], Backend],
+async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptions], Backend],
                   output: Path, *, policy: RetryPolicy = RetryPolicy(),
                   on_progress: Callable[[Job], None] | None = None) -> str:
-    """Work the claimed job to its end (or its cancellation); returns its final status."""
+    """Work the claimed job to its end (or its cancellation); returns its final status, or
+    DISPLACED when another worker took it over meanwhile (this one then wrote nothing more)."""
+    job_id = lease.job_id
     root_id = store.output_root(engine, output)
     root = output.resolve()
     with Session(engine) as session:
@@ -132,54 +145,73 @@ async def run_job(engine: Engine, job_id: int, make_backend: Callable[[JobOption
     # Calls, not task starts, per model and across every job and worker on this database.
     limiter = CallLimiter(engine, options.requests_per_minute)
     gate = asyncio.Semaphore(max(1, options.concurrency))
-    cancel = threading.Event()
-    loop_options = Options(rounds=options.rounds, policy=policy, limiter=limiter)
+    cancel, displaced = threading.Event(), threading.Event()
+    loop_options = Options(rounds=options.rounds, policy=policy, limiter=limiter, lease=lease)
 
     async def beat() -> None:
         while True:
             await asyncio.sleep(HEARTBEAT.total_seconds())
-            if await asyncio.to_thread(_heartbeat, engine, job_id):
+            try:
+                if await asyncio.to_thread(_heartbeat, engine, lease):
+                    cancel.set()
+            except Displaced:
+                displaced.set()
                 cancel.set()
+                return
 
     async def one(job_task: JobTask) -> None:
         async with gate:
             if cancel.is_set() or await asyncio.to_thread(_cancel_requested, engine, job_id):
                 cancel.set()
                 return
-
-            if options.kind == "rejudge":
-                outcome_or_error = await rejudge_task(engine, backend, job_task.task_id,
-                                                      options.rejudge_times, policy, limiter)
-                failed = isinstance(outcome_or_error, str)
-                await asyncio.to_thread(_finish_task, engine, job_id, job_task.id or 0,
-                                        None if failed else Outcome.success,
-                                        outcome_or_error if failed else None)
-                if on_progress is not None:
-                    on_progress(await asyncio.to_thread(_job, engine, job_id))
-                return
             try:
-                feedback = (await asyncio.to_thread(reader_feedback, engine, job_task.task_id)
-                            if options.use_reader_feedback else [])
-                run_id = job_task.run_id or await asyncio.to_thread(
-                    store.start_run, engine, job_task.task_id, job_task.id)
-                _, outcome = await regenerate(
-                    engine, backend, job_task.task_id, root_id, root, loop_options,
-                    run_id=run_id, feedback=feedback, cancelled=cancel.is_set)
-            except LookupError as error:  # e.g. the original image is gone
-                await asyncio.to_thread(_finish_task, engine, job_id, job_task.id or 0, None,
-                                        str(error))
-                return
-            if outcome is not None:
-                await asyncio.to_thread(_finish_task, engine, job_id, job_task.id or 0, outcome, None)
+                await task_of_job(job_task)
+            except Displaced as error:
+                if not displaced.is_set():
+                    logger.warning("%s; stopping its tasks here", error)
+                displaced.set()
+                cancel.set()
+
+    async def task_of_job(job_task: JobTask) -> None:
+
+        if options.kind == "rejudge":
+            outcome_or_error = await rejudge_task(engine, backend, job_task.task_id,
+                                                  options.rejudge_times, policy, limiter, lease)
+            failed = isinstance(outcome_or_error, str)
+            await asyncio.to_thread(_finish_task, engine, lease, job_task.id or 0,
+                                    None if failed else Outcome.success,
+                                    outcome_or_error if failed else None)
             if on_progress is not None:
                 on_progress(await asyncio.to_thread(_job, engine, job_id))
+            return
+        try:
+            feedback = (await asyncio.to_thread(reader_feedback, engine, job_task.task_id)
+                        if options.use_reader_feedback else [])
+            run_id = job_task.run_id or await asyncio.to_thread(
+                store.start_run, engine, job_task.task_id, job_task.id, lease)
+            _, outcome = await regenerate(
+                engine, backend, job_task.task_id, root_id, root, loop_options,
+                run_id=run_id, feedback=feedback, cancelled=cancel.is_set)
+        except LookupError as error:  # e.g. the original image is gone
+            await asyncio.to_thread(_finish_task, engine, lease, job_task.id or 0, None,
+                                    str(error))
+            return
+        if outcome is not None:
+            await asyncio.to_thread(_finish_task, engine, lease, job_task.id or 0, outcome, None)
+        if on_progress is not None:
+            on_progress(await asyncio.to_thread(_job, engine, job_id))
 
     beater = asyncio.create_task(beat())
     try:
         await asyncio.gather(*(one(t) for t in pending))
     finally:
         beater.cancel()
-    return await asyncio.to_thread(_close, engine, job_id)
+    if displaced.is_set():
+        return DISPLACED
+    try:
+        return await asyncio.to_thread(_close, engine, lease)
+    except Displaced:
+        return DISPLACED
 
 
 def _job(engine: Engine, job_id: int) -> Job:
@@ -189,15 +221,13 @@ def _job(engine: Engine, job_id: int) -> Job:
         return job
 
 
-def _heartbeat(engine: Engine, job_id: int) -> bool:
-    """Refresh the heartbeat; True when a cancel was requested."""
+def _heartbeat(engine: Engine, lease: Lease) -> bool:
+    """Refresh the heartbeat; True when a cancel was requested. Raises Displaced when the
+    job has another holder."""
     with Session(engine) as session:
-        job = session.get(Job, job_id)
-        assert job is not None
-        job.heartbeat_at = utcnow()
-        session.add(job)
+        lease.hold(session)
         session.commit()
-        return job.cancel_requested
+        return _cancel_requested(engine, lease.job_id)
 
 
 def _cancel_requested(engine: Engine, job_id: int) -> bool:
@@ -205,13 +235,15 @@ def _cancel_requested(engine: Engine, job_id: int) -> bool:
         return bool(session.scalar(select(col(Job.cancel_requested)).where(col(Job.id) == job_id)))
 
 
-def _finish_task(engine: Engine, job_id: int, job_task_id: int, outcome: Outcome | None,
+def _finish_task(engine: Engine, lease: Lease, job_task_id: int, outcome: Outcome | None,
                  error: str | None) -> None:
     """Mark the task done and count it, atomically: concurrent tasks finish at the same
     moment, and a resumed job must never count a task twice."""
     counters = {Outcome.success: "succeeded", Outcome.failed: "failed", Outcome.blocked: "blocked"}
     column = counters.get(outcome, "api_failed") if outcome is not None else "api_failed"
+    job_id = lease.job_id
     with Session(engine) as session:
+        lease.hold(session)
         marked = session.execute(update(JobTask).where(
             col(JobTask.id) == job_task_id, col(JobTask.status) != "done").values(status="done"))
         if marked.rowcount != 1:  # type: ignore[attr-defined]
@@ -239,8 +271,10 @@ def _run_error(session: Session, job_task: JobTask) -> str:
     return f"{run.failure_step}: {run.failure_error}" if run else "unknown error"
 
 
-def _close(engine: Engine, job_id: int) -> str:
+def _close(engine: Engine, lease: Lease) -> str:
+    job_id = lease.job_id
     with Session(engine) as session:
+        lease.hold(session)
         job = session.get(Job, job_id)
         assert job is not None
         open_tasks = session.scalar(select(func.count()).select_from(JobTask).where(

@@ -23,6 +23,7 @@ from sqlalchemy.engine import Engine
 from app.models import Outcome
 from pipeline import store
 from pipeline.backend import Backend, BackendError, Edit, Verdict
+from pipeline.lease import Lease
 from pipeline.rate_limit import CallLimiter
 
 T = TypeVar("T")
@@ -137,6 +138,8 @@ class Options:
     policy: RetryPolicy = RetryPolicy()
     # Calls per minute per model, shared with every other job and worker (None: no limit).
     limiter: CallLimiter | None = None
+    # The job's lease when the run is one of a job's tasks: every write checks it.
+    lease: Lease | None = None
 
 
 # Which of the backend's models each step calls.
@@ -166,8 +169,9 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
         if run_id is not None and await asyncio.to_thread(store.run_outcome, engine,
                                                           run_id) == store.RUNNING:
             # A job made the run before this was known; it must end, not stay "running".
-            await asyncio.to_thread(store.finish_run, engine, run_id, Outcome.api_failed,
-                                    failure_step="read_original", failure_error=str(error))
+            await asyncio.to_thread(partial(
+                store.finish_run, engine, run_id, Outcome.api_failed,
+                failure_step="read_original", failure_error=str(error), lease=options.lease))
         raise
     if run_id is None:
         run_id = await asyncio.to_thread(store.start_run, engine, task_id)
@@ -194,7 +198,7 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
         except CancelledWhileWaiting:
             return run_id, None
         except StepFailed as failure:
-            return run_id, await _end_on(engine, run_id, failure)
+            return run_id, await _end_on(engine, run_id, failure, options.lease)
         # The judge on its own: when its calls fail, the finished edit is kept (stored with
         # no verdict, to be judged later by a re-judge) and only the run ends.
         verdict, judge_failure = None, None
@@ -223,23 +227,26 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
             raw=verdict.raw if verdict else "",
             calls=store.calls_record(backend.name, backend.label, **calls)
             | {"instruction_prompt": instruction.prompt.version})
-        await asyncio.to_thread(store.save_round, engine, run_id, root_id, root, item)
+        await asyncio.to_thread(store.save_round, engine, run_id, root_id, root, item,
+                                options.lease)
         if judge_failure is not None:
-            return run_id, await _end_on(engine, run_id, judge_failure)
+            return run_id, await _end_on(engine, run_id, judge_failure, options.lease)
         history = await asyncio.to_thread(store.rounds_done, engine, run_id)
         if verdict is not None and verdict.fields and verdict.fields.get("qualified"):
-            await asyncio.to_thread(store.finish_run, engine, run_id, Outcome.success,
-                                    success_round=number)
+            await asyncio.to_thread(partial(store.finish_run, engine, run_id, Outcome.success,
+                                            success_round=number, lease=options.lease))
             return run_id, Outcome.success
-    await asyncio.to_thread(store.finish_run, engine, run_id, Outcome.failed)
+    await asyncio.to_thread(partial(store.finish_run, engine, run_id, Outcome.failed,
+                                    lease=options.lease))
     return run_id, Outcome.failed
 
 
-async def _end_on(engine: Engine, run_id: int, failure: StepFailed) -> Outcome:
+async def _end_on(engine: Engine, run_id: int, failure: StepFailed, lease: Lease | None) -> Outcome:
     """End the run on a step that failed: blocked when the API refused, else api_failed."""
     outcome = Outcome.blocked if isinstance(failure, StepBlocked) else Outcome.api_failed
-    await asyncio.to_thread(store.finish_run, engine, run_id, outcome,
-                            failure_step=failure.step, failure_error=failure.error)
+    await asyncio.to_thread(partial(store.finish_run, engine, run_id, outcome,
+                                    failure_step=failure.step, failure_error=failure.error,
+                                    lease=lease))
     return outcome
 
 

@@ -13,7 +13,8 @@ from sqlmodel import Session, col, select
 from app.images import ImageKind, ImageNotFound, resolve_image
 from app.models import Attempt, JudgeVerdict, Task
 from pipeline import store
-from pipeline.backend import Backend
+from pipeline.backend import Backend, Verdict
+from pipeline.lease import Lease, hold
 from pipeline.loop import RetryPolicy, StepFailed, call_gate, unreadable, with_retries
 from pipeline.rate_limit import CallLimiter
 
@@ -35,17 +36,12 @@ def _latest_edit(engine: Engine, task_id: int) -> tuple[Any, bytes, int, str, by
         return info, original, attempt_id, attempt.instruction or "", edited
 
 
-def _store(engine: Engine, attempt_id: int, fields: dict[str, Any] | None, error: str | None,
-           thinking: str, model: str, version: str, raw: str) -> None:
-    fields = fields or {}
+def _store(engine: Engine, attempt_id: int, verdict: Verdict, lease: Lease | None) -> None:
     with Session(engine) as session:
-        session.add(JudgeVerdict(
-            attempt_id=attempt_id, error=error, compliance=fields.get("compliance"),
-            structure=fields.get("structure"), realism=fields.get("realism"),
-            fidelity=fields.get("fidelity"), qualified=fields.get("qualified"),
-            has_disease=fields.get("has_disease"), weighted_score=fields.get("weighted_score"),
-            reason=fields.get("reason"), thinking_summary=thinking or None, model=model,
-            prompt_version=version, raw_json=raw or None))
+        hold(session, lease)
+        session.add(store.verdict_row(attempt_id, verdict.fields, unreadable(verdict),
+                                      thinking=verdict.thinking, model=verdict.call.model,
+                                      prompt_version=verdict.prompt.version, raw=verdict.raw))
         session.commit()
 
 
@@ -56,7 +52,8 @@ def verdicts_on(engine: Engine, attempt_id: int) -> int:
 
 
 async def rejudge_task(engine: Engine, backend: Backend, task_id: int, times: int,
-                       policy: RetryPolicy, limiter: CallLimiter | None = None) -> str | None:
+                       policy: RetryPolicy, limiter: CallLimiter | None = None,
+                       lease: Lease | None = None) -> str | None:
     """Judge the task's latest edit ``times`` more times; an error text if it could not."""
     try:
         info, original, attempt_id, instruction, edited = await asyncio.to_thread(
@@ -70,7 +67,5 @@ async def rejudge_task(engine: Engine, backend: Backend, task_id: int, times: in
                 policy, unreadable, gate=call_gate(limiter, backend, "verify_image"))
         except StepFailed as failure:
             return str(failure)
-        await asyncio.to_thread(_store, engine, attempt_id, verdict.fields,
-                                unreadable(verdict), verdict.thinking, verdict.call.model,
-                                verdict.prompt.version, verdict.raw)
+        await asyncio.to_thread(_store, engine, attempt_id, verdict, lease)
     return None

@@ -1,12 +1,17 @@
 """The database side of a regeneration run: start it, store each round as it ends, finish it.
 
-Every round is written in one transaction after its image is on disk under its final name,
-so a process killed at any moment leaves either a whole round or none of it. A resumed run
-reads back the rounds it already has and continues from the next one.
+Every round is written in one transaction. Its image goes to a name no other write uses
+(the round, then a random part), renamed there from a partial file in the step that commits
+the row, and removed again if the commit fails; so a process killed at any moment leaves
+either a whole round or none of it, and a stored verdict always points at the very image it
+judged, whatever another worker wrote meanwhile. A resumed run reads back the rounds it
+already has and continues from the next one. Writes made for a job check its lease first
+(pipeline/lease.py): a worker that lost the job writes nothing.
 """
 
 import json
 import os
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +36,7 @@ from app.models import (
 )
 from app.redaction import redact_optional
 from pipeline.backend import DIMENSIONS, Call, TaskInfo
+from pipeline.lease import Lease, hold
 
 RUNNING = "running"
 
@@ -79,10 +85,12 @@ def task_info(session: Session, task_id: int) -> tuple[TaskInfo, bytes]:
     return TaskInfo(task.task_key, task.modality, task.disease, task.direction), original
 
 
-def start_run(engine: Engine, task_id: int, job_task_id: int | None = None) -> int:
+def start_run(engine: Engine, task_id: int, job_task_id: int | None = None,
+              lease: Lease | None = None) -> int:
     """A new open run; for a job's task, recorded on the job task in the same transaction,
     so a crash can never leave a run its job does not know about."""
     with Session(engine) as session:
+        hold(session, lease)
         run = Run(task_id=task_id, origin=RunOrigin.regeneration.value, outcome=RUNNING,
                   fingerprint=f"regeneration-{os.urandom(8).hex()}")
         session.add(run)
@@ -129,46 +137,66 @@ def rounds_done(engine: Engine, run_id: int) -> list[dict[str, Any]]:
     return history
 
 
-def save_round(engine: Engine, run_id: int, root_id: int, root: Path, item: Round) -> int:
-    """Write the round's image under its final name, then its rows in one transaction."""
-    relpath = None
+def save_round(engine: Engine, run_id: int, root_id: int, root: Path, item: Round,
+               lease: Lease | None = None) -> int:
+    """Store the round: its rows and its image, together or not at all."""
+    relpath = partial = target = None
     if item.image is not None:
         # Named for what the bytes are: a PNG from the image model stays a .png.
         _mime, suffix = sniff_image(item.image) or ("image/jpeg", ".jpeg")
-        relpath = f"runs/{run_id}/round-{item.number}{suffix}"
+        relpath = f"runs/{run_id}/round-{item.number}-{secrets.token_hex(6)}{suffix}"
         target = root / relpath
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(target.name + ".partial")
         partial.write_bytes(item.image)
-        partial.replace(target)
-    with Session(engine) as session:
-        attempt = Attempt(run_id=run_id, round=item.number, instruction=item.instruction,
-                          instruction_thinking=item.instruction_thinking,
-                          image_root_id=root_id if relpath else None, image_relpath=relpath,
-                          image_present=relpath is not None,
-                          edit_error=redact_optional(item.edit_error),
-                          calls=json.dumps(item.calls))
-        session.add(attempt)
-        session.flush()
-        if item.verdict is not None or item.verdict_error is not None:
-            fields = item.verdict or {}
-            session.add(JudgeVerdict(
-                attempt_id=attempt.id or 0,
-                error=redact_optional(item.verdict_error),
-                compliance=fields.get("compliance"), structure=fields.get("structure"),
-                realism=fields.get("realism"), fidelity=fields.get("fidelity"),
-                qualified=fields.get("qualified"), has_disease=fields.get("has_disease"),
-                weighted_score=fields.get("weighted_score"), reason=fields.get("reason"),
-                thinking_summary=item.judge_thinking or None, model=item.judge_model,
-                prompt_version=item.prompt_version, raw_json=item.raw or None))
-        session.commit()
-        return attempt.id or 0
+    try:
+        with Session(engine) as session:
+            hold(session, lease)
+            attempt = Attempt(run_id=run_id, round=item.number, instruction=item.instruction,
+                              instruction_thinking=item.instruction_thinking,
+                              image_root_id=root_id if relpath else None, image_relpath=relpath,
+                              image_present=relpath is not None,
+                              edit_error=redact_optional(item.edit_error),
+                              calls=json.dumps(item.calls))
+            session.add(attempt)
+            session.flush()
+            if item.verdict is not None or item.verdict_error is not None:
+                session.add(verdict_row(attempt.id or 0, item.verdict, item.verdict_error,
+                                        thinking=item.judge_thinking, model=item.judge_model,
+                                        prompt_version=item.prompt_version, raw=item.raw))
+                session.flush()
+            if partial is not None and target is not None:
+                partial.replace(target)
+            session.commit()
+            return attempt.id or 0
+    except BaseException:
+        for leftover in (partial, target):
+            if leftover is not None:
+                leftover.unlink(missing_ok=True)
+        raise
+
+
+def verdict_row(attempt_id: int, fields: dict[str, Any] | None, error: str | None, *,
+                thinking: str, model: str | None, prompt_version: str | None,
+                raw: str) -> JudgeVerdict:
+    """A judge's answer as stored, from a refinement round or a re-judge alike."""
+    fields = fields or {}
+    return JudgeVerdict(
+        attempt_id=attempt_id, error=redact_optional(error),
+        compliance=fields.get("compliance"), structure=fields.get("structure"),
+        realism=fields.get("realism"), fidelity=fields.get("fidelity"),
+        qualified=fields.get("qualified"), has_disease=fields.get("has_disease"),
+        weighted_score=fields.get("weighted_score"), reason=fields.get("reason"),
+        thinking_summary=thinking or None, model=model, prompt_version=prompt_version,
+        raw_json=raw or None)
 
 
 def finish_run(engine: Engine, run_id: int, outcome: Outcome, *, success_round: int | None = None,
-               failure_step: str | None = None, failure_error: str | None = None) -> None:
+               failure_step: str | None = None, failure_error: str | None = None,
+               lease: Lease | None = None) -> None:
     """Close the run and make it the task's latest: the listing reads the task row."""
     with Session(engine) as session:
+        hold(session, lease)
         run = session.get(Run, run_id)
         assert run is not None
         attempts = session.scalars(select(Attempt).where(col(Attempt.run_id) == run_id)

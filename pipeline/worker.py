@@ -122,11 +122,11 @@ class _LoopState:
 async def _one_round(engine: Engine, output: Path, state: _LoopState, *,
                      stale_after: timedelta) -> str:
     """Run one job or measure one batch ("busy"), or find nothing to do ("idle")."""
-    job_id = await asyncio.to_thread(claim, engine, stale_after=stale_after)
-    if job_id is not None:
-        logger.info("job %s claimed", job_id)
-        status = await run_job(engine, job_id, make_backend, output)
-        logger.info("job %s ended: %s", job_id, status)
+    lease = await asyncio.to_thread(claim, engine, stale_after=stale_after)
+    if lease is not None:
+        logger.info("job %s claimed (lease %s)", lease.job_id, lease.token)
+        status = await run_job(engine, lease, make_backend, output)
+        logger.info("job %s ended here: %s", lease.job_id, status)
         return "busy"
     newest = await asyncio.to_thread(_newest_attempt, engine)
     if newest != state.measured_up_to:

@@ -102,8 +102,9 @@ def rejudge(engine: Engine, study: Study, tmp_path: Path) -> None:
         tasks = sorted({i.task_id for i in session.exec(select(StudyItem).where(
             StudyItem.study_id == study.id))})
     job_id = create_job(engine, tasks, JobOptions(kind="rejudge", rejudge_times=1))
-    claim(engine, job_id)
-    aio.run(run_job(engine, job_id, lambda _: OfflineBackend(), tmp_path / "out",
+    lease = claim(engine, job_id)
+    assert lease is not None
+    aio.run(run_job(engine, lease, lambda _: OfflineBackend(), tmp_path / "out",
                     policy=RetryPolicy(attempts=2, base_seconds=0.0)))
 
 

@@ -28,8 +28,9 @@ def test_round_trip_through_the_scripts_layout(demo_engine: Engine, template_db:
         ids = [t for t in session.exec(select(Task.id).where(Task.modality == "brain_mri").limit(2))
                if t is not None]
     job_id = create_job(demo_engine, ids, JobOptions(rounds=3))
-    claim(demo_engine, job_id)
-    aio.run(run_job(demo_engine, job_id, lambda _: OfflineBackend(), tmp_path / "pipeline",
+    lease = claim(demo_engine, job_id)
+    assert lease is not None
+    aio.run(run_job(demo_engine, lease, lambda _: OfflineBackend(), tmp_path / "pipeline",
                     policy=RetryPolicy(attempts=2, base_seconds=0.0)))
     target = tmp_path / "export"
     assert export_runs(demo_engine, target) == demo.TASKS

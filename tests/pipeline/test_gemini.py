@@ -1,6 +1,7 @@
 """The gemini backend: the real google-genai client against a local fake Gemini server."""
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -300,7 +301,7 @@ def test_a_png_edit_stays_a_png_in_the_store_the_judge_request_and_the_export(
     run_id, outcome = regenerate(demo_engine, tmp_path, fake)
     assert outcome is Outcome.success
     [(attempt, _)] = attempts(demo_engine, run_id)
-    assert (attempt.image_relpath or "").endswith("round-1.png")
+    assert re.fullmatch(r"runs/\d+/round-1-[0-9a-f]{12}\.png", attempt.image_relpath or "")
     with Session(demo_engine) as session:
         assert resolve_image(session, ImageKind.attempt, attempt.id or 0).read_bytes()[:4] == b"\x89PNG"
     judge_parts = fake.calls[-1][2]["contents"][0]["parts"]

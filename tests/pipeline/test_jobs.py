@@ -34,8 +34,9 @@ def task_ids(engine: Engine, n: int) -> list[int]:
 def test_a_job_counts_every_task_once(demo_engine: Engine, tmp_path: Path) -> None:
     ids = task_ids(demo_engine, 12)
     job_id = create_job(demo_engine, ids, JobOptions(concurrency=4))
-    assert claim(demo_engine, job_id) == job_id and claim(demo_engine, job_id) is None
-    status = aio.run(run_job(demo_engine, job_id, lambda _: OfflineBackend(), tmp_path / "out",
+    lease = claim(demo_engine, job_id)
+    assert lease is not None and lease.job_id == job_id and claim(demo_engine, job_id) is None
+    status = aio.run(run_job(demo_engine, lease, lambda _: OfflineBackend(), tmp_path / "out",
                                  policy=FAST))
     with Session(demo_engine) as session:
         job = session.get(Job, job_id)
@@ -60,8 +61,9 @@ def test_cancel_stops_the_job_between_tasks(demo_engine: Engine, tmp_path: Path)
     request_cancel(demo_engine, queued)
     assert claim(demo_engine, queued) is None  # a cancelled job is never started
     job_id = create_job(demo_engine, ids, JobOptions(concurrency=1))
-    claim(demo_engine, job_id)
-    status = aio.run(run_job(demo_engine, job_id, lambda _: CancelsAfterOne(demo_engine, job_id),
+    lease = claim(demo_engine, job_id)
+    assert lease is not None
+    status = aio.run(run_job(demo_engine, lease, lambda _: CancelsAfterOne(demo_engine, job_id),
                                  tmp_path / "out", policy=FAST))
     with Session(demo_engine) as session:
         job = session.get(Job, job_id)
@@ -124,8 +126,9 @@ def test_readers_comments_steer_a_job_when_asked(demo_engine: Engine, tmp_path: 
 
     def first_instruction(use: bool) -> str:
         job_id = create_job(demo_engine, [task_id], JobOptions(rounds=1, use_reader_feedback=use))
-        claim(demo_engine, job_id)
-        aio.run(run_job(demo_engine, job_id, lambda _: OfflineBackend(), tmp_path / "out",
+        lease = claim(demo_engine, job_id)
+        assert lease is not None
+        aio.run(run_job(demo_engine, lease, lambda _: OfflineBackend(), tmp_path / "out",
                         policy=FAST))
         with Session(demo_engine) as session:
             run_id = session.exec(select(JobTask.run_id).where(JobTask.job_id == job_id)).one()
@@ -163,8 +166,9 @@ def test_a_missing_original_ends_its_run_with_the_reason(demo_engine: Engine, tm
         source.present = False  # the file went missing after the import
         session.commit()
     job_id = create_job(demo_engine, [task_id], JobOptions(concurrency=1))
-    claim(demo_engine, job_id)
-    status = aio.run(run_job(demo_engine, job_id, lambda _: OfflineBackend(), tmp_path / "out",
+    lease = claim(demo_engine, job_id)
+    assert lease is not None
+    status = aio.run(run_job(demo_engine, lease, lambda _: OfflineBackend(), tmp_path / "out",
                              policy=FAST))
     with Session(demo_engine) as session:
         job = session.get(Job, job_id)

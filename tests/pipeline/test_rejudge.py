@@ -20,8 +20,9 @@ def test_rejudge_adds_verdicts_only(demo_engine: Engine, tmp_path: Path) -> None
         attempts = [t.accepted_attempt_id for t in tasks]
         runs_before = len(session.exec(select(Run)).all())
     job_id = create_job(demo_engine, ids, JobOptions(kind="rejudge", rejudge_times=3))
-    claim(demo_engine, job_id)
-    status = aio.run(run_job(demo_engine, job_id, lambda _: OfflineBackend(), tmp_path / "out",
+    lease = claim(demo_engine, job_id)
+    assert lease is not None
+    status = aio.run(run_job(demo_engine, lease, lambda _: OfflineBackend(), tmp_path / "out",
                              policy=RetryPolicy(attempts=2, base_seconds=0.0)))
     with Session(demo_engine) as session:
         assert len(session.exec(select(Run)).all()) == runs_before  # no new run
@@ -40,8 +41,9 @@ def test_a_task_without_an_edit_is_reported(demo_engine: Engine, tmp_path: Path)
         task = session.exec(select(Task).where(Task.outcome == "api_failed")).first()
         assert task is not None and task.thumb_attempt_id is None
     job_id = create_job(demo_engine, [task.id or 0], JobOptions(kind="rejudge"))
-    claim(demo_engine, job_id)
-    aio.run(run_job(demo_engine, job_id, lambda _: OfflineBackend(), tmp_path / "out"))
+    lease = claim(demo_engine, job_id)
+    assert lease is not None
+    aio.run(run_job(demo_engine, lease, lambda _: OfflineBackend(), tmp_path / "out"))
     with Session(demo_engine) as session:
         from app.models import Job
 

@@ -37,8 +37,9 @@ def test_confirm_then_start_then_follow(client: TestClient, demo_engine: Engine,
     job_id = int(response.headers["location"].rsplit("/", 1)[1])
     live = BeautifulSoup(client.get(f"/jobs/{job_id}").text, "html.parser")
     assert live.select_one("#job-progress")["hx-trigger"] == "every 1s"
-    claim(demo_engine, job_id)
-    aio.run(run_job(demo_engine, job_id, lambda _: OfflineBackend(), tmp_path / "out",
+    lease = claim(demo_engine, job_id)
+    assert lease is not None
+    aio.run(run_job(demo_engine, lease, lambda _: OfflineBackend(), tmp_path / "out",
                         policy=RetryPolicy(attempts=2, base_seconds=0.0)))
     done = BeautifulSoup(client.get(f"/jobs/{job_id}").text, "html.parser")
     assert done.select_one("#job-status").get_text() == "done"

@@ -1,0 +1,113 @@
+"""Leases: a worker that lost its job to another writes nothing when it wakes."""
+
+import asyncio
+import threading
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import update
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app.images import ImageKind, resolve_image
+from app.models import Attempt, Job, JobTask, Run, utcnow
+from pipeline import store
+from pipeline.backend import Edit, TaskInfo
+from pipeline.jobs import DISPLACED, MIN_STALE, JobOptions, claim, create_job, run_job
+from pipeline.lease import Displaced
+from pipeline.offline import OfflineBackend
+from tests import aio
+from tests.pipeline.test_jobs import FAST, task_ids
+
+
+class StallsOnFirstEdit(OfflineBackend):
+    """Edits like the offline backend, but its first edit waits until released: a worker
+    paused in the middle of a round."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stalled, self.release = threading.Event(), threading.Event()
+
+    async def edit(self, task: TaskInfo, original: bytes, instruction: str) -> Edit:
+        if not self.stalled.is_set():
+            self.stalled.set()
+            await asyncio.to_thread(self.release.wait, 30)
+        return await super().edit(task, original, instruction)
+
+
+def _age_heartbeat(engine: Engine, job_id: int) -> None:
+    with Session(engine) as session:
+        session.execute(update(Job).where(col(Job.id) == job_id)
+                        .values(heartbeat_at=utcnow() - timedelta(hours=1)))
+        session.commit()
+
+
+def test_a_displaced_worker_writes_nothing_when_it_wakes(demo_engine: Engine, tmp_path: Path) -> None:
+    ids = task_ids(demo_engine, 3)
+    job_id = create_job(demo_engine, ids, JobOptions(concurrency=1, rounds=2))
+    first = claim(demo_engine, job_id)
+    assert first is not None
+    stalled = StallsOnFirstEdit()
+    result: dict[str, Any] = {}
+    worker = threading.Thread(target=lambda: result.update(status=asyncio.run(run_job(
+        demo_engine, first, lambda _: stalled, tmp_path / "out", policy=FAST))))
+    worker.start()
+    assert stalled.stalled.wait(30)
+
+    # The first worker went silent: another takes the job over and finishes it.
+    _age_heartbeat(demo_engine, job_id)
+    second = claim(demo_engine, stale_after=MIN_STALE)
+    assert second is not None and second.job_id == job_id and second.token == first.token + 1
+    assert aio.run(run_job(demo_engine, second, lambda _: OfflineBackend(), tmp_path / "out",
+                           policy=FAST)) == "done"
+    with Session(demo_engine) as session:
+        before = [(a.id, a.image_relpath) for a in session.exec(select(Attempt).order_by(
+            col(Attempt.id))).all()]
+
+    stalled.release.set()  # the first worker wakes with a finished edit in hand
+    worker.join(30)
+    assert result["status"] == DISPLACED
+    with Session(demo_engine) as session:
+        after = [(a.id, a.image_relpath) for a in session.exec(select(Attempt).order_by(
+            col(Attempt.id))).all()]
+        job = session.get(Job, job_id)
+        regenerated = session.exec(select(Attempt).join(Run).where(
+            Run.origin == "regeneration")).all()
+        runs_of_job = session.exec(select(JobTask.run_id).where(JobTask.job_id == job_id)).all()
+        # Every stored round's image is on disk, and no file is left that no round names.
+        named = {resolve_image(session, ImageKind.attempt, a.id or 0).path
+                 for a in regenerated if a.image_present}
+    assert after == before
+    assert job is not None and job.status == "done" and job.done == 3 and job.lease == second.token
+    assert {a.run_id for a in regenerated} == set(runs_of_job)
+    on_disk = {p.resolve() for p in (tmp_path / "out").rglob("*") if p.is_file()}
+    assert on_disk == {p.resolve() for p in named} and all(p.exists() for p in named)
+
+
+def test_every_write_of_a_job_checks_its_lease(demo_engine: Engine, tmp_path: Path) -> None:
+    [task_id] = task_ids(demo_engine, 1)
+    job_id = create_job(demo_engine, [task_id], JobOptions())
+    first = claim(demo_engine, job_id)
+    assert first is not None
+    with Session(demo_engine) as session:
+        job_task = session.exec(select(JobTask).where(JobTask.job_id == job_id)).one()
+    run_id = store.start_run(demo_engine, task_id, job_task.id, first)
+    _age_heartbeat(demo_engine, job_id)
+    assert claim(demo_engine, stale_after=MIN_STALE) is not None
+    root_id = store.output_root(demo_engine, tmp_path / "out")
+    item = store.Round(number=1, instruction="x", instruction_thinking="", image=b"\xff\xd8\xff",
+                       edit_error=None, verdict=None, verdict_error=None, judge_thinking="",
+                       judge_model=None, prompt_version=None, raw="", calls={})
+    with pytest.raises(Displaced):
+        store.start_run(demo_engine, task_id, job_task.id, first)
+    with pytest.raises(Displaced):
+        store.save_round(demo_engine, run_id, root_id, tmp_path / "out", item, first)
+    with pytest.raises(Displaced):
+        store.finish_run(demo_engine, run_id, store.Outcome.failed, lease=first)
+    with Session(demo_engine) as session:
+        assert session.exec(select(Attempt).where(Attempt.run_id == run_id)).all() == []
+        run = session.get(Run, run_id)
+        assert run is not None and run.outcome == "running"
+    assert [p for p in (tmp_path / "out").rglob("*") if p.is_file()] == []
