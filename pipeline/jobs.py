@@ -11,7 +11,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -20,14 +20,15 @@ from sqlalchemy import func, or_, select, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
-from app.models import Job, JobStatus, JobTask, Outcome, Run, Task, utcnow
+from app.models import Job, JobStatus, JobTask, Outcome, Run, Task, as_utc, utcnow
 from app.redaction import redact
 from pipeline import store
 from pipeline.backend import Backend
+from pipeline.estimate import Limits
 from pipeline.feedback import reader_feedback
 from pipeline.lease import Displaced, Lease
 from pipeline.loop import Options, RetryPolicy, regenerate
-from pipeline.rate_limit import CallLimiter
+from pipeline.rate_limit import CallLimiter, Quota
 from pipeline.rejudge import rejudge_task
 
 CANCELLED = "cancelled"  # a run's outcome when its job was cancelled mid-run
@@ -45,7 +46,10 @@ class JobOptions:
     backend: str = "offline"
     rounds: int = 5
     concurrency: int = 8
+    # Each model's quota (Gemini counts each separately), shared by every job and worker.
     requests_per_minute: int | None = None
+    requests_per_day: int | None = None
+    tokens_per_minute: int | None = None
     use_reader_feedback: bool = False
     models: dict[str, str] = field(default_factory=dict)
     # "regenerate" (the refinement loop) or "rejudge" (the judge again, on the latest edit)
@@ -53,6 +57,13 @@ class JobOptions:
     rejudge_times: int = 3
     # Per call: image edits with thinking can take minutes; a stuck connection must not.
     timeout_seconds: float = 300.0
+
+    def quota(self) -> Quota:
+        return Quota(self.requests_per_minute, self.requests_per_day, self.tokens_per_minute)
+
+    def limits(self) -> Limits:
+        return Limits(self.requests_per_minute, self.requests_per_day, self.tokens_per_minute,
+                      self.concurrency)
 
     def as_json(self) -> str:
         return json.dumps(self.__dict__)
@@ -128,7 +139,8 @@ def claim(engine: Engine, job_id: int | None = None, *,
 
 async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptions], Backend],
                   output: Path, *, policy: RetryPolicy = RetryPolicy(),
-                  on_progress: Callable[[Job], None] | None = None) -> str:
+                  on_progress: Callable[[Job], None] | None = None,
+                  quota_windows: tuple[float, float] = (60.0, 86_400.0)) -> str:
     """Work the claimed job to its end (or its cancellation); returns its final status, or
     DISPLACED when another worker took it over meanwhile (this one then wrote nothing more)."""
     job_id = lease.job_id
@@ -143,7 +155,9 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
             .order_by(col(JobTask.id))).all()
     backend = make_backend(options)
     # Calls, not task starts, per model and across every job and worker on this database.
-    limiter = CallLimiter(engine, options.requests_per_minute)
+    # (The quota's minute and day are shortened only by tests.)
+    minute, day = quota_windows
+    limiter = CallLimiter(engine, replace(options.quota(), minute=minute, day=day), job_id)
     gate = asyncio.Semaphore(max(1, options.concurrency))
     cancel, displaced = threading.Event(), threading.Event()
     loop_options = Options(rounds=options.rounds, policy=policy, limiter=limiter, lease=lease)
@@ -306,12 +320,18 @@ def job_runs(session: Session, job_id: int, limit: int = 50) -> list[Any]:
 
 
 def job_summary(job: Job) -> dict[str, Any]:
+    waiting = as_utc(job.waiting_until) if job.waiting_until is not None else None
+    if waiting is not None and (waiting <= utcnow() or job.status != JobStatus.running):
+        waiting = None
     elapsed = ((job.finished_at or utcnow()) - job.started_at).total_seconds() if job.started_at else 0
     rate = job.done / elapsed * 60 if elapsed > 0 else None
     remaining = (job.total - job.done) / (job.done / elapsed) if job.done and elapsed > 0 else None
     return {"id": job.id, "status": job.status, "total": job.total, "done": job.done,
             "succeeded": job.succeeded, "failed": job.failed, "api_failed": job.api_failed,
             "blocked": job.blocked,
+            "waiting_until": waiting,
+            "waiting_label": waiting and (waiting.strftime("%H:%M UTC") if waiting.date() == utcnow().date()
+                                          else waiting.strftime("%H:%M UTC on %d %b")),
             "per_minute": round(rate, 1) if rate else None,
             "eta_seconds": round(remaining) if remaining is not None else None,
             "errors": [{**e, "error": redact(str(e.get("error", "")))} for e in json.loads(job.last_errors)],

@@ -23,8 +23,9 @@ from sqlalchemy.engine import Engine
 from app.models import Outcome
 from pipeline import store
 from pipeline.backend import Backend, BackendError, Edit, Verdict
+from pipeline.estimate import STEP_MODELS, STEP_TOKENS
 from pipeline.lease import Lease
-from pipeline.rate_limit import CallLimiter
+from pipeline.rate_limit import CallLimiter, Gate, tokens_used
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -78,18 +79,20 @@ class Unusable(Exception):
 async def with_retries(step: str, call: Callable[[], Awaitable[T]], policy: RetryPolicy,
                        check: Callable[[T], str | None] = lambda _: None,
                        cancelled: Callable[[], bool] = lambda: False,
-                       gate: Callable[[], Awaitable[None]] | None = None) -> T:
+                       gate: Gate | None = None) -> T:
     """The call's result; after the last try an unusable result is returned as it is (the
     caller records it), and a failing call raises StepFailed."""
     last: BaseException | None = None
     attempt = waits = 0
     while attempt < policy.attempts:
-        if gate is not None:  # every try is a call the quota counts, retries included
-            await gate()
+        # Every try is a call the quota counts, retries included.
+        ticket = await gate.enter() if gate is not None else None
         try:
             result = await call()
         except BackendError as error:
             last = error
+            if gate is not None:  # a refused call used no tokens; a failed one, unknown
+                await gate.used(ticket, 0 if error.quota else None)
             if error.blocked:  # the same request gets the same refusal: never retried
                 raise StepBlocked(step, str(error)) from None
             if error.quota:  # waits for the quota, however long; attempts are not used up
@@ -97,6 +100,8 @@ async def with_retries(step: str, call: Callable[[], Awaitable[T]], policy: Retr
                 waits += 1
                 logger.info("%s: quota used up; waiting %.1f s (%d waits so far)", step, delay,
                             waits)
+                if gate is not None:
+                    await gate.waiting(delay)
                 await _wait(delay, cancelled)
                 continue
             attempt += 1
@@ -105,6 +110,8 @@ async def with_retries(step: str, call: Callable[[], Awaitable[T]], policy: Retr
             if attempt < policy.attempts:
                 await asyncio.sleep(policy.delay(attempt - 1, error.retry_after))
             continue
+        if gate is not None:
+            await gate.used(ticket, tokens_used(result))
         attempt += 1
         problem = check(result)
         if problem is None or attempt == policy.attempts:
@@ -136,24 +143,18 @@ def unreadable(verdict: Verdict) -> str | None:
 class Options:
     rounds: int = 5
     policy: RetryPolicy = RetryPolicy()
-    # Calls per minute per model, shared with every other job and worker (None: no limit).
+    # Each model's quota, shared with every other job and worker (None: outside a job).
     limiter: CallLimiter | None = None
     # The job's lease when the run is one of a job's tasks: every write checks it.
     lease: Lease | None = None
 
 
-# Which of the backend's models each step calls.
-STEP_MODELS = {"generate_prompt": "instruction", "update_prompt": "instruction",
-               "edit_image": "edit", "verify_image": "judge"}
-
-
-def call_gate(limiter: CallLimiter | None, backend: Backend,
-              step: str) -> Callable[[], Awaitable[None]] | None:
-    """What to await before each call of a step: the limiter of the model it calls."""
+def call_gate(limiter: CallLimiter | None, backend: Backend, step: str) -> Gate | None:
+    """What each call of a step goes through: the quota of the model it calls."""
     if limiter is None:
         return None
     models: dict[str, str] = getattr(backend, "models", {})
-    return partial(limiter.acquire, models.get(STEP_MODELS[step], backend.name))
+    return Gate(limiter, models.get(STEP_MODELS[step], backend.name), STEP_TOKENS[step])
 
 
 async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: int, root: Path,

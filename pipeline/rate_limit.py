@@ -1,74 +1,154 @@
-"""Calls per minute, per model, shared by every job and every worker through the database.
+"""Gemini's quotas, per model, shared by every job and every worker through the database.
 
-Each model has a row in ``rate_limit``; a worker that wants to call the model updates that
-row (which takes its lock: a row lock on PostgreSQL, the write lock on SQLite), counts the
-model's calls in the last window, and records its own only when that leaves room. So the
-count and the insert are one step for all workers together, and no sliding window of
-``window`` seconds ever holds more than ``per_window`` calls of one model, whatever the
-number of jobs and machines. The two models (text and image) have separate quotas at
-Gemini, and separate rows here.
+Gemini counts requests per minute, requests per day and tokens per minute, separately for
+each model (the text and the image model have their own). Each model has a row in
+``rate_limit``; a worker that wants to call the model updates that row (which takes its
+lock: a row lock on PostgreSQL, the write lock on SQLite), reads the model's recent calls,
+and records its own only when every limit leaves room. So the check and the record are one
+step for all workers together, and no sliding window ever holds more than allowed, whatever
+the number of jobs and machines. A call is recorded with the tokens it is expected to use
+and corrected to what the answer reports.
 """
 
 import asyncio
 import logging
 import random
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from app.db import insert_new
-from app.models import RateCall, RateLimit, as_utc, utcnow
+from app.models import Job, RateCall, RateLimit, as_utc, utcnow
 
 logger = logging.getLogger(__name__)
-# Records older than this are of no use to any window; pruned now and then.
-KEEP = timedelta(hours=1)
+# Waits shorter than this are the limiter's everyday pacing; longer ones are shown on the
+# job's page as "waiting for quota until".
+SHOWN_WAIT = 5.0
+# Records older than this are of no use to any window (the longest is a day); pruned now
+# and then.
+KEEP = timedelta(hours=25)
+
+
+@dataclass(frozen=True)
+class Quota:
+    """The limits of one model, as the Gemini project's quota page states them."""
+
+    per_minute: int | None = None
+    per_day: int | None = None
+    tokens_per_minute: int | None = None
+    # The lengths of the "minute" and the "day": tests shrink them.
+    minute: float = 60.0
+    day: float = 86_400.0
+
+    @property
+    def limited(self) -> bool:
+        return bool(self.per_minute or self.per_day or self.tokens_per_minute)
+
+
+def tokens_used(result: Any) -> int | None:
+    """What an answered call reports having used: input, answer and thinking tokens."""
+    call = getattr(result, "call", None)
+    if call is None or call.input_tokens is None:
+        return None
+    return int(call.input_tokens + (call.output_tokens or 0) + (call.thinking_tokens or 0))
 
 
 class CallLimiter:
-    """``await acquire(model)`` before each call; returns when the call may go."""
+    """``await acquire(model, tokens)`` before each call; returns when the call may go, with
+    the ticket to correct its tokens by (``settle``)."""
 
-    def __init__(self, engine: Engine, per_window: int | None, window: float = 60.0) -> None:
-        self.engine, self.per_window, self.window = engine, per_window, window
+    def __init__(self, engine: Engine, quota: Quota, job_id: int | None = None) -> None:
+        self.engine, self.quota, self.job_id = engine, quota, job_id
         self._calls = 0
+        self._shown = False  # whether this limiter set the job's waiting_until
 
-    async def acquire(self, model: str) -> None:
-        if not self.per_window:
-            return
+    async def acquire(self, model: str, tokens: int = 0) -> int | None:
+        if not self.quota.limited:
+            return None
         while True:
-            wait = await asyncio.to_thread(self._try, model)
-            if wait is None:
-                return
+            ticket, wait = await asyncio.to_thread(self._try, model, tokens)
+            if ticket is not None:
+                if self._shown:
+                    await asyncio.to_thread(self._clear_wait)
+                return ticket
+            await self.waiting(wait)
             # A little jitter, so that the workers turned away together do not return
             # together.
-            await asyncio.sleep(wait + random.uniform(0.0, min(1.0, self.window / 20)))
+            await asyncio.sleep(wait + random.uniform(0.0, min(1.0, self.quota.minute / 20)))
 
-    def _try(self, model: str) -> float | None:
-        """None when the call was recorded; else the seconds until the window has room."""
-        assert self.per_window is not None
+    async def waiting(self, seconds: float) -> None:
+        """Say on the job that its calls wait for quota, when the wait is a long one."""
+        if self.job_id is not None and seconds >= SHOWN_WAIT:
+            await asyncio.to_thread(self._show_wait, utcnow() + timedelta(seconds=seconds))
+
+    def settle(self, ticket: int, tokens: int) -> None:
+        with Session(self.engine) as session:
+            session.execute(update(RateCall).where(col(RateCall.id) == ticket).values(tokens=tokens))
+            session.commit()
+
+    def _try(self, model: str, tokens: int) -> tuple[int | None, float]:
+        """(the call's ticket, 0) when it was recorded; else (None, seconds to wait)."""
+        quota = self.quota
         with Session(self.engine) as session:
             if not self._lock(session, model):  # the model's first call on this database
                 insert_new(session, RateLimit, [RateLimit(model=model)])
                 session.commit()
                 self._lock(session, model)
             now = utcnow()
+            waits = [0.0]
             # A little longer than the window: the service counts arrivals, which come a
             # few milliseconds after the moment recorded here.
-            since = now - timedelta(seconds=self.window * 1.02 + 0.05)
-            recent = session.execute(
-                select(func.count(), func.min(RateCall.at))
-                .where(col(RateCall.model) == model, col(RateCall.at) > since)).one()
-            if recent[0] >= self.per_window:
+            minute_ago = now - timedelta(seconds=quota.minute * 1.02 + 0.05)
+            if quota.per_minute or quota.tokens_per_minute:
+                calls, oldest, used = session.execute(
+                    select(func.count(), func.min(RateCall.at), func.sum(RateCall.tokens))
+                    .where(col(RateCall.model) == model, col(RateCall.at) > minute_ago)).one()
+                over_calls = quota.per_minute is not None and calls >= quota.per_minute
+                # A call bigger than the whole budget still goes, alone, or it never would.
+                over_tokens = (quota.tokens_per_minute is not None and calls > 0
+                               and (used or 0) + tokens > quota.tokens_per_minute)
+                if over_calls or over_tokens:
+                    waits.append(_until_out(oldest, minute_ago))
+            if quota.per_day:
+                day_ago = now - timedelta(seconds=quota.day * 1.0001 + 0.05)
+                calls, oldest = session.execute(
+                    select(func.count(), func.min(RateCall.at))
+                    .where(col(RateCall.model) == model, col(RateCall.at) > day_ago)).one()
+                if calls >= quota.per_day:
+                    waits.append(_until_out(oldest, day_ago))
+            if max(waits) > 0:
                 session.rollback()
-                oldest = as_utc(recent[1])
-                return max(0.05, (oldest - since).total_seconds())
-            session.add(RateCall(model=model, at=now))
+                return None, max(waits)
+            record = RateCall(model=model, at=now, tokens=tokens)
+            session.add(record)
             self._calls += 1
             if self._calls % 500 == 0:
                 session.execute(delete(RateCall).where(col(RateCall.at) < now - KEEP))
+            session.flush()
+            ticket = record.id
             session.commit()
-            return None
+            return ticket, 0.0
+
+    def _show_wait(self, until: datetime) -> None:
+        with Session(self.engine) as session:
+            session.execute(update(Job).where(col(Job.id) == self.job_id).values(
+                waiting_until=func.max(func.coalesce(Job.waiting_until, until), until)
+                if self.engine.dialect.name == "sqlite"
+                else func.greatest(func.coalesce(Job.waiting_until, until), until)))
+            session.commit()
+        self._shown = True
+
+    def _clear_wait(self) -> None:
+        with Session(self.engine) as session:
+            session.execute(update(Job).where(col(Job.id) == self.job_id,
+                                              col(Job.waiting_until) <= utcnow())
+                            .values(waiting_until=None))
+            session.commit()
+        self._shown = False
 
     @staticmethod
     def _lock(session: Session, model: str) -> bool:
@@ -77,3 +157,29 @@ class CallLimiter:
         touched = session.execute(update(RateLimit).where(col(RateLimit.model) == model)
                                   .values(model=model))
         return bool(touched.rowcount)  # type: ignore[attr-defined]
+
+
+def _until_out(oldest: datetime | None, window_start: datetime) -> float:
+    """Seconds until the oldest call in the window leaves it."""
+    if oldest is None:
+        return 0.05
+    return max(0.05, (as_utc(oldest) - window_start).total_seconds())
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One step's way through the limiter: the model it calls and the tokens it expects."""
+
+    limiter: CallLimiter
+    model: str
+    tokens: int
+
+    async def enter(self) -> int | None:
+        return await self.limiter.acquire(self.model, self.tokens)
+
+    async def used(self, ticket: int | None, tokens: int | None) -> None:
+        if ticket is not None and tokens is not None:
+            await asyncio.to_thread(self.limiter.settle, ticket, tokens)
+
+    async def waiting(self, seconds: float) -> None:
+        await self.limiter.waiting(seconds)

@@ -144,3 +144,43 @@ class FakeGemini:
 def error_reply(status: int, message: str, code_name: str, **headers: str) -> Reply:
     return Reply(status, {"error": {"code": status, "message": message, "status": code_name}},
                  headers=dict(headers))
+
+
+def quota_error(delay: str) -> Reply:
+    """A 429 as Gemini sends it: the delay in the body's google.rpc.RetryInfo, not a header."""
+    return Reply(429, {"error": {
+        "code": 429, "status": "RESOURCE_EXHAUSTED",
+        "message": f"You exceeded your current quota, please check your plan and billing "
+                   f"details. Please retry in {delay}.",
+        "details": [
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
+                {"quotaMetric": "generativelanguage.googleapis.com/generate_content_requests",
+                 "quotaId": "GenerateRequestsPerMinutePerProjectPerModel"}]},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}]}})
+
+
+class Quota:
+    """Gemini's quota, per model: at most ``allowed`` calls in any ``window`` seconds; a call
+    over it gets the real 429 with the seconds until the window has room."""
+
+    def __init__(self, allowed: int, window: float = 60.0,
+                 respond: Callable[[str, dict[str, Any], int], Reply] = cooperative) -> None:
+        self.allowed, self.window, self.respond = allowed, window, respond
+        self.lock = threading.Lock()
+        self.served: dict[str, list[float]] = defaultdict(list)
+        self.refused = 0
+
+    def __call__(self, model: str, body: dict[str, Any], n: int) -> Reply:
+        now = time.monotonic()
+        with self.lock:
+            recent = [t for t in self.served[model] if now - t < self.window]
+            if len(recent) >= self.allowed:
+                self.refused += 1
+                return quota_error(f"{max(0.001, self.window - (now - recent[0])):.3f}s")
+            self.served[model].append(now)
+        return self.respond(model, body, n)
+
+    def busiest(self) -> int:
+        """The most calls served to one model in any window."""
+        return max((sum(1 for u in times if 0 <= u - t < self.window) for times in self.served.values()
+                    for t in times), default=0)

@@ -13,7 +13,14 @@ from app.models import Attempt, JudgeVerdict, Outcome, Run
 from pipeline import loop, store
 from pipeline.gemini import GeminiBackend
 from tests import aio
-from tests.fake_gemini import FakeGemini, Reply, cooperative, error_reply, text_reply
+from tests.fake_gemini import (
+    FakeGemini,
+    Reply,
+    cooperative,
+    error_reply,
+    quota_error,
+    text_reply,
+)
 from tests.pipeline.test_loop import a_task
 
 KEY = "fake-key-never-stored-7f3a"
@@ -157,18 +164,6 @@ def test_an_error_echoing_the_key_is_stored_without_it(demo_engine: Engine, tmp_
     assert run is not None and "API key not valid" in (run.failure_error or "")
     dump = "\n".join(demo_engine.raw_connection().iterdump())  # type: ignore[attr-defined]
     assert KEY not in dump and other not in dump
-
-
-def quota_error(delay: str) -> Reply:
-    """A 429 as Gemini sends it: the delay in the body's google.rpc.RetryInfo, not a header."""
-    return Reply(429, {"error": {
-        "code": 429, "status": "RESOURCE_EXHAUSTED",
-        "message": f"You exceeded your current quota. Please retry in {delay}.",
-        "details": [
-            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
-                {"quotaMetric": "generativelanguage.googleapis.com/generate_content_requests",
-                 "quotaId": "GenerateRequestsPerMinutePerProjectPerModel"}]},
-            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}]}})
 
 
 def test_a_used_up_quota_is_waited_for_as_long_as_the_body_asks(demo_engine: Engine,

@@ -7,7 +7,7 @@ import time
 import pytest
 from sqlalchemy.engine import Engine
 
-from pipeline.rate_limit import CallLimiter
+from pipeline.rate_limit import CallLimiter, Quota
 from tests import aio
 
 WINDOW, ALLOWED = 1.0, 3
@@ -20,7 +20,7 @@ def busiest_window(times: list[float]) -> int:
 @pytest.mark.parametrize("database", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_two_workers_share_each_models_limit(request: pytest.FixtureRequest, database: str) -> None:
     engine: Engine = request.getfixturevalue("engine" if database == "sqlite" else "pg_engine")
-    workers = [CallLimiter(engine, ALLOWED, window=WINDOW) for _ in range(2)]
+    workers = [CallLimiter(engine, Quota(per_minute=ALLOWED, minute=WINDOW)) for _ in range(2)]
     let_through: dict[str, list[float]] = {"text-model": [], "image-model": []}
 
     async def call(limiter: CallLimiter, model: str) -> None:
@@ -41,10 +41,45 @@ def test_two_workers_share_each_models_limit(request: pytest.FixtureRequest, dat
 
 
 def test_no_limit_lets_everything_through_at_once(engine: Engine) -> None:
-    limiter = CallLimiter(engine, None)
+    limiter = CallLimiter(engine, Quota())
     start = time.monotonic()
     async def fifty() -> None:
         await asyncio.gather(*(limiter.acquire("m") for _ in range(50)))
 
     aio.run(fifty())
     assert time.monotonic() - start < 1.0
+
+
+def test_a_daily_quota_holds_calls_until_the_day_has_room(engine: Engine) -> None:
+    limiter = CallLimiter(engine, Quota(per_day=4, minute=0.5, day=2.0))
+    times: list[float] = []
+
+    async def six() -> None:
+        for _ in range(6):
+            await limiter.acquire("m")
+            times.append(time.monotonic())
+
+    aio.run(six())
+    # Four go at once; the fifth waits for the first to leave the two-second "day".
+    assert times[3] - times[0] < 0.5 and times[4] - times[0] >= 1.9
+    assert max(sum(1 for u in times if 0 <= u - t < 2.0) for t in times) <= 4
+
+
+def test_tokens_per_minute_count_what_calls_really_used(engine: Engine) -> None:
+    """Calls are let through on their expected tokens and then charged what they used: after
+    one call that used the whole budget, the next waits for the window."""
+    limiter = CallLimiter(engine, Quota(tokens_per_minute=10_000, minute=1.0))
+
+    async def two() -> list[float]:
+        first = await limiter.acquire("m", 2_000)
+        assert first is not None
+        limiter.settle(first, 9_500)  # the answer reported more than expected
+        start = time.monotonic()
+        await limiter.acquire("m", 2_000)
+        return [start, time.monotonic()]
+
+    start, second = aio.run(two())
+    assert second - start >= 0.8
+    # A call expected to use more than the whole budget still goes, when it goes alone.
+    huge = CallLimiter(engine, Quota(tokens_per_minute=1_000, minute=1.0))
+    assert aio.run(huge.acquire("other", 50_000)) is not None

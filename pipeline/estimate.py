@@ -1,0 +1,215 @@
+"""What a job will ask of Gemini before it starts: calls, tokens, wall time under the
+configured quota, and cost at list prices, interactive and through the Batch API.
+
+Token counts per call are typical Gemini 2.5 figures for one 1024-pixel image (an image is
+billed by 768-pixel tiles of 258 tokens; an edited image is 1,290 output tokens; thinking is
+billed as output), replaced by the means of the calls this database has recorded once there
+are enough of them. Rounds per task come from the selected tasks' own latest runs when they
+have any, else from the paper (2.4 judged rounds per task).
+"""
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlalchemy import case, func, select
+from sqlmodel import Session, col
+
+from app.models import Attempt, Run, Task
+
+PAPER_ROUNDS = 2.4
+# Which of the backend's models each step calls.
+STEP_MODELS = {"generate_prompt": "instruction", "update_prompt": "instruction",
+               "edit_image": "edit", "verify_image": "judge"}
+ROLES = ("instruction", "edit", "judge")
+# Recorded calls needed before their means replace the typical figures.
+MIN_OBSERVED = 20
+OBSERVED_CALLS = 2_000
+
+# USD per million tokens (input, output with thinking), Gemini Developer API, paid tier,
+# prompts under 200k tokens, as listed in November 2025. The Batch API costs half.
+PRICES_AS_OF = "November 2025"
+PRICES = {
+    "gemini-2.5-pro": (1.25, 10.00),
+    "gemini-2.5-flash": (0.30, 2.50),
+    "gemini-2.5-flash-lite": (0.10, 0.40),
+    "gemini-2.5-flash-image": (0.30, 30.00),
+    "gemini-2.5-flash-image-preview": (0.30, 30.00),
+}
+BATCH_FACTOR = 0.5
+# The Batch API's stated turnaround: most batches finish well before, none is promised sooner.
+BATCH_TARGET_HOURS = 24
+
+
+@dataclass(frozen=True)
+class Usage:
+    """One call: tokens in, tokens out (answer and thinking), seconds to answer."""
+
+    input: int
+    output: int
+    seconds: float
+
+    @property
+    def tokens(self) -> int:
+        return self.input + self.output
+
+
+TYPICAL = {"instruction": Usage(1_600, 1_700, 20.0), "edit": Usage(1_400, 1_290, 12.0),
+           "judge": Usage(2_600, 1_800, 25.0)}
+STEP_TOKENS = {step: TYPICAL[role].tokens for step, role in STEP_MODELS.items()}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The quota a job runs under, per model, and how many tasks run at once."""
+
+    per_minute: int | None = None
+    per_day: int | None = None
+    tokens_per_minute: int | None = None
+    concurrency: int = 8
+
+
+@dataclass(frozen=True)
+class ModelLoad:
+    model: str
+    calls: float
+    input_tokens: float
+    output_tokens: float
+    price: tuple[float, float] | None
+
+    @property
+    def cost(self) -> float | None:
+        if self.price is None:
+            return None
+        return (self.input_tokens * self.price[0] + self.output_tokens * self.price[1]) / 1e6
+
+
+@dataclass(frozen=True)
+class Estimate:
+    tasks: int
+    rounds_per_task: float
+    rounds_source: str
+    usage_source: str
+    models: list[ModelLoad]
+    minutes: float  # wall time, interactive
+    bound_by: str  # what sets that wall time
+    batches: int  # batches a batch-mode job submits, at most
+
+    @property
+    def calls(self) -> float:
+        return sum(m.calls for m in self.models)
+
+    @property
+    def tokens(self) -> float:
+        return sum(m.input_tokens + m.output_tokens for m in self.models)
+
+    @property
+    def cost(self) -> float | None:
+        costs = [m.cost for m in self.models]
+        return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+
+    @property
+    def batch_cost(self) -> float | None:
+        cost = self.cost
+        return None if cost is None else cost * BATCH_FACTOR
+
+    @property
+    def unpriced(self) -> list[str]:
+        return [m.model for m in self.models if m.price is None]
+
+
+def estimate(tasks: int, *, kind: str, rounds: int, rejudge_times: int, models: dict[str, str],
+             limits: Limits, rounds_per_task: float | None = None, rounds_source: str = "",
+             usage: dict[str, Usage] | None = None, usage_source: str = "") -> Estimate:
+    """The load of ``tasks`` tasks, given the rounds they are expected to take."""
+    usage = usage or TYPICAL
+    if kind == "rejudge":
+        per_task = {"judge": float(rejudge_times)}
+        expected, rounds_source = float(rejudge_times), rounds_source or "judge calls per task"
+    else:
+        expected = min(float(rounds), rounds_per_task if rounds_per_task is not None else PAPER_ROUNDS)
+        rounds_source = rounds_source or f"{PAPER_ROUNDS} judged rounds per task, as in the paper"
+        per_task = {role: expected for role in ROLES}
+    load: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    task_seconds = 0.0
+    for role, calls in per_task.items():
+        model = models.get(role, role)
+        entry = load[model]
+        entry[0] += tasks * calls
+        entry[1] += tasks * calls * usage[role].input
+        entry[2] += tasks * calls * usage[role].output
+        task_seconds += calls * usage[role].seconds
+    loads = [ModelLoad(m, c, i, o, PRICES.get(m)) for m, (c, i, o) in sorted(load.items())]
+    minutes, bound_by = _wall_minutes(tasks, task_seconds, loads, limits)
+    batches = (rejudge_times if kind == "rejudge" else rounds * len(ROLES))
+    return Estimate(tasks, expected, rounds_source, usage_source or "typical Gemini 2.5 calls",
+                    loads, minutes, bound_by, batches)
+
+
+def _wall_minutes(tasks: int, task_seconds: float, loads: list[ModelLoad],
+                  limits: Limits) -> tuple[float, str]:
+    """The slowest of: tasks at the concurrency, and each model's calls under each limit."""
+    bounds = [(tasks * task_seconds / 60 / max(1, limits.concurrency),
+               f"{limits.concurrency} tasks at a time")]
+    for load in loads:
+        if limits.per_minute:
+            bounds.append((load.calls / limits.per_minute,
+                           f"{limits.per_minute} calls a minute to {load.model}"))
+        if limits.tokens_per_minute:
+            bounds.append(((load.input_tokens + load.output_tokens) / limits.tokens_per_minute,
+                           f"{limits.tokens_per_minute:,} tokens a minute to {load.model}"))
+        if limits.per_day:
+            # Whole days of quota used up, then the rest at the per-minute pace.
+            days = math.floor(load.calls / limits.per_day) if load.calls > limits.per_day else 0
+            bounds.append((days * 1440.0, f"{limits.per_day:,} calls a day to {load.model}"))
+    return max(bounds)
+
+
+def rounds_of(session: Session, task_ids: Iterable[int], rounds: int) -> tuple[float | None, str]:
+    """The mean rounds the tasks' latest runs took (each capped at ``rounds``), or None when
+    none of them has a run with rounds."""
+    ids = list(task_ids)
+    total = known = 0.0
+    for start in range(0, len(ids), 10_000):
+        chunk = ids[start:start + 10_000]
+        capped = case((col(Task.n_rounds) > rounds, rounds), else_=col(Task.n_rounds))
+        row = session.execute(select(func.count(), func.sum(capped))
+                              .where(col(Task.id).in_(chunk), col(Task.n_rounds) > 0)).one()
+        known += row[0] or 0
+        total += row[1] or 0
+    if not known:
+        return None, ""
+    return total / known, f"the {int(known):,} selected tasks' latest runs"
+
+
+def observed_usage(session: Session) -> tuple[dict[str, Usage] | None, str]:
+    """Mean tokens and latency per role over the newest recorded Gemini calls."""
+    rows = session.scalars(
+        select(col(Attempt.calls)).join(Run, col(Run.id) == Attempt.run_id)
+        .where(col(Run.origin) == "regeneration", col(Attempt.calls).is_not(None))
+        .order_by(col(Attempt.id).desc()).limit(OBSERVED_CALLS)).all()
+    sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
+    for text in rows:
+        try:
+            record = json.loads(text or "{}")
+        except ValueError:
+            continue
+        if record.get("backend") != "gemini":
+            continue
+        for role in ROLES:
+            call = record.get(role)
+            if not isinstance(call, dict) or call.get("input_tokens") is None:
+                continue
+            entry = sums[role]
+            entry[0] += 1
+            entry[1] += call["input_tokens"]
+            entry[2] += (call.get("output_tokens") or 0) + (call.get("thinking_tokens") or 0)
+            entry[3] += (call.get("latency_ms") or 0) / 1000
+    if any(sums[role][0] < MIN_OBSERVED for role in ROLES):
+        return None, ""
+    usage = {role: Usage(round(s[1] / s[0]), round(s[2] / s[0]), s[3] / s[0])
+             for role, s in sums.items()}
+    fewest = int(min(s[0] for s in sums.values()))
+    return usage, f"the means of the {fewest:,}+ recorded Gemini calls per step"

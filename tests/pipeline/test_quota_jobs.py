@@ -1,0 +1,99 @@
+"""A job under Gemini's quotas: 24 tasks against a fake server that enforces a quota per
+model, in a shortened "minute" so the test runs in seconds. No task may end api_failed and no
+window may hold more calls than the quota allows."""
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from app.models import Job, JobTask
+from pipeline.gemini import GeminiBackend
+from pipeline.jobs import JobOptions, claim, create_job, job_summary, run_job
+from pipeline.loop import RetryPolicy
+from tests import aio
+from tests.fake_gemini import FakeGemini, Quota
+from tests.pipeline.test_jobs import task_ids
+
+MINUTE, ALLOWED = 2.0, 12
+
+
+def run_under_quota(engine: Engine, tmp_path: Path, fake: FakeGemini, options: JobOptions,
+                    tasks: int = 24) -> Job:
+    job_id = create_job(engine, task_ids(engine, tasks), options)
+    lease = claim(engine, job_id)
+    assert lease is not None
+    with fake.serve() as url:
+        backend = GeminiBackend("quota-test-key", base_url=url, timeout_seconds=10)
+        # One attempt per call: were a quota refusal counted as a failed attempt, tasks would
+        # end api_failed at once.
+        aio.run(run_job(engine, lease, lambda _: backend, tmp_path / "out",
+                        policy=RetryPolicy(attempts=1, base_seconds=0.1), quota_windows=(MINUTE, 86_400.0)))
+    with Session(engine) as session:
+        job = session.get(Job, job_id)
+        assert job is not None
+        return job
+
+
+def test_a_job_at_the_quota_finishes_every_task_and_never_exceeds_it(demo_engine: Engine,
+                                                                      tmp_path: Path) -> None:
+    quota = Quota(ALLOWED, MINUTE)
+    options = JobOptions(backend="gemini", concurrency=8, requests_per_minute=ALLOWED, rounds=2)
+    job = run_under_quota(demo_engine, tmp_path, FakeGemini(quota), options)
+    assert (job.status, job.done, job.api_failed) == ("done", 24, 0)
+    assert job.succeeded == 24
+    assert quota.busiest() <= ALLOWED
+    # The limiter kept to the quota on its own: the server hardly had to refuse anything.
+    assert quota.refused <= 2
+
+
+def test_a_quota_lower_than_configured_is_waited_out_not_failed(demo_engine: Engine,
+                                                                 tmp_path: Path) -> None:
+    """The project's real quota is below what the job was told: the server's 429s (with
+    their RetryInfo delays) make the calls wait, and nothing fails."""
+    quota = Quota(6, MINUTE)
+    options = JobOptions(backend="gemini", concurrency=8, rounds=2)  # no limit configured
+    job = run_under_quota(demo_engine, tmp_path, FakeGemini(quota), options, tasks=12)
+    assert (job.status, job.done, job.api_failed) == ("done", 12, 0)
+    assert quota.refused > 0 and quota.busiest() <= 6
+
+
+def test_the_job_page_says_until_when_it_waits_for_quota(demo_engine: Engine, tmp_path: Path) -> None:
+    """A daily quota used up: the job shows "waiting for quota until" while its calls wait,
+    and carries on by itself afterwards."""
+    seen: list[Any] = []
+    stop = threading.Event()
+
+    def watch(job_id: int) -> None:
+        while not stop.is_set():
+            with Session(demo_engine) as session:
+                job = session.get(Job, job_id)
+                if job is not None and job_summary(job)["waiting_until"] is not None:
+                    seen.append(job_summary(job)["waiting_label"])
+            time.sleep(0.2)
+
+    job_id = create_job(demo_engine, task_ids(demo_engine, 2), JobOptions(
+        backend="gemini", concurrency=2, rounds=1, requests_per_day=2))
+    lease = claim(demo_engine, job_id)
+    assert lease is not None
+    watcher = threading.Thread(target=watch, args=(job_id,))
+    watcher.start()
+    try:
+        with FakeGemini().serve() as url:
+            backend = GeminiBackend("quota-test-key", base_url=url, timeout_seconds=10)
+            # A "day" of 7 s: the third call to a model waits longer than a wait is shown.
+            status = aio.run(run_job(demo_engine, lease, lambda _: backend, tmp_path / "out",
+                                     policy=RetryPolicy(attempts=1), quota_windows=(1.0, 7.0)))
+    finally:
+        stop.set()
+        watcher.join()
+    assert status == "done"
+    assert seen and all(label.endswith("UTC") for label in seen)
+    with Session(demo_engine) as session:
+        job = session.get(Job, job_id)
+        assert job is not None and job.api_failed == 0 and job.waiting_until is None
+        assert all(t.status == "done" for t in session.exec(
+            select(JobTask).where(JobTask.job_id == job_id)).all())
