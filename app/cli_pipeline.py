@@ -16,11 +16,13 @@ from app.case_list import task_ids_matching
 from app.metrics_store import compute_pending
 from app.models import Dimension, Direction, Job, Modality, Outcome
 from app.settings import get_settings
+from pipeline.estimate import describe
 from pipeline.jobs import (
     MIN_STALE,
     JobOptions,
     claim,
     create_job,
+    job_estimate,
     job_summary,
     request_cancel,
     run_job,
@@ -58,16 +60,38 @@ def _run(engine: Engine, lease: Lease) -> str:
         return asyncio.run(run_job(engine, lease, make_backend, output_folder(), on_progress=show))
 
 
-def _start(engine: Engine, case_filter: CaseFilter, limit: int | None, options: JobOptions) -> None:
+# Shared by `run` and `rejudge`: the quota a job keeps to, and how it is confirmed.
+PER_MINUTE = typer.Option(None, "--per-minute", min=1,
+                          help="Calls per minute per model, at most, shared by every job and worker.")
+PER_DAY = typer.Option(None, "--per-day", min=1, help="Calls per day per model, at most.")
+TOKENS_PER_MINUTE = typer.Option(None, "--tokens-per-minute", min=1,
+                                 help="Input and output tokens per minute per model, at most.")
+ESTIMATE_ONLY = typer.Option(False, "--estimate", help="Print the estimate and start nothing.")
+YES = typer.Option(False, "--yes", "-y", help="Start without asking (asked only at a terminal).")
+
+
+def _start(engine: Engine, case_filter: CaseFilter, limit: int | None, options: JobOptions,
+           *, estimate_only: bool = False, yes: bool = False) -> None:
+    if options.backend not in BACKENDS:
+        typer.echo(f"error: no backend {options.backend!r}; backends: {', '.join(BACKENDS)}",
+                   err=True)
+        raise typer.Exit(1)
+    task_ids = matching_tasks(engine, case_filter, limit)
+    if not task_ids:
+        typer.echo("error: no task matches these filters", err=True)
+        raise typer.Exit(1)
+    with Session(engine) as session:
+        for line in describe(job_estimate(session, task_ids, options)):
+            typer.echo(line)
+    if estimate_only:  # an estimate needs no key: it calls nothing
+        return
     try:
         make_backend(options)
     except UnknownBackend as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(1) from None
-    task_ids = matching_tasks(engine, case_filter, limit)
-    if not task_ids:
-        typer.echo("error: no task matches these filters", err=True)
-        raise typer.Exit(1)
+    if not yes and console.is_terminal:
+        typer.confirm(f"Start the job on {len(task_ids):,} tasks?", abort=True)
     job_id = create_job(engine, task_ids, options)
     lease = claim(engine, job_id)
     if lease is None:
@@ -102,8 +126,11 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         rounds: int = typer.Option(5, min=1, max=20, help="Refinement rounds per task."),
         backend: str = typer.Option("offline", help=f"One of: {', '.join(BACKENDS)}."),
         concurrency: int = typer.Option(8, min=1, max=256),
-        per_minute: int | None = typer.Option(
-            None, min=1, help="Calls per minute per model, at most, shared by every job and worker."),
+        per_minute: int | None = PER_MINUTE,
+        per_day: int | None = PER_DAY,
+        tokens_per_minute: int | None = TOKENS_PER_MINUTE,
+        estimate_only: bool = ESTIMATE_ONLY,
+        yes: bool = YES,
         use_feedback: bool = typer.Option(False, help="Put readers' answers into refinement."),
         timeout: float = typer.Option(300.0, min=5.0, max=3600.0, help="Seconds per API call."),
     ) -> None:
@@ -114,7 +141,9 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
             rounds=tuple(run_rounds), failed_dimension=tuple(d.value for d in failed_dimension), q=q)
         _start(engine_factory(), case_filter, limit, JobOptions(  # type: ignore[operator]
             backend=backend, rounds=rounds, concurrency=concurrency, requests_per_minute=per_minute,
-            use_reader_feedback=use_feedback, timeout_seconds=timeout))
+            requests_per_day=per_day, tokens_per_minute=tokens_per_minute,
+            use_reader_feedback=use_feedback, timeout_seconds=timeout),
+            estimate_only=estimate_only, yes=yes)
 
     @pipeline_cli.command("rejudge")
     def rejudge_command(
@@ -128,6 +157,11 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         backend: str = typer.Option("offline", help=f"One of: {', '.join(BACKENDS)}."),
         concurrency: int = typer.Option(8, min=1, max=256),
         timeout: float = typer.Option(300.0, min=5.0, max=3600.0, help="Seconds per API call."),
+        per_minute: int | None = PER_MINUTE,
+        per_day: int | None = PER_DAY,
+        tokens_per_minute: int | None = TOKENS_PER_MINUTE,
+        estimate_only: bool = ESTIMATE_ONLY,
+        yes: bool = YES,
     ) -> None:
         """Run only the judge again, N times, on each matching task's latest edit (for the
         judge's self-consistency on the agreement pages)."""
@@ -137,7 +171,8 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
             q=q)
         _start(engine_factory(), case_filter, limit, JobOptions(  # type: ignore[operator]
             backend=backend, concurrency=concurrency, kind="rejudge", rejudge_times=times,
-            timeout_seconds=timeout))
+            timeout_seconds=timeout, requests_per_minute=per_minute, requests_per_day=per_day,
+            tokens_per_minute=tokens_per_minute), estimate_only=estimate_only, yes=yes)
 
     @pipeline_cli.command("worker")
     def worker_command(once: bool = typer.Option(False, help="Stop when no job is waiting."),

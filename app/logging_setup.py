@@ -20,6 +20,7 @@ JSON_FIELDS = "%(asctime)s %(levelname)s %(name)s %(message)s"
 HANDLER_NAME = "medbanana"
 # Libraries that log every connection or query at INFO.
 QUIET_LOGGERS = ("httpx", "httpcore", "httpx2", "httpcore2", "google_genai", "alembic.runtime.migration",
+                 "alembic.runtime.plugins",
                  "multipart")
 
 

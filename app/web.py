@@ -11,11 +11,15 @@ from fastapi.templating import Jinja2Templates
 from app.redaction import redact
 from app.resources import TEMPLATES_DIR
 from app.security import csrf_token
+from pipeline.estimate import BATCH_TARGET_HOURS, PRICES_AS_OF, dollars, duration, tokens
 
 templates = Jinja2Templates(directory=TEMPLATES_DIR)
 templates.env.globals["urlencode"] = urlencode
 # Errors stored before redaction was applied on the way in still never show a key.
 templates.env.filters["redact"] = redact
+# A job's estimate reads the same on the page as in the CLI.
+templates.env.filters.update(duration=duration, dollars=dollars, token_count=tokens)
+templates.env.globals.update(prices_as_of=PRICES_AS_OF, batch_hours=BATCH_TARGET_HOURS)
 
 
 def wants_partial(request: Request) -> bool:

@@ -37,6 +37,8 @@ PRICES = {
     "gemini-2.5-flash-lite": (0.10, 0.40),
     "gemini-2.5-flash-image": (0.30, 30.00),
     "gemini-2.5-flash-image-preview": (0.30, 30.00),
+    # Deterministic local stand-ins: no service is called.
+    "offline (local)": (0.0, 0.0),
 }
 BATCH_FACTOR = 0.5
 # The Batch API's stated turnaround: most batches finish well before, none is promised sooner.
@@ -90,12 +92,13 @@ class ModelLoad:
 class Estimate:
     tasks: int
     rounds_per_task: float
-    rounds_source: str
+    basis: str  # how many calls per task, and why
     usage_source: str
     models: list[ModelLoad]
     minutes: float  # wall time, interactive
     bound_by: str  # what sets that wall time
     batches: int  # batches a batch-mode job submits, at most
+    most_calls: int  # were every task to use every round
 
     @property
     def calls(self) -> float:
@@ -127,10 +130,11 @@ def estimate(tasks: int, *, kind: str, rounds: int, rejudge_times: int, models: 
     usage = usage or TYPICAL
     if kind == "rejudge":
         per_task = {"judge": float(rejudge_times)}
-        expected, rounds_source = float(rejudge_times), rounds_source or "judge calls per task"
+        expected, basis = float(rejudge_times), f"{rejudge_times} judge calls per task"
     else:
         expected = min(float(rounds), rounds_per_task if rounds_per_task is not None else PAPER_ROUNDS)
-        rounds_source = rounds_source or f"{PAPER_ROUNDS} judged rounds per task, as in the paper"
+        basis = (f"{expected:.2f} rounds per task, from "
+                 f"{rounds_source or 'the paper (2.4 judged rounds per task)'}")
         per_task = {role: expected for role in ROLES}
     load: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
     task_seconds = 0.0
@@ -144,8 +148,9 @@ def estimate(tasks: int, *, kind: str, rounds: int, rejudge_times: int, models: 
     loads = [ModelLoad(m, c, i, o, PRICES.get(m)) for m, (c, i, o) in sorted(load.items())]
     minutes, bound_by = _wall_minutes(tasks, task_seconds, loads, limits)
     batches = (rejudge_times if kind == "rejudge" else rounds * len(ROLES))
-    return Estimate(tasks, expected, rounds_source, usage_source or "typical Gemini 2.5 calls",
-                    loads, minutes, bound_by, batches)
+    most = tasks * (rejudge_times if kind == "rejudge" else rounds * len(ROLES))
+    return Estimate(tasks, expected, basis, usage_source or "typical Gemini 2.5 calls",
+                    loads, minutes, bound_by, batches, most)
 
 
 def _wall_minutes(tasks: int, task_seconds: float, loads: list[ModelLoad],
@@ -213,3 +218,47 @@ def observed_usage(session: Session) -> tuple[dict[str, Usage] | None, str]:
              for role, s in sums.items()}
     fewest = int(min(s[0] for s in sums.values()))
     return usage, f"the means of the {fewest:,}+ recorded Gemini calls per step"
+
+
+def for_tasks(session: Session, task_ids: list[int], *, backend: str, kind: str, rounds: int,
+              rejudge_times: int, models: dict[str, str], limits: Limits) -> Estimate:
+    """The estimate for a job about to start on these tasks, from what this database knows."""
+    if backend != "gemini":  # local backends call no service and cost nothing
+        models = {role: f"{backend} (local)" for role in ROLES}
+    expected, source = rounds_of(session, task_ids, rounds) if kind != "rejudge" else (None, "")
+    usage, usage_source = observed_usage(session)
+    return estimate(len(task_ids), kind=kind, rounds=rounds, rejudge_times=rejudge_times,
+                    models=models, limits=limits, rounds_per_task=expected,
+                    rounds_source=source, usage=usage, usage_source=usage_source)
+
+
+def duration(minutes: float) -> str:
+    if minutes < 90:
+        return f"{minutes:.0f} min"
+    if minutes < 48 * 60:
+        return f"{minutes / 60:.1f} h"
+    return f"{minutes / 1440:.1f} days"
+
+
+def tokens(count: float) -> str:
+    return f"{count / 1e6:,.1f} M" if count >= 1e6 else f"{count / 1e3:,.0f} k"
+
+
+def dollars(amount: float | None) -> str:
+    return "no list price" if amount is None else f"${amount:,.2f}"
+
+
+def describe(est: Estimate) -> list[str]:
+    """The estimate as lines of text (the CLI prints them before it starts)."""
+    lines = [f"Estimate for {est.tasks:,} tasks: about {est.calls:,.0f} calls and "
+             f"{tokens(est.tokens)} tokens "
+             f"({est.basis}; tokens per call from {est.usage_source})."]
+    for load in est.models:
+        lines.append(f"  {load.model}: {load.calls:,.0f} calls, "
+                     f"{tokens(load.input_tokens)} in, {tokens(load.output_tokens)} out, "
+                     f"{dollars(load.cost)}")
+    lines.append(f"Interactive: about {duration(est.minutes)} (set by {est.bound_by}), "
+                 f"{dollars(est.cost)} at {PRICES_AS_OF} list prices.")
+    lines.append(f"Batch API: {dollars(est.batch_cost)}; up to {est.batches} batches one after "
+                 f"another, each promised within {BATCH_TARGET_HOURS} h.")
+    return lines

@@ -24,8 +24,9 @@ from app.models import Job, JobStatus, JobTask, Outcome, Run, Task, as_utc, utcn
 from app.redaction import redact
 from pipeline import store
 from pipeline.backend import Backend
-from pipeline.estimate import Limits
+from pipeline.estimate import Estimate, Limits, for_tasks
 from pipeline.feedback import reader_feedback
+from pipeline.gemini import DEFAULT_MODELS
 from pipeline.lease import Displaced, Lease
 from pipeline.loop import Options, RetryPolicy, regenerate
 from pipeline.rate_limit import CallLimiter, Quota
@@ -72,6 +73,13 @@ class JobOptions:
     def from_json(cls, text: str) -> "JobOptions":
         known = {k: v for k, v in json.loads(text or "{}").items() if k in cls.__dataclass_fields__}
         return cls(**known)
+
+
+def job_estimate(session: Session, task_ids: list[int], options: JobOptions) -> Estimate:
+    models = options.models if options.backend != "gemini" else DEFAULT_MODELS | options.models
+    return for_tasks(session, task_ids, backend=options.backend, kind=options.kind,
+                     rounds=options.rounds, rejudge_times=options.rejudge_times, models=models,
+                     limits=options.limits())
 
 
 def create_job(engine: Engine, task_ids: list[int], options: JobOptions,

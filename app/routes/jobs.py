@@ -4,6 +4,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
+from pydantic import BaseModel, Field, field_validator
 from sqlmodel import col, select
 
 from app.case_list import existing_task_ids, task_ids_matching
@@ -12,14 +13,59 @@ from app.models import Job, JobStatus
 from app.security import AdminUser
 from app.web import redirect, render
 from pipeline.gemini import DEFAULT_MODELS
-from pipeline.jobs import JobOptions, create_job, job_runs, job_summary, request_cancel
+from pipeline.jobs import (
+    JobOptions,
+    create_job,
+    job_estimate,
+    job_runs,
+    job_summary,
+    request_cancel,
+)
 from pipeline.registry import available
 
 router = APIRouter(include_in_schema=False)
 TaskIds = Annotated[list[int] | None, Query(alias="task")]
 MAX_TASKS = 100_000
-CALLS_PER_ROUND = 3  # instruction, edit, judge
 MODEL_NAME = r"^$|^[A-Za-z0-9._-]+$"
+
+
+class JobForm(BaseModel):
+    """The job form: what to run on which tasks, and the quota to keep to; posted to start a
+    job, and to estimate it as the form changes."""
+
+    task: list[IdValue] | None = Field(None, max_length=100_000)
+    everything: bool = False
+    kind: str = Field("regenerate", pattern="^(regenerate|rejudge)$")
+    rounds: int = Field(5, ge=1, le=20)
+    rejudge_times: int = Field(3, ge=1, le=20)
+    backend: str = Field("offline", max_length=32)
+    concurrency: int = Field(8, ge=1, le=256)
+    requests_per_minute: int | None = Field(None, ge=1, le=100_000)
+    requests_per_day: int | None = Field(None, ge=1, le=100_000_000)
+    tokens_per_minute: int | None = Field(None, ge=1, le=1_000_000_000)
+    use_reader_feedback: bool = False
+    instruction_model: str = Field("", max_length=100, pattern=MODEL_NAME)
+    edit_model: str = Field("", max_length=100, pattern=MODEL_NAME)
+    judge_model: str = Field("", max_length=100, pattern=MODEL_NAME)
+
+    @field_validator("requests_per_minute", "requests_per_day", "tokens_per_minute",
+                     mode="before")
+    @classmethod
+    def blank_is_none(cls, value: object) -> object:
+        return None if value == "" else value  # an empty box means no limit
+
+    def options(self, backends: list[str]) -> JobOptions:
+        if self.backend not in backends:
+            raise HTTPException(422, f"backend must be one of: {', '.join(backends)}")
+        models = {step: name for step, name in (("instruction", self.instruction_model),
+                                                 ("edit", self.edit_model),
+                                                 ("judge", self.judge_model)) if name}
+        return JobOptions(backend=self.backend, rounds=self.rounds, concurrency=self.concurrency,
+                          requests_per_minute=self.requests_per_minute,
+                          requests_per_day=self.requests_per_day,
+                          tokens_per_minute=self.tokens_per_minute, kind=self.kind,
+                          rejudge_times=self.rejudge_times, models=models,
+                          use_reader_feedback=self.use_reader_feedback)
 
 
 def _selection(session: SessionDep, case_filter: Any, task_ids: list[int] | None,
@@ -36,41 +82,36 @@ def new_job(request: Request, session: SessionDep, case_filter: CaseFilterDep,
     chosen = _selection(session, case_filter, task, everything)
     if not chosen:
         raise HTTPException(422, "tick at least one case, or choose all cases matching the filter")
+    options = JobOptions(backend=available()[0])
     context = {"task_ids": [] if everything else chosen, "everything": everything,
                "count": len(chosen),
-               "filter": case_filter, "backends": available(), "calls_per_round": CALLS_PER_ROUND,
-               "options": JobOptions(), "models": DEFAULT_MODELS}
+               "filter": case_filter, "backends": available(),
+               "options": options, "models": DEFAULT_MODELS,
+               "estimate": job_estimate(session, chosen, options)}
     return render(request, "jobs/new.html", context)
 
 
+@router.post("/jobs/estimate", response_class=HTMLResponse)
+def estimate_job(request: Request, session: SessionDep, case_filter: CaseFilterDep,
+                 form: Annotated[JobForm, Form()]) -> HTMLResponse:
+    """The estimate again, for the form's current values (the form asks on every change).
+    Posted like the form itself: the filter is in the query, where "rounds" is the filter's
+    rounds, and the job's own fields are in the body."""
+    chosen = _selection(session, case_filter, form.task, form.everything)
+    if not chosen:
+        raise HTTPException(422, "tick at least one case, or choose all cases matching the filter")
+    options = form.options(available())
+    return render(request, "jobs/_estimate.html",
+                  {"estimate": job_estimate(session, chosen, options), "options": options})
+
+
 @router.post("/jobs")
-def start_job(request: Request,
-    session: SessionDep, admin: AdminUser, case_filter: CaseFilterDep,
-    task: Annotated[list[IdValue] | None, Form(max_length=100_000)] = None,
-    everything: Annotated[bool, Form()] = False,
-    rounds: Annotated[int, Form(ge=1, le=20)] = 5,
-    backend: Annotated[str, Form(max_length=32)] = "offline",
-    concurrency: Annotated[int, Form(ge=1, le=256)] = 8,
-    requests_per_minute: Annotated[int | None, Form(ge=1, le=100_000)] = None,
-    use_reader_feedback: Annotated[bool, Form()] = False,
-    kind: Annotated[str, Form(pattern="^(regenerate|rejudge)$")] = "regenerate",
-    rejudge_times: Annotated[int, Form(ge=1, le=20)] = 3,
-    instruction_model: Annotated[str, Form(max_length=100, pattern=MODEL_NAME)] = "",
-    edit_model: Annotated[str, Form(max_length=100, pattern=MODEL_NAME)] = "",
-    judge_model: Annotated[str, Form(max_length=100, pattern=MODEL_NAME)] = "",
-) -> RedirectResponse:
-    backends = available()
-    if backend not in backends:
-        raise HTTPException(422, f"backend must be one of: {', '.join(backends)}")
-    chosen = _selection(session, case_filter, task, everything)
+def start_job(request: Request, session: SessionDep, admin: AdminUser,
+              case_filter: CaseFilterDep, form: Annotated[JobForm, Form()]) -> RedirectResponse:
+    options = form.options(available())
+    chosen = _selection(session, case_filter, form.task, form.everything)
     if not chosen:
         raise HTTPException(422, "no case selected")
-    models = {step: name for step, name in (("instruction", instruction_model),
-                                             ("edit", edit_model), ("judge", judge_model)) if name}
-    options = JobOptions(backend=backend, rounds=rounds, concurrency=concurrency,
-                         requests_per_minute=requests_per_minute,
-                         use_reader_feedback=use_reader_feedback, kind=kind,
-                         rejudge_times=rejudge_times, models=models)
     job_id = create_job(session.get_bind(), chosen, options, admin.id)  # type: ignore[arg-type]
     return redirect(request, f"/jobs/{job_id}")
 
