@@ -10,6 +10,7 @@ import json
 import os
 import re
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -21,6 +22,7 @@ from app.images import sniff_image
 from app.redaction import redact
 from pipeline import prompts
 from pipeline.backend import BackendError, Call, Edit, Instruction, TaskInfo, Verdict
+from pipeline.prompts import Prompt
 
 NAME = "gemini"
 DEFAULT_MODELS = {"instruction": "gemini-2.5-pro", "edit": "gemini-2.5-flash-image",
@@ -81,50 +83,53 @@ class GeminiBackend:
         self._key = key
         self.timeout_seconds = timeout_seconds
 
-    async def _generate(self, step: str, contents: list[Any],
-                        config: types.GenerateContentConfig) -> tuple[Any, Call]:
-        model = self.models[step]
+    async def _generate(self, request: "Request") -> tuple[Any, Call]:
+        model = self.models[request.step]
         start = time.perf_counter()
         try:
             response = await self._client.aio.models.generate_content(
-                model=model, contents=contents, config=config)
+                model=model, contents=request.contents, config=request.config)
         except errors.APIError as error:
-            retry_after = _retry_after(error)
-            # Upstream errors (and proxies in front of Gemini) can echo the key.
-            message = f"{error.code} {error.status or ''}: {error.message or ''}".strip()
-            raise BackendError(redact(message, (self._key,)),
-                               retry_after=retry_after,
-                               retryable=error.code in RETRYABLE,
-                               quota=error.code == 429 or error.status == "RESOURCE_EXHAUSTED") from None
+            raise self.failure(error) from None
         except TIMEOUTS as error:
             raise BackendError(redact(f"timeout after {time.perf_counter() - start:.0f} s: {error}",
                                       (self._key,))) from None
         except NETWORK_ERRORS as error:
             raise BackendError(redact(f"network error: {error}", (self._key,))) from None
-        _refuse_unusable(response)
-        usage = getattr(response, "usage_metadata", None)
-        call = Call(model, (time.perf_counter() - start) * 1000,
-                    getattr(usage, "prompt_token_count", None),
-                    getattr(usage, "candidates_token_count", None),
-                    getattr(usage, "thoughts_token_count", None),
-                    getattr(response, "model_version", None))
-        return response, call
+        return response, answered(model, response, (time.perf_counter() - start) * 1000)
 
-    async def instruction(self, task: TaskInfo, original: bytes, history: list[dict[str, Any]],
-                          feedback: list[dict[str, Any]]) -> Instruction:
+    def failure(self, error: errors.APIError) -> BackendError:
+        """The API's error as the loop handles it: quota, retryable or final."""
+        # Upstream errors (and proxies in front of Gemini) can echo the key.
+        message = f"{error.code} {error.status or ''}: {error.message or ''}".strip()
+        return BackendError(redact(message, (self._key,)), retry_after=_retry_after(error),
+                            retryable=error.code in RETRYABLE,
+                            quota=error.code == 429 or error.status == "RESOURCE_EXHAUSTED")
+
+    # Each call is a request built here and an answer read here, so that the Batch API
+    # (pipeline/gemini_batch.py) sends and reads exactly what an interactive call does.
+
+    def instruction_request(self, task: TaskInfo, original: bytes, history: list[dict[str, Any]],
+                            feedback: list[dict[str, Any]]) -> "Request":
         prompt = (prompts.first_instruction(task.modality, task.disease, task.direction, feedback)
                   if not history else
                   prompts.refinement(task.modality, task.disease, task.direction, history, feedback))
-        response, call = await self._generate("instruction", [_image(original), prompt.text],
-                                              _thinking_config())
+        return Request("instruction", [_image(original), prompt.text], _thinking_config(), prompt)
+
+    @staticmethod
+    def instruction_result(request: "Request", response: Any, call: Call) -> Instruction:
+        assert request.prompt is not None
         text, thinking = _texts(response)
         if not text:
             raise BackendError("the instruction model answered with no text")
-        return Instruction(text, thinking, prompt, call)
+        return Instruction(text, thinking, request.prompt, call)
 
-    async def edit(self, task: TaskInfo, original: bytes, instruction: str) -> Edit:
+    def edit_request(self, original: bytes, instruction: str) -> "Request":
         config = types.GenerateContentConfig(response_modalities=["IMAGE", "TEXT"])
-        response, call = await self._generate("edit", [_image(original), instruction], config)
+        return Request("edit", [_image(original), instruction], config, None)
+
+    @staticmethod
+    def edit_result(response: Any, call: Call) -> Edit:
         for part in _parts(response):
             data = getattr(getattr(part, "inline_data", None), "data", None)
             if data:
@@ -132,21 +137,57 @@ class GeminiBackend:
         text, _ = _texts(response)
         return Edit(None, f"No image in response{': ' + text[:200] if text else ''}", call)
 
-    async def judge(self, task: TaskInfo, original: bytes, edited: bytes,
-                    instruction: str) -> Verdict:
+    def judge_request(self, task: TaskInfo, original: bytes, edited: bytes,
+                      instruction: str) -> "Request":
         prompt = prompts.judge(task.modality, task.disease, task.direction, instruction)
         config = _thinking_config()
         config.response_mime_type = "application/json"
         config.response_schema = JudgeAnswer
-        response, call = await self._generate("judge", [_image(edited), _image(original),
-                                                        prompt.text], config)
+        return Request("judge", [_image(edited), _image(original), prompt.text], config, prompt)
+
+    @staticmethod
+    def judge_result(request: "Request", response: Any, call: Call) -> Verdict:
+        assert request.prompt is not None
         text, thinking = _texts(response)
         try:
             answer = JudgeAnswer.model_validate(json.loads(text))
         except (json.JSONDecodeError, ValidationError) as error:
-            return Verdict(None, f"JSON parse error: {str(error)[:300]}", thinking, prompt, call,
-                           raw=text[:20_000])
-        return Verdict(answer.model_dump(), None, thinking, prompt, call, raw=text)
+            return Verdict(None, f"JSON parse error: {str(error)[:300]}", thinking,
+                           request.prompt, call, raw=text[:20_000])
+        return Verdict(answer.model_dump(), None, thinking, request.prompt, call, raw=text)
+
+    async def instruction(self, task: TaskInfo, original: bytes, history: list[dict[str, Any]],
+                          feedback: list[dict[str, Any]]) -> Instruction:
+        request = self.instruction_request(task, original, history, feedback)
+        return self.instruction_result(request, *await self._generate(request))
+
+    async def edit(self, task: TaskInfo, original: bytes, instruction: str) -> Edit:
+        return self.edit_result(*await self._generate(self.edit_request(original, instruction)))
+
+    async def judge(self, task: TaskInfo, original: bytes, edited: bytes,
+                    instruction: str) -> Verdict:
+        request = self.judge_request(task, original, edited, instruction)
+        return self.judge_result(request, *await self._generate(request))
+
+
+@dataclass(frozen=True)
+class Request:
+    """One call as it is sent: the step's model, the contents and the generation config."""
+
+    step: str  # "instruction", "edit" or "judge": the key of the model in GeminiBackend.models
+    contents: list[Any]
+    config: types.GenerateContentConfig
+    prompt: Prompt | None  # the versioned prompt, for the steps that have one
+
+
+def answered(model: str, response: Any, latency_ms: float) -> Call:
+    """The call's record, once the answer is known to be usable (else BackendError)."""
+    _refuse_unusable(response)
+    usage = getattr(response, "usage_metadata", None)
+    return Call(model, latency_ms, getattr(usage, "prompt_token_count", None),
+                getattr(usage, "candidates_token_count", None),
+                getattr(usage, "thoughts_token_count", None),
+                getattr(response, "model_version", None))
 
 
 # Finish reasons that mean the service refused the content: asking again gets the same.
