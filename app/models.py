@@ -366,6 +366,29 @@ class JobTask(SQLModel, table=True):
     run_id: int | None = Field(default=None, foreign_key="run.id")
 
 
+class JobBatch(SQLModel, table=True):
+    """A batch a batch-mode job submitted to the Batch API: which wave (every open task's
+    next round, or one re-judge pass) and step it holds, its name at Gemini and its state.
+    Recorded before it is submitted, so a restart finds it instead of submitting again."""
+
+    __tablename__ = "job_batch"
+    __table_args__ = (UniqueConstraint("job_id", "wave", "step", "part"),)
+    id: int | None = Field(default=None, primary_key=True)
+    job_id: int = Field(foreign_key="job.id", index=True)
+    wave: int
+    step: str = Field(sa_column=Column(String(16), nullable=False))
+    part: int = 0  # a step's calls over the inline size limit go in several batches
+    model: str = Field(sa_column=Column(String(100), nullable=False))
+    display_name: str = Field(sa_column=Column(String(128), nullable=False, unique=True))
+    name: str | None = Field(default=None, sa_column=Column(String(200)))  # "batches/…"
+    state: str = Field(sa_column=Column(String(40), nullable=False))
+    # The job tasks in it, in request order, with the round each one's call is for (JSON).
+    keys: str = Field(default="[]", sa_column=Column(Text, nullable=False))
+    error: str | None = Field(default=None, sa_column=Column(Text))
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
 class AttemptMetric(SQLModel, table=True):
     """Preservation metrics of an attempt's edit against its original (app/metrics.py)."""
 

@@ -24,11 +24,12 @@ from app.models import Job, JobStatus, JobTask, Outcome, Run, Task, as_utc, utcn
 from app.redaction import redact
 from pipeline import store
 from pipeline.backend import Backend
+from pipeline.batch_job import BatchRun
 from pipeline.estimate import Estimate, Limits, for_tasks
 from pipeline.feedback import reader_feedback
-from pipeline.gemini import DEFAULT_MODELS
+from pipeline.gemini import DEFAULT_MODELS, GeminiBackend
 from pipeline.lease import Displaced, Lease
-from pipeline.loop import Options, RetryPolicy, regenerate
+from pipeline.loop import CancelledWhileWaiting, Options, RetryPolicy, regenerate
 from pipeline.rate_limit import CallLimiter, Quota
 from pipeline.rejudge import rejudge_task
 
@@ -58,6 +59,10 @@ class JobOptions:
     rejudge_times: int = 3
     # Per call: image edits with thinking can take minutes; a stuck connection must not.
     timeout_seconds: float = 300.0
+    # "interactive" (calls one by one) or "batch" (the Batch API: each round's calls of
+    # every task as one batch, at half the price, answered within 24 h).
+    mode: str = "interactive"
+    batch_poll_seconds: float = 30.0
 
     def quota(self) -> Quota:
         return Quota(self.requests_per_minute, self.requests_per_day, self.tokens_per_minute)
@@ -223,9 +228,33 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
         if on_progress is not None:
             on_progress(await asyncio.to_thread(_job, engine, job_id))
 
+    async def in_batches() -> None:
+        if not isinstance(backend, GeminiBackend):
+            raise ValueError(f"--mode batch needs the gemini backend, not {backend.name!r}")
+
+        async def finish(job_task_id: int, outcome: Outcome | None, error: str | None) -> None:
+            await asyncio.to_thread(_finish_task, engine, lease, job_task_id, outcome, error)
+            if on_progress is not None:
+                on_progress(await asyncio.to_thread(_job, engine, job_id))
+
+        run = BatchRun(engine, lease, backend, root_id, root, policy, limiter, cancel, finish,
+                       rounds=options.rounds, rejudge_times=options.rejudge_times,
+                       use_reader_feedback=options.use_reader_feedback,
+                       poll_seconds=options.batch_poll_seconds)
+        try:
+            await (run.rejudge() if options.kind == "rejudge" else run.regenerate())
+        except CancelledWhileWaiting:
+            pass  # the job was cancelled while its batches ran; closed below
+        except Displaced as error:
+            logger.warning("%s; stopping its batches here", error)
+            displaced.set()
+
     beater = asyncio.create_task(beat())
     try:
-        await asyncio.gather(*(one(t) for t in pending))
+        if options.mode == "batch":
+            await in_batches()
+        else:
+            await asyncio.gather(*(one(t) for t in pending))
     finally:
         beater.cancel()
     if displaced.is_set():

@@ -22,7 +22,7 @@ from sqlalchemy.engine import Engine
 
 from app.models import Outcome
 from pipeline import store
-from pipeline.backend import Backend, BackendError, Edit, Verdict
+from pipeline.backend import Backend, BackendError, Edit, Instruction, Verdict
 from pipeline.estimate import STEP_MODELS, STEP_TOKENS
 from pipeline.lease import Lease
 from pipeline.rate_limit import CallLimiter, Gate, tokens_used
@@ -199,7 +199,7 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
         except CancelledWhileWaiting:
             return run_id, None
         except StepFailed as failure:
-            return run_id, await _end_on(engine, run_id, failure, options.lease)
+            return run_id, await end_on(engine, run_id, failure, options.lease)
         # The judge on its own: when its calls fail, the finished edit is kept (stored with
         # no verdict, to be judged later by a re-judge) and only the run ends.
         verdict, judge_failure = None, None
@@ -214,24 +214,11 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
                 return run_id, None
             except StepFailed as failure:
                 judge_failure = failure
-        calls = {"instruction": instruction.call, "edit": edit.call}
-        if verdict is not None:
-            calls["judge"] = verdict.call
-        item = store.Round(
-            number=number, instruction=instruction.text, instruction_thinking=instruction.thinking,
-            image=edit.image, edit_error=no_image(edit),
-            verdict=verdict.fields if verdict else None,
-            verdict_error=unreadable(verdict) if verdict else None,
-            judge_thinking=verdict.thinking if verdict else "",
-            judge_model=verdict.call.model if verdict else None,
-            prompt_version=verdict.prompt.version if verdict else None,
-            raw=verdict.raw if verdict else "",
-            calls=store.calls_record(backend.name, backend.label, **calls)
-            | {"instruction_prompt": instruction.prompt.version})
+        item = round_record(backend, number, instruction, edit, verdict)
         await asyncio.to_thread(store.save_round, engine, run_id, root_id, root, item,
                                 options.lease)
         if judge_failure is not None:
-            return run_id, await _end_on(engine, run_id, judge_failure, options.lease)
+            return run_id, await end_on(engine, run_id, judge_failure, options.lease)
         history = await asyncio.to_thread(store.rounds_done, engine, run_id)
         if verdict is not None and verdict.fields and verdict.fields.get("qualified"):
             await asyncio.to_thread(partial(store.finish_run, engine, run_id, Outcome.success,
@@ -242,13 +229,32 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
     return run_id, Outcome.failed
 
 
-async def _end_on(engine: Engine, run_id: int, failure: StepFailed, lease: Lease | None) -> Outcome:
+async def end_on(engine: Engine, run_id: int, failure: StepFailed, lease: Lease | None) -> Outcome:
     """End the run on a step that failed: blocked when the API refused, else api_failed."""
     outcome = Outcome.blocked if isinstance(failure, StepBlocked) else Outcome.api_failed
     await asyncio.to_thread(partial(store.finish_run, engine, run_id, outcome,
                                     failure_step=failure.step, failure_error=failure.error,
                                     lease=lease))
     return outcome
+
+
+def round_record(backend: Backend, number: int, instruction: Instruction, edit: Edit,
+                 verdict: Verdict | None, mode: str = "interactive") -> store.Round:
+    """A round's results as stored, from interactive calls or a batch alike."""
+    calls = {"instruction": instruction.call, "edit": edit.call}
+    if verdict is not None:
+        calls["judge"] = verdict.call
+    return store.Round(
+        number=number, instruction=instruction.text, instruction_thinking=instruction.thinking,
+        image=edit.image, edit_error=no_image(edit),
+        verdict=verdict.fields if verdict else None,
+        verdict_error=unreadable(verdict) if verdict else None,
+        judge_thinking=verdict.thinking if verdict else "",
+        judge_model=verdict.call.model if verdict else None,
+        prompt_version=verdict.prompt.version if verdict else None,
+        raw=verdict.raw if verdict else "",
+        calls=store.calls_record(backend.name, backend.label, **calls)
+        | {"instruction_prompt": instruction.prompt.version, "mode": mode})
 
 
 def _task_info(engine: Engine, task_id: int) -> tuple[Any, bytes]:

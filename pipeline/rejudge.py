@@ -5,6 +5,7 @@ agreement pages compare them with the first verdict (app/agreement/consistency.p
 """
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.engine import Engine
@@ -19,7 +20,7 @@ from pipeline.loop import RetryPolicy, StepFailed, call_gate, unreadable, with_r
 from pipeline.rate_limit import CallLimiter
 
 
-def _latest_edit(engine: Engine, task_id: int) -> tuple[Any, bytes, int, str, bytes]:
+def latest_edit(engine: Engine, task_id: int) -> tuple[Any, bytes, int, str, bytes]:
     with Session(engine) as session:
         info, original = store.task_info(session, task_id)
         task = session.get(Task, task_id)
@@ -45,6 +46,19 @@ def _store(engine: Engine, attempt_id: int, verdict: Verdict, lease: Lease | Non
         session.commit()
 
 
+def store_verdicts(engine: Engine, lease: Lease, verdicts: list[tuple[int, Verdict]],
+                   also: Callable[[Session], None]) -> None:
+    """A pass's verdicts, and ``also`` (marking the pass done), in one transaction."""
+    with Session(engine) as session:
+        lease.hold(session)
+        for attempt_id, verdict in verdicts:
+            session.add(store.verdict_row(attempt_id, verdict.fields, unreadable(verdict),
+                                          thinking=verdict.thinking, model=verdict.call.model,
+                                          prompt_version=verdict.prompt.version, raw=verdict.raw))
+        also(session)
+        session.commit()
+
+
 def verdicts_on(engine: Engine, attempt_id: int) -> int:
     with Session(engine) as session:
         return len(session.scalars(select(col(JudgeVerdict.id)).where(
@@ -57,7 +71,7 @@ async def rejudge_task(engine: Engine, backend: Backend, task_id: int, times: in
     """Judge the task's latest edit ``times`` more times; an error text if it could not."""
     try:
         info, original, attempt_id, instruction, edited = await asyncio.to_thread(
-            _latest_edit, engine, task_id)
+            latest_edit, engine, task_id)
     except LookupError as error:
         return str(error)
     for _ in range(times):

@@ -22,6 +22,10 @@ from typing import Any
 from PIL import Image
 
 PATH = re.compile(r"^/v1(?:beta|alpha)?/models/([^/:]+):generateContent$")
+BATCH_CREATE = re.compile(r"^/v1(?:beta|alpha)?/models/([^/:]+):batchGenerateContent$")
+BATCH_GET = re.compile(r"^/v1(?:beta|alpha)?/batches/([^/:]+)$")
+BATCH_LIST = re.compile(r"^/v1(?:beta|alpha)?/batches$")
+BATCH_TYPE = "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch"
 
 
 @dataclass
@@ -82,13 +86,105 @@ def cooperative(model: str, body: dict[str, Any], n: int) -> Reply:
     return text_reply("Add a small right pleural effusion blunting the costophrenic angle.")
 
 
+@dataclass
+class Batch:
+    """A batch as the Batch API keeps it: its requests, and its answers once it has run."""
+
+    name: str
+    model: str
+    display_name: str
+    requests: list[dict[str, Any]]
+    state: str = "BATCH_STATE_PENDING"
+    polls: int = 0
+    responses: list[dict[str, Any]] | None = None
+
+    def operation(self) -> dict[str, Any]:
+        """The long-running Operation that create, get and list return."""
+        now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+        total = len(self.requests)
+        done = self.state in ("BATCH_STATE_SUCCEEDED", "BATCH_STATE_FAILED",
+                              "BATCH_STATE_CANCELLED", "BATCH_STATE_EXPIRED")
+        ok = sum(1 for r in self.responses or [] if "response" in r)
+        metadata: dict[str, Any] = {
+            "@type": BATCH_TYPE, "model": f"models/{self.model}", "displayName": self.display_name,
+            "createTime": now, "updateTime": now, "state": self.state, "name": self.name,
+            "batchStats": {"requestCount": str(total),
+                           "pendingRequestCount": str(0 if done else total),
+                           "successfulRequestCount": str(ok),
+                           "failedRequestCount": str(len(self.responses or []) - ok)}}
+        operation: dict[str, Any] = {"name": self.name, "metadata": metadata}
+        if self.responses is not None:
+            output = {"inlinedResponses": {"inlinedResponses": self.responses}}
+            metadata["output"] = output
+            operation["response"] = {"@type": BATCH_TYPE + "Output", **output}
+        if done:
+            operation["done"] = True
+        return operation
+
+
 class FakeGemini:
-    def __init__(self, respond: Callable[[str, dict[str, Any], int], Reply] = cooperative) -> None:
+    def __init__(self, respond: Callable[[str, dict[str, Any], int], Reply] = cooperative, *,
+                 batch_polls: int = 1,
+                 batch_end: Callable[[Batch], str] = lambda _: "BATCH_STATE_SUCCEEDED") -> None:
+        """``batch_polls``: the gets a batch answers "running" before it ends; ``batch_end``:
+        the state it then ends in (a succeeded batch is answered request by request by
+        ``respond``, as generateContent would)."""
         self.respond = respond
         self.calls: list[tuple[str, float, dict[str, Any]]] = []
         self.counts: dict[str, int] = defaultdict(int)
         self.lock = threading.Lock()
         self.keys: set[str] = set()
+        self.batches: dict[str, Batch] = {}
+        self.batch_polls, self.batch_end = batch_polls, batch_end
+        self.batched = 0  # calls answered inside batches (the rest of ``calls`` were direct)
+
+    def _create_batch(self, model: str, body: dict[str, Any]) -> Reply:
+        batch = body.get("batch") or {}
+        requests = (((batch.get("inputConfig") or {}).get("requests") or {}).get("requests"))
+        if not isinstance(requests, list) or not requests:
+            return error_reply(400, "batch.inputConfig must hold requests", "INVALID_ARGUMENT")
+        with self.lock:
+            name = f"batches/fake{len(self.batches) + 1:05d}"
+            self.batches[name] = Batch(name, model, str(batch.get("displayName", "")), requests)
+            return Reply(200, self.batches[name].operation())
+
+    def _get_batch(self, name: str) -> Reply:
+        with self.lock:
+            batch = self.batches.get(name)
+            if batch is None:
+                return error_reply(404, f"Batch {name} not found", "NOT_FOUND")
+            batch.polls += 1
+            if batch.state == "BATCH_STATE_PENDING":
+                batch.state = "BATCH_STATE_RUNNING"
+            run_now = batch.state == "BATCH_STATE_RUNNING" and batch.polls > self.batch_polls
+        if run_now:
+            self._run_batch(batch)
+        with self.lock:
+            return Reply(200, batch.operation())
+
+    def _run_batch(self, batch: Batch) -> None:
+        end = self.batch_end(batch)
+        responses = []
+        if end == "BATCH_STATE_SUCCEEDED":
+            for item in batch.requests:
+                request = item.get("request") or {}
+                with self.lock:
+                    self.counts[batch.model] += 1
+                    self.batched += 1
+                    n = self.counts[batch.model]
+                    self.calls.append((batch.model, time.monotonic(), request))
+                reply = self.respond(batch.model, request, n)
+                entry: dict[str, Any] = {"metadata": item.get("metadata") or {}}
+                if reply.status == 200 and isinstance(reply.body, dict):
+                    entry["response"] = reply.body
+                else:
+                    error = (reply.body or {}).get("error", {}) if isinstance(reply.body, dict) else {}
+                    entry["error"] = {"code": error.get("code", reply.status),
+                                      "message": error.get("message", "error")}
+                responses.append(entry)
+        with self.lock:
+            batch.state = end
+            batch.responses = responses if end == "BATCH_STATE_SUCCEEDED" else None
 
     @contextmanager
     def serve(self) -> Iterator[str]:
@@ -98,9 +194,30 @@ class FakeGemini:
             def log_message(self, *_: Any) -> None:  # quiet in test output
                 return
 
+            def do_GET(self) -> None:
+                path = self.path.split("?")[0]
+                found = BATCH_GET.match(path)
+                if found is not None:
+                    self._send(fake._get_batch(f"batches/{found.group(1)}"))
+                elif BATCH_LIST.match(path):
+                    with fake.lock:
+                        listed = [b.operation() for b in fake.batches.values()]
+                    for operation in listed:  # a listing carries no results
+                        operation["metadata"].pop("output", None)
+                        operation.pop("response", None)
+                    self._send(Reply(200, {"operations": listed}))
+                else:
+                    self._send(Reply(404, {"error": {"code": 404, "message": "no such path",
+                                                     "status": "NOT_FOUND"}}))
+
             def do_POST(self) -> None:
-                match = PATH.match(self.path.split("?")[0])
+                path = self.path.split("?")[0]
+                match = PATH.match(path)
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                create = BATCH_CREATE.match(path)
+                if create is not None:
+                    self._send(fake._create_batch(create.group(1), body))
+                    return
                 if match is None:
                     self._send(Reply(404, {"error": {"code": 404, "message": "no such path",
                                                      "status": "NOT_FOUND"}}))

@@ -1,0 +1,220 @@
+"""Batch mode: rounds and re-judges through the Batch API (the real google-genai client
+against a fake of the batch endpoints), stored exactly as interactive ones, resumed after
+a takeover without submitting anything twice, and expired batches made up interactively."""
+
+import asyncio
+import json
+import threading
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import update
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app.models import Attempt, Job, JobBatch, JobTask, JudgeVerdict, Run, utcnow
+from pipeline.batch_job import job_batches
+from pipeline.gemini import GeminiBackend
+from pipeline.jobs import MIN_STALE, JobOptions, claim, create_job, run_job
+from pipeline.loop import RetryPolicy
+from tests import aio
+from tests.fake_gemini import VERDICT, Batch, FakeGemini, Reply, cooperative, text_reply
+from tests.pipeline.test_jobs import task_ids
+
+QUICK = RetryPolicy(attempts=2, base_seconds=0.0)
+
+
+def batch_options(**changes: Any) -> JobOptions:
+    return JobOptions(backend="gemini", mode="batch", batch_poll_seconds=0.05, **changes)
+
+
+def run(engine: Engine, tmp_path: Path, fake: FakeGemini, job_id: int) -> str:
+    lease = claim(engine, job_id)
+    assert lease is not None
+    with fake.serve() as url:
+        backend = GeminiBackend("batch-test-key", base_url=url, timeout_seconds=10)
+        return aio.run(run_job(engine, lease, lambda _: backend, tmp_path / "out", policy=QUICK))
+
+
+def test_a_batch_regeneration_is_stored_like_an_interactive_one(demo_engine: Engine,
+                                                                tmp_path: Path) -> None:
+    verdicts = iter(range(1, 100))
+
+    def judge_twice(model: str, body: dict[str, Any], n: int) -> Reply:
+        if body.get("generationConfig", {}).get("responseMimeType") == "application/json":
+            # Three tasks: the first three verdicts (round 1) reject, the rest accept.
+            return text_reply(json.dumps(VERDICT | {"qualified": next(verdicts) > 3}))
+        return cooperative(model, body, n)
+
+    fake = FakeGemini(judge_twice)
+    job_id = create_job(demo_engine, task_ids(demo_engine, 3), batch_options(rounds=3))
+    assert run(demo_engine, tmp_path, fake, job_id) == "done"
+    assert len(fake.calls) == fake.batched == 3 * 3 * 2  # no direct call at all
+    # Two waves of three batches: instructions, edits, verdicts.
+    assert len(fake.batches) == 6
+    assert {(b.model, len(b.requests)) for b in fake.batches.values()} == {
+        ("gemini-2.5-pro", 3), ("gemini-2.5-flash-image", 3)}
+    with Session(demo_engine) as session:
+        job = session.get(Job, job_id)
+        assert job is not None and (job.done, job.succeeded, job.api_failed) == (3, 3, 0)
+        runs = session.exec(select(Run).where(Run.origin == "regeneration")).all()
+        assert sorted((r.outcome, r.n_rounds, r.success_round) for r in runs) == [
+            ("success", 2, 2)] * 3
+        attempts = session.exec(select(Attempt).join(Run).where(
+            Run.origin == "regeneration")).all()
+        assert len(attempts) == 6 and all(a.image_present for a in attempts)
+        calls = [json.loads(a.calls or "{}") for a in attempts]
+        assert {c["mode"] for c in calls} == {"batch"}
+        assert all(c["judge"]["thinking_tokens"] == 1500 for c in calls)
+        verdicts = session.exec(select(JudgeVerdict).join(Attempt).join(Run).where(
+            Run.origin == "regeneration")).all()
+        assert sorted(v.qualified for v in verdicts) == [False] * 3 + [True] * 3
+        batches = job_batches(session, job_id)
+        assert {b.state for b in batches} == {"JOB_STATE_SUCCEEDED"}
+        assert all(b.name and b.name.startswith("batches/") for b in batches)
+    # The second wave's instructions were written from the first round's history.
+    second = [b for b in fake.batches.values() if b.model == "gemini-2.5-pro"][2]
+    assert "round" in json.dumps(second.requests[0]["request"]).lower()
+
+
+def test_expired_and_failed_answers_are_made_up_interactively(demo_engine: Engine,
+                                                               tmp_path: Path) -> None:
+    def edits_expire(batch: Batch) -> str:
+        return "BATCH_STATE_EXPIRED" if "image" in batch.model else "BATCH_STATE_SUCCEEDED"
+
+    fake = FakeGemini(batch_end=edits_expire)
+    job_id = create_job(demo_engine, task_ids(demo_engine, 2), batch_options(rounds=1))
+    assert run(demo_engine, tmp_path, fake, job_id) == "done"
+    direct = [model for model, _, _ in fake.calls[fake.batched:]]
+    assert fake.batched == 4 and sorted(m for m, *_ in fake.calls if "image" in m) == [
+        "gemini-2.5-flash-image"] * 2
+    assert len(fake.calls) == 6 and direct.count("gemini-2.5-flash-image") <= 2
+    with Session(demo_engine) as session:
+        job = session.get(Job, job_id)
+        assert job is not None and (job.succeeded, job.api_failed) == (2, 0)
+        states = sorted(b.state for b in job_batches(session, job_id))
+    assert states == ["JOB_STATE_EXPIRED", "JOB_STATE_SUCCEEDED", "JOB_STATE_SUCCEEDED"]
+
+
+def test_a_blocked_batch_answer_ends_the_run_blocked_without_retrying(demo_engine: Engine,
+                                                                      tmp_path: Path) -> None:
+    def blocks_edits(model: str, body: dict[str, Any], n: int) -> Reply:
+        if "image" in model:
+            return Reply(body={"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"}})
+        return cooperative(model, body, n)
+
+    fake = FakeGemini(blocks_edits)
+    job_id = create_job(demo_engine, task_ids(demo_engine, 2), batch_options(rounds=2))
+    assert run(demo_engine, tmp_path, fake, job_id) == "done"
+    assert len(fake.calls) == fake.batched == 4  # two instructions, two blocked edits
+    with Session(demo_engine) as session:
+        job = session.get(Job, job_id)
+        assert job is not None and (job.blocked, job.failed, job.api_failed) == (2, 0, 0)
+        runs = session.exec(select(Run).where(Run.origin == "regeneration")).all()
+        assert {(r.outcome, r.failure_step) for r in runs} == {("blocked", "edit_image")}
+
+
+def test_a_worker_taking_over_polls_the_batches_and_never_submits_again(demo_engine: Engine,
+                                                                       tmp_path: Path) -> None:
+    fake = FakeGemini(batch_polls=10**9)  # the first worker's batch never ends
+    job_id = create_job(demo_engine, task_ids(demo_engine, 2), batch_options(rounds=1))
+    first = claim(demo_engine, job_id)
+    assert first is not None
+    result: dict[str, Any] = {}
+    with fake.serve() as url:
+        backend = GeminiBackend("batch-test-key", base_url=url, timeout_seconds=10)
+        worker = threading.Thread(target=lambda: result.update(status=asyncio.run(run_job(
+            demo_engine, first, lambda _: backend, tmp_path / "out", policy=QUICK))))
+        worker.start()
+        deadline = time.monotonic() + 20
+        while not fake.batches and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(fake.batches) == 1
+        time.sleep(0.3)  # its name is recorded
+        # The first worker goes silent; another takes the job over and batches now end.
+        with Session(demo_engine) as session:
+            session.execute(update(Job).where(col(Job.id) == job_id).values(
+                heartbeat_at=utcnow() - timedelta(hours=1)))
+            session.commit()
+        second = claim(demo_engine, stale_after=MIN_STALE)
+        assert second is not None
+        fake.batch_polls = 0
+        status = aio.run(run_job(demo_engine, second, lambda _: backend, tmp_path / "out",
+                                 policy=QUICK))
+        worker.join(20)
+    assert status == "done" and result["status"] == "displaced"
+    # One batch per step: the instruction batch was found again, not submitted again.
+    assert len(fake.batches) == 3 and fake.batched == 6
+    with Session(demo_engine) as session:
+        assert len(session.exec(select(JobBatch)).all()) == 3
+        assert len(session.exec(select(Attempt).join(Run).where(
+            Run.origin == "regeneration")).all()) == 2
+        assert all(t.status == "done" for t in session.exec(select(JobTask)).all())
+
+
+def test_a_batch_rejudge_of_the_demo_round_trips(demo_engine: Engine, tmp_path: Path) -> None:
+    fake = FakeGemini()
+    ids = task_ids(demo_engine, 5)
+    with Session(demo_engine) as session:
+        before = len(session.exec(select(JudgeVerdict)).all())
+    job_id = create_job(demo_engine, ids, batch_options(kind="rejudge", rejudge_times=2))
+    assert run(demo_engine, tmp_path, fake, job_id) == "done"
+    assert len(fake.batches) == 2 and fake.batched == len(fake.calls) == 10
+    with Session(demo_engine) as session:
+        job = session.get(Job, job_id)
+        assert job is not None and (job.done, job.succeeded) == (5, 5)
+        assert len(session.exec(select(JudgeVerdict)).all()) == before + 10
+        assert {b.state for b in job_batches(session, job_id)} == {"APPLIED"}
+    # A worker that stopped after storing the verdicts but before counting the tasks: the
+    # next one finds both passes applied, stores nothing twice and submits nothing.
+    with Session(demo_engine) as session:
+        session.execute(update(JobTask).values(status="pending"))
+        session.execute(update(Job).values(status="running", done=0, succeeded=0,
+                                           heartbeat_at=utcnow() - timedelta(hours=1)))
+        session.commit()
+    lease = claim(demo_engine, stale_after=MIN_STALE)
+    assert lease is not None
+    with fake.serve() as url:
+        backend = GeminiBackend("batch-test-key", base_url=url, timeout_seconds=10)
+        assert aio.run(run_job(demo_engine, lease, lambda _: backend, tmp_path / "out",
+                               policy=QUICK)) == "done"
+    assert len(fake.batches) == 2 and len(fake.calls) == 10
+    with Session(demo_engine) as session:
+        assert len(session.exec(select(JudgeVerdict)).all()) == before + 10
+        job = session.get(Job, job_id)
+        assert job is not None and (job.done, job.succeeded) == (5, 5)
+
+
+def test_a_batch_submitted_but_not_yet_named_is_found_by_its_display_name(
+        demo_engine: Engine, tmp_path: Path) -> None:
+    """A worker stopped between submitting a batch and recording its name: the next one
+    finds it at the API under the recorded display name, and submits nothing again."""
+    from pipeline.batch_job import _record
+    from pipeline.gemini_batch import Batches
+
+    fake = FakeGemini()
+    job_id = create_job(demo_engine, task_ids(demo_engine, 2), batch_options(rounds=1))
+    lease = claim(demo_engine, job_id)
+    assert lease is not None
+    with Session(demo_engine) as session:
+        job_tasks = session.exec(select(JobTask).where(JobTask.job_id == job_id)).all()
+    keys = [f"{t.id}:1" for t in job_tasks]
+    record = _record(demo_engine, lease, 1, "instruction", 0, "gemini-2.5-pro", keys)
+    with fake.serve() as url:
+        backend = GeminiBackend("batch-test-key", base_url=url, timeout_seconds=10)
+        request = backend.edit_request(b"\xff\xd8\xff", "any")  # the fake answers any request
+        aio.run(Batches(backend).submit("instruction", [request, request], keys,
+                                        record.display_name))
+        with Session(demo_engine) as session:
+            session.execute(update(Job).values(heartbeat_at=utcnow() - timedelta(hours=1)))
+            session.commit()
+        second = claim(demo_engine, stale_after=MIN_STALE)
+        assert second is not None
+        assert aio.run(run_job(demo_engine, second, lambda _: backend, tmp_path / "out",
+                               policy=QUICK)) == "done"
+    assert len(fake.batches) == 3
+    with Session(demo_engine) as session:
+        found = session.get(JobBatch, record.id)
+        assert found is not None and found.name == "batches/fake00001"
