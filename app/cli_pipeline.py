@@ -68,6 +68,10 @@ TOKENS_PER_MINUTE = typer.Option(None, "--tokens-per-minute", min=1,
                                  help="Input and output tokens per minute per model, at most.")
 ESTIMATE_ONLY = typer.Option(False, "--estimate", help="Print the estimate and start nothing.")
 YES = typer.Option(False, "--yes", "-y", help="Start without asking (asked only at a terminal).")
+MODE = typer.Option("interactive", "--mode",
+                    help="interactive (call by call) or batch (the Batch API: half the price, "
+                         "each round answered within 24 h; gemini backend only).")
+MODES = ("interactive", "batch")
 
 
 def _start(engine: Engine, case_filter: CaseFilter, limit: int | None, options: JobOptions,
@@ -76,6 +80,13 @@ def _start(engine: Engine, case_filter: CaseFilter, limit: int | None, options: 
         typer.echo(f"error: no backend {options.backend!r}; backends: {', '.join(BACKENDS)}",
                    err=True)
         raise typer.Exit(1)
+    if options.mode not in MODES:
+        typer.echo(f"error: --mode must be one of: {', '.join(MODES)}", err=True)
+        raise typer.Exit(2)
+    if options.mode == "batch" and options.backend != "gemini":
+        typer.echo("error: --mode batch needs --backend gemini (the Batch API is Gemini's)",
+                   err=True)
+        raise typer.Exit(2)
     task_ids = matching_tasks(engine, case_filter, limit)
     if not task_ids:
         typer.echo("error: no task matches these filters", err=True)
@@ -131,6 +142,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         tokens_per_minute: int | None = TOKENS_PER_MINUTE,
         estimate_only: bool = ESTIMATE_ONLY,
         yes: bool = YES,
+        mode: str = MODE,
         use_feedback: bool = typer.Option(False, help="Put readers' answers into refinement."),
         timeout: float = typer.Option(300.0, min=5.0, max=3600.0, help="Seconds per API call."),
     ) -> None:
@@ -141,7 +153,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
             rounds=tuple(run_rounds), failed_dimension=tuple(d.value for d in failed_dimension), q=q)
         _start(engine_factory(), case_filter, limit, JobOptions(  # type: ignore[operator]
             backend=backend, rounds=rounds, concurrency=concurrency, requests_per_minute=per_minute,
-            requests_per_day=per_day, tokens_per_minute=tokens_per_minute,
+            requests_per_day=per_day, tokens_per_minute=tokens_per_minute, mode=mode,
             use_reader_feedback=use_feedback, timeout_seconds=timeout),
             estimate_only=estimate_only, yes=yes)
 
@@ -162,6 +174,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         tokens_per_minute: int | None = TOKENS_PER_MINUTE,
         estimate_only: bool = ESTIMATE_ONLY,
         yes: bool = YES,
+        mode: str = MODE,
     ) -> None:
         """Run only the judge again, N times, on each matching task's latest edit (for the
         judge's self-consistency on the agreement pages)."""
@@ -172,7 +185,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         _start(engine_factory(), case_filter, limit, JobOptions(  # type: ignore[operator]
             backend=backend, concurrency=concurrency, kind="rejudge", rejudge_times=times,
             timeout_seconds=timeout, requests_per_minute=per_minute, requests_per_day=per_day,
-            tokens_per_minute=tokens_per_minute), estimate_only=estimate_only, yes=yes)
+            tokens_per_minute=tokens_per_minute, mode=mode), estimate_only=estimate_only, yes=yes)
 
     @pipeline_cli.command("worker")
     def worker_command(once: bool = typer.Option(False, help="Stop when no job is waiting."),

@@ -417,8 +417,26 @@ def _task_info(engine: Engine, task_id: int) -> tuple[TaskInfo, bytes]:
         return store.task_info(session, task_id)
 
 
-def job_batches(session: Session, job_id: int) -> list[JobBatch]:
-    """A job's batches, newest wave first, for its page."""
-    return list(session.scalars(select(JobBatch).where(col(JobBatch.job_id) == job_id)
-                                .order_by(col(JobBatch.wave).desc(), col(JobBatch.id))).all())
+@dataclass(frozen=True)
+class BatchView:
+    """A job's batch as its page shows it."""
+
+    wave: int
+    step: str
+    name: str  # "batches/…", or the display name while it is being submitted
+    calls: int
+    state: str
+
+    @property
+    def label(self) -> str:
+        return {APPLIED: "stored", SUBMITTING: "submitting"}.get(
+            self.state, self.state.removeprefix("JOB_STATE_").lower())
+
+
+def job_batches(session: Session, job_id: int) -> list[BatchView]:
+    """A job's batches, newest wave first."""
+    rows = session.scalars(select(JobBatch).where(col(JobBatch.job_id) == job_id)
+                           .order_by(col(JobBatch.wave).desc(), col(JobBatch.id))).all()
+    return [BatchView(r.wave, r.step, r.name or r.display_name, len(json.loads(r.keys)), r.state)
+            for r in rows]
 

@@ -12,6 +12,7 @@ from app.deps import MAX_DB_ID, CaseFilterDep, IdPath, IdValue, SessionDep
 from app.models import Job, JobStatus
 from app.security import AdminUser
 from app.web import redirect, render
+from pipeline.batch_job import job_batches
 from pipeline.gemini import DEFAULT_MODELS
 from pipeline.jobs import (
     JobOptions,
@@ -44,6 +45,7 @@ class JobForm(BaseModel):
     requests_per_day: int | None = Field(None, ge=1, le=100_000_000)
     tokens_per_minute: int | None = Field(None, ge=1, le=1_000_000_000)
     use_reader_feedback: bool = False
+    mode: str = Field("interactive", pattern="^(interactive|batch)$")
     instruction_model: str = Field("", max_length=100, pattern=MODEL_NAME)
     edit_model: str = Field("", max_length=100, pattern=MODEL_NAME)
     judge_model: str = Field("", max_length=100, pattern=MODEL_NAME)
@@ -57,6 +59,8 @@ class JobForm(BaseModel):
     def options(self, backends: list[str]) -> JobOptions:
         if self.backend not in backends:
             raise HTTPException(422, f"backend must be one of: {', '.join(backends)}")
+        if self.mode == "batch" and self.backend != "gemini":
+            raise HTTPException(422, "the Batch API needs the gemini backend")
         models = {step: name for step, name in (("instruction", self.instruction_model),
                                                  ("edit", self.edit_model),
                                                  ("judge", self.judge_model)) if name}
@@ -65,7 +69,7 @@ class JobForm(BaseModel):
                           requests_per_day=self.requests_per_day,
                           tokens_per_minute=self.tokens_per_minute, kind=self.kind,
                           rejudge_times=self.rejudge_times, models=models,
-                          use_reader_feedback=self.use_reader_feedback)
+                          use_reader_feedback=self.use_reader_feedback, mode=self.mode)
 
 
 def _selection(session: SessionDep, case_filter: Any, task_ids: list[int] | None,
@@ -128,6 +132,7 @@ def job_page(request: Request, session: SessionDep, job_id: IdPath) -> HTMLRespo
     if job is None:
         raise HTTPException(404, f"no job {job_id}")
     context = {"job": job_summary(job), "runs": job_runs(session, job_id),
+               "batches": job_batches(session, job_id),
                "live": job.status in (JobStatus.queued, JobStatus.running)}
     return render(request, "jobs/detail.html", context, partial="jobs/_progress.html")
 

@@ -218,3 +218,28 @@ def test_a_batch_submitted_but_not_yet_named_is_found_by_its_display_name(
     with Session(demo_engine) as session:
         found = session.get(JobBatch, record.id)
         assert found is not None and found.name == "batches/fake00001"
+
+
+def test_the_job_page_lists_the_batches(client: Any, demo_engine: Engine, tmp_path: Path) -> None:
+    from bs4 import BeautifulSoup
+
+    job_id = create_job(demo_engine, task_ids(demo_engine, 2), batch_options(rounds=1))
+    assert run(demo_engine, tmp_path, FakeGemini(), job_id) == "done"
+    page = BeautifulSoup(client.get(f"/jobs/{job_id}").text, "html.parser")
+    rows = [[td.get_text() for td in tr.select("td")] for tr in page.select("#job-batches tbody tr")]
+    assert [(r[1], r[3], r[4]) for r in rows] == [("instruction", "2", "succeeded"),
+                                                  ("edit", "2", "succeeded"),
+                                                  ("judge", "2", "succeeded")]
+    assert all(r[2].startswith("batches/") for r in rows)
+    # Batch mode is Gemini's: refused for the offline backend, in the form and the CLI.
+    refused = client.post("/jobs", data={"task": "1", "backend": "offline", "mode": "batch"})
+    assert refused.status_code == 422
+
+
+def test_the_cli_refuses_batch_mode_without_gemini() -> None:
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+
+    result = CliRunner().invoke(cli, ["pipeline", "run", "--mode", "batch", "--estimate"])
+    assert result.exit_code == 2 and "--mode batch needs --backend gemini" in result.output
