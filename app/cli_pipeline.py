@@ -17,16 +17,9 @@ from app.metrics_store import compute_pending
 from app.models import Dimension, Direction, Job, Modality, Outcome
 from app.settings import get_settings
 from pipeline.estimate import describe
-from pipeline.jobs import (
-    MIN_STALE,
-    JobOptions,
-    claim,
-    create_job,
-    job_estimate,
-    job_summary,
-    request_cancel,
-    run_job,
-)
+from pipeline.job_options import JobOptions, job_estimate
+from pipeline.job_view import job_summary
+from pipeline.jobs import MIN_STALE, claim, create_job, request_cancel, run_job
 from pipeline.lease import Lease
 from pipeline.registry import BACKENDS, UnknownBackend, make_backend
 from pipeline.worker import pipeline_output, work

@@ -28,7 +28,8 @@ from app.db import make_engine, migrate
 from app.models import Attempt, Outcome, SourceImage, Task
 from pipeline import store
 from pipeline.gemini import GeminiBackend
-from pipeline.jobs import JobOptions, claim, create_job, run_job
+from pipeline.job_options import JobOptions
+from pipeline.jobs import claim, create_job, run_job
 from pipeline.loop import RetryPolicy
 from tests.fake_gemini import FakeGemini, Reply, cooperative
 

@@ -22,7 +22,6 @@ logger = logging.getLogger(__name__)
 INLINE_BYTES = 18 * 1024 * 1024
 SUCCEEDED = "JOB_STATE_SUCCEEDED"
 ENDED = frozenset({SUCCEEDED, "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"})
-SUBMITTING = "SUBMITTING"  # recorded, not yet known to the API
 
 
 @dataclass(frozen=True)

@@ -11,26 +11,25 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
-from app.models import Job, JobStatus, JobTask, Outcome, Run, Task, as_utc, utcnow
+from app.models import Job, JobStatus, JobTask, Outcome, Run, utcnow
 from app.redaction import redact
 from pipeline import store
 from pipeline.backend import Backend
 from pipeline.batch_job import BatchRun
-from pipeline.estimate import Estimate, Limits, for_tasks
 from pipeline.feedback import reader_feedback
-from pipeline.gemini import DEFAULT_MODELS, GeminiBackend
+from pipeline.gemini import GeminiBackend
+from pipeline.job_options import JobOptions
 from pipeline.lease import Displaced, Lease
 from pipeline.loop import CancelledWhileWaiting, Options, RetryPolicy, regenerate
-from pipeline.rate_limit import CallLimiter, Quota
+from pipeline.rate_limit import CallLimiter
 from pipeline.rejudge import rejudge_task
 
 CANCELLED = "cancelled"  # a run's outcome when its job was cancelled mid-run
@@ -41,50 +40,6 @@ STALE = timedelta(seconds=30)  # a running job unheard of this long has lost its
 MIN_STALE = HEARTBEAT * 3
 ERRORS_KEPT = 20
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class JobOptions:
-    backend: str = "offline"
-    rounds: int = 5
-    concurrency: int = 8
-    # Each model's quota (Gemini counts each separately), shared by every job and worker.
-    requests_per_minute: int | None = None
-    requests_per_day: int | None = None
-    tokens_per_minute: int | None = None
-    use_reader_feedback: bool = False
-    models: dict[str, str] = field(default_factory=dict)
-    # "regenerate" (the refinement loop) or "rejudge" (the judge again, on the latest edit)
-    kind: str = "regenerate"
-    rejudge_times: int = 3
-    # Per call: image edits with thinking can take minutes; a stuck connection must not.
-    timeout_seconds: float = 300.0
-    # "interactive" (calls one by one) or "batch" (the Batch API: each round's calls of
-    # every task as one batch, at half the price, answered within 24 h).
-    mode: str = "interactive"
-    batch_poll_seconds: float = 30.0
-
-    def quota(self) -> Quota:
-        return Quota(self.requests_per_minute, self.requests_per_day, self.tokens_per_minute)
-
-    def limits(self) -> Limits:
-        return Limits(self.requests_per_minute, self.requests_per_day, self.tokens_per_minute,
-                      self.concurrency)
-
-    def as_json(self) -> str:
-        return json.dumps(self.__dict__)
-
-    @classmethod
-    def from_json(cls, text: str) -> "JobOptions":
-        known = {k: v for k, v in json.loads(text or "{}").items() if k in cls.__dataclass_fields__}
-        return cls(**known)
-
-
-def job_estimate(session: Session, task_ids: list[int], options: JobOptions) -> Estimate:
-    models = options.models if options.backend != "gemini" else DEFAULT_MODELS | options.models
-    return for_tasks(session, task_ids, backend=options.backend, kind=options.kind,
-                     rounds=options.rounds, rejudge_times=options.rejudge_times, models=models,
-                     limits=options.limits())
 
 
 def create_job(engine: Engine, task_ids: list[int], options: JobOptions,
@@ -237,10 +192,10 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
             if on_progress is not None:
                 on_progress(await asyncio.to_thread(_job, engine, job_id))
 
-        run = BatchRun(engine, lease, backend, root_id, root, policy, limiter, cancel, finish,
+        run = BatchRun(engine, lease, backend, policy, limiter, cancel, finish,
+                       poll_seconds=options.batch_poll_seconds, root_id=root_id, root=root,
                        rounds=options.rounds, rejudge_times=options.rejudge_times,
-                       use_reader_feedback=options.use_reader_feedback,
-                       poll_seconds=options.batch_poll_seconds)
+                       use_reader_feedback=options.use_reader_feedback)
         try:
             await (run.rejudge() if options.kind == "rejudge" else run.regenerate())
         except CancelledWhileWaiting:
@@ -345,31 +300,3 @@ def _close(engine: Engine, lease: Lease) -> str:
         session.add(job)
         session.commit()
         return job.status
-
-
-def job_runs(session: Session, job_id: int, limit: int = 50) -> list[Any]:
-    """The newest runs a job started: (task id, run id, task status, task key)."""
-    return list(session.execute(
-        select(col(JobTask.task_id), col(JobTask.run_id), col(JobTask.status), col(Task.task_key))
-        .join(Task, col(Task.id) == JobTask.task_id)
-        .where(col(JobTask.job_id) == job_id, col(JobTask.run_id).is_not(None))
-        .order_by(col(JobTask.id).desc()).limit(limit)).all())
-
-
-def job_summary(job: Job) -> dict[str, Any]:
-    waiting = as_utc(job.waiting_until) if job.waiting_until is not None else None
-    if waiting is not None and (waiting <= utcnow() or job.status != JobStatus.running):
-        waiting = None
-    elapsed = ((job.finished_at or utcnow()) - job.started_at).total_seconds() if job.started_at else 0
-    rate = job.done / elapsed * 60 if elapsed > 0 else None
-    remaining = (job.total - job.done) / (job.done / elapsed) if job.done and elapsed > 0 else None
-    return {"id": job.id, "status": job.status, "total": job.total, "done": job.done,
-            "succeeded": job.succeeded, "failed": job.failed, "api_failed": job.api_failed,
-            "blocked": job.blocked,
-            "waiting_until": waiting,
-            "waiting_label": waiting and (waiting.strftime("%H:%M UTC") if waiting.date() == utcnow().date()
-                                          else waiting.strftime("%H:%M UTC on %d %b")),
-            "per_minute": round(rate, 1) if rate else None,
-            "eta_seconds": round(remaining) if remaining is not None else None,
-            "errors": [{**e, "error": redact(str(e.get("error", "")))} for e in json.loads(job.last_errors)],
-            "options": json.loads(job.options)}

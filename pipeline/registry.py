@@ -2,7 +2,7 @@
 
 from pipeline.backend import Backend
 from pipeline.gemini import GeminiBackend, api_key
-from pipeline.jobs import JobOptions
+from pipeline.job_options import JobOptions
 from pipeline.offline import OfflineBackend
 
 BACKENDS = ("offline", "gemini")

@@ -12,16 +12,11 @@ from app.deps import MAX_DB_ID, CaseFilterDep, IdPath, IdValue, SessionDep
 from app.models import Job, JobStatus
 from app.security import AdminUser
 from app.web import redirect, render
-from pipeline.batch_job import job_batches
+from pipeline.batch_records import job_batches
 from pipeline.gemini import DEFAULT_MODELS
-from pipeline.jobs import (
-    JobOptions,
-    create_job,
-    job_estimate,
-    job_runs,
-    job_summary,
-    request_cancel,
-)
+from pipeline.job_options import JobOptions, job_estimate
+from pipeline.job_view import job_runs, job_summary
+from pipeline.jobs import create_job, request_cancel
 from pipeline.registry import available
 
 router = APIRouter(include_in_schema=False)

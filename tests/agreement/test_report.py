@@ -12,7 +12,8 @@ from app.answers import AnswerIn, lock_study, submit_answer, undo_last
 from app.models import JudgeVerdict
 from app.study_models import Design, Study, StudyItem
 from app.worklist import get_assignment
-from pipeline.jobs import JobOptions, claim, create_job, run_job
+from pipeline.job_options import JobOptions
+from pipeline.jobs import claim, create_job, run_job
 from pipeline.loop import RetryPolicy
 from pipeline.offline import OfflineBackend
 from tests import aio

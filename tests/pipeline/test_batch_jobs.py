@@ -15,9 +15,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.models import Attempt, Job, JobBatch, JobTask, JudgeVerdict, Run, utcnow
-from pipeline.batch_job import job_batches
+from pipeline.batch_records import job_batches
 from pipeline.gemini import GeminiBackend
-from pipeline.jobs import MIN_STALE, JobOptions, claim, create_job, run_job
+from pipeline.job_options import JobOptions
+from pipeline.jobs import MIN_STALE, claim, create_job, run_job
 from pipeline.loop import RetryPolicy
 from tests import aio
 from tests.fake_gemini import VERDICT, Batch, FakeGemini, Reply, cooperative, text_reply
@@ -191,7 +192,7 @@ def test_a_batch_submitted_but_not_yet_named_is_found_by_its_display_name(
         demo_engine: Engine, tmp_path: Path) -> None:
     """A worker stopped between submitting a batch and recording its name: the next one
     finds it at the API under the recorded display name, and submits nothing again."""
-    from pipeline.batch_job import _record
+    from pipeline.batch_records import record as _record
     from pipeline.gemini_batch import Batches
 
     fake = FakeGemini()

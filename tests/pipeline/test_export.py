@@ -12,7 +12,8 @@ from app.db import make_engine
 from app.importer import import_tree
 from app.models import Run, Task
 from pipeline.export import ExportError, export_runs
-from pipeline.jobs import JobOptions, claim, create_job, run_job
+from pipeline.job_options import JobOptions
+from pipeline.jobs import claim, create_job, run_job
 from pipeline.loop import RetryPolicy
 from pipeline.offline import OfflineBackend
 from tests import aio

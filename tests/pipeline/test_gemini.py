@@ -140,7 +140,7 @@ def test_a_rejected_key_is_not_retried(demo_engine: Engine, tmp_path: Path) -> N
 
 @pytest.mark.parametrize("name", ["GOOGLE_API_KEY", "GEMINI_API_KEY"])
 def test_the_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    from pipeline.jobs import JobOptions
+    from pipeline.job_options import JobOptions
     from pipeline.registry import UnknownBackend, available, make_backend
 
     for variable in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):

@@ -14,7 +14,8 @@ from sqlmodel import Session, select
 
 from app.models import Attempt, Job, JobTask, Run, Task
 from pipeline.backend import TaskInfo, Verdict
-from pipeline.jobs import JobOptions, claim, create_job, request_cancel, run_job
+from pipeline.job_options import JobOptions
+from pipeline.jobs import claim, create_job, request_cancel, run_job
 from pipeline.loop import RetryPolicy
 from pipeline.offline import OfflineBackend
 from tests import aio

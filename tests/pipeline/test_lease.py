@@ -15,7 +15,8 @@ from app.images import ImageKind, resolve_image
 from app.models import Attempt, Job, JobTask, Run, utcnow
 from pipeline import store
 from pipeline.backend import Edit, TaskInfo
-from pipeline.jobs import DISPLACED, MIN_STALE, JobOptions, claim, create_job, run_job
+from pipeline.job_options import JobOptions
+from pipeline.jobs import DISPLACED, MIN_STALE, claim, create_job, run_job
 from pipeline.lease import Displaced
 from pipeline.offline import OfflineBackend
 from tests import aio

@@ -12,7 +12,9 @@ from sqlmodel import Session, select
 
 from app.models import Job, JobTask
 from pipeline.gemini import GeminiBackend
-from pipeline.jobs import JobOptions, claim, create_job, job_summary, run_job
+from pipeline.job_options import JobOptions
+from pipeline.job_view import job_summary
+from pipeline.jobs import claim, create_job, run_job
 from pipeline.loop import RetryPolicy
 from tests import aio
 from tests.fake_gemini import FakeGemini, Quota

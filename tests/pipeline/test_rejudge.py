@@ -7,7 +7,8 @@ from sqlmodel import Session, select
 
 from app.agreement.consistency import judge_consistency
 from app.models import JudgeVerdict, Run, Task
-from pipeline.jobs import JobOptions, claim, create_job, run_job
+from pipeline.job_options import JobOptions
+from pipeline.jobs import claim, create_job, run_job
 from pipeline.loop import RetryPolicy
 from pipeline.offline import MODEL, OfflineBackend
 from tests import aio

@@ -1,0 +1,54 @@
+"""What a job is asked to do: its options, stored with it as JSON, and its estimate."""
+
+import json
+from dataclasses import dataclass, field
+
+from sqlmodel import Session
+
+from pipeline.estimate import Estimate, Limits, for_tasks
+from pipeline.gemini import DEFAULT_MODELS
+from pipeline.rate_limit import Quota
+
+
+@dataclass
+class JobOptions:
+    backend: str = "offline"
+    rounds: int = 5
+    concurrency: int = 8
+    # Each model's quota (Gemini counts each separately), shared by every job and worker.
+    requests_per_minute: int | None = None
+    requests_per_day: int | None = None
+    tokens_per_minute: int | None = None
+    use_reader_feedback: bool = False
+    models: dict[str, str] = field(default_factory=dict)
+    # "regenerate" (the refinement loop) or "rejudge" (the judge again, on the latest edit)
+    kind: str = "regenerate"
+    rejudge_times: int = 3
+    # Per call: image edits with thinking can take minutes; a stuck connection must not.
+    timeout_seconds: float = 300.0
+    # "interactive" (calls one by one) or "batch" (the Batch API: each round's calls of
+    # every task as one batch, at half the price, answered within 24 h).
+    mode: str = "interactive"
+    batch_poll_seconds: float = 30.0
+
+    def quota(self) -> Quota:
+        return Quota(self.requests_per_minute, self.requests_per_day, self.tokens_per_minute)
+
+    def limits(self) -> Limits:
+        return Limits(self.requests_per_minute, self.requests_per_day, self.tokens_per_minute,
+                      self.concurrency)
+
+    def as_json(self) -> str:
+        return json.dumps(self.__dict__)
+
+    @classmethod
+    def from_json(cls, text: str) -> "JobOptions":
+        known = {k: v for k, v in json.loads(text or "{}").items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+def job_estimate(session: Session, task_ids: list[int], options: JobOptions) -> Estimate:
+    models = options.models if options.backend != "gemini" else DEFAULT_MODELS | options.models
+    return for_tasks(session, task_ids, backend=options.backend, kind=options.kind,
+                     rounds=options.rounds, rejudge_times=options.rejudge_times, models=models,
+                     limits=options.limits())

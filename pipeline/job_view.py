@@ -1,0 +1,37 @@
+"""A job as its pages and the CLI show it: counts, rate, time left, quota waits, runs."""
+
+import json
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from app.models import Job, JobStatus, JobTask, Task, as_utc, utcnow
+from app.redaction import redact
+
+
+def job_runs(session: Session, job_id: int, limit: int = 50) -> list[Any]:
+    """The newest runs a job started: (task id, run id, task status, task key)."""
+    return list(session.execute(
+        select(col(JobTask.task_id), col(JobTask.run_id), col(JobTask.status), col(Task.task_key))
+        .join(Task, col(Task.id) == JobTask.task_id)
+        .where(col(JobTask.job_id) == job_id, col(JobTask.run_id).is_not(None))
+        .order_by(col(JobTask.id).desc()).limit(limit)).all())
+
+
+def job_summary(job: Job) -> dict[str, Any]:
+    waiting = as_utc(job.waiting_until) if job.waiting_until is not None else None
+    if waiting is not None and (waiting <= utcnow() or job.status != JobStatus.running):
+        waiting = None
+    elapsed = ((job.finished_at or utcnow()) - job.started_at).total_seconds() if job.started_at else 0
+    rate = job.done / elapsed * 60 if elapsed > 0 else None
+    remaining = (job.total - job.done) / (job.done / elapsed) if job.done and elapsed > 0 else None
+    return {"id": job.id, "status": job.status, "total": job.total, "done": job.done,
+            "succeeded": job.succeeded, "failed": job.failed, "api_failed": job.api_failed,
+            "blocked": job.blocked,
+            "waiting_until": waiting,
+            "waiting_label": waiting and (waiting.strftime("%H:%M UTC") if waiting.date() == utcnow().date()
+                                          else waiting.strftime("%H:%M UTC on %d %b")),
+            "per_minute": round(rate, 1) if rate else None,
+            "eta_seconds": round(remaining) if remaining is not None else None,
+            "errors": [{**e, "error": redact(str(e.get("error", "")))} for e in json.loads(job.last_errors)],
+            "options": json.loads(job.options)}
