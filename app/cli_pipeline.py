@@ -65,10 +65,14 @@ MODE = typer.Option("interactive", "--mode",
                     help="interactive (call by call) or batch (the Batch API: half the price, "
                          "each round answered within 24 h; gemini backend only).")
 MODES = ("interactive", "batch")
+QUEUE = typer.Option(False, "--queue", help="Queue the job for the workers and return.")
+SPLIT = typer.Option(1, "--split", min=1, max=1000,
+                     help="Queue the tasks as this many jobs, one for each worker to take.")
 
 
 def _start(engine: Engine, case_filter: CaseFilter, limit: int | None, options: JobOptions,
-           *, estimate_only: bool = False, yes: bool = False) -> None:
+           *, estimate_only: bool = False, yes: bool = False, queue: bool = False,
+           split: int = 1) -> None:
     if options.backend not in BACKENDS:
         typer.echo(f"error: no backend {options.backend!r}; backends: {', '.join(BACKENDS)}",
                    err=True)
@@ -96,6 +100,13 @@ def _start(engine: Engine, case_filter: CaseFilter, limit: int | None, options: 
         raise typer.Exit(1) from None
     if not yes and console.is_terminal:
         typer.confirm(f"Start the job on {len(task_ids):,} tasks?", abort=True)
+    if queue or split > 1:
+        # One job per share, so that as many workers (on as many machines) take one each.
+        for share in range(split):
+            part = task_ids[share::split]
+            if part:
+                typer.echo(f"job {create_job(engine, part, options)} queued: {len(part)} tasks")
+        return
     job_id = create_job(engine, task_ids, options)
     lease = claim(engine, job_id)
     if lease is None:
@@ -136,6 +147,8 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         estimate_only: bool = ESTIMATE_ONLY,
         yes: bool = YES,
         mode: str = MODE,
+        queue: bool = QUEUE,
+        split: int = SPLIT,
         use_feedback: bool = typer.Option(False, help="Put readers' answers into refinement."),
         timeout: float = typer.Option(300.0, min=5.0, max=3600.0, help="Seconds per API call."),
     ) -> None:
@@ -148,7 +161,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
             backend=backend, rounds=rounds, concurrency=concurrency, requests_per_minute=per_minute,
             requests_per_day=per_day, tokens_per_minute=tokens_per_minute, mode=mode,
             use_reader_feedback=use_feedback, timeout_seconds=timeout),
-            estimate_only=estimate_only, yes=yes)
+            estimate_only=estimate_only, yes=yes, queue=queue, split=split)
 
     @pipeline_cli.command("rejudge")
     def rejudge_command(
@@ -168,6 +181,8 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         estimate_only: bool = ESTIMATE_ONLY,
         yes: bool = YES,
         mode: str = MODE,
+        queue: bool = QUEUE,
+        split: int = SPLIT,
     ) -> None:
         """Run only the judge again, N times, on each matching task's latest edit (for the
         judge's self-consistency on the agreement pages)."""
@@ -178,7 +193,8 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         _start(engine_factory(), case_filter, limit, JobOptions(  # type: ignore[operator]
             backend=backend, concurrency=concurrency, kind="rejudge", rejudge_times=times,
             timeout_seconds=timeout, requests_per_minute=per_minute, requests_per_day=per_day,
-            tokens_per_minute=tokens_per_minute, mode=mode), estimate_only=estimate_only, yes=yes)
+            tokens_per_minute=tokens_per_minute, mode=mode), estimate_only=estimate_only, yes=yes,
+            queue=queue, split=split)
 
     @pipeline_cli.command("worker")
     def worker_command(once: bool = typer.Option(False, help="Stop when no job is waiting."),

@@ -136,7 +136,8 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
             try:
                 if await asyncio.to_thread(_heartbeat, engine, lease):
                     cancel.set()
-            except Displaced:
+            except Displaced as error:
+                logger.warning("%s; stopping its tasks here", error)
                 displaced.set()
                 cancel.set()
                 return

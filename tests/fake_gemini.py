@@ -301,3 +301,51 @@ class Quota:
         """The most calls served to one model in any window."""
         return max((sum(1 for u in times if 0 <= u - t < self.window) for times in self.served.values()
                     for t in times), default=0)
+
+
+class Tagger:
+    """Answers like ``cooperative``, but stamps every edited image with a tag of its own (a
+    JPEG comment) and names, in each verdict's reason, the tag of the image it judged; the
+    first verdict on each task rejects, so runs have several rounds. A stored round whose
+    image's tag differs from its verdict's is an image the verdict never saw."""
+
+    def __init__(self, latency: float = 0.0) -> None:
+        self.latency = latency
+        self.lock = threading.Lock()
+        self.issued = 0
+        self.judged: dict[str, int] = defaultdict(int)
+
+    def __call__(self, model: str, body: dict[str, Any], n: int) -> Reply:
+        time.sleep(self.latency)
+        if "image" in model:
+            with self.lock:
+                self.issued += 1
+                tag = f"tag-{self.issued:06d}"
+            with Image.open(io.BytesIO(edited(first_image(body)))) as image:
+                out = io.BytesIO()
+                image.save(out, "JPEG", quality=90, comment=tag.encode())
+            return image_reply(out.getvalue())
+        if body.get("generationConfig", {}).get("responseMimeType") == "application/json":
+            tag = image_tag(first_image(body))
+            task = _original_key(body)
+            with self.lock:
+                self.judged[task] += 1
+                seen = self.judged[task]
+            return text_reply(json.dumps(VERDICT | {"qualified": seen > 1,
+                                                    "reason": f"judged {tag}"}))
+        return cooperative(model, body, n)
+
+
+def image_tag(data: bytes) -> str:
+    with Image.open(io.BytesIO(data)) as image:
+        comment = image.info.get("comment", b"")
+    return comment.decode() if isinstance(comment, bytes) else str(comment)
+
+
+def _original_key(body: dict[str, Any]) -> str:
+    """The judged task, told apart by its original image (the second image sent) and the
+    prompt, which names the disease and the direction (tasks share originals)."""
+    parts = body["contents"][0]["parts"]
+    images = [p for p in parts if p.get("inlineData") or p.get("inline_data")]
+    data = (images[1].get("inlineData") or images[1].get("inline_data"))["data"]
+    return data[-64:] + "".join(p.get("text", "") for p in parts)

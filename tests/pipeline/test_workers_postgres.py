@@ -1,0 +1,116 @@
+"""Four worker processes on one PostgreSQL database against the fake Gemini server: one is
+paused and resumed after its job was taken over, one is killed. Every task ends once, and
+every stored round's image is the one its verdict judged (the fake tags each image it
+makes and names the tag in its verdict)."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app.db import make_engine, migrate
+from app.images import ImageKind, resolve_image
+from app.importer import import_tree
+from app.models import Attempt, Job, JobTask, JudgeVerdict, Run, Task
+from pipeline.job_options import JobOptions
+from pipeline.jobs import create_job
+from tests.fake_gemini import FakeGemini, Tagger, image_tag
+from tests.pg_server import PostgresServer
+
+pytestmark = pytest.mark.postgres
+STALE = 15  # seconds: the least --stale-after allows (three heartbeats)
+
+
+def wait_for(check: Callable[[], bool], seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
+def jobs(engine: Engine) -> list[Job]:
+    with Session(engine) as session:
+        return list(session.exec(select(Job).order_by(col(Job.id))).all())
+
+
+def test_four_workers_survive_pause_kill_and_takeover(pg_server: PostgresServer, demo_dir: Path,
+                                                      tmp_path: Path) -> None:
+    url = pg_server.create_database("four_workers")
+    engine = make_engine(url)
+    migrate(engine)
+    import_tree(engine, demo_dir / "run", demo_dir / "source")
+    with Session(engine) as session:
+        ids = [i for i in session.exec(select(Task.id).where(
+            Task.outcome != "api_failed", Task.modality == "chest_xray")
+            .order_by(col(Task.id)).limit(24)).all() if i is not None]
+    for share in range(4):
+        create_job(engine, ids[share::4], JobOptions(backend="gemini", rounds=3, concurrency=2))
+
+    fake = FakeGemini(Tagger(latency=0.3))
+    logs = [tmp_path / f"worker-{n}.log" for n in range(4)]
+    with fake.serve() as base:
+        env = {**os.environ, "MEDBANANA_DATABASE_URL": url,
+               "MEDBANANA_VAR_DIR": str(tmp_path / "var"), "GEMINI_API_KEY": "k" * 39,
+               "GOOGLE_GEMINI_BASE_URL": base}
+        workers = [subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "pipeline", "worker", "--poll", "0.2",
+             "--stale-after", str(STALE)], env=env, stdout=log.open("w"),
+            stderr=subprocess.STDOUT) for log in logs]
+        try:
+            wait_for(lambda: all(j.status == "running" for j in jobs(engine)), 60,
+                     "every worker to claim a job")
+            wait_for(lambda: sum(j.done for j in jobs(engine)) >= 2, 60, "the first tasks")
+            paused, killed = workers[0], workers[1]
+            paused.send_signal(signal.SIGSTOP)
+            killed.kill()
+            wait_for(lambda: all(j.status == "done" for j in jobs(engine)), 150,
+                     "the two left to take over and finish every job")
+            assert sorted(j.lease for j in jobs(engine))[-2:] == [2, 2]  # two were taken over
+            paused.send_signal(signal.SIGCONT)  # wakes with calls in flight for a lost job
+            time.sleep(4)
+        finally:
+            for worker in workers:
+                if worker.poll() is None:
+                    worker.send_signal(signal.SIGCONT)
+                    worker.terminate()
+            for worker in workers:
+                try:
+                    worker.wait(10)
+                except subprocess.TimeoutExpired:
+                    worker.kill()
+
+    finished = jobs(engine)
+    assert sum(j.done for j in finished) == 24
+    assert sum(j.api_failed for j in finished) == 0, [j.last_errors for j in finished]
+    assert sum(j.succeeded for j in finished) == 24
+    with Session(engine) as session:
+        job_tasks = session.exec(select(JobTask)).all()
+        assert all(t.status == "done" and t.run_id for t in job_tasks)
+        runs = session.exec(select(Run).where(Run.origin == "regeneration")).all()
+        # Each task's run is the one its job task names; a run started by the worker that
+        # lost its job before recording it on the task would be a duplicate.
+        assert sorted(r.id or 0 for r in runs if r.outcome != "running") == sorted(
+            t.run_id or 0 for t in job_tasks)
+        assert all(r.outcome == "success" for r in runs if r.id in {t.run_id for t in job_tasks})
+        rows = session.exec(select(Attempt, JudgeVerdict).join(
+            JudgeVerdict, col(JudgeVerdict.attempt_id) == Attempt.id).join(
+            Run, col(Run.id) == Attempt.run_id).where(Run.origin == "regeneration")).all()
+        by_run: dict[int, list[int]] = {}
+        tags = []
+        for attempt, verdict in rows:
+            by_run.setdefault(attempt.run_id, []).append(attempt.round)
+            stored = resolve_image(session, ImageKind.attempt, attempt.id or 0).path.read_bytes()
+            tags.append(image_tag(stored))
+            assert verdict.reason == f"judged {tags[-1]}", (attempt.id, verdict.reason)
+    assert len(tags) == len(set(tags))  # no image stored twice
+    assert all(sorted(rounds) == list(range(1, len(rounds) + 1)) for rounds in by_run.values())
+    assert all(len(rounds) == 2 for rounds in by_run.values())  # round 1 rejected, 2 accepted
+    assert "taken over by another worker" in logs[0].read_text()
