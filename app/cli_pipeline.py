@@ -13,6 +13,7 @@ from sqlmodel import Session
 from app import roi_metrics
 from app.case_filter import CaseFilter
 from app.case_list import task_ids_matching
+from app.image_store import StoreError, store_for
 from app.metrics_store import compute_pending
 from app.models import Dimension, Direction, Job, Modality, Outcome
 from app.settings import get_settings
@@ -32,8 +33,14 @@ def matching_tasks(engine: Engine, case_filter: CaseFilter, limit: int | None) -
         return task_ids_matching(session, case_filter, limit)
 
 
-def output_folder() -> Path:
-    return pipeline_output(get_settings())
+def output_folder() -> str:
+    location = pipeline_output(get_settings())
+    try:
+        store_for(location)
+    except StoreError as error:
+        typer.echo(f"error: MEDBANANA_IMAGE_STORE: {error}", err=True)
+        raise typer.Exit(2) from None
+    return location
 
 
 def _run(engine: Engine, lease: Lease) -> str:

@@ -5,7 +5,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine, make_url
@@ -39,6 +39,22 @@ def make_engine(url: str) -> Engine:
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     return create_engine(url, pool_pre_ping=True)
+
+
+# A worker stopped in the middle of a transaction (paused, swapped out, cut off) must not
+# keep its locks: PostgreSQL ends such a session after this long, and its locks go with it.
+STALLED_TRANSACTION = "20s"
+
+
+def end_if_stalled(session: Session, *, lock_wait: str | None = None) -> None:
+    """For a transaction that takes a lock others wait for (a job's row, a model's quota
+    row): on PostgreSQL, the server ends it if its client goes silent inside it. With
+    ``lock_wait``, a lock not had within that time is an OperationalError, not a wait."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text(f"SET LOCAL idle_in_transaction_session_timeout = "
+                             f"'{STALLED_TRANSACTION}'"))
+        if lock_wait is not None:
+            session.execute(text(f"SET LOCAL lock_timeout = '{lock_wait}'"))
 
 
 def include_object(obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any) -> bool:

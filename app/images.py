@@ -17,6 +17,7 @@ from PIL import Image
 from sqlalchemy import select
 from sqlmodel import Session, col
 
+from app.image_store import RemoteStore, StoreError, is_remote, store_for
 from app.models import Attempt, DataRoot, Run, SourceImage, Task
 from app.safe_files import open_inside
 from app.study_models import StudyItem
@@ -64,10 +65,17 @@ class ImageFile:
     root: Path
     path: Path
     etag: str
+    # Set for an image in a remote store (app/image_store.py): read there, by its relpath.
+    remote: RemoteStore | None = None
 
     def open(self) -> BinaryIO:
         """The file, opened so that nothing outside its data root can be read
         (app/safe_files.py); every reader of an image goes through here."""
+        if self.remote is not None:
+            try:
+                return io.BytesIO(self.remote.read(self.path.as_posix()))
+            except (OSError, StoreError) as error:
+                raise ImageNotFound(f"the image cannot be read from its store: {error}") from None
         try:
             return open_inside(self.root, self.path)
         except OSError as error:
@@ -85,6 +93,8 @@ def resolve_image(session: Session, kind: ImageKind, image_id: int) -> ImageFile
     root = session.get(DataRoot, root_id)
     if root is None:
         raise ImageNotFound(f"{kind.value} image {image_id} has no data root")
+    if is_remote(root.path):
+        return _remote_image(kind, image_id, root.path, relpath)
     image = ImageFile(root=Path(root.path), path=Path(root.path) / relpath, etag="")
     try:
         with image.open() as handle:
@@ -94,6 +104,19 @@ def resolve_image(session: Session, kind: ImageKind, image_id: int) -> ImageFile
     tag = hashlib.blake2b(f"{kind}:{image_id}:{stat.st_mtime_ns}:{stat.st_size}".encode(),
                           digest_size=12).hexdigest()
     return ImageFile(root=image.root, path=image.path, etag=tag)
+
+
+def _remote_image(kind: ImageKind, image_id: int, location: str, relpath: str) -> ImageFile:
+    try:
+        store = store_for(location)
+        assert isinstance(store, RemoteStore)
+        version = store.version(relpath)
+    except (OSError, StoreError) as error:
+        raise ImageNotFound(f"{kind.value} image {image_id} is missing from its store "
+                            f"({error})") from None
+    tag = hashlib.blake2b(f"{kind}:{image_id}:{location}:{version}".encode(),
+                          digest_size=12).hexdigest()
+    return ImageFile(root=Path("/"), path=Path(relpath), etag=tag, remote=store)
 
 
 def _location(session: Session, kind: ImageKind, image_id: int) -> tuple[int | None, str | None]:

@@ -51,6 +51,12 @@ class Settings(BaseSettings):
         default=None,
         description="Where resized images are cached; empty means var_dir/cache.",
     )
+    image_store: str = Field(
+        default="",
+        description="Where regenerated images are written: a folder, or an fsspec URL such "
+                    "as s3://bucket/prefix that workers on several machines share; empty "
+                    "means var_dir/pipeline.",
+    )
     page_size: int = Field(default=48, ge=1, le=500, description="Cases per page on /cases.")
     demo: bool = Field(
         default=False,

@@ -32,7 +32,7 @@ from pipeline.rejudge import latest_edit, store_verdicts
 @dataclass
 class BatchRun(BatchSteps):
     root_id: int = 0
-    root: Path = Path()
+    root: str | Path = ""
     rounds: int = 5
     rejudge_times: int = 3
     use_reader_feedback: bool = False

@@ -17,8 +17,11 @@ from pathlib import Path
 
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, col
 
+from app.db import end_if_stalled
+from app.image_store import normalised
 from app.models import Job, JobStatus, JobTask, Outcome, Run, utcnow
 from app.redaction import redact
 from pipeline import store
@@ -90,12 +93,19 @@ def claim(engine: Engine, job_id: int | None = None, *,
         candidate = session.scalars(query.order_by(col(Job.id)).limit(1)).first()
         if candidate is None:
             return None
+        # The row may be locked by a worker that stalled inside a write: skip it for now
+        # rather than wait (the lock ends with that worker's session).
+        end_if_stalled(session, lock_wait="2s")
         # Compare-and-set on the heartbeat, so two workers never take the same job.
-        claimed = session.execute(
-            update(Job).where(col(Job.id) == candidate, or_(
-                col(Job.status) == JobStatus.queued, col(Job.heartbeat_at) < stale))
-            .values(status=JobStatus.running.value, heartbeat_at=utcnow(), lease=Job.lease + 1,
-                    started_at=func.coalesce(Job.started_at, utcnow())))
+        try:
+            claimed = session.execute(
+                update(Job).where(col(Job.id) == candidate, or_(
+                    col(Job.status) == JobStatus.queued, col(Job.heartbeat_at) < stale))
+                .values(status=JobStatus.running.value, heartbeat_at=utcnow(),
+                        lease=Job.lease + 1, started_at=func.coalesce(Job.started_at, utcnow())))
+        except OperationalError:  # the lock was not had in time: another round will try
+            session.rollback()
+            return None
         if claimed.rowcount != 1:  # type: ignore[attr-defined]
             session.rollback()
             return None
@@ -106,14 +116,14 @@ def claim(engine: Engine, job_id: int | None = None, *,
 
 
 async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptions], Backend],
-                  output: Path, *, policy: RetryPolicy = RetryPolicy(),
+                  output: str | Path, *, policy: RetryPolicy = RetryPolicy(),
                   on_progress: Callable[[Job], None] | None = None,
                   quota_windows: tuple[float, float] = (60.0, 86_400.0)) -> str:
     """Work the claimed job to its end (or its cancellation); returns its final status, or
     DISPLACED when another worker took it over meanwhile (this one then wrote nothing more)."""
     job_id = lease.job_id
     root_id = store.output_root(engine, output)
-    root = output.resolve()
+    root = normalised(output)
     with Session(engine) as session:
         job = session.get(Job, job_id)
         assert job is not None

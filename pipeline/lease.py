@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import update
 from sqlmodel import Session, col
 
+from app.db import end_if_stalled
 from app.models import Job, utcnow
 
 
@@ -27,6 +28,7 @@ class Lease:
     def hold(self, session: Session) -> None:
         """Inside the caller's transaction: keep the job to this lease until commit, or
         raise Displaced. Also a heartbeat, since the worker is evidently alive."""
+        end_if_stalled(session)  # a worker paused while holding the row must not block
         touched = session.execute(
             update(Job).where(col(Job.id) == self.job_id, col(Job.lease) == self.token)
             .values(heartbeat_at=utcnow()))

@@ -157,7 +157,8 @@ def call_gate(limiter: CallLimiter | None, backend: Backend, step: str) -> Gate 
     return Gate(limiter, models.get(STEP_MODELS[step], backend.name), STEP_TOKENS[step])
 
 
-async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: int, root: Path,
+async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: int,
+                     root: str | Path,
                      options: Options, *, run_id: int | None = None,
                      feedback: list[dict[str, Any]] | None = None,
                      cancelled: Callable[[], bool] = lambda: False,

@@ -21,7 +21,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
-from app.db import insert_new
+from app.db import end_if_stalled, insert_new
 from app.models import Job, RateCall, RateLimit, as_utc, utcnow
 
 logger = logging.getLogger(__name__)
@@ -94,6 +94,7 @@ class CallLimiter:
         """(the call's ticket, 0) when it was recorded; else (None, seconds to wait)."""
         quota = self.quota
         with Session(self.engine) as session:
+            end_if_stalled(session)  # every worker's calls wait on this lock
             if not self._lock(session, model):  # the model's first call on this database
                 insert_new(session, RateLimit, [RateLimit(model=model)])
                 session.commit()

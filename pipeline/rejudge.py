@@ -31,7 +31,7 @@ def latest_edit(engine: Engine, task_id: int) -> tuple[Any, bytes, int, str, byt
         attempt = session.get(Attempt, attempt_id)
         assert attempt is not None
         try:
-            edited = resolve_image(session, ImageKind.attempt, attempt_id).path.read_bytes()
+            edited = resolve_image(session, ImageKind.attempt, attempt_id).read_bytes()
         except ImageNotFound as error:
             raise LookupError(f"task {task.task_key}: the edited image is missing ({error})") from None
         return info, original, attempt_id, attempt.instruction or "", edited

@@ -21,6 +21,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from app.final_metrics import sync_final
+from app.image_store import is_remote, normalised, store_for
 from app.images import ImageKind, ImageNotFound, resolve_image, sniff_image
 from app.models import (
     DIMENSION_BITS,
@@ -59,14 +60,16 @@ class Round:
     calls: dict[str, Any]
 
 
-def output_root(engine: Engine, folder: Path) -> int:
-    """The data root that regenerated images are written under (made once)."""
-    folder = folder.resolve()
-    folder.mkdir(parents=True, exist_ok=True)
+def output_root(engine: Engine, location: str | Path) -> int:
+    """The data root that regenerated images are written under (made once): a folder, or
+    an fsspec URL (app/image_store.py)."""
+    where = normalised(location)
+    if not is_remote(where):
+        Path(where).mkdir(parents=True, exist_ok=True)
     with Session(engine) as session:
-        root = session.scalars(select(DataRoot).where(col(DataRoot.path) == str(folder))).first()
+        root = session.scalars(select(DataRoot).where(col(DataRoot.path) == where)).first()
         if root is None:
-            root = DataRoot(kind="run", path=str(folder))
+            root = DataRoot(kind="run", path=where)
             session.add(root)
             session.commit()
             session.refresh(root)
@@ -137,18 +140,16 @@ def rounds_done(engine: Engine, run_id: int) -> list[dict[str, Any]]:
     return history
 
 
-def save_round(engine: Engine, run_id: int, root_id: int, root: Path, item: Round,
+def save_round(engine: Engine, run_id: int, root_id: int, root: str | Path, item: Round,
                lease: Lease | None = None) -> int:
     """Store the round: its rows and its image, together or not at all."""
-    relpath = partial = target = None
+    relpath = staged = None
+    images = store_for(root)
     if item.image is not None:
         # Named for what the bytes are: a PNG from the image model stays a .png.
         _mime, suffix = sniff_image(item.image) or ("image/jpeg", ".jpeg")
         relpath = f"runs/{run_id}/round-{item.number}-{secrets.token_hex(6)}{suffix}"
-        target = root / relpath
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(target.name + ".partial")
-        partial.write_bytes(item.image)
+        staged = images.stage(relpath, item.image)
     try:
         with Session(engine) as session:
             hold(session, lease)
@@ -165,14 +166,13 @@ def save_round(engine: Engine, run_id: int, root_id: int, root: Path, item: Roun
                                         thinking=item.judge_thinking, model=item.judge_model,
                                         prompt_version=item.prompt_version, raw=item.raw))
                 session.flush()
-            if partial is not None and target is not None:
-                partial.replace(target)
+            if relpath is not None:
+                images.place(relpath, staged)
             session.commit()
             return attempt.id or 0
     except BaseException:
-        for leftover in (partial, target):
-            if leftover is not None:
-                leftover.unlink(missing_ok=True)
+        if relpath is not None:
+            images.discard(relpath, staged)
         raise
 
 

@@ -32,9 +32,10 @@ HEARTBEAT_EVERY = 15.0
 MAX_BACKOFF = 60.0
 
 
-def pipeline_output(settings: Settings) -> Path:
-    """Where regenerated images are written: inside the var folder, a data root of its own."""
-    return settings.var_dir / "pipeline"
+def pipeline_output(settings: Settings) -> str:
+    """Where regenerated images are written: the configured image store, else a data root
+    of its own inside the var folder."""
+    return settings.image_store or str(settings.var_dir / "pipeline")
 
 
 def _newest_attempt(engine: Engine) -> int | None:
@@ -67,7 +68,7 @@ async def _heartbeat(engine: Engine, worker_id: str) -> None:
         await asyncio.sleep(HEARTBEAT_EVERY)
 
 
-async def work(engine: Engine, output: Path, *, once: bool = False, poll: float = 2.0,
+async def work(engine: Engine, output: str | Path, *, once: bool = False, poll: float = 2.0,
                stop: asyncio.Event | None = None, stale_after: timedelta = STALE) -> None:
     """Claim and run jobs until stopped (or, with ``once``, until none is waiting).
 
@@ -119,7 +120,7 @@ class _LoopState:
     measured_up_to: int | None = None
 
 
-async def _one_round(engine: Engine, output: Path, state: _LoopState, *,
+async def _one_round(engine: Engine, output: str | Path, state: _LoopState, *,
                      stale_after: timedelta) -> str:
     """Run one job or measure one batch ("busy"), or find nothing to do ("idle")."""
     lease = await asyncio.to_thread(claim, engine, stale_after=stale_after)

@@ -112,3 +112,34 @@ def test_every_write_of_a_job_checks_its_lease(demo_engine: Engine, tmp_path: Pa
         run = session.get(Run, run_id)
         assert run is not None and run.outcome == "running"
     assert [p for p in (tmp_path / "out").rglob("*") if p.is_file()] == []
+
+
+@pytest.mark.postgres
+def test_a_worker_stalled_inside_a_write_does_not_block_a_takeover(pg_engine: Engine,
+                                                                   demo_dir: Path) -> None:
+    """A worker paused while it held its job's row: another worker's claim gives up after a
+    moment instead of waiting for ever, and the server ends the stalled transaction."""
+    import time
+
+    from sqlalchemy import text
+
+    from app.importer import import_tree
+
+    import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
+    [task_id] = task_ids(pg_engine, 1)
+    job_id = create_job(pg_engine, [task_id], JobOptions())
+    first = claim(pg_engine, job_id)
+    assert first is not None
+    _age_heartbeat(pg_engine, job_id)
+    stalled = Session(pg_engine)
+    first.hold(stalled)  # the row is locked; the worker then stops before committing
+    timeout = stalled.execute(text("SHOW idle_in_transaction_session_timeout")).scalar()
+    try:
+        start = time.monotonic()
+        assert claim(pg_engine, stale_after=MIN_STALE) is None
+        assert time.monotonic() - start < 10
+        assert timeout == "20s"
+    finally:
+        stalled.rollback()
+        stalled.close()
+    assert claim(pg_engine, stale_after=MIN_STALE) is not None  # once the lock is gone

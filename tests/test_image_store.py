@@ -1,0 +1,86 @@
+"""Image stores: regenerated images in an fsspec file system (here fsspec's in-memory one)
+are written with their round and read back by the web app like local ones."""
+
+import uuid
+from pathlib import Path
+
+import fsspec
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import update
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app.image_store import StoreError, normalised, safe_relpath, store_for
+from app.images import ImageKind, resolve_image
+from app.models import Attempt, DataRoot, Job, JobTask, Run, utcnow
+from pipeline import store
+from pipeline.job_options import JobOptions
+from pipeline.jobs import MIN_STALE, claim, create_job, run_job
+from pipeline.lease import Displaced
+from pipeline.loop import RetryPolicy
+from pipeline.offline import OfflineBackend
+from tests import aio
+from tests.pipeline.test_jobs import task_ids
+
+
+def test_a_job_writes_to_a_remote_store_and_the_app_reads_it(client: TestClient,
+                                                             demo_engine: Engine) -> None:
+    location = f"memory://medbanana-{uuid.uuid4().hex}"
+    job_id = create_job(demo_engine, task_ids(demo_engine, 2), JobOptions(rounds=1))
+    lease = claim(demo_engine, job_id)
+    assert lease is not None
+    assert aio.run(run_job(demo_engine, lease, lambda _: OfflineBackend(), location,
+                           policy=RetryPolicy(attempts=2, base_seconds=0.0))) == "done"
+    memory = fsspec.filesystem("memory")
+    with Session(demo_engine) as session:
+        root = session.exec(select(DataRoot).where(DataRoot.path == location)).one()
+        attempts = session.exec(select(Attempt).where(Attempt.image_root_id == root.id)).all()
+        assert len(attempts) == 2
+        for attempt in attempts:
+            stored = memory.cat_file(f"{location.removeprefix('memory://')}/{attempt.image_relpath}")
+            assert resolve_image(session, ImageKind.attempt, attempt.id or 0).read_bytes() == stored
+        task_id = session.exec(select(Run.task_id).where(Run.id == attempts[0].run_id)).one()
+    case = client.get(f"/api/cases/{task_id}").json()
+    [attempt] = [a for r in case["runs"] if r["attempts"] for a in r["attempts"]]
+    for size in ("full", "preview"):
+        assert client.get(attempt["image_url"], params={"size": size}).status_code == 200
+    assert client.get(attempt["difference_map_url"]).status_code == 200
+
+
+def test_a_round_that_cannot_commit_leaves_no_object_behind(demo_engine: Engine) -> None:
+    location = f"memory://medbanana-{uuid.uuid4().hex}"
+    [task_id] = task_ids(demo_engine, 1)
+    job_id = create_job(demo_engine, [task_id], JobOptions())
+    first = claim(demo_engine, job_id)
+    assert first is not None
+    with Session(demo_engine) as session:
+        job_task = session.exec(select(JobTask).where(JobTask.job_id == job_id)).one()
+    run_id = store.start_run(demo_engine, task_id, job_task.id, first)
+    with Session(demo_engine) as session:  # another worker takes the job over
+        session.execute(update(Job).where(col(Job.id) == job_id)
+                        .values(heartbeat_at=utcnow().replace(year=2000)))
+        session.commit()
+    assert claim(demo_engine, stale_after=MIN_STALE) is not None
+    root_id = store.output_root(demo_engine, location)
+    item = store.Round(number=1, instruction="x", instruction_thinking="", image=b"\xff\xd8\xff",
+                       edit_error=None, verdict=None, verdict_error=None, judge_thinking="",
+                       judge_model=None, prompt_version=None, raw="", calls={})
+    with pytest.raises(Displaced):
+        store.save_round(demo_engine, run_id, root_id, location, item, first)
+    assert fsspec.filesystem("memory").find(location.removeprefix("memory://")) == []
+
+
+@pytest.mark.parametrize("relpath", ["../outside.png", "/etc/passwd", "runs//x.png", "a\\b.png",
+                                     "", "runs/../../x"])
+def test_paths_that_climb_out_of_a_store_are_refused(relpath: str) -> None:
+    with pytest.raises(StoreError):
+        safe_relpath(relpath)
+
+
+def test_locations(tmp_path: Path) -> None:
+    assert normalised("s3://bucket/prefix/") == "s3://bucket/prefix"
+    assert normalised(f"file://{tmp_path}/x") == str((tmp_path / "x").resolve())
+    assert store_for(tmp_path).__class__.__name__ == "LocalStore"
+    with pytest.raises(StoreError, match="cannot be used"):
+        store_for("nosuchprotocol://bucket/x")
