@@ -69,6 +69,8 @@ bench: install
 	$(BIN)/python benchmarks/pipeline.py
 	$(BIN)/python benchmarks/metrics.py
 	$(BIN)/python benchmarks/case_paint.py
+	$(BIN)/python benchmarks/quota_run.py
+	$(BIN)/python benchmarks/workers.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

@@ -43,6 +43,10 @@ PRICES = {
 BATCH_FACTOR = 0.5
 # The Batch API's stated turnaround: most batches finish well before, none is promised sooner.
 BATCH_TARGET_HOURS = 24
+# A request inline, with its images as base64 (a 1024-pixel JPEG is about 150 KB): the judge
+# sends two. The Batch API takes inline batches up to 20 MB; ours stop at 18 MB.
+INLINE_REQUEST_BYTES = {"instruction": 210_000, "edit": 210_000, "judge": 420_000}
+INLINE_BATCH_BYTES = 18 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,7 @@ class Estimate:
     minutes: float  # wall time, interactive
     bound_by: str  # what sets that wall time
     batches: int  # batches a batch-mode job submits, at most
+    waves: int  # of those, how many must run one after another
     most_calls: int  # were every task to use every round
 
     @property
@@ -147,10 +152,15 @@ def estimate(tasks: int, *, kind: str, rounds: int, rejudge_times: int, models: 
         task_seconds += calls * usage[role].seconds
     loads = [ModelLoad(m, c, i, o, PRICES.get(m)) for m, (c, i, o) in sorted(load.items())]
     minutes, bound_by = _wall_minutes(tasks, task_seconds, loads, limits)
-    batches = (rejudge_times if kind == "rejudge" else rounds * len(ROLES))
+    # Inline batches hold up to 18 MB of requests (pipeline/gemini_batch.py), so one step of
+    # a wave over many tasks goes in several batches side by side.
+    steps = {"judge": 1} if kind == "rejudge" else {role: 1 for role in ROLES}
+    waves = rejudge_times if kind == "rejudge" else rounds
+    batches = waves * sum(math.ceil(tasks * INLINE_REQUEST_BYTES[role] / INLINE_BATCH_BYTES)
+                          for role in steps)
     most = tasks * (rejudge_times if kind == "rejudge" else rounds * len(ROLES))
     return Estimate(tasks, expected, basis, usage_source or "typical Gemini 2.5 calls",
-                    loads, minutes, bound_by, batches, most)
+                    loads, minutes, bound_by, batches, waves * len(steps), most)
 
 
 def _wall_minutes(tasks: int, task_seconds: float, loads: list[ModelLoad],
@@ -259,6 +269,7 @@ def describe(est: Estimate) -> list[str]:
                      f"{dollars(load.cost)}")
     lines.append(f"Interactive: about {duration(est.minutes)} (set by {est.bound_by}), "
                  f"{dollars(est.cost)} at {PRICES_AS_OF} list prices.")
-    lines.append(f"Batch API: {dollars(est.batch_cost)}; up to {est.batches} batches one after "
-                 f"another, each promised within {BATCH_TARGET_HOURS} h.")
+    lines.append(f"Batch API: {dollars(est.batch_cost)}; about {est.batches:,} inline batches "
+                 f"in up to {est.waves} steps one after another, each promised within "
+                 f"{BATCH_TARGET_HOURS} h.")
     return lines
