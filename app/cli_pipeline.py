@@ -72,6 +72,9 @@ MODE = typer.Option("interactive", "--mode",
                     help="interactive (call by call) or batch (the Batch API: half the price, "
                          "each round answered within 24 h; gemini backend only).")
 MODES = ("interactive", "batch")
+MAX_QUOTA_WAIT = typer.Option(600.0, "--max-quota-wait", min=1.0, max=86_400.0,
+                              help="Seconds, at most, of one wait on a used-up quota before "
+                                   "the call is tried again (it is never failed for it).")
 QUEUE = typer.Option(False, "--queue", help="Queue the job for the workers and return.")
 SPLIT = typer.Option(1, "--split", min=1, max=1000,
                      help="Queue the tasks as this many jobs, one for each worker to take.")
@@ -156,6 +159,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         mode: str = MODE,
         queue: bool = QUEUE,
         split: int = SPLIT,
+        max_quota_wait: float = MAX_QUOTA_WAIT,
         use_feedback: bool = typer.Option(False, help="Put readers' answers into refinement."),
         timeout: float = typer.Option(300.0, min=5.0, max=3600.0, help="Seconds per API call."),
     ) -> None:
@@ -167,7 +171,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         _start(engine_factory(), case_filter, limit, JobOptions(  # type: ignore[operator]
             backend=backend, rounds=rounds, concurrency=concurrency, requests_per_minute=per_minute,
             requests_per_day=per_day, tokens_per_minute=tokens_per_minute, mode=mode,
-            use_reader_feedback=use_feedback, timeout_seconds=timeout),
+            max_quota_wait=max_quota_wait, use_reader_feedback=use_feedback, timeout_seconds=timeout),
             estimate_only=estimate_only, yes=yes, queue=queue, split=split)
 
     @pipeline_cli.command("rejudge")
@@ -190,6 +194,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         mode: str = MODE,
         queue: bool = QUEUE,
         split: int = SPLIT,
+        max_quota_wait: float = MAX_QUOTA_WAIT,
     ) -> None:
         """Run only the judge again, N times, on each matching task's latest edit (for the
         judge's self-consistency on the agreement pages)."""
@@ -200,7 +205,8 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         _start(engine_factory(), case_filter, limit, JobOptions(  # type: ignore[operator]
             backend=backend, concurrency=concurrency, kind="rejudge", rejudge_times=times,
             timeout_seconds=timeout, requests_per_minute=per_minute, requests_per_day=per_day,
-            tokens_per_minute=tokens_per_minute, mode=mode), estimate_only=estimate_only, yes=yes,
+            tokens_per_minute=tokens_per_minute, mode=mode, max_quota_wait=max_quota_wait),
+            estimate_only=estimate_only, yes=yes,
             queue=queue, split=split)
 
     @pipeline_cli.command("worker")

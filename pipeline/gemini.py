@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import httpx2
 from google import genai
 from google.genai import errors, types
 from pydantic import BaseModel, ValidationError
@@ -28,23 +29,11 @@ NAME = "gemini"
 DEFAULT_MODELS = {"instruction": "gemini-2.5-pro", "edit": "gemini-2.5-flash-image",
                   "judge": "gemini-2.5-pro"}
 RETRYABLE = {408, 429, 500, 502, 503, 504}
-# google-genai talks through httpx2 (its fork of httpx); both are caught, whichever it uses.
-TIMEOUTS: tuple[type[BaseException], ...] = (httpx.TimeoutException, TimeoutError)
-NETWORK_ERRORS: tuple[type[BaseException], ...] = (httpx.HTTPError,)
-try:
-    import httpx2
-
-    TIMEOUTS += (httpx2.TimeoutException,)
-    NETWORK_ERRORS += (httpx2.HTTPError,)
-except ImportError:  # an older google-genai on plain httpx
-    pass
-try:  # google-genai switches to aiohttp when it is installed; a reset there is a network error
-    import aiohttp
-
-    NETWORK_ERRORS += (aiohttp.ClientError,)
-    TIMEOUTS += (aiohttp.ServerTimeoutError,)
-except ImportError:
-    pass
+# The client is pinned to httpx2 (its fork of httpx; GeminiBackend below); httpx's own
+# errors are caught too, for the client's own fallbacks.
+TIMEOUTS: tuple[type[BaseException], ...] = (httpx.TimeoutException, httpx2.TimeoutException,
+                                             TimeoutError)
+NETWORK_ERRORS: tuple[type[BaseException], ...] = (httpx.HTTPError, httpx2.HTTPError)
 # The REST version the request and response shapes were written against; a new default in
 # the client must not change them under a running study.
 API_VERSION = "v1beta"
@@ -78,7 +67,10 @@ class GeminiBackend:
             api_version=API_VERSION,
             base_url=base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL") or None,
             timeout=int(timeout_seconds * 1000),
-            retry_options=types.HttpRetryOptions(attempts=1))
+            retry_options=types.HttpRetryOptions(attempts=1),
+            # The HTTP client pinned: with aiohttp installed, google-genai would switch to it,
+            # whose errors and timeouts differ from the ones handled here.
+            async_client_args={"transport": httpx2.AsyncHTTPTransport()})
         self._client = genai.Client(api_key=key, http_options=options)
         self._key = key
         self.timeout_seconds = timeout_seconds

@@ -29,6 +29,9 @@ class JobOptions:
     # "interactive" (calls one by one) or "batch" (the Batch API: each round's calls of
     # every task as one batch, at half the price, answered within 24 h).
     mode: str = "interactive"
+    # The longest single wait on a used-up quota before the call is tried again (and waits
+    # again if need be): the ceiling of the back-off, never a reason to fail.
+    max_quota_wait: float = 600.0
     batch_poll_seconds: float = 30.0
 
     def quota(self) -> Quota:

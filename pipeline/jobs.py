@@ -132,6 +132,7 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
             col(JobTask.job_id) == job_id, col(JobTask.status) != "done")
             .order_by(col(JobTask.id))).all()
     backend = make_backend(options)
+    policy = replace(policy, quota_cap_seconds=options.max_quota_wait)
     # Calls, not task starts, per model and across every job and worker on this database.
     # (The quota's minute and day are shortened only by tests.)
     minute, day = quota_windows

@@ -7,9 +7,11 @@ in a corner), and a qualified verdict.
 """
 
 import base64
+import contextlib
 import io
 import json
 import re
+import socket
 import threading
 import time
 from collections import defaultdict
@@ -26,6 +28,9 @@ BATCH_CREATE = re.compile(r"^/v1(?:beta|alpha)?/models/([^/:]+):batchGenerateCon
 BATCH_GET = re.compile(r"^/v1(?:beta|alpha)?/batches/([^/:]+)$")
 BATCH_LIST = re.compile(r"^/v1(?:beta|alpha)?/batches$")
 BATCH_TYPE = "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch"
+
+
+RESET = 0  # a Reply with this status drops the connection without answering
 
 
 @dataclass
@@ -234,6 +239,11 @@ class FakeGemini:
                 self._send(reply)
 
             def _send(self, reply: Reply) -> None:
+                if reply.status == RESET:  # the connection dropped with no answer at all
+                    self.close_connection = True
+                    with contextlib.suppress(OSError):
+                        self.request.shutdown(socket.SHUT_RDWR)
+                    return
                 data = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
                 payload = data.encode()
                 try:

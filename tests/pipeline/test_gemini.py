@@ -356,3 +356,22 @@ def test_reader_feedback_reaches_the_first_instruction(demo_engine: Engine, tmp_
     assert outcome is Outcome.success
     assert "the effusion sits above the diaphragm" in json.dumps(first)
     assert "wrong_location" in json.dumps(first)
+
+
+def test_a_dropped_connection_is_retried_even_with_aiohttp_installed(demo_engine: Engine,
+                                                                     tmp_path: Path) -> None:
+    """With aiohttp installed (a dev dependency, as on many machines), google-genai would
+    switch to it; the client is pinned to httpx2, so a dropped connection is a network error
+    that is retried, not a crash."""
+    import importlib.util
+
+    from tests.fake_gemini import RESET
+
+    assert importlib.util.find_spec("aiohttp") is not None
+
+    def drops_first(model: str, body: dict[str, Any], n: int) -> Reply:
+        return Reply(RESET) if n == 1 else cooperative(model, body, n)
+
+    run_id, outcome = regenerate(demo_engine, tmp_path, FakeGemini(drops_first))
+    assert outcome is Outcome.success
+    assert [a.round for a, _ in attempts(demo_engine, run_id)] == [1]

@@ -99,3 +99,20 @@ def test_the_job_page_says_until_when_it_waits_for_quota(demo_engine: Engine, tm
         assert job is not None and job.api_failed == 0 and job.waiting_until is None
         assert all(t.status == "done" for t in session.exec(
             select(JobTask).where(JobTask.job_id == job_id)).all())
+
+
+def test_the_quota_wait_has_a_configurable_ceiling(demo_engine: Engine, tmp_path: Path) -> None:
+    """A 429 asking for 30 s, under a job whose ceiling is 1 s: the call is tried again after
+    about a second (and would simply wait again if refused again)."""
+    from typing import Any
+
+    from tests.fake_gemini import Reply, cooperative, quota_error
+
+    def refuses_first(model: str, body: dict[str, Any], n: int) -> Reply:
+        return quota_error("30s") if n == 1 else cooperative(model, body, n)
+
+    start = time.monotonic()
+    job = run_under_quota(demo_engine, tmp_path, FakeGemini(refuses_first), JobOptions(
+        backend="gemini", rounds=1, max_quota_wait=1.0), tasks=1)
+    assert (job.status, job.succeeded, job.api_failed) == ("done", 1, 0)
+    assert time.monotonic() - start < 10
