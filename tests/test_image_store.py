@@ -2,6 +2,7 @@
 are written with their round and read back by the web app like local ones."""
 
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import fsspec
@@ -84,3 +85,43 @@ def test_locations(tmp_path: Path) -> None:
     assert store_for(tmp_path).__class__.__name__ == "LocalStore"
     with pytest.raises(StoreError, match="cannot be used"):
         store_for("nosuchprotocol://bucket/x")
+
+
+@pytest.fixture
+def s3_bucket(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A bucket on a local S3 server (moto), reached by s3fs as a real one would be."""
+    import s3fs
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
+                        ("AWS_DEFAULT_REGION", "us-east-1"),
+                        ("AWS_ENDPOINT_URL", f"http://{host}:{port}")):
+        monkeypatch.setenv(name, value)
+    s3fs.S3FileSystem.clear_instance_cache()
+    bucket = f"medbanana-{uuid.uuid4().hex[:12]}"
+    fsspec.filesystem("s3").mkdir(bucket)
+    yield bucket
+    s3fs.S3FileSystem.clear_instance_cache()
+    server.stop()
+
+
+def test_an_s3_bucket_as_the_image_store(client: TestClient, demo_engine: Engine,
+                                         s3_bucket: str) -> None:
+    location = f"s3://{s3_bucket}/medbanana"
+    job_id = create_job(demo_engine, task_ids(demo_engine, 2), JobOptions(rounds=1))
+    lease = claim(demo_engine, job_id)
+    assert lease is not None
+    assert aio.run(run_job(demo_engine, lease, lambda _: OfflineBackend(), location,
+                           policy=RetryPolicy(attempts=2, base_seconds=0.0))) == "done"
+    with Session(demo_engine) as session:
+        root = session.exec(select(DataRoot).where(DataRoot.path == location)).one()
+        attempts = session.exec(select(Attempt).where(Attempt.image_root_id == root.id)).all()
+        keys = sorted(f"{s3_bucket}/medbanana/{a.image_relpath}" for a in attempts)
+        image = resolve_image(session, ImageKind.attempt, attempts[0].id or 0)
+        assert image.read_bytes()[:2] == b"\xff\xd8"
+    assert sorted(fsspec.filesystem("s3").find(s3_bucket)) == keys
+    preview = client.get(f"/images/attempt/{attempts[0].id}", params={"size": "preview"})
+    assert preview.status_code == 200
