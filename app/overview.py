@@ -30,6 +30,7 @@ class Table1Row:
     success: int
     failed: int
     api_failed: int
+    blocked: int  # refused by the API on safety or content grounds (regenerations only)
     avg_rounds_success: float | None
     paper: tuple[int, int, int, float] | None
 
@@ -40,12 +41,13 @@ def table1(session: Session) -> list[Table1Row]:
                     func.sum(case((col(Task.outcome) == "success", 1), else_=0)),
                     func.sum(case((col(Task.outcome) == "failed", 1), else_=0)),
                     func.sum(case((col(Task.outcome) == "api_failed", 1), else_=0)),
+                    func.sum(case((col(Task.outcome) == "blocked", 1), else_=0)),
                     func.avg(case((col(Task.outcome) == "success", Task.n_rounds), else_=None)))
              .group_by(col(Task.modality), col(Task.direction))
              .order_by(col(Task.modality), col(Task.direction)))
-    return [Table1Row(m, d, int(n), int(s or 0), int(f or 0), int(a or 0),
+    return [Table1Row(m, d, int(n), int(s or 0), int(f or 0), int(a or 0), int(b or 0),
                       float(avg) if avg is not None else None, PAPER_TABLE1.get((m, d)))
-            for m, d, n, s, f, a, avg in session.execute(query)]
+            for m, d, n, s, f, a, b, avg in session.execute(query)]
 
 
 def pass_rates(session: Session) -> dict[str, tuple[int, int]]:
@@ -79,5 +81,7 @@ def success_by_disease(session: Session) -> list[tuple[str, str, int, int]]:
 
 def fingerprint(session: Session) -> tuple[object, ...]:
     """Changes whenever an import, a pipeline run or a re-judgement changes the figures: the
-    case browser's data version and the newest verdict (index look-ups, cheap on 88K tasks)."""
-    return (*data_version(session), session.scalar(select(func.max(JudgeVerdict.id))))
+    case browser's data version and the newest verdict (index look-ups, cheap on 88K tasks).
+    The database's address too: two databases in one process must not share figures."""
+    url = session.get_bind().engine.url.render_as_string(hide_password=True)
+    return (url, *data_version(session), session.scalar(select(func.max(JudgeVerdict.id))))

@@ -58,3 +58,25 @@ def test_the_page_json_and_csv(client: TestClient, demo_engine: Engine, settings
     reader = token_client(create_app(settings, demo_engine), demo_engine, "a-reader", Role.reader,
                           raise_server_exceptions=False)
     assert reader.get("/overview").status_code == 403
+
+
+def test_blocked_tasks_are_counted_in_table1(demo_engine: Engine, client: TestClient) -> None:
+    """A task whose latest run the API blocked is counted as blocked, neither success nor
+    failure, so the table's columns still add up to every task."""
+    from sqlalchemy import update
+    from sqlmodel import col, select
+
+    from app.models import Task
+
+    with Session(demo_engine) as session:
+        task = session.exec(select(Task).where(Task.modality == "fundus",
+                                               Task.outcome == "failed")).first()
+        assert task is not None
+        session.execute(update(Task).where(col(Task.id) == task.id).values(outcome="blocked"))
+        session.commit()
+        rows = overview.table1(session)
+    assert sum(r.blocked for r in rows) == 1
+    assert sum(r.success + r.failed + r.api_failed + r.blocked for r in rows) == demo.TASKS
+    page = BeautifulSoup(client.get("/overview").text, "html.parser")
+    cells = [td.get_text() for td in page.select("#table1 td.blocked")]
+    assert sorted(cells) == ["0"] * (len(cells) - 1) + ["1"]
