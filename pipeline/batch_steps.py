@@ -158,6 +158,14 @@ class BatchSteps:
                                    self.lease.job_id, record.name, state)
                 return answers or {}
             if self.cancel.is_set():
+                # The job was cancelled: the batch is cancelled too, so that it is not billed
+                # for answers nobody will store.
+                try:
+                    await self.batches.cancel(record.name)
+                    logger.info("job %s cancelled: %s cancelled", self.lease.job_id, record.name)
+                except BackendError as error:
+                    logger.warning("job %s cancelled, but %s could not be: %s",
+                                   self.lease.job_id, record.name, error)
                 raise CancelledWhileWaiting()
             await asyncio.sleep(self.poll_seconds)
 

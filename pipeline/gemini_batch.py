@@ -105,6 +105,9 @@ class Batches:
             answers[key] = Answer(item.response if error is None else None, message)
         return state, answers
 
+    async def cancel(self, name: str) -> None:
+        await self._call(self._client.aio.batches.cancel(name=name))
+
     def read(self, step: str, request: Request, answer: Answer) -> Any:
         """The answer as the interactive call would return it (BackendError if unusable)."""
         if answer.error is not None or answer.response is None:

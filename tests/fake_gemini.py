@@ -27,6 +27,7 @@ PATH = re.compile(r"^/v1(?:beta|alpha)?/models/([^/:]+):generateContent$")
 BATCH_CREATE = re.compile(r"^/v1(?:beta|alpha)?/models/([^/:]+):batchGenerateContent$")
 BATCH_GET = re.compile(r"^/v1(?:beta|alpha)?/batches/([^/:]+)$")
 BATCH_LIST = re.compile(r"^/v1(?:beta|alpha)?/batches$")
+BATCH_CANCEL = re.compile(r"^/v1(?:beta|alpha)?/batches/([^/:]+):cancel$")
 BATCH_TYPE = "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch"
 
 
@@ -219,6 +220,16 @@ class FakeGemini:
                 path = self.path.split("?")[0]
                 match = PATH.match(path)
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                cancel = BATCH_CANCEL.match(path)
+                if cancel is not None:
+                    with fake.lock:
+                        batch = fake.batches.get(f"batches/{cancel.group(1)}")
+                        if batch is not None and batch.state in ("BATCH_STATE_PENDING",
+                                                                 "BATCH_STATE_RUNNING"):
+                            batch.state = "BATCH_STATE_CANCELLED"
+                    self._send(Reply(200, {}) if batch is not None else error_reply(
+                        404, "batch not found", "NOT_FOUND"))
+                    return
                 create = BATCH_CREATE.match(path)
                 if create is not None:
                     self._send(fake._create_batch(create.group(1), body))

@@ -244,3 +244,26 @@ def test_the_cli_refuses_batch_mode_without_gemini() -> None:
 
     result = CliRunner().invoke(cli, ["pipeline", "run", "--mode", "batch", "--estimate"])
     assert result.exit_code == 2 and "--mode batch needs --backend gemini" in result.output
+
+
+def test_cancelling_a_batch_job_cancels_its_batch(demo_engine: Engine, tmp_path: Path) -> None:
+    from pipeline.jobs import request_cancel
+
+    fake = FakeGemini(batch_polls=10**9)  # never ends by itself
+    job_id = create_job(demo_engine, task_ids(demo_engine, 2), batch_options(rounds=1))
+    lease = claim(demo_engine, job_id)
+    assert lease is not None
+    result: dict[str, Any] = {}
+    with fake.serve() as url:
+        backend = GeminiBackend("batch-test-key", base_url=url, timeout_seconds=10)
+        worker = threading.Thread(target=lambda: result.update(status=asyncio.run(run_job(
+            demo_engine, lease, lambda _: backend, tmp_path / "out", policy=QUICK))))
+        worker.start()
+        deadline = time.monotonic() + 20
+        while not fake.batches and time.monotonic() < deadline:
+            time.sleep(0.05)
+        request_cancel(demo_engine, job_id)
+        worker.join(30)  # the heartbeat sees the cancel within 5 s
+    assert result["status"] == "cancelled"
+    assert [b.state for b in fake.batches.values()] == ["BATCH_STATE_CANCELLED"]
+    assert fake.batched == 0
