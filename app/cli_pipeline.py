@@ -11,8 +11,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from app import roi_metrics
-from app.case_filter import CaseFilter
-from app.case_list import task_ids_matching
+from app.cases.filters import CaseFilter
+from app.cases.listing import task_ids_matching
 from app.image_store import StoreError, store_for
 from app.metrics_store import compute_pending
 from app.models import Dimension, Direction, Job, Modality, Outcome

@@ -7,7 +7,7 @@ from fastapi import Depends, Path, Query, Request
 from pydantic import Field, StringConstraints
 from sqlmodel import Session
 
-from app.case_filter import CaseFilter
+from app.cases.filters import CaseFilter
 from app.models import Dimension, Direction, Modality, Outcome
 from app.settings import Settings
 

@@ -164,7 +164,7 @@ class Run(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     task_id: int = Field(foreign_key="task.id", index=True)
     origin: str = Field(sa_column=Column(String(16), nullable=False))
-    # Indexed for the data version (app/facets.py), which counts runs still running.
+    # Indexed for the data version (app/cases/facets.py), which counts runs still running.
     outcome: str = Field(sa_column=Column(String(16), nullable=False, index=True))
     n_rounds: int = 0
     success_round: int | None = None

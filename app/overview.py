@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from sqlalchemy import case, func, select
 from sqlmodel import Session, col
 
-from app.facets import data_version
+from app.cases.facets import data_version
 from app.models import JudgeVerdict, Run, Task
 
 # ../shared/medbanana-format.md, section 5.

@@ -4,8 +4,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, field_validator
 
-from app.case_detail import AttemptView, CaseView, RunView
-from app.case_list import CaseRow, failed_dimensions
+from app.cases.detail import AttemptView, CaseView, RunView
+from app.cases.listing import CaseRow, failed_dimensions
 from app.models import AttemptMetric
 from app.redaction import redact_optional
 

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlmodel import Session, col
 
-from app.case_filter import CaseFilter
+from app.cases.filters import CaseFilter
 from app.models import QUESTIONS, Attempt, JudgeVerdict, Role, Task, User
 from app.reader_instruction import reader_instruction
 from app.study_models import Assignment, Design, Reveal, Study, StudyItem, StudyReader

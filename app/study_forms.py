@@ -4,7 +4,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.agreement.planner import plan_cases
-from app.case_filter import CaseFilter
+from app.cases.filters import CaseFilter
 from app.study_design import StudyError, StudyPlan
 from app.study_models import Design, Reveal
 

@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
-from app.case_filter import CaseFilter, where_clauses
+from app.cases.filters import CaseFilter, where_clauses
 from app.models import Attempt, JudgeVerdict, Task
 from app.study_models import Design
 

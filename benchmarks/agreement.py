@@ -27,7 +27,7 @@ from sqlmodel import Session, col
 from app.agreement.charts import report_charts
 from app.agreement.reads import DIMENSIONS, load
 from app.agreement.report import study_report
-from app.case_filter import CaseFilter
+from app.cases.filters import CaseFilter
 from app.db import make_engine, migrate
 from app.main import create_app
 from app.models import Role

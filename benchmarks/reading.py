@@ -28,7 +28,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
-from app.case_filter import CaseFilter
+from app.cases.filters import CaseFilter
 from app.db import make_engine, migrate
 from app.main import create_app
 from app.models import Role

@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app.case_filter import CaseFilter
+from app.cases.filters import CaseFilter
 from app.main import create_app
 from app.models import Role
 from app.settings import Settings

@@ -1,7 +1,7 @@
 """Facet counts from cube rows: each facet ignores its own choice, and only its own."""
 
-from app.case_filter import CaseFilter
-from app.facets import facet_counts, total
+from app.cases.facets import facet_counts, total
+from app.cases.filters import CaseFilter
 
 # (modality, disease, direction, outcome, rounds, failed_mask, count)
 ROWS = [

@@ -16,7 +16,7 @@ from app.agreement.facts import limitations, recorded_selection
 from app.agreement.reads import QUESTIONS
 from app.agreement.report import Slice
 from app.agreement.service import charts_for, report_for
-from app.case_filter import recorded_criteria
+from app.cases.filters import recorded_criteria
 from app.resources import TEMPLATES_DIR
 from app.study_models import Study
 

@@ -8,7 +8,7 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
-from app import search
+from app.cases import search
 from app.importer import bulk
 from app.importer.dirindex import DirIndex
 from app.importer.ids import IdAllocator

@@ -4,8 +4,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query
 
-from app.case_detail import CaseNotFound, get_case
-from app.case_list import list_cases
+from app.cases.detail import CaseNotFound, get_case
+from app.cases.listing import list_cases
 from app.deps import CaseFilterDep, CursorQuery, IdPath, IdQuery, SessionDep
 from app.schemas import CaseList, CaseOut, case_out, case_summary
 

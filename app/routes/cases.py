@@ -4,9 +4,9 @@
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
-from app import facets
-from app.case_detail import CaseNotFound, get_case
-from app.case_list import list_cases, neighbours
+from app.cases import facets
+from app.cases.detail import CaseNotFound, get_case
+from app.cases.listing import list_cases, neighbours
 from app.deps import (
     CaseFilterDep,
     CursorQuery,

@@ -12,7 +12,7 @@ from app.agreement.facts import DESIGNS, recorded_selection
 from app.agreement.planner import PlanError, plan_cases, sample_edits_per_image
 from app.agreement.reads import QUESTIONS
 from app.answers import lock_study
-from app.case_filter import CaseFilter, recorded_criteria
+from app.cases.filters import CaseFilter, recorded_criteria
 from app.deps import CaseFilterDep, IdPath, IdValue, SessionDep, SettingsDep
 from app.models import Role, User
 from app.security import AdminUser

@@ -149,7 +149,7 @@ def upgrade() -> None:
 
 def create_task_search() -> None:
     # Text search over instructions and judge reasons, one document per task. Each
-    # dialect gets its own full-text index; app/search.py hides the difference.
+    # dialect gets its own full-text index; app/cases/search.py hides the difference.
     if op.get_bind().dialect.name == "sqlite":
         op.execute(
             "CREATE VIRTUAL TABLE task_search USING fts5("

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app.case_filter import CaseFilter
+from app.cases.filters import CaseFilter
 from app.models import Role, User
 from app.study_design import StudyPlan, create_study
 from app.study_models import Design, Reveal, Study

@@ -13,7 +13,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.agreement.reads import load
-from app.case_filter import CaseFilter
+from app.cases.filters import CaseFilter
 from app.main import create_app
 from app.models import Attempt, Role
 from app.reader_instruction import without_history

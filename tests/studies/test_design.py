@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.case_filter import CaseFilter
+from app.cases.filters import CaseFilter
 from app.models import JudgeVerdict, Role, Task
 from app.study_design import StudyError, StudyPlan, create_study, draw_sample
 from app.study_models import Assignment, Design, StudyItem, StudyReader

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 from sqlalchemy import ColumnElement, Select, func, literal_column, or_
 from sqlmodel import col
 
-from app import search
+from app.cases import search
 from app.models import DIMENSION_BITS, Dimension, Task
 
 # Facet name -> Task column it filters; failed_dimension is a bit test on failed_mask.

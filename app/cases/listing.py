@@ -6,8 +6,8 @@ from typing import Any
 from sqlalchemy import and_, or_, select
 from sqlmodel import Session, col
 
-from app import facets
-from app.case_filter import SORTS, CaseFilter, SelectT, filtered, where_clauses
+from app.cases import facets
+from app.cases.filters import SORTS, CaseFilter, SelectT, filtered, where_clauses
 from app.models import DIMENSION_BITS, AttemptMetric, Run, SourceImage, Task
 
 

@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
-from app.case_filter import FACETS, CaseFilter, where_clauses
+from app.cases.filters import FACETS, CaseFilter, where_clauses
 from app.models import DIMENSION_BITS, AttemptMetric, Dimension, Run, Task
 
 CUBE_COLUMNS = ("modality", "disease", "direction", "outcome", "rounds", "failed_mask")
