@@ -11,9 +11,9 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
+from app.images.roi import MAX_TEXT as ROI_TEXT
+from app.images.roi import Roi, parse_roi
 from app.models import DIMENSIONS, utcnow
-from app.roi import MAX_TEXT as ROI_TEXT
-from app.roi import Roi, parse_roi
 from app.study_models import Answer, Assignment, Draft, Reveal, Study, StudyStatus
 
 logger = logging.getLogger(__name__)

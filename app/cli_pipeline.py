@@ -10,11 +10,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemaining
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app import roi_metrics
 from app.cases.filters import CaseFilter
 from app.cases.listing import task_ids_matching
-from app.image_store import StoreError, store_for
-from app.metrics_store import compute_pending
+from app.images import roi_metrics
+from app.images.metrics_store import compute_pending
+from app.images.store import StoreError, store_for
 from app.models import Dimension, Direction, Job, Modality, Outcome
 from app.settings import get_settings
 from pipeline.estimate import describe
@@ -261,7 +261,7 @@ def register_metrics(cli: typer.Typer, engine_factory: object) -> None:
     def metrics_command() -> None:
         """Compute the preservation metrics of every edit that has none yet (the app's worker
         does this in the background too)."""
-        from app.metrics_store import pending_count
+        from app.images.metrics_store import pending_count
 
         engine = engine_factory()  # type: ignore[operator]
         with Session(engine) as session:

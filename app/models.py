@@ -151,7 +151,7 @@ class Task(SQLModel, table=True):
     accepted_attempt_id: int | None = None
     thumb_attempt_id: int | None = None
     # The final edit's (thumb_attempt_id's) preservation metrics, copied here once measured
-    # (app/metrics_store.py) so /cases sorts and bounds them from indexes on this table.
+    # (app/images/metrics_store.py) so /cases sorts and bounds them from indexes on this table.
     final_changed: float | None = None
     final_ssim_outside: float | None = None
     final_regions: int | None = None
@@ -390,7 +390,7 @@ class JobBatch(SQLModel, table=True):
 
 
 class AttemptMetric(SQLModel, table=True):
-    """Preservation metrics of an attempt's edit against its original (app/metrics.py)."""
+    """Preservation metrics of an attempt's edit against its original (app/images/metrics.py)."""
 
     __tablename__ = "attempt_metric"
     attempt_id: int = Field(foreign_key="attempt.id", primary_key=True)

@@ -33,7 +33,7 @@ class CaseBase(BaseModel):
 
 
 class MetricsOut(BaseModel):
-    """Preservation of an edit against its original (app/metrics.py), at ``side`` pixels."""
+    """Preservation of an edit against its original (app/images/metrics.py), at ``side`` pixels."""
 
     psnr: float | None  # None: identical images
     ssim: float

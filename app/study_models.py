@@ -134,7 +134,7 @@ class Answer(SQLModel, table=True):
     tags: str = Field(default="[]", sa_column=Column(Text, nullable=False))
     comment: str = Field(default="", sa_column=Column(Text, nullable=False))
     time_on_case_ms: int | None = None
-    # The reader's region of interest as JSON (app/roi.py), or None when none was drawn.
+    # The reader's region of interest as JSON (app/images/roi.py), or None when none was drawn.
     roi: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     # "undo" versions retract the previous answer, and the case is open again.
     retracted: bool = False
@@ -185,7 +185,7 @@ class Adjudication(SQLModel, table=True):
 
 
 class RoiMetric(SQLModel, table=True):
-    """How well an edit kept to a reader's region (app/roi_metrics.py), per answer version."""
+    """How well an edit kept to a reader's region (app/images/roi_metrics.py), per answer version."""
 
     __tablename__ = "roi_metric"
     answer_id: int = Field(foreign_key="answer.id", primary_key=True)

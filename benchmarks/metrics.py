@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/metrics.py [--pairs 40] [--db var/bench/bench.db]
 
 Draws demo phantoms at 1024 x 1024 (JPEG 95, as the data), edits each with a lesion, and
-times app.metrics.preservation (decode, resize to the working side, PSNR, SSIM, the changed
+times app.images.metrics.preservation (decode, resize to the working side, PSNR, SSIM, the changed
 region, masked SSIM, regions), against a plain full-resolution SSIM for reference.
 Goal: <= 100 ms per pair.
 """
@@ -21,7 +21,7 @@ from PIL import Image
 from skimage.metrics import structural_similarity
 
 from app.demo.phantoms import Lesion, Scene, render
-from app.metrics import WORK_SIDE, preservation
+from app.images.metrics import WORK_SIDE, preservation
 from app.models import Modality
 
 GOAL_MS = 100.0

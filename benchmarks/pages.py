@@ -20,7 +20,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from app.db import make_engine, migrate
-from app.final_metrics import sync_final
+from app.images.final_metrics import sync_final
 from app.main import create_app
 from app.settings import Settings
 from benchmarks.accounts import bench_admin_token

@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
-from app.images import ImageKind, ImageNotFound, resolve_image
+from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.importer import layout
 from app.models import Attempt, Direction, JudgeVerdict, Run, SourceImage, Task
 

@@ -19,7 +19,7 @@ from google import genai
 from google.genai import errors, types
 from pydantic import BaseModel, ValidationError
 
-from app.images import sniff_image
+from app.images.files import sniff_image
 from app.redaction import redact
 from pipeline import prompts
 from pipeline.backend import BackendError, Call, Edit, Instruction, TaskInfo, Verdict

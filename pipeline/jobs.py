@@ -21,7 +21,7 @@ from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, col
 
 from app.db import end_if_stalled
-from app.image_store import normalised
+from app.images.store import normalised
 from app.models import Job, JobStatus, JobTask, Outcome, Run, utcnow
 from app.redaction import redact
 from pipeline import store

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.images import ImageKind, ImageNotFound, resolve_image
+from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.models import Attempt, JudgeVerdict, Task
 from pipeline import store
 from pipeline.backend import Backend, Verdict

@@ -20,9 +20,9 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
-from app.final_metrics import sync_final
-from app.image_store import is_remote, normalised, store_for
-from app.images import ImageKind, ImageNotFound, resolve_image, sniff_image
+from app.images.files import ImageKind, ImageNotFound, resolve_image, sniff_image
+from app.images.final_metrics import sync_final
+from app.images.store import is_remote, normalised, store_for
 from app.models import (
     DIMENSION_BITS,
     Attempt,
@@ -62,7 +62,7 @@ class Round:
 
 def output_root(engine: Engine, location: str | Path) -> int:
     """The data root that regenerated images are written under (made once): a folder, or
-    an fsspec URL (app/image_store.py)."""
+    an fsspec URL (app/images/store.py)."""
     where = normalised(location)
     if not is_remote(where):
         Path(where).mkdir(parents=True, exist_ok=True)

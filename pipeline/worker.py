@@ -17,8 +17,8 @@ from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app import roi_metrics
-from app.metrics_store import compute_pending
+from app.images import roi_metrics
+from app.images.metrics_store import compute_pending
 from app.models import Attempt, WorkerHeartbeat, utcnow
 from app.settings import Settings
 from pipeline.jobs import STALE, check_stale_after, claim, run_job

@@ -3,8 +3,8 @@
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from app.final_metrics import clear_stale_final
-from app.metrics_store import compute_pending
+from app.images.final_metrics import clear_stale_final
+from app.images.metrics_store import compute_pending
 from app.models import AttemptMetric, Task
 
 

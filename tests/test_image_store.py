@@ -12,8 +12,8 @@ from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.image_store import StoreError, normalised, safe_relpath, store_for
-from app.images import ImageKind, resolve_image
+from app.images.files import ImageKind, resolve_image
+from app.images.store import StoreError, normalised, safe_relpath, store_for
 from app.models import Attempt, DataRoot, Job, JobTask, Run, utcnow
 from pipeline import store
 from pipeline.job_options import JobOptions

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from app.metrics import WORK_SIDE, compare, preservation, ssim_outside_roi
+from app.images.metrics import WORK_SIDE, compare, preservation, ssim_outside_roi
 
 
 def noise_image(seed: int = 1) -> np.ndarray:

@@ -10,7 +10,7 @@ from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from app.cli import cli
-from app.metrics_store import compute_pending, pending_count
+from app.images.metrics_store import compute_pending, pending_count
 from app.models import Attempt, AttemptMetric, Task
 
 
@@ -64,7 +64,7 @@ def test_two_workers_measuring_the_same_edit_store_it_once(
     error (it once crashed both workers' loops), and the first row stands."""
     from sqlmodel import Session, select
 
-    from app import metrics_store
+    from app.images import metrics_store
     from app.importer import import_tree
     from app.models import AttemptMetric
 

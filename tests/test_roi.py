@@ -8,8 +8,8 @@ import pytest
 from PIL import Image
 from pydantic import ValidationError
 
-from app.metrics import roi_preservation
-from app.roi import Roi, parse_roi
+from app.images.metrics import roi_preservation
+from app.images.roi import Roi, parse_roi
 from tests.test_metrics import noise_image
 
 

@@ -6,9 +6,9 @@ import io
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app import roi_metrics
 from app.answers import AnswerIn, submit_answer, undo_last
-from app.roi import Roi
+from app.images import roi_metrics
+from app.images.roi import Roi
 from app.study_export import iter_answer_csv
 from app.study_models import Assignment, RoiMetric
 from tests.studies.conftest import make_study

@@ -14,7 +14,7 @@ DISK_DIRECTION = {Direction.add: "edit", Direction.remove: "remove"}
 RUN_FOLDER = re.compile(r"^(?P<dataset>.+)-(?P<direction>edit|remove)$")
 NORMAL = "normal"
 ACCEPTED_SUFFIX = ".jpeg"
-# An edited image that is not a JPEG keeps its own suffix (app/images.py FORMATS).
+# An edited image that is not a JPEG keeps its own suffix (app/images/files.py FORMATS).
 OTHER_IMAGE_SUFFIXES = (".png", ".webp")
 IMAGE_SUFFIXES = (".jpeg", ".jpg", ".png")
 MAX_NAME = 255

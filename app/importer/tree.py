@@ -9,7 +9,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import SQLModel
 
-from app.final_metrics import clear_stale_final
+from app.images.final_metrics import clear_stale_final
 from app.importer import layout, paper_format, scripts_format, streams
 from app.importer.dirindex import DirIndex, is_within
 from app.importer.errors import ImportFileError, RowError

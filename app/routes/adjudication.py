@@ -20,8 +20,8 @@ from app.agreement.disagreements import to_adjudicate
 from app.agreement.reads import load
 from app.agreement.report import first_reads
 from app.deps import IdPath, SessionDep, SettingsDep
-from app.diffmap import item_diff
-from app.images import ImageNotFound, ImageSize, item_image
+from app.images.diffmap import item_diff
+from app.images.files import ImageNotFound, ImageSize, item_image
 from app.models import Attempt, Task
 from app.routes.images import diff_response, image_response
 from app.routes.reading import posted_form

@@ -9,8 +9,8 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import FileResponse, Response
 
 from app.deps import IdPath, SessionDep, SettingsDep
-from app.diffmap import drawn_diff
-from app.images import (
+from app.images.diffmap import drawn_diff
+from app.images.files import (
     SUFFIX_TYPES,
     ImageFile,
     ImageKind,

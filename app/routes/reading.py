@@ -10,8 +10,8 @@ from starlette.datastructures import FormData
 from app.adjudication import studies_to_adjudicate
 from app.answers import FAILURE_TAGS, AnswerIn, DraftIn, save_draft, submit_answer, undo_last
 from app.deps import IdPath, SessionDep, SettingsDep
-from app.diffmap import item_diff
-from app.images import ImageNotFound, ImageSize, item_image
+from app.images.diffmap import item_diff
+from app.images.files import ImageNotFound, ImageSize, item_image
 from app.routes.images import diff_response, image_response
 from app.security import CurrentUser
 from app.study_models import Assignment, Study

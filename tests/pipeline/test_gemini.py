@@ -276,7 +276,7 @@ def test_a_png_edit_stays_a_png_in_the_store_the_judge_request_and_the_export(
 
     from PIL import Image
 
-    from app.images import ImageKind, resolve_image
+    from app.images.files import ImageKind, resolve_image
     from pipeline.export import export_runs
     from tests.fake_gemini import edited
 

@@ -11,7 +11,7 @@ from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.images import ImageKind, resolve_image
+from app.images.files import ImageKind, resolve_image
 from app.models import Attempt, Job, JobTask, Run, utcnow
 from pipeline import store
 from pipeline.backend import Edit, TaskInfo

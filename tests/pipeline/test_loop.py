@@ -183,7 +183,7 @@ def test_a_new_final_edit_drops_the_old_metrics_until_measured(demo_engine: Engi
     with a new edit must not keep showing the old edit's figures."""
     from sqlmodel import Session
 
-    from app.metrics_store import compute_pending
+    from app.images.metrics_store import compute_pending
     from app.models import Task
 
     while compute_pending(demo_engine, limit=500):

@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.db import make_engine, migrate
-from app.images import ImageKind, resolve_image
+from app.images.files import ImageKind, resolve_image
 from app.importer import import_tree
 from app.models import Attempt, Job, JobTask, JudgeVerdict, Run, Task
 from pipeline.job_options import JobOptions

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
-from app.metrics_store import compute_pending
+from app.images.metrics_store import compute_pending
 from app.models import AttemptMetric, Role, Task
 from app.settings import Settings
 from tests.routes.test_cases_list import soup

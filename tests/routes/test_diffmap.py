@@ -44,7 +44,7 @@ def test_unknown_attempts_and_readers(client: TestClient, demo_engine: Engine,
 
 
 def test_an_undecodable_image_is_a_404_not_a_500(client: TestClient, demo_engine: Engine) -> None:
-    from app.images import ImageKind, resolve_image
+    from app.images.files import ImageKind, resolve_image
 
     attempt_id = accepted_attempt(demo_engine)
     with Session(demo_engine) as session:

@@ -1,6 +1,6 @@
 """Each task carries its final edit's metrics, so /cases can sort and bound them by index.
 
-Kept in step in three places: when metrics are stored (app/metrics_store.py), when a
+Kept in step in three places: when metrics are stored (app/images/metrics_store.py), when a
 pipeline run ends (pipeline/store.py) and after an import (app/importer/tree.py).
 """
 

@@ -17,7 +17,7 @@ from PIL import Image
 from sqlalchemy import select
 from sqlmodel import Session, col
 
-from app.image_store import RemoteStore, StoreError, is_remote, store_for
+from app.images.store import RemoteStore, StoreError, is_remote, store_for
 from app.models import Attempt, DataRoot, Run, SourceImage, Task
 from app.safe_files import open_inside
 from app.study_models import StudyItem
@@ -65,7 +65,7 @@ class ImageFile:
     root: Path
     path: Path
     etag: str
-    # Set for an image in a remote store (app/image_store.py): read there, by its relpath.
+    # Set for an image in a remote store (app/images/store.py): read there, by its relpath.
     remote: RemoteStore | None = None
 
     def open(self) -> BinaryIO:

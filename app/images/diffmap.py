@@ -14,7 +14,7 @@ from matplotlib import colormaps
 from PIL import Image
 from sqlmodel import Session
 
-from app.images import SIZE_PIXELS, ImageFile, ImageNotFound, ImageSize, item_image
+from app.images.files import SIZE_PIXELS, ImageFile, ImageNotFound, ImageSize, item_image
 from app.study_models import StudyItem
 
 FULL_SCALE = 0.25  # a change of a quarter of the intensity range shows at full colour

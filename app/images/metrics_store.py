@@ -13,9 +13,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from app.db import insert_new
-from app.final_metrics import sync_final
-from app.images import ImageKind, ImageNotFound, resolve_image, source_of_attempt
-from app.metrics import preservation
+from app.images.files import ImageKind, ImageNotFound, resolve_image, source_of_attempt
+from app.images.final_metrics import sync_final
+from app.images.metrics import preservation
 from app.models import Attempt, AttemptMetric, Task
 
 BATCH = 50

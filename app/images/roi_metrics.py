@@ -11,9 +11,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from app.db import insert_new
-from app.images import ImageNotFound, item_image
-from app.metrics import roi_preservation
-from app.roi import Roi
+from app.images.files import ImageNotFound, item_image
+from app.images.metrics import roi_preservation
+from app.images.roi import Roi
 from app.study_models import Answer, Assignment, RoiMetric, StudyItem
 
 BATCH = 50
