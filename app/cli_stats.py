@@ -14,7 +14,7 @@ from app.agreement.service import report_for
 from app.agreement.standalone import standalone_html
 from app.agreement.tables import TABLES, rows
 from app.csv_cells import iter_dict_csv
-from app.study_models import Study
+from app.studies.models import Study
 
 
 class Format(StrEnum):

@@ -9,10 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from sqlmodel import Session, col, select
 
-from app.db import make_engine, migrate
-from app.models import Role, User
-from app.settings import get_settings
-from app.users import (
+from app.accounts.users import (
     MAX_TOKEN_LIFETIME_DAYS,
     TOKEN_LIFETIME_DAYS,
     UserError,
@@ -27,6 +24,9 @@ from app.users import (
     set_password,
     tokens_of,
 )
+from app.db import make_engine, migrate
+from app.models import Role, User
+from app.settings import get_settings
 
 users_cli = typer.Typer(no_args_is_help=True, help="Accounts and API tokens.")
 console = Console(stderr=True)

@@ -21,6 +21,7 @@ IdValue = Annotated[int, Field(ge=1, le=MAX_DB_ID)]
 CursorQuery = Annotated[int | None, Query(ge=0, le=MAX_DB_ID, description="Keyset cursor: an id")]
 # No control characters: PostgreSQL rejects NUL in text, and none belongs in a name.
 NAME_PATTERN = r"^[^\x00-\x1f\x7f]*$"
+NO_NUL = r"^[^\x00]*$"
 DiseaseName = Annotated[str, StringConstraints(max_length=200, pattern=NAME_PATTERN)]
 
 
@@ -51,7 +52,9 @@ def case_filter(
     failed_dimension: Annotated[
         list[Dimension] | None, Query(description="A judge dimension that failed in any round")
     ] = None,
-    q: Annotated[str, Query(max_length=500, description="Words in instructions or judge reasons")] = "",
+    # No NUL: the request guard refuses it in any query, so the schema must say so too.
+    q: Annotated[str, Query(max_length=500, pattern=NO_NUL,
+                            description="Words in instructions or judge reasons")] = "",
     changed_min: Annotated[float | None, Query(ge=0, le=100, description=(
         "Final edit's changed area at least this percent of the image"))] = None,
     changed_max: Annotated[float | None, Query(ge=0, le=100, description=(

@@ -8,13 +8,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.accounts.security import NotAuthenticated
+from app.accounts.users import UserError
 from app.agreement.planner import PlanError
-from app.answers import DraftTooLarge, StudyLocked, SubmissionIdReused
-from app.security import NotAuthenticated
-from app.study_design import StudyError
-from app.users import UserError
+from app.studies.answers import DraftTooLarge, StudyLocked, SubmissionIdReused
+from app.studies.design import StudyError
+from app.studies.worklist import NotAssigned, NotFound
 from app.web import app_path, redirect, render, root_path, wants_partial
-from app.worklist import NotAssigned, NotFound
 
 # The routes of the published API (OpenAPI): their errors are ErrorOut JSON whatever the
 # Accept header, as the schema says; an image URL never answers with a page.

@@ -10,6 +10,7 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy.engine import Engine
 from starlette.middleware.sessions import SessionMiddleware
 
+from app.accounts.security import current_user, require_admin
 from app.db import make_engine
 from app.errors import install_error_handlers
 from app.logging_setup import configure_logging
@@ -31,7 +32,6 @@ from app.routes import (
     studies,
 )
 from app.schemas import ErrorOut
-from app.security import current_user, require_admin
 from app.security_headers import SecurityHeaders
 from app.settings import Settings, get_settings
 

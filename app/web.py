@@ -8,9 +8,9 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
+from app.accounts.security import csrf_token
 from app.redaction import redact
 from app.resources import TEMPLATES_DIR
-from app.security import csrf_token
 from pipeline.estimate import BATCH_TARGET_HOURS, PRICES_AS_OF, dollars, duration, tokens
 
 templates = Jinja2Templates(directory=TEMPLATES_DIR)

@@ -5,8 +5,8 @@ import secrets
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from app.accounts.users import create_user, find_user, issue_token
 from app.models import Role, User
-from app.users import create_user, find_user, issue_token
 
 
 def bench_user(engine: Engine, name: str, role: Role = Role.admin) -> User:

@@ -32,8 +32,8 @@ from app.db import make_engine, migrate
 from app.main import create_app
 from app.models import Role
 from app.settings import Settings
-from app.study_design import StudyPlan, create_study
-from app.study_models import Answer, Assignment, Design
+from app.studies.design import StudyPlan, create_study
+from app.studies.models import Answer, Assignment, Design
 from benchmarks.accounts import bench_admin_token, bench_user
 
 

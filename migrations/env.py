@@ -5,7 +5,7 @@ from alembic import context
 from sqlmodel import SQLModel
 
 import app.models
-import app.study_models  # noqa: F401
+import app.studies.models  # noqa: F401
 from app.db import include_object, make_engine
 from app.settings import get_settings
 

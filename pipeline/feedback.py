@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
-from app.study_models import Answer, Assignment, StudyItem
+from app.studies.models import Answer, Assignment, StudyItem
 
 
 def reader_feedback(engine: Engine, task_id: int) -> list[dict[str, Any]]:

@@ -5,8 +5,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from app.accounts.users import _hasher, issue_token
 from app.models import Role, User
-from app.users import _hasher, issue_token
 
 PASSWORD = "correct horse battery staple"
 _HASH = _hasher.hash(PASSWORD)

@@ -5,15 +5,15 @@ from bs4 import BeautifulSoup
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from app.adjudication import DecisionIn, assign_adjudicator, item_by_uid, submit_decision
 from app.agreement.disagreements import disagreements, to_adjudicate
 from app.agreement.reads import load
 from app.agreement.report import study_report
-from app.answers import StudyLocked, lock_study
 from app.models import Attempt, JudgeVerdict, Role
 from app.settings import Settings
-from app.study_design import StudyError
-from app.study_models import Adjudication, StudyItem
+from app.studies.adjudication import DecisionIn, assign_adjudicator, item_by_uid, submit_decision
+from app.studies.answers import StudyLocked, lock_study
+from app.studies.design import StudyError
+from app.studies.models import Adjudication, StudyItem
 from tests.accounts import add_user
 from tests.agreement.test_report import answer_all
 from tests.routes.test_reading import as_user

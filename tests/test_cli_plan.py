@@ -7,8 +7,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 from typer.testing import CliRunner
 
+from app.accounts.users import find_user
 from app.cli import cli
-from app.users import find_user
 from tests.studies.conftest import make_study
 from tests.test_cli_stats import env_for
 

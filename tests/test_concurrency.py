@@ -13,13 +13,13 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from app.accounts.users import issue_token
 from app.cases.filters import CaseFilter
 from app.main import create_app
 from app.models import Role
 from app.settings import Settings
-from app.study_design import StudyPlan, create_study
-from app.study_models import Answer, Design
-from app.users import issue_token
+from app.studies.design import StudyPlan, create_study
+from app.studies.models import Answer, Design
 from tests.accounts import add_user
 from tests.browser.conftest import _free_port
 from tests.config import server_settings

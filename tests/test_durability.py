@@ -16,8 +16,8 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app.study_models import Answer
-from app.users import issue_token
+from app.accounts.users import issue_token
+from app.studies.models import Answer
 from tests.browser.conftest import _free_port
 from tests.config import TEST_SECRET_KEY
 from tests.studies.conftest import make_study

@@ -6,7 +6,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlmodel import SQLModel
 
-import app.study_models  # noqa: F401  (its tables must be compared too)
+import app.studies.models  # noqa: F401  (its tables must be compared too)
 from app.db import include_object, make_engine, migrate
 
 

@@ -8,9 +8,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app import overview
 from app.main import create_app
 from app.models import Role
+from app.overview import tables as overview
 from app.settings import Settings
 from tests import demo_counts as demo
 from tests.accounts import token_client

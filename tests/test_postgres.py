@@ -61,9 +61,9 @@ def test_a_broken_file_leaves_nothing_behind_on_postgres(pg_engine: Engine, tmp_
 def test_study_answers_on_postgres(pg_engine: Engine, demo_dir: Path) -> None:
     from sqlmodel import Session, select
 
-    from app.answers import AnswerIn, latest_answer, submit_answer, undo_last
-    from app.study_models import Answer
-    from app.worklist import get_assignment, next_open, reader_progress
+    from app.studies.answers import AnswerIn, latest_answer, submit_answer, undo_last
+    from app.studies.models import Answer
+    from app.studies.worklist import get_assignment, next_open, reader_progress
     from tests.studies.conftest import make_study
 
     import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
@@ -120,7 +120,7 @@ def test_a_validation_study_and_its_report_on_postgres(pg_engine: Engine, demo_d
 
     from app.agreement.reads import load
     from app.agreement.report import study_report
-    from app.study_models import Design
+    from app.studies.models import Design
     from tests.agreement.test_report import answer_all
     from tests.studies.conftest import make_study
 

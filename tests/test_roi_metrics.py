@@ -6,11 +6,11 @@ import io
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.answers import AnswerIn, submit_answer, undo_last
 from app.images import roi_metrics
 from app.images.roi import Roi
-from app.study_export import iter_answer_csv
-from app.study_models import Assignment, RoiMetric
+from app.studies.answers import AnswerIn, submit_answer, undo_last
+from app.studies.export import iter_answer_csv
+from app.studies.models import Assignment, RoiMetric
 from tests.studies.conftest import make_study
 
 BASE = {"compliance": "yes", "structure": "yes", "realism": "yes", "fidelity": "yes",

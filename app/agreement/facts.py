@@ -20,8 +20,8 @@ from app.agreement.reads import QUESTIONS, StudyReads
 from app.agreement.reference import Decided
 from app.agreement.report import first_reads, question_data
 from app.models import User
-from app.study_models import Design, Study
-from app.study_pool import stratum_label
+from app.studies.models import Design, Study
+from app.studies.pool import stratum_label
 
 LIBRARIES = ("numpy", "scipy", "statsmodels", "krippendorff", "sqlalchemy", "fastapi", "matplotlib")
 

@@ -16,11 +16,11 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
-from app.adjudication import latest_decisions
 from app.agreement.stats import Vote
 from app.importer.writer import IMPORTED_PROMPT_VERSION
 from app.models import DIMENSIONS, QUESTIONS, Attempt, JudgeVerdict, Task, User
-from app.study_models import Answer, Assignment, Study, StudyItem
+from app.studies.adjudication import latest_decisions
+from app.studies.models import Answer, Assignment, Study, StudyItem
 
 CANNOT_ASSESS = "cannot_assess"
 

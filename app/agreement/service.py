@@ -18,7 +18,7 @@ from app.agreement.facts import achieved_precision, study_facts
 from app.agreement.reads import StudyReads, load
 from app.agreement.report import Slice, study_report
 from app.models import JudgeVerdict, User
-from app.study_models import Adjudication, Answer, Assignment, Study, StudyItem
+from app.studies.models import Adjudication, Answer, Assignment, Study, StudyItem
 
 KEEP = 32
 _lock = threading.Lock()

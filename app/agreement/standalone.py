@@ -10,7 +10,6 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sqlmodel import Session
 
-from app.adjudication import adjudicator_of
 from app.agreement.checklist import ITEMS
 from app.agreement.facts import limitations, recorded_selection
 from app.agreement.reads import QUESTIONS
@@ -18,7 +17,8 @@ from app.agreement.report import Slice
 from app.agreement.service import charts_for, report_for
 from app.cases.filters import recorded_criteria
 from app.resources import TEMPLATES_DIR
-from app.study_models import Study
+from app.studies.adjudication import adjudicator_of
+from app.studies.models import Study
 
 _env = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=select_autoescape())
 

@@ -15,7 +15,7 @@ from PIL import Image
 from sqlmodel import Session
 
 from app.images.files import SIZE_PIXELS, ImageFile, ImageNotFound, ImageSize, item_image
-from app.study_models import StudyItem
+from app.studies.models import StudyItem
 
 FULL_SCALE = 0.25  # a change of a quarter of the intensity range shows at full colour
 COLOURMAP = "inferno"

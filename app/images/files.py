@@ -20,7 +20,7 @@ from sqlmodel import Session, col
 from app.images.store import RemoteStore, StoreError, is_remote, store_for
 from app.models import Attempt, DataRoot, Run, SourceImage, Task
 from app.safe_files import open_inside
-from app.study_models import StudyItem
+from app.studies.models import StudyItem
 
 
 class ImageKind(StrEnum):

@@ -14,7 +14,7 @@ from app.db import insert_new
 from app.images.files import ImageNotFound, item_image
 from app.images.metrics import roi_preservation
 from app.images.roi import Roi
-from app.study_models import Answer, Assignment, RoiMetric, StudyItem
+from app.studies.models import Answer, Assignment, RoiMetric, StudyItem
 
 BATCH = 50
 

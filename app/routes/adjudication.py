@@ -8,14 +8,7 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
-from app.adjudication import (
-    DecisionIn,
-    item_by_uid,
-    latest_decisions,
-    require_adjudicator,
-    studies_to_adjudicate,
-    submit_decision,
-)
+from app.accounts.security import CurrentUser
 from app.agreement.disagreements import to_adjudicate
 from app.agreement.reads import load
 from app.agreement.report import first_reads
@@ -25,10 +18,17 @@ from app.images.files import ImageNotFound, ImageSize, item_image
 from app.models import Attempt, Task
 from app.routes.images import diff_response, image_response
 from app.routes.reading import posted_form
-from app.security import CurrentUser
-from app.study_models import Study
+from app.studies.adjudication import (
+    DecisionIn,
+    item_by_uid,
+    latest_decisions,
+    require_adjudicator,
+    studies_to_adjudicate,
+    submit_decision,
+)
+from app.studies.models import Study
+from app.studies.worklist import NotFound, get_study
 from app.web import redirect, render
-from app.worklist import NotFound, get_study
 
 router = APIRouter(include_in_schema=False)
 Uid = Annotated[str, Path(pattern=r"^[0-9a-f]{24}$")]

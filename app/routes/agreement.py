@@ -6,7 +6,6 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, StreamingResponse
 from pydantic import Field
 
-from app.adjudication import assign_adjudicator
 from app.agreement.disagreements import KINDS, Disagreement, case_rows, disagreements
 from app.agreement.reads import QUESTIONS
 from app.agreement.report import Slice
@@ -16,8 +15,9 @@ from app.agreement.tables import TABLES, rows
 from app.csv_cells import iter_dict_csv
 from app.deps import MAX_DB_ID, DiseaseName, IdPath, SessionDep
 from app.models import Direction, Modality, User
+from app.studies.adjudication import assign_adjudicator
+from app.studies.worklist import get_study
 from app.web import redirect, render
-from app.worklist import get_study
 
 router = APIRouter(include_in_schema=False)
 RoundNumber = Annotated[int, Field(ge=1, le=1000)]

@@ -5,11 +5,11 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from app.accounts.login_throttle import LoginLocked, LoginRefused, log_in
+from app.accounts.security import check_csrf, current_user, require_admin, safe_next, start_session
+from app.accounts.users import end_sessions
 from app.deps import SessionDep
-from app.login_throttle import LoginLocked, LoginRefused, log_in
 from app.models import Role, User
-from app.security import check_csrf, current_user, require_admin, safe_next, start_session
-from app.users import end_sessions
 from app.web import redirect, render
 
 router = APIRouter(include_in_schema=False)

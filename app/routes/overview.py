@@ -3,10 +3,10 @@
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 
-from app import overview
 from app.csv_cells import iter_dict_csv
 from app.deps import SessionDep
-from app.overview_report import overview_charts, overview_figures
+from app.overview import tables as overview
+from app.overview.report import overview_charts, overview_figures
 from app.web import render
 
 router = APIRouter(include_in_schema=False)

@@ -7,16 +7,15 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
-from app.adjudication import studies_to_adjudicate
-from app.answers import FAILURE_TAGS, AnswerIn, DraftIn, save_draft, submit_answer, undo_last
+from app.accounts.security import CurrentUser
 from app.deps import IdPath, SessionDep, SettingsDep
 from app.images.diffmap import item_diff
 from app.images.files import ImageNotFound, ImageSize, item_image
 from app.routes.images import diff_response, image_response
-from app.security import CurrentUser
-from app.study_models import Assignment, Study
-from app.web import redirect, render
-from app.worklist import (
+from app.studies.adjudication import studies_to_adjudicate
+from app.studies.answers import FAILURE_TAGS, AnswerIn, DraftIn, save_draft, submit_answer, undo_last
+from app.studies.models import Assignment, Study
+from app.studies.worklist import (
     NotFound,
     get_assignment,
     get_study,
@@ -25,6 +24,7 @@ from app.worklist import (
     read_view,
     studies_of,
 )
+from app.web import redirect, render
 
 router = APIRouter(include_in_schema=False)
 SequencePath = IdPath

@@ -7,30 +7,30 @@ from fastapi import APIRouter, BackgroundTasks, Depends, Form, HTTPException, Qu
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from sqlmodel import col, select
 
-from app.adjudication import adjudicator_of
+from app.accounts.security import AdminUser
+from app.accounts.users import describe_user
 from app.agreement.facts import DESIGNS, recorded_selection
 from app.agreement.planner import PlanError, plan_cases, sample_edits_per_image
 from app.agreement.reads import QUESTIONS
-from app.answers import lock_study
 from app.cases.filters import CaseFilter, recorded_criteria
 from app.deps import CaseFilterDep, IdPath, IdValue, SessionDep, SettingsDep
 from app.models import Role, User
-from app.security import AdminUser
-from app.study_design import StudyError, create_study
-from app.study_export import iter_answer_csv, iter_design_csv, iter_long_csv
-from app.study_forms import (
+from app.studies.adjudication import adjudicator_of
+from app.studies.answers import lock_study
+from app.studies.design import StudyError, create_study
+from app.studies.export import iter_answer_csv, iter_design_csv, iter_long_csv
+from app.studies.forms import (
     COUNT_PREFIX,
     PAPER_PER_STRATUM,
     plan_from_form,
     planned_from_form,
     strata_counts,
 )
-from app.study_models import Design, Reveal, Study
-from app.study_pool import DEFAULT_FACETS, STRATA_FACETS, check_facets, strata_table
-from app.study_previews import warm_previews
-from app.users import describe_user
+from app.studies.models import Design, Reveal, Study
+from app.studies.pool import DEFAULT_FACETS, STRATA_FACETS, check_facets, strata_table
+from app.studies.previews import warm_previews
+from app.studies.worklist import get_study, is_reader, study_progress
 from app.web import redirect, render
-from app.worklist import get_study, is_reader, study_progress
 
 router = APIRouter(include_in_schema=False)
 

@@ -7,8 +7,8 @@ from playwright.sync_api import Browser, expect
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app.adjudication import assign_adjudicator
 from app.models import Role
+from app.studies.adjudication import assign_adjudicator
 from tests.accounts import add_user
 from tests.agreement.test_report import answer_all
 from tests.browser.conftest import ARTIFACTS

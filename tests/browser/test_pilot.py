@@ -15,9 +15,9 @@ from playwright.sync_api import Browser, Page, expect
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from app.accounts.users import issue_token
 from app.agreement.planner import plan_cases
 from app.models import Role
-from app.users import issue_token
 from tests.accounts import add_user
 from tests.browser.conftest import ARTIFACTS
 from tests.browser.helpers import IMAGES_SHOWN, answer_with_keys, log_in
@@ -79,7 +79,7 @@ def read_the_rest_by_api(engine: Engine, base: str, reader_id: int, name: str,
     reader mostly agrees with the judge (whose verdict the test, not the reader, knows from
     the design export) and differs from it on about every fifth case, both ways: the same
     cases for both readers, since each reader's order is now drawn from a secret."""
-    from app.users import find_user
+    from app.accounts.users import find_user
 
     with Session(engine) as session:
         user = find_user(session, name)

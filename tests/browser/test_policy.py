@@ -7,7 +7,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from app.models import Task
-from app.study_models import Study, StudyStatus
+from app.studies.models import Study, StudyStatus
 from tests.studies.conftest import make_study
 
 pytestmark = pytest.mark.browser

@@ -7,7 +7,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from app.agreement.reads import load
-from app.study_models import Design
+from app.studies.models import Design
 from tests.agreement.test_report import answer_all
 from tests.browser.conftest import ARTIFACTS
 from tests.browser.helpers import log_in

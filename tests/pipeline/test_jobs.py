@@ -108,9 +108,9 @@ def test_a_sigkilled_worker_is_resumed_without_repeats(demo_engine: Engine, tmp_
 
 
 def test_readers_comments_steer_a_job_when_asked(demo_engine: Engine, tmp_path: Path) -> None:
-    from app.answers import AnswerIn, submit_answer
-    from app.study_models import StudyItem
-    from app.worklist import get_assignment
+    from app.studies.answers import AnswerIn, submit_answer
+    from app.studies.models import StudyItem
+    from app.studies.worklist import get_assignment
     from pipeline.offline import CURES
     from tests.studies.conftest import make_study
 

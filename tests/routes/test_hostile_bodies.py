@@ -14,7 +14,7 @@ from sqlmodel import Session, select
 from app.importer import import_tree
 from app.main import create_app
 from app.models import Role
-from app.study_models import Answer, Draft, Study
+from app.studies.models import Answer, Draft, Study
 from tests.config import server_settings
 from tests.studies.conftest import StudySetup, make_study
 
@@ -40,7 +40,7 @@ def setup(engine_of: Engine) -> StudySetup:
 
 
 def as_user(engine: Engine, tmp_path: Path, name: str) -> TestClient:
-    from app.users import find_user, issue_token
+    from app.accounts.users import find_user, issue_token
 
     with Session(engine) as session:
         user = find_user(session, name)
@@ -85,7 +85,7 @@ def test_a_good_draft_round_trips(engine_of: Engine, setup: StudySetup, tmp_path
 
 def test_a_draft_stored_before_validation_is_set_aside(engine_of: Engine, setup: StudySetup,
                                                         tmp_path: Path) -> None:
-    from app.worklist import get_assignment
+    from app.studies.worklist import get_assignment
 
     with Session(engine_of) as s:
         assignment = get_assignment(s, setup.study, setup.readers[0], 1)

@@ -11,13 +11,13 @@ from sqlmodel import Session, col, select
 from app.main import create_app
 from app.models import Attempt, JudgeVerdict, Role, Task
 from app.settings import Settings
-from app.study_models import Answer, Design, StudyItem
+from app.studies.models import Answer, Design, StudyItem
 from tests.studies.conftest import StudySetup, make_study
 
 
 def as_user(engine: Engine, settings: Settings, name: str, role: Role = Role.reader) -> TestClient:
     """A token client for an existing account (make_study made it)."""
-    from app.users import find_user, issue_token
+    from app.accounts.users import find_user, issue_token
 
     with Session(engine) as session:
         user = find_user(session, name)

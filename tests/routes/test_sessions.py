@@ -11,11 +11,11 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DatabaseError
 from sqlmodel import Session, select
 
-from app import login_throttle
+from app.accounts import login_throttle
+from app.accounts.users import deactivate_user, issue_token, revoke_token, set_password, user_for_token
 from app.main import create_app
 from app.models import ApiToken, LoginThrottle, Role, User
 from app.settings import Settings
-from app.users import deactivate_user, issue_token, revoke_token, set_password, user_for_token
 from tests.accounts import PASSWORD, add_user, login
 from tests.routes.test_auth import csrf_from
 

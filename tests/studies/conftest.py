@@ -8,8 +8,8 @@ from sqlmodel import Session
 
 from app.cases.filters import CaseFilter
 from app.models import Role, User
-from app.study_design import StudyPlan, create_study
-from app.study_models import Design, Reveal, Study
+from app.studies.design import StudyPlan, create_study
+from app.studies.models import Design, Reveal, Study
 from tests.accounts import add_user
 
 

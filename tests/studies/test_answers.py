@@ -5,7 +5,7 @@ from pydantic import ValidationError
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.answers import (
+from app.studies.answers import (
     AnswerIn,
     DraftIn,
     StudyLocked,
@@ -17,8 +17,8 @@ from app.answers import (
     submit_answer,
     undo_last,
 )
-from app.study_models import Answer, Reveal
-from app.worklist import NotAssigned, NotFound, get_assignment, next_open, read_view, reader_progress
+from app.studies.models import Answer, Reveal
+from app.studies.worklist import NotAssigned, NotFound, get_assignment, next_open, read_view, reader_progress
 from tests.studies.conftest import StudySetup, make_study
 
 GOOD = dict(compliance="yes", structure="yes", realism="no", fidelity="cannot_assess",

@@ -16,10 +16,10 @@ from app.agreement.reads import load
 from app.cases.filters import CaseFilter
 from app.main import create_app
 from app.models import Attempt, Role
-from app.reader_instruction import without_history
 from app.settings import Settings
-from app.study_design import StudyPlan, create_study
-from app.study_models import Answer, Assignment, Design, Reveal, StudyItem
+from app.studies.design import StudyPlan, create_study
+from app.studies.models import Answer, Assignment, Design, Reveal, StudyItem
+from app.studies.reader_instruction import without_history
 from tests.accounts import add_user
 from tests.config import server_settings
 from tests.studies.conftest import make_study
@@ -29,7 +29,7 @@ FORM = {"compliance": "yes", "structure": "yes", "realism": "yes", "fidelity": "
 
 
 def client_for(engine: Engine, settings: Settings, name: str) -> TestClient:
-    from app.users import find_user, issue_token
+    from app.accounts.users import find_user, issue_token
 
     with Session(engine) as session:
         user = find_user(session, name)
@@ -176,6 +176,6 @@ def test_creating_a_study_draws_every_preview(demo_engine: Engine, tmp_path: Pat
     diffs = list((settings.resolved_cache_dir() / "diff" / "preview").glob("*.png"))
     assert len(previews) == 8 and len(diffs) == 4  # 4 items: original and edit, and a map each
     with Session(demo_engine) as s:
-        from app.study_models import Study
+        from app.studies.models import Study
 
         assert s.exec(select(Study.show_instructions).where(Study.name == "warm")).one() is False

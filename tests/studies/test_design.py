@@ -9,8 +9,8 @@ from sqlmodel import Session, col, select
 
 from app.cases.filters import CaseFilter
 from app.models import JudgeVerdict, Role, Task
-from app.study_design import StudyError, StudyPlan, create_study, draw_sample
-from app.study_models import Assignment, Design, StudyItem, StudyReader
+from app.studies.design import StudyError, StudyPlan, create_study, draw_sample
+from app.studies.models import Assignment, Design, StudyItem, StudyReader
 from tests.accounts import add_user
 
 CHEST_SUCCESS = CaseFilter(modality=("chest_xray",), outcome=("success",))

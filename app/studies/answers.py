@@ -14,7 +14,7 @@ from sqlmodel import Session, col
 from app.images.roi import MAX_TEXT as ROI_TEXT
 from app.images.roi import Roi, parse_roi
 from app.models import DIMENSIONS, utcnow
-from app.study_models import Answer, Assignment, Draft, Reveal, Study, StudyStatus
+from app.studies.models import Answer, Assignment, Draft, Reveal, Study, StudyStatus
 
 logger = logging.getLogger(__name__)
 # The paper's failure reasons, as the tags a reader may add.

@@ -1,4 +1,4 @@
-"""The overview's tables and charts (app/overview.py's queries, with intervals), cached by
+"""The overview's tables and charts (app/overview/tables.py's queries, with intervals), cached by
 a fingerprint of the data so repeat views cost nothing."""
 
 import threading
@@ -6,10 +6,10 @@ from typing import Any
 
 from sqlmodel import Session
 
-from app import overview
 from app.agreement.charts import Point, interval_chart, rounds_chart
 from app.agreement.consistency import judge_consistency
 from app.agreement.stats import wilson
+from app.overview import tables as overview
 
 # The overview scans every task and verdict; it is kept until the data changes.
 _cache: dict[str, tuple[tuple[object, ...], Any]] = {}

@@ -8,7 +8,7 @@ from sqlmodel import Session, col
 
 from app.csv_cells import CsvRows
 from app.models import Attempt, Task, User
-from app.study_models import Answer, Assignment, RoiMetric, Study, StudyItem, StudyReader
+from app.studies.models import Answer, Assignment, RoiMetric, Study, StudyItem, StudyReader
 
 HEADER = ("study", "reader", "sequence", "repeat_of_sequence", "item", "task_key", "modality",
           "disease", "direction", "round", "version", "retracted", "after_reveal", "compliance",

@@ -5,8 +5,8 @@ from typing import Any
 
 from app.agreement.planner import plan_cases
 from app.cases.filters import CaseFilter
-from app.study_design import StudyError, StudyPlan
-from app.study_models import Design, Reveal
+from app.studies.design import StudyError, StudyPlan
+from app.studies.models import Design, Reveal
 
 COUNT_PREFIX = "n:"  # form fields "n:fail/add/chest_xray" carry each stratum's count
 PAPER_PER_STRATUM = 25  # 50 add + 50 remove, half of each judged pass and half fail

@@ -21,7 +21,7 @@ from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter, where_clauses
 from app.models import Attempt, JudgeVerdict, Task
-from app.study_models import Design
+from app.studies.models import Design
 
 # Facets a study can stratify on; "verdict" is the judge's verdict of record (pass / fail).
 STRATA_FACETS = ("verdict", "direction", "modality", "disease", "outcome")

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from sqlalchemy import Select, func, select
 from sqlmodel import Session, col
 
-from app.answers import latest_answer, load_draft
 from app.models import Attempt, JudgeVerdict, Task, User
-from app.reader_instruction import reader_instruction
-from app.study_models import Answer, Assignment, Reveal, Study, StudyItem, StudyReader
+from app.studies.answers import latest_answer, load_draft
+from app.studies.models import Answer, Assignment, Reveal, Study, StudyItem, StudyReader
+from app.studies.reader_instruction import reader_instruction
 
 
 class NotFound(LookupError):

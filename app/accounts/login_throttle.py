@@ -13,8 +13,8 @@ from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
+from app.accounts.users import authenticate
 from app.models import LoginThrottle, User, as_utc, utcnow
-from app.users import authenticate
 
 logger = logging.getLogger(__name__)
 

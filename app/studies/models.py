@@ -83,7 +83,7 @@ class StudyItem(SQLModel, table=True):
     judge_verdict_id: int | None = Field(default=None, foreign_key="judge_verdict.id")
     # Opaque to readers: URLs carry this, never an attempt id or a file name.
     uid: str = Field(sa_column=Column(String(32), nullable=False, unique=True))
-    # What readers see as the instruction, frozen at creation (app/reader_instruction.py):
+    # What readers see as the instruction, frozen at creation (app/studies/reader_instruction.py):
     # the same for every round of a task, so it tells no round or verdict apart.
     reader_instruction: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 

@@ -16,7 +16,7 @@ from sqlmodel import Session, col
 
 from app.images.diffmap import item_diff
 from app.images.files import ImageNotFound, ImageSize, item_image, sized_file
-from app.study_models import StudyItem
+from app.studies.models import StudyItem
 
 logger = logging.getLogger(__name__)
 

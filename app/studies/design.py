@@ -2,7 +2,7 @@
 
 Everything random is drawn from ``random.Random`` seeded with the study seed and a label,
 so the same plan on the same data always gives the same sample and the same orders. Each
-item freezes the judge verdict it is compared with (app/study_pool.py: the verdict of record).
+item freezes the judge verdict it is compared with (app/studies/pool.py: the verdict of record).
 """
 
 import json
@@ -17,9 +17,8 @@ from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter
 from app.models import QUESTIONS, Attempt, JudgeVerdict, Role, Task, User
-from app.reader_instruction import reader_instruction
-from app.study_models import Assignment, Design, Reveal, Study, StudyItem, StudyReader
-from app.study_pool import (
+from app.studies.models import Assignment, Design, Reveal, Study, StudyItem, StudyReader
+from app.studies.pool import (
     Candidate,
     candidates,
     check_facets,
@@ -27,6 +26,7 @@ from app.study_pool import (
     stratum_label,
     verdict_of_record,
 )
+from app.studies.reader_instruction import reader_instruction
 
 MAX_CASES = 20_000
 

@@ -1,0 +1,1 @@
+"""Accounts: users, sessions and tokens, roles, and the login throttle."""

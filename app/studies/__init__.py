@@ -1,0 +1,1 @@
+"""Reader studies: design, sampling pool, forms, worklists, answers, adjudication, export."""
