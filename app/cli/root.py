@@ -18,11 +18,11 @@ from rich.table import Table
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import OperationalError
 
-from app.cli_pipeline import register as register_pipeline
-from app.cli_pipeline import register_export, register_metrics
-from app.cli_plan import register as register_plan
-from app.cli_stats import register as register_stats
-from app.cli_users import demo_users, users_cli
+from app.cli.pipeline import register as register_pipeline
+from app.cli.pipeline import register_export, register_metrics
+from app.cli.plan import register as register_plan
+from app.cli.stats import register as register_stats
+from app.cli.users import demo_users, users_cli
 from app.db import make_engine, migrate
 from app.importer import ImportFileError, ImportReport, import_tree
 from app.logging_setup import configure_logging
@@ -205,5 +205,5 @@ def main() -> None:
         sys.exit(130)
 
 
-if __name__ == "__main__":  # `python -m app.cli`, as tests start a worker process
+if __name__ == "__main__":
     main()
