@@ -28,9 +28,9 @@ from sqlmodel import Session, col
 from app.db import make_engine, migrate
 from app.demo.generate import write_demo
 from app.importer import import_tree
-from app.main import create_app
 from app.models import Task
 from app.settings import Settings
+from app.web.main import create_app
 from benchmarks.accounts import bench_admin_token
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, _free_port
 

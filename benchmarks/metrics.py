@@ -71,9 +71,9 @@ def difference_maps(db: Path) -> None:
     from sqlmodel import Session, col
 
     from app.db import make_engine, migrate
-    from app.main import create_app
     from app.models import Task
     from app.settings import Settings
+    from app.web.main import create_app
     from benchmarks.accounts import bench_admin_token
 
     engine = make_engine(f"sqlite:///{db.resolve()}")

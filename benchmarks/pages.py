@@ -21,8 +21,8 @@ from sqlalchemy.engine import Engine
 
 from app.db import make_engine, migrate
 from app.images.final_metrics import sync_final
-from app.main import create_app
 from app.settings import Settings
+from app.web.main import create_app
 from benchmarks.accounts import bench_admin_token
 
 GOAL_P95_MS = 50.0

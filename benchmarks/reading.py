@@ -30,11 +30,11 @@ from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter
 from app.db import make_engine, migrate
-from app.main import create_app
 from app.models import Role
 from app.settings import Settings
 from app.studies.design import StudyPlan, create_study
 from app.studies.models import Answer, Assignment, Design
+from app.web.main import create_app
 from benchmarks.accounts import bench_token, bench_user
 
 GOAL_P95_MS = 50.0

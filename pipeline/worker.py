@@ -1,6 +1,6 @@
 """The worker loop: claim and run jobs; when none is waiting, measure new edits.
 
-Started with the web app (app/main.py) or on its own (`medbanana pipeline worker`), also on
+Started with the web app (app/web/main.py) or on its own (`medbanana pipeline worker`), also on
 another machine against a shared PostgreSQL.
 """
 

@@ -13,8 +13,8 @@ from sqlalchemy.engine import Engine
 from app.db import make_engine, migrate
 from app.demo.generate import write_demo
 from app.importer import import_tree
-from app.main import create_app
 from app.settings import Settings
+from app.web.main import create_app
 from tests.accounts import token_client
 from tests.config import server_settings
 from tests.pg_server import PostgresServer

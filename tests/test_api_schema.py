@@ -10,8 +10,8 @@ from hypothesis import settings as fuzzing
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app.main import create_app
 from app.settings import Settings
+from app.web.main import create_app
 from tests.accounts import add_user
 
 EXAMPLES = 20

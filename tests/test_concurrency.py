@@ -15,11 +15,11 @@ from sqlmodel import Session
 
 from app.accounts.users import issue_token
 from app.cases.filters import CaseFilter
-from app.main import create_app
 from app.models import Role
 from app.settings import Settings
 from app.studies.design import StudyPlan, create_study
 from app.studies.models import Answer, Design
+from app.web.main import create_app
 from tests.accounts import add_user
 from tests.browser.conftest import _free_port
 from tests.config import server_settings

@@ -34,7 +34,7 @@ def server_process(engine: Engine, var_dir: Path) -> Iterator[tuple[subprocess.P
            "MEDBANANA_SECRET_KEY": TEST_SECRET_KEY.get_secret_value(),
            "MEDBANANA_DATABASE_URL": engine.url.render_as_string(hide_password=False)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory", "--port", str(port),
+        [sys.executable, "-m", "uvicorn", "app.web.main:create_app", "--factory", "--port", str(port),
          "--log-level", "warning"], cwd=ROOT, env=env)
     base = f"http://127.0.0.1:{port}"
     try:

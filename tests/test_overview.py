@@ -8,10 +8,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app.main import create_app
 from app.models import Role
 from app.overview import tables as overview
 from app.settings import Settings
+from app.web.main import create_app
 from tests import demo_counts as demo
 from tests.accounts import token_client
 

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from app.importer import import_tree
-from app.main import create_app
+from app.web.main import create_app
 from tests import demo_counts as demo
 from tests.accounts import token_client
 from tests.config import server_settings

@@ -9,9 +9,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 from starlette.exceptions import HTTPException
 
-from app.main import create_app
-from app.request_guard import MAX_BODY_BYTES, RequestGuard
 from app.settings import Settings
+from app.web.main import create_app
+from app.web.request_guard import MAX_BODY_BYTES, RequestGuard
 from tests import aio
 from tests.accounts import token_client
 from tests.config import server_settings

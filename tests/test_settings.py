@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import Engine
 
-from app.main import create_app
 from app.settings import Settings, SettingsError
+from app.web.main import create_app
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request
 
 from app.accounts.users import user_for_token
-from app.deps import SessionDep
 from app.imports import has_synthetic_data
 from app.models import Role, User
+from app.web.deps import SessionDep
 
 SESSION_USER = "user_id"
 # The account's session nonce when the cookie was made; logout and a password change replace

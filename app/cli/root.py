@@ -136,7 +136,7 @@ def serve(
     _engine()
     # Behind a reverse proxy: its X-Forwarded-For/-Proto are believed from the listed
     # addresses only, so the client's address and https are right in logs and cookies.
-    uvicorn.run("app.main:create_app", factory=True, host=host, port=port, workers=workers,
+    uvicorn.run("app.web.main:create_app", factory=True, host=host, port=port, workers=workers,
                 proxy_headers=True, forwarded_allow_ips=settings.forwarded_allow_ips,
                 log_config=None, access_log=False)
 

@@ -16,8 +16,8 @@ import pytest
 import uvicorn
 from sqlalchemy.engine import Engine
 
-from app.main import create_app
 from app.settings import Settings
+from app.web.main import create_app
 from tests.accounts import PASSWORD, add_user
 
 CHROMIUM = "/usr/bin/chromium"

@@ -4,8 +4,8 @@ from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 
-from app.main import create_app
 from app.settings import Settings
+from app.web.main import create_app
 from tests.accounts import PASSWORD, add_user, login
 
 

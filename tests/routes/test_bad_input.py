@@ -3,8 +3,8 @@
 import pytest
 from fastapi.testclient import TestClient
 
-from app.main import create_app
 from app.settings import Settings
+from app.web.main import create_app
 from tests.accounts import token_client
 
 TOO_BIG = "99999999999999999999"  # beyond a 64-bit database integer

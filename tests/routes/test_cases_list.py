@@ -123,7 +123,7 @@ def test_empty_result(client: TestClient) -> None:
 
 
 def test_an_empty_database_says_how_to_import(engine, settings) -> None:  # type: ignore[no-untyped-def]
-    from app.main import create_app
+    from app.web.main import create_app
 
     client = token_client(create_app(settings, engine), engine)
     page = BeautifulSoup(client.get("/cases").text, "html.parser")

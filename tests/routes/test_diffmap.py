@@ -8,9 +8,9 @@ from PIL import Image
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from app.main import create_app
 from app.models import Role, Task
 from app.settings import Settings
+from app.web.main import create_app
 from tests.accounts import token_client
 
 

@@ -8,7 +8,7 @@ from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 
-from app.main import create_app
+from app.web.main import create_app
 from tests.accounts import token_client
 from tests.config import server_settings
 from tests.studies.conftest import make_study

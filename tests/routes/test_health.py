@@ -8,9 +8,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from app.db import make_engine
-from app.main import create_app
 from app.models import WorkerHeartbeat, utcnow
 from app.settings import Settings
+from app.web.main import create_app
 
 
 def _client(engine: Engine, settings: Settings) -> TestClient:

@@ -12,9 +12,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from app.importer import import_tree
-from app.main import create_app
 from app.models import Role
 from app.studies.models import Answer, Draft, Study
+from app.web.main import create_app
 from tests.config import server_settings
 from tests.studies.conftest import StudySetup, make_study
 

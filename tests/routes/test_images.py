@@ -79,8 +79,8 @@ def test_an_undecodable_file_is_a_404_not_a_500(client: TestClient, demo_engine:
 
 def test_full_size_1024_jpeg_in_every_size(engine: Engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from app.importer import import_tree
-    from app.main import create_app
     from app.models import Direction
+    from app.web.main import create_app
     from tests import factories
 
     run = tmp_path / "run"

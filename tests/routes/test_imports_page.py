@@ -7,8 +7,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 
 from app.importer import import_tree
-from app.main import create_app
 from app.models import Direction
+from app.web.main import create_app
 from tests import factories
 from tests.accounts import token_client
 from tests.config import server_settings

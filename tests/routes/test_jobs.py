@@ -8,9 +8,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from app.main import create_app
 from app.models import Job, JobTask, Role, Task
 from app.settings import Settings
+from app.web.main import create_app
 from pipeline.jobs import claim, run_job
 from pipeline.loop import RetryPolicy
 from pipeline.offline import OfflineBackend

@@ -8,10 +8,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.main import create_app
 from app.models import Attempt, JudgeVerdict, Role, Task
 from app.settings import Settings
 from app.studies.models import Answer, Design, StudyItem
+from app.web.main import create_app
 from tests.studies.conftest import StudySetup, make_study
 
 

@@ -13,9 +13,9 @@ from sqlmodel import Session, select
 
 from app.accounts import login_throttle
 from app.accounts.users import deactivate_user, issue_token, revoke_token, set_password, user_for_token
-from app.main import create_app
 from app.models import ApiToken, LoginThrottle, Role, User
 from app.settings import Settings
+from app.web.main import create_app
 from tests.accounts import PASSWORD, add_user, login
 from tests.routes.test_auth import csrf_from
 

@@ -14,12 +14,12 @@ from sqlmodel import Session, col, select
 
 from app.agreement.reads import load
 from app.cases.filters import CaseFilter
-from app.main import create_app
 from app.models import Attempt, Role
 from app.settings import Settings
 from app.studies.design import StudyPlan, create_study
 from app.studies.models import Answer, Assignment, Design, Reveal, StudyItem
 from app.studies.reader_instruction import without_history
+from app.web.main import create_app
 from tests.accounts import add_user
 from tests.config import server_settings
 from tests.studies.conftest import make_study

@@ -8,10 +8,8 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData
 
 from app.accounts.security import CurrentUser
-from app.deps import IdPath, SessionDep, SettingsDep
 from app.images.diffmap import item_diff
 from app.images.files import ImageNotFound, ImageSize, item_image
-from app.routes.images import diff_response, image_response
 from app.studies.adjudication import studies_to_adjudicate
 from app.studies.answers import FAILURE_TAGS, AnswerIn, DraftIn, save_draft, submit_answer, undo_last
 from app.studies.models import Assignment, Study
@@ -24,7 +22,9 @@ from app.studies.worklist import (
     read_view,
     studies_of,
 )
-from app.web import redirect, render
+from app.web.deps import IdPath, SessionDep, SettingsDep
+from app.web.routes.images import diff_response, image_response
+from app.web.templating import redirect, render
 
 router = APIRouter(include_in_schema=False)
 SequencePath = IdPath

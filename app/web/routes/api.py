@@ -6,8 +6,8 @@ from fastapi import APIRouter, HTTPException, Query
 
 from app.cases.detail import CaseNotFound, get_case
 from app.cases.listing import list_cases
-from app.deps import CaseFilterDep, CursorQuery, IdPath, IdQuery, SessionDep
-from app.schemas import CaseList, CaseOut, case_out, case_summary
+from app.web.deps import CaseFilterDep, CursorQuery, IdPath, IdQuery, SessionDep
+from app.web.schemas import CaseList, CaseOut, case_out, case_summary
 
 router = APIRouter(prefix="/api", tags=["cases"])
 

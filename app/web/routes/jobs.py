@@ -9,9 +9,9 @@ from sqlmodel import col, select
 
 from app.accounts.security import AdminUser
 from app.cases.listing import existing_task_ids, task_ids_matching
-from app.deps import MAX_DB_ID, CaseFilterDep, IdPath, IdValue, SessionDep
 from app.models import Job, JobStatus
-from app.web import redirect, render
+from app.web.deps import MAX_DB_ID, CaseFilterDep, IdPath, IdValue, SessionDep
+from app.web.templating import redirect, render
 from pipeline.batch_records import job_batches
 from pipeline.gemini import DEFAULT_MODELS
 from pipeline.job_options import JobOptions, job_estimate

@@ -4,10 +4,10 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 
 from app.csv_cells import iter_dict_csv
-from app.deps import SessionDep
 from app.overview import tables as overview
 from app.overview.report import overview_charts, overview_figures
-from app.web import render
+from app.web.deps import SessionDep
+from app.web.templating import render
 
 router = APIRouter(include_in_schema=False)
 TABLES = ("table1", "pass-rates", "rounds", "success-by-disease")

@@ -5,9 +5,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
-from app.deps import CursorQuery, IdQuery, SessionDep
 from app.imports import list_import_files, list_problems
-from app.web import render
+from app.web.deps import CursorQuery, IdQuery, SessionDep
+from app.web.templating import render
 
 router = APIRouter(include_in_schema=False)
 PROBLEMS_PER_PAGE = 100

@@ -12,12 +12,13 @@ from starlette.middleware.sessions import SessionMiddleware
 
 from app.accounts.security import current_user, require_admin
 from app.db import make_engine
-from app.errors import install_error_handlers
 from app.logging_setup import configure_logging
-from app.request_guard import RequestGuard
-from app.request_log import RequestLogMiddleware
 from app.resources import STATIC_DIR
-from app.routes import (
+from app.settings import Settings, get_settings
+from app.web.errors import install_error_handlers
+from app.web.request_guard import RequestGuard
+from app.web.request_log import RequestLogMiddleware
+from app.web.routes import (
     adjudication,
     agreement,
     api,
@@ -31,9 +32,8 @@ from app.routes import (
     reading,
     studies,
 )
-from app.schemas import ErrorOut
-from app.security_headers import SecurityHeaders
-from app.settings import Settings, get_settings
+from app.web.schemas import ErrorOut
+from app.web.security_headers import SecurityHeaders
 
 
 @contextlib.asynccontextmanager

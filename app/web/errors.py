@@ -14,7 +14,7 @@ from app.agreement.planner import PlanError
 from app.studies.answers import DraftTooLarge, StudyLocked, SubmissionIdReused
 from app.studies.design import StudyError
 from app.studies.worklist import NotAssigned, NotFound
-from app.web import app_path, redirect, render, root_path, wants_partial
+from app.web.templating import app_path, redirect, render, root_path, wants_partial
 
 # The routes of the published API (OpenAPI): their errors are ErrorOut JSON whatever the
 # Accept header, as the schema says; an image URL never answers with a page.

@@ -12,12 +12,9 @@ from app.accounts.security import CurrentUser
 from app.agreement.disagreements import to_adjudicate
 from app.agreement.reads import load
 from app.agreement.report import first_reads
-from app.deps import IdPath, SessionDep, SettingsDep
 from app.images.diffmap import item_diff
 from app.images.files import ImageNotFound, ImageSize, item_image
 from app.models import Attempt, Task
-from app.routes.images import diff_response, image_response
-from app.routes.reading import posted_form
 from app.studies.adjudication import (
     DecisionIn,
     item_by_uid,
@@ -28,7 +25,10 @@ from app.studies.adjudication import (
 )
 from app.studies.models import Study
 from app.studies.worklist import NotFound, get_study
-from app.web import redirect, render
+from app.web.deps import IdPath, SessionDep, SettingsDep
+from app.web.routes.images import diff_response, image_response
+from app.web.routes.reading import posted_form
+from app.web.templating import redirect, render
 
 router = APIRouter(include_in_schema=False)
 Uid = Annotated[str, Path(pattern=r"^[0-9a-f]{24}$")]
@@ -124,5 +124,5 @@ def adjudication_diff(session: SessionDep, settings: SettingsDep, user: CurrentU
 
 
 def _blind(study: Study, user_id: int | None) -> str:
-    """The adjudicator's ETags are their own to this study (app/routes/reading.py)."""
+    """The adjudicator's ETags are their own to this study (app/web/routes/reading.py)."""
     return f"adjudicate:{study.id}:{study.order_secret}:{user_id}"

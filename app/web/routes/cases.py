@@ -7,7 +7,7 @@ from fastapi.responses import HTMLResponse
 from app.cases import facets
 from app.cases.detail import CaseNotFound, get_case
 from app.cases.listing import list_cases, neighbours
-from app.deps import (
+from app.web.deps import (
     CaseFilterDep,
     CursorQuery,
     IdPath,
@@ -15,7 +15,7 @@ from app.deps import (
     SessionDep,
     SettingsDep,
 )
-from app.web import render
+from app.web.templating import render
 
 router = APIRouter(include_in_schema=False)
 

@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.accounts.security import SESSION_USER
-from app.web import path_in_app
+from app.web.templating import path_in_app
 
 # The largest body a page sends is a reading draft or an answer with a freehand region and a
 # comment: tens of KB. A megabyte leaves room and keeps a flood of bodies cheap.

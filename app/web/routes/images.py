@@ -8,7 +8,6 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import FileResponse, Response
 
-from app.deps import IdPath, SessionDep, SettingsDep
 from app.images.diffmap import drawn_diff
 from app.images.files import (
     SUFFIX_TYPES,
@@ -20,7 +19,8 @@ from app.images.files import (
     sized_file,
     source_of_attempt,
 )
-from app.schemas import ErrorOut
+from app.web.deps import IdPath, SessionDep, SettingsDep
+from app.web.schemas import ErrorOut
 
 router = APIRouter(tags=["images"])
 # The bytes behind an id never change (a new edit gets a new id); the ETag covers the rest.

@@ -13,11 +13,11 @@ from app.agreement.service import charts_for, report_for
 from app.agreement.standalone import standalone_html
 from app.agreement.tables import TABLES, rows
 from app.csv_cells import iter_dict_csv
-from app.deps import MAX_DB_ID, DiseaseName, IdPath, SessionDep
 from app.models import Direction, Modality, User
 from app.studies.adjudication import assign_adjudicator
 from app.studies.worklist import get_study
-from app.web import redirect, render
+from app.web.deps import MAX_DB_ID, DiseaseName, IdPath, SessionDep
+from app.web.templating import redirect, render
 
 router = APIRouter(include_in_schema=False)
 RoundNumber = Annotated[int, Field(ge=1, le=1000)]

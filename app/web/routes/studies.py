@@ -13,7 +13,6 @@ from app.agreement.facts import DESIGNS, recorded_selection
 from app.agreement.planner import PlanError, plan_cases, sample_edits_per_image
 from app.agreement.reads import QUESTIONS
 from app.cases.filters import CaseFilter, recorded_criteria
-from app.deps import CaseFilterDep, IdPath, IdValue, SessionDep, SettingsDep
 from app.models import Role, User
 from app.studies.adjudication import adjudicator_of
 from app.studies.answers import lock_study
@@ -30,7 +29,8 @@ from app.studies.models import Design, Reveal, Study
 from app.studies.pool import DEFAULT_FACETS, STRATA_FACETS, check_facets, strata_table
 from app.studies.previews import warm_previews
 from app.studies.worklist import get_study, is_reader, study_progress
-from app.web import redirect, render
+from app.web.deps import CaseFilterDep, IdPath, IdValue, SessionDep, SettingsDep
+from app.web.templating import redirect, render
 
 router = APIRouter(include_in_schema=False)
 
