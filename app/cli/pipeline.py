@@ -15,15 +15,25 @@ from app.cases.listing import task_ids_matching
 from app.images import roi_metrics
 from app.images.metrics_store import compute_pending
 from app.images.store import StoreError, store_for
+from app.jobs import (
+    BACKENDS,
+    MIN_STALE,
+    JobOptions,
+    Lease,
+    UnknownBackend,
+    claim,
+    create_job,
+    describe,
+    job_estimate,
+    job_summary,
+    make_backend,
+    pipeline_output,
+    request_cancel,
+    run_job,
+    work,
+)
 from app.models import Dimension, Direction, Job, Modality, Outcome
 from app.settings import get_settings
-from pipeline.estimate import describe
-from pipeline.job_options import JobOptions, job_estimate
-from pipeline.job_view import job_summary
-from pipeline.jobs import MIN_STALE, claim, create_job, request_cancel, run_job
-from pipeline.lease import Lease
-from pipeline.registry import BACKENDS, UnknownBackend, make_backend
-from pipeline.worker import pipeline_output, work
 
 console = Console(stderr=True)
 
@@ -239,7 +249,7 @@ def register_export(cli: typer.Typer, engine_factory: object) -> None:
         only_regenerated: bool = typer.Option(False, help="Only tasks with a regenerated run."),
     ) -> None:
         """Write each task's latest run in the generation scripts' layout (JSON and images)."""
-        from pipeline.export import ExportError, export_runs
+        from app.jobs import ExportError, export_runs
 
         engine = engine_factory()  # type: ignore[operator]
         with Progress("[progress.description]{task.description}", BarColumn(),

@@ -8,12 +8,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.accounts.security import NotAuthenticated
 from app.accounts.users import UserError
 from app.agreement.planner import PlanError
 from app.studies.answers import DraftTooLarge, StudyLocked, SubmissionIdReused
 from app.studies.design import StudyError
 from app.studies.worklist import NotAssigned, NotFound
+from app.web.security import NotAuthenticated
 from app.web.templating import app_path, redirect, render, root_path, wants_partial
 
 # The routes of the published API (OpenAPI): their errors are ErrorOut JSON whatever the

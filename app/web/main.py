@@ -10,7 +10,6 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy.engine import Engine
 from starlette.middleware.sessions import SessionMiddleware
 
-from app.accounts.security import current_user, require_admin
 from app.db import make_engine
 from app.logging_setup import configure_logging
 from app.resources import STATIC_DIR
@@ -33,6 +32,7 @@ from app.web.routes import (
     studies,
 )
 from app.web.schemas import ErrorOut
+from app.web.security import current_user, require_admin
 from app.web.security_headers import SecurityHeaders
 
 
@@ -44,7 +44,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     if not settings.worker:
         yield
         return
-    from pipeline.worker import pipeline_output, work
+    from app.jobs import pipeline_output, work
 
     stop = asyncio.Event()
     task = asyncio.create_task(work(app.state.engine, pipeline_output(settings), stop=stop,

@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.accounts.security import SESSION_USER
+from app.web.security import SESSION_USER
 from app.web.templating import path_in_app
 
 # The largest body a page sends is a reading draft or an answer with a freehand region and a
@@ -79,7 +79,7 @@ class RequestGuard:
 
 def _has_credentials(scope: Scope) -> bool:
     """A session that names a user, or a bearer token; whether they are valid is the
-    routes' check (app/accounts/security.py), which runs next with the body capped."""
+    routes' check (app/web/security.py), which runs next with the body capped."""
     session = scope.get("session") or {}
     if isinstance(session.get(SESSION_USER), int):
         return True

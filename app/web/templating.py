@@ -8,10 +8,10 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
-from app.accounts.security import csrf_token
+from app.jobs import BATCH_TARGET_HOURS, PRICES_AS_OF, dollars, duration, tokens
 from app.redaction import redact
 from app.resources import TEMPLATES_DIR
-from pipeline.estimate import BATCH_TARGET_HOURS, PRICES_AS_OF, dollars, duration, tokens
+from app.web.security import csrf_token
 
 templates = Jinja2Templates(directory=TEMPLATES_DIR)
 templates.env.globals["urlencode"] = urlencode

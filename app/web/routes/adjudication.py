@@ -8,7 +8,6 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
-from app.accounts.security import CurrentUser
 from app.agreement.disagreements import to_adjudicate
 from app.agreement.reads import load
 from app.agreement.report import first_reads
@@ -28,6 +27,7 @@ from app.studies.worklist import NotFound, get_study
 from app.web.deps import IdPath, SessionDep, SettingsDep
 from app.web.routes.images import diff_response, image_response
 from app.web.routes.reading import posted_form
+from app.web.security import CurrentUser
 from app.web.templating import redirect, render
 
 router = APIRouter(include_in_schema=False)

@@ -6,10 +6,10 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from app.accounts.login_throttle import LoginLocked, LoginRefused, log_in
-from app.accounts.security import check_csrf, current_user, require_admin, safe_next, start_session
 from app.accounts.users import end_sessions
 from app.models import Role, User
 from app.web.deps import SessionDep
+from app.web.security import check_csrf, current_user, require_admin, safe_next, start_session
 from app.web.templating import redirect, render
 
 router = APIRouter(include_in_schema=False)

@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
-from app.imports import list_import_files, list_problems
+from app.importer.history import list_import_files, list_problems
 from app.web.deps import CursorQuery, IdQuery, SessionDep
 from app.web.templating import render
 

@@ -7,17 +7,22 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import BaseModel, Field, field_validator
 from sqlmodel import col, select
 
-from app.accounts.security import AdminUser
 from app.cases.listing import existing_task_ids, task_ids_matching
+from app.jobs import (
+    DEFAULT_MODELS,
+    JobOptions,
+    available,
+    create_job,
+    job_batches,
+    job_estimate,
+    job_runs,
+    job_summary,
+    request_cancel,
+)
 from app.models import Job, JobStatus
 from app.web.deps import MAX_DB_ID, CaseFilterDep, IdPath, IdValue, SessionDep
+from app.web.security import AdminUser
 from app.web.templating import redirect, render
-from pipeline.batch_records import job_batches
-from pipeline.gemini import DEFAULT_MODELS
-from pipeline.job_options import JobOptions, job_estimate
-from pipeline.job_view import job_runs, job_summary
-from pipeline.jobs import create_job, request_cancel
-from pipeline.registry import available
 
 router = APIRouter(include_in_schema=False)
 TaskIds = Annotated[list[int] | None, Query(alias="task")]

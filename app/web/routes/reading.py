@@ -7,7 +7,6 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
-from app.accounts.security import CurrentUser
 from app.images.diffmap import item_diff
 from app.images.files import ImageNotFound, ImageSize, item_image
 from app.studies.adjudication import studies_to_adjudicate
@@ -24,6 +23,7 @@ from app.studies.worklist import (
 )
 from app.web.deps import IdPath, SessionDep, SettingsDep
 from app.web.routes.images import diff_response, image_response
+from app.web.security import CurrentUser
 from app.web.templating import redirect, render
 
 router = APIRouter(include_in_schema=False)

@@ -7,7 +7,6 @@ from fastapi import APIRouter, BackgroundTasks, Depends, Form, HTTPException, Qu
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from sqlmodel import col, select
 
-from app.accounts.security import AdminUser
 from app.accounts.users import describe_user
 from app.agreement.facts import DESIGNS, recorded_selection
 from app.agreement.planner import PlanError, plan_cases, sample_edits_per_image
@@ -30,6 +29,7 @@ from app.studies.pool import DEFAULT_FACETS, STRATA_FACETS, check_facets, strata
 from app.studies.previews import warm_previews
 from app.studies.worklist import get_study, is_reader, study_progress
 from app.web.deps import CaseFilterDep, IdPath, IdValue, SessionDep, SettingsDep
+from app.web.security import AdminUser
 from app.web.templating import redirect, render
 
 router = APIRouter(include_in_schema=False)

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request
 
 from app.accounts.users import user_for_token
-from app.imports import has_synthetic_data
+from app.importer.history import has_synthetic_data
 from app.models import Role, User
 from app.web.deps import SessionDep
 
