@@ -1,7 +1,7 @@
 """The one engine factory and session helpers shared by the web app, the CLI and the pipeline."""
 
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -80,11 +80,6 @@ def migrate(engine: Engine) -> None:
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
-
-
-def iter_session(engine: Engine) -> Iterator[Session]:
-    with Session(engine) as session:
-        yield session
 
 
 def insert_new(session: Session, model: type[SQLModel], rows: Sequence[SQLModel]) -> None:

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
 from app.images.files import ImageKind, ImageNotFound, resolve_image
-from app.models import Attempt, JudgeVerdict, Task
+from app.models import Attempt, Task
 from pipeline import store
 from pipeline.backend import Backend, Verdict
 from pipeline.lease import Lease, hold
@@ -57,12 +57,6 @@ def store_verdicts(engine: Engine, lease: Lease, verdicts: list[tuple[int, Verdi
                                           prompt_version=verdict.prompt.version, raw=verdict.raw))
         also(session)
         session.commit()
-
-
-def verdicts_on(engine: Engine, attempt_id: int) -> int:
-    with Session(engine) as session:
-        return len(session.scalars(select(col(JudgeVerdict.id)).where(
-            col(JudgeVerdict.attempt_id) == attempt_id)).all())
 
 
 async def rejudge_task(engine: Engine, backend: Backend, task_id: int, times: int,

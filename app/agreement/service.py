@@ -5,8 +5,6 @@ verdict of the study changes: the key holds the study, the slice, and a fingerpr
 everything the figures rest on.
 """
 
-import threading
-from collections import OrderedDict
 from typing import Any
 
 from sqlalchemy import func, select
@@ -17,13 +15,13 @@ from app.agreement.consistency import judge_consistency
 from app.agreement.facts import achieved_precision, study_facts
 from app.agreement.reads import StudyReads, load
 from app.agreement.report import Slice, study_report
+from app.memo import Memo
 from app.models import JudgeVerdict, User
 from app.studies.models import Adjudication, Answer, Assignment, Study, StudyItem
 
 KEEP = 32
-_lock = threading.Lock()
-_reports: OrderedDict[tuple[object, ...], tuple[StudyReads, dict[str, Any]]] = OrderedDict()
-_charts: OrderedDict[tuple[object, ...], dict[str, str]] = OrderedDict()
+_reports: Memo[tuple[StudyReads, dict[str, Any]]] = Memo(KEEP)
+_charts: Memo[dict[str, str]] = Memo(KEEP)
 
 
 def _fingerprint(session: Session, study: Study) -> tuple[object, ...]:
@@ -46,25 +44,10 @@ def _fingerprint(session: Session, study: Study) -> tuple[object, ...]:
             tuple(decisions), readers)
 
 
-def _remember(store: OrderedDict[tuple[object, ...], Any], key: tuple[object, ...], value: Any) -> None:
-    with _lock:
-        store[key] = value
-        while len(store) > KEEP:
-            store.popitem(last=False)
-
-
-def _recall(store: OrderedDict[tuple[object, ...], Any], key: tuple[object, ...]) -> Any:
-    with _lock:
-        if key in store:
-            store.move_to_end(key)
-            return store[key]
-    return None
-
-
 def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads, dict[str, Any]]:
     """The reads and the report for this slice of the study."""
     key = (_fingerprint(session, study), scope)
-    found = _recall(_reports, key)
+    found = _reports.get(key)
     if found is None:
         data = load(session, study)
         report = study_report(data, scope, primary=study.primary_question)
@@ -74,15 +57,11 @@ def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads
         read = select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id)
         report["judge_self_consistency"] = judge_consistency(session, session.scalars(read)).as_dict()
         found = (data, report)
-        _remember(_reports, key, found)
+        _reports.put(key, found)
     return found
 
 
 def charts_for(session: Session, study: Study, scope: Slice) -> dict[str, str]:
     """The page's charts (SVG), drawn on their own request so the tables show at once."""
     key = (_fingerprint(session, study), scope)
-    found = _recall(_charts, key)
-    if found is None:
-        found = report_charts(report_for(session, study, scope)[1])
-        _remember(_charts, key, found)
-    return found
+    return _charts.get_or_make(key, lambda: report_charts(report_for(session, study, scope)[1]))

@@ -6,8 +6,7 @@ The scan is cached per data version, which changes when an import adds rows or a
 run starts or ends.
 """
 
-import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,14 +15,13 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from app.cases.filters import FACETS, CaseFilter, where_clauses
+from app.memo import Memo
 from app.models import DIMENSION_BITS, AttemptMetric, Dimension, Run, Task
 
 CUBE_COLUMNS = ("modality", "disease", "direction", "outcome", "rounds", "failed_mask")
 # Distinct (database, version, search text) cubes kept in memory; each is a few hundred KB.
 CACHE_SIZE = 32
-_cache: OrderedDict[tuple[Any, ...], list[tuple[Any, ...]]] = OrderedDict()
-# Sync routes run in a thread pool, so requests may touch the cache at the same time.
-_cache_lock = threading.Lock()
+_cubes: Memo[list[tuple[Any, ...]]] = Memo(CACHE_SIZE)
 
 
 @dataclass(frozen=True)
@@ -53,19 +51,15 @@ def cube(session: Session, case_filter: CaseFilter) -> list[tuple[Any, ...]]:
     base = case_filter.base()
     key = (str(engine.url), data_version(session), base.q.strip().lower(),
            tuple(base.bounds().items()), _measured(session) if base.bounds() else None)
-    with _cache_lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
+    found = _cubes.get(key)
+    if found is not None:
+        return found
     columns = [col(c) for c in (Task.modality, Task.disease, Task.direction, Task.outcome,
                                 Task.n_rounds, Task.failed_mask)]
     query = (select(*columns, func.count()).group_by(*columns)
              .where(*where_clauses(base, engine.dialect.name)))
     rows = [tuple(row) for row in session.execute(query)]
-    with _cache_lock:
-        _cache[key] = rows
-        if len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
+    _cubes.put(key, rows)
     return rows
 
 

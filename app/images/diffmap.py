@@ -14,7 +14,17 @@ from matplotlib import colormaps
 from PIL import Image
 from sqlmodel import Session
 
-from app.images.files import SIZE_PIXELS, ImageFile, ImageNotFound, ImageSize, item_image
+from app.images.files import (
+    SIZE_PIXELS,
+    ImageFile,
+    ImageKind,
+    ImageNotFound,
+    ImageSize,
+    item_image,
+    resolve_image,
+    source_of_attempt,
+)
+from app.memo import Memo
 from app.studies.models import StudyItem
 
 FULL_SCALE = 0.25  # a change of a quarter of the intensity range shows at full colour
@@ -71,6 +81,26 @@ def drawn_diff(original: ImageFile, edited: ImageFile, size: ImageSize,
     """The map's file (drawn on first use) and its ETag, made of the two images' hashes."""
     return (diff_file(original, edited, size, cache_dir),
             f'"diff-{original.etag}-{edited.etag}-{size.value}"')
+
+
+# Attempt and size -> the cached map and its ETag: a repeat request touches no table. An
+# attempt's image and its original never change (a new edit is a new attempt), so this
+# cannot go stale; a deleted cache file is simply drawn again.
+DIFFS_KEPT = 4096
+_drawn: Memo[tuple[Path, str]] = Memo(DIFFS_KEPT)
+
+
+def attempt_diff(session: Session, attempt_id: int, size: ImageSize,
+                 cache_dir: Path) -> tuple[Path, str]:
+    """An attempt's map against its task's original (ImageNotFound if either is missing)."""
+    known = _drawn.get((attempt_id, size))
+    if known is None or not known[0].is_file():
+        edited = resolve_image(session, ImageKind.attempt, attempt_id)
+        original = resolve_image(session, ImageKind.source,
+                                 source_of_attempt(session, attempt_id))
+        known = drawn_diff(original, edited, size, cache_dir)
+        _drawn.put((attempt_id, size), known)
+    return known
 
 
 def item_diff(session: Session, item: StudyItem, size: ImageSize, cache_dir: Path) -> tuple[Path, str]:

@@ -64,10 +64,6 @@ def source_category(direction: Direction, disease: str) -> str:
     return NORMAL if direction is Direction.add else disease
 
 
-def source_relpath(dataset: str, category: str, filename: str) -> str:
-    return f"{dataset}/{category}/{filename}"
-
-
 def _output_folder(direction: Direction, disease: str) -> str:
     return disease if direction is Direction.add else NORMAL
 

@@ -1,7 +1,6 @@
 """The overview's tables and charts (app/overview/tables.py's queries, with intervals), cached by
 a fingerprint of the data so repeat views cost nothing."""
 
-import threading
 from typing import Any
 
 from sqlmodel import Session
@@ -9,23 +8,16 @@ from sqlmodel import Session
 from app.agreement.charts import Point, interval_chart, rounds_chart
 from app.agreement.consistency import judge_consistency
 from app.agreement.stats import wilson
+from app.memo import Memo
 from app.overview import tables as overview
 
 # The overview scans every task and verdict; it is kept until the data changes.
-_cache: dict[str, tuple[tuple[object, ...], Any]] = {}
-_lock = threading.Lock()
+# The figures and the charts of the newest state of each database served.
+_kept: Memo[Any] = Memo(8)
 
 
 def _cached(session: Session, name: str, make: Any) -> Any:
-    key = overview.fingerprint(session)
-    with _lock:
-        found = _cache.get(name)
-    if found is not None and found[0] == key:
-        return found[1]
-    value = make()
-    with _lock:
-        _cache[name] = (key, value)
-    return value
+    return _kept.get_or_make((name, overview.fingerprint(session)), make)
 
 
 def overview_figures(session: Session) -> dict[str, Any]:

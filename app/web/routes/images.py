@@ -1,14 +1,13 @@
 """Images by opaque id, resized on first use and cached on disk and in the browser."""
 
 import hashlib
-import threading
 from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import FileResponse, Response
 
-from app.images.diffmap import drawn_diff
+from app.images.diffmap import attempt_diff
 from app.images.files import (
     SUFFIX_TYPES,
     ImageFile,
@@ -17,7 +16,6 @@ from app.images.files import (
     ImageSize,
     resolve_image,
     sized_file,
-    source_of_attempt,
 )
 from app.web.deps import IdPath, SessionDep, SettingsDep
 from app.web.schemas import ErrorOut
@@ -25,12 +23,6 @@ from app.web.schemas import ErrorOut
 router = APIRouter(tags=["images"])
 # The bytes behind an id never change (a new edit gets a new id); the ETag covers the rest.
 CACHE_CONTROL = "private, max-age=31536000, immutable"
-# Attempt and size -> the cached map and its ETag: a repeat request touches no table. An
-# attempt's image and its original never change (a new edit is a new attempt), so this
-# cannot go stale; a deleted cache file is simply drawn again.
-DIFFS_KEPT = 4096
-_diffs: dict[tuple[int, ImageSize], tuple[Path, str]] = {}
-_diffs_lock = threading.Lock()
 
 
 def image_response(request: Request, image: ImageFile, size: ImageSize,
@@ -73,19 +65,10 @@ def _blinded(tag: str, blind: str) -> str:
 def get_diff(request: Request, session: SessionDep, settings: SettingsDep, attempt_id: IdPath,
              size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
     """|edit - original| for one attempt, colour-mapped, transparent where nothing changed."""
-    known = _diffs.get((attempt_id, size))
-    if known is None or not known[0].is_file():
-        try:
-            edited = resolve_image(session, ImageKind.attempt, attempt_id)
-            original = resolve_image(session, ImageKind.source,
-                                     source_of_attempt(session, attempt_id))
-            known = drawn_diff(original, edited, size, settings.resolved_cache_dir())
-        except ImageNotFound as error:
-            raise HTTPException(404, str(error)) from None
-        with _diffs_lock:  # sync routes share this dict across the thread pool
-            if len(_diffs) >= DIFFS_KEPT:
-                _diffs.pop(next(iter(_diffs)))
-            _diffs[(attempt_id, size)] = known
+    try:
+        known = attempt_diff(session, attempt_id, size, settings.resolved_cache_dir())
+    except ImageNotFound as error:
+        raise HTTPException(404, str(error)) from None
     return diff_response(request, *known)
 
 

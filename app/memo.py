@@ -1,0 +1,37 @@
+"""Recent results kept in memory: one small least-recently-used store (cachetools), safe
+for the thread pool's concurrent requests, for every cache of the app."""
+
+import threading
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+from cachetools import LRUCache
+
+V = TypeVar("V")
+
+
+class Memo(Generic[V]):
+    def __init__(self, size: int) -> None:
+        self._store: LRUCache[Hashable, V] = LRUCache(maxsize=size)
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> V | None:
+        with self._lock:
+            return self._store.get(key)
+
+    def put(self, key: Hashable, value: V) -> None:
+        with self._lock:
+            self._store[key] = value
+
+    def get_or_make(self, key: Hashable, make: Callable[[], V]) -> V:
+        """The kept value, else ``make()`` kept. Made outside the lock: two requests may both
+        make it once, which is cheaper than holding every other request back meanwhile."""
+        found = self.get(key)
+        if found is None:
+            found = make()
+            self.put(key, found)
+        return found
+
+    def clear(self) -> None:
+        with self._lock:
+            self._store.clear()
