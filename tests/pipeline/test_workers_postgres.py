@@ -73,7 +73,8 @@ def test_four_workers_survive_pause_kill_and_takeover(pg_server: PostgresServer,
             killed.kill()
             wait_for(lambda: all(j.status == "done" for j in jobs(engine)), 150,
                      "the two left to take over and finish every job")
-            assert sorted(j.lease for j in jobs(engine))[-2:] == [2, 2]  # two were taken over
+            leases = [j.lease for j in jobs(engine)]
+            assert sum(lease >= 2 for lease in leases) >= 2, leases  # two were taken over
             paused.send_signal(signal.SIGCONT)  # wakes with calls in flight for a lost job
             time.sleep(4)
         finally:
@@ -111,6 +112,12 @@ def test_four_workers_survive_pause_kill_and_takeover(pg_server: PostgresServer,
             tags.append(image_tag(stored))
             assert verdict.reason == f"judged {tags[-1]}", (attempt.id, verdict.reason)
     assert len(tags) == len(set(tags))  # no image stored twice
-    assert all(sorted(rounds) == list(range(1, len(rounds) + 1)) for rounds in by_run.values())
-    assert all(len(rounds) == 2 for rounds in by_run.values())  # round 1 rejected, 2 accepted
+    assert all(sorted(rounds) == list(range(1, len(rounds) + 1))
+               for rounds in by_run.values()), by_run
+    # The fake rejects each task's first verdict and accepts the next. Usually that is round 1
+    # then round 2; but when the first verdict went to a worker that then lost its job (or
+    # was killed), the round it judged was never stored, and the next worker's round 1 is
+    # accepted. Either way no run goes on past its accepted round.
+    assert all(len(rounds) in (1, 2) for rounds in by_run.values()), by_run
+    assert sum(len(rounds) == 2 for rounds in by_run.values()) >= 12, by_run
     assert "taken over by another worker" in logs[0].read_text()
