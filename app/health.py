@@ -10,7 +10,8 @@ from sqlalchemy import func, select, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app.models import WorkerHeartbeat, as_utc, utcnow
+from app.job_models import WorkerHeartbeat
+from app.models import as_utc, utcnow
 from app.resources import MIGRATIONS_DIR
 
 logger = logging.getLogger(__name__)

@@ -24,7 +24,8 @@ from sqlmodel import Session, col, select
 from app.db import make_engine, migrate
 from app.demo.generate import write_demo
 from app.importer import import_tree
-from app.models import Job, SourceImage, Task
+from app.job_models import Job
+from app.models import SourceImage, Task
 from pipeline.gemini import GeminiBackend
 from pipeline.job_options import JobOptions
 from pipeline.jobs import claim, create_job, run_job

@@ -26,7 +26,8 @@ from sqlmodel import Session, col
 from app.db import make_engine, migrate
 from app.demo.generate import write_demo
 from app.importer import import_tree
-from app.models import Job, SourceImage, Task, WorkerHeartbeat
+from app.job_models import Job, WorkerHeartbeat
+from app.models import SourceImage, Task
 from pipeline.job_options import JobOptions
 from pipeline.jobs import create_job
 from tests.fake_gemini import FakeGemini, Reply, cooperative

@@ -4,6 +4,7 @@ when run as `alembic upgrade head` from the shell."""
 from alembic import context
 from sqlmodel import SQLModel
 
+import app.job_models
 import app.models
 import app.studies.models  # noqa: F401
 from app.db import include_object, make_engine

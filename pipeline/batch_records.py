@@ -9,7 +9,8 @@ from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.models import JobBatch, JobTask, utcnow
+from app.job_models import JobBatch, JobTask
+from app.models import utcnow
 from pipeline import store
 from pipeline.backend import TaskInfo
 from pipeline.lease import Lease

@@ -12,7 +12,8 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from app.models import JobBatch, Outcome
+from app.job_models import JobBatch
+from app.models import Outcome
 from pipeline import batch_records
 from pipeline.backend import BackendError, TaskInfo
 from pipeline.batch_records import APPLIED

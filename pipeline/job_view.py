@@ -5,7 +5,8 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from app.models import Job, JobStatus, JobTask, Task, as_utc, utcnow
+from app.job_models import Job, JobStatus, JobTask
+from app.models import Task, as_utc, utcnow
 from app.redaction import redact
 
 

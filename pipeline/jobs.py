@@ -22,7 +22,8 @@ from sqlmodel import Session, col
 
 from app.db import end_if_stalled
 from app.images.store import normalised
-from app.models import Job, JobStatus, JobTask, Outcome, Run, utcnow
+from app.job_models import Job, JobStatus, JobTask
+from app.models import Outcome, Run, utcnow
 from app.redaction import redact
 from pipeline import store
 from pipeline.backend import Backend

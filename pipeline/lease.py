@@ -13,7 +13,8 @@ from sqlalchemy import update
 from sqlmodel import Session, col
 
 from app.db import end_if_stalled
-from app.models import Job, utcnow
+from app.job_models import Job
+from app.models import utcnow
 
 
 class Displaced(Exception):

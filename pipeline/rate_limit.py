@@ -22,7 +22,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from app.db import end_if_stalled, insert_new
-from app.models import Job, RateCall, RateLimit, as_utc, utcnow
+from app.job_models import Job, RateCall, RateLimit
+from app.models import as_utc, utcnow
 
 logger = logging.getLogger(__name__)
 # Waits shorter than this are the limiter's everyday pacing; longer ones are shown on the

@@ -23,12 +23,12 @@ from sqlmodel import Session, col
 from app.images.files import ImageKind, ImageNotFound, resolve_image, sniff_image
 from app.images.final_metrics import sync_final
 from app.images.store import is_remote, normalised, store_for
+from app.job_models import JobTask
 from app.models import (
     DIMENSION_BITS,
     Attempt,
     DataRoot,
     Dimension,
-    JobTask,
     JudgeVerdict,
     Outcome,
     Run,

@@ -19,7 +19,8 @@ from sqlmodel import Session
 
 from app.images import roi_metrics
 from app.images.metrics_store import compute_pending
-from app.models import Attempt, WorkerHeartbeat, utcnow
+from app.job_models import WorkerHeartbeat
+from app.models import Attempt, utcnow
 from app.settings import Settings
 from pipeline.jobs import STALE, check_stale_after, claim, run_job
 from pipeline.registry import make_backend

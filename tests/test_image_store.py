@@ -14,7 +14,8 @@ from sqlmodel import Session, col, select
 
 from app.images.files import ImageKind, resolve_image
 from app.images.store import StoreError, normalised, safe_relpath, store_for
-from app.models import Attempt, DataRoot, Job, JobTask, Run, utcnow
+from app.job_models import Job, JobTask
+from app.models import Attempt, DataRoot, Run, utcnow
 from pipeline import store
 from pipeline.job_options import JobOptions
 from pipeline.jobs import MIN_STALE, claim, create_job, run_job

@@ -6,6 +6,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlmodel import SQLModel
 
+import app.job_models
 import app.studies.models  # noqa: F401  (its tables must be compared too)
 from app.db import include_object, make_engine, migrate
 

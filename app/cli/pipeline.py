@@ -15,6 +15,7 @@ from app.cases.listing import task_ids_matching
 from app.images import roi_metrics
 from app.images.metrics_store import compute_pending
 from app.images.store import StoreError, store_for
+from app.job_models import Job
 from app.jobs import (
     BACKENDS,
     MIN_STALE,
@@ -32,7 +33,7 @@ from app.jobs import (
     run_job,
     work,
 )
-from app.models import Dimension, Direction, Job, Modality, Outcome
+from app.models import Dimension, Direction, Modality, Outcome
 from app.settings import get_settings
 
 console = Console(stderr=True)

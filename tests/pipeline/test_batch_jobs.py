@@ -14,11 +14,13 @@ from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.models import Attempt, Job, JobBatch, JobTask, JudgeVerdict, Run, utcnow
+from app.job_models import Job, JobBatch, JobTask
+from app.models import Attempt, JudgeVerdict, Run, utcnow
 from pipeline.batch_records import job_batches
 from pipeline.gemini import GeminiBackend
 from pipeline.job_options import JobOptions
 from pipeline.jobs import MIN_STALE, claim, create_job, run_job
+from pipeline.lease import Lease
 from pipeline.loop import RetryPolicy
 from tests import aio
 from tests.fake_gemini import VERDICT, Batch, FakeGemini, Reply, cooperative, text_reply
@@ -37,6 +39,19 @@ def run(engine: Engine, tmp_path: Path, fake: FakeGemini, job_id: int) -> str:
     with fake.serve() as url:
         backend = GeminiBackend("batch-test-key", base_url=url, timeout_seconds=10)
         return aio.run(run_job(engine, lease, lambda _: backend, tmp_path / "out", policy=QUICK))
+
+
+def worker_with_a_batch(engine: Engine, lease: Lease, backend: GeminiBackend, fake: FakeGemini,
+                        tmp_path: Path, result: dict[str, Any]) -> threading.Thread:
+    """A worker running the job in a thread of its own, once its first batch is submitted;
+    its final status goes into ``result``."""
+    worker = threading.Thread(target=lambda: result.update(status=asyncio.run(run_job(
+        engine, lease, lambda _: backend, tmp_path / "out", policy=QUICK))))
+    worker.start()
+    deadline = time.monotonic() + 20
+    while not fake.batches and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return worker
 
 
 def test_a_batch_regeneration_is_stored_like_an_interactive_one(demo_engine: Engine,
@@ -126,12 +141,7 @@ def test_a_worker_taking_over_polls_the_batches_and_never_submits_again(demo_eng
     result: dict[str, Any] = {}
     with fake.serve() as url:
         backend = GeminiBackend("batch-test-key", base_url=url, timeout_seconds=10)
-        worker = threading.Thread(target=lambda: result.update(status=asyncio.run(run_job(
-            demo_engine, first, lambda _: backend, tmp_path / "out", policy=QUICK))))
-        worker.start()
-        deadline = time.monotonic() + 20
-        while not fake.batches and time.monotonic() < deadline:
-            time.sleep(0.05)
+        worker = worker_with_a_batch(demo_engine, first, backend, fake, tmp_path, result)
         assert len(fake.batches) == 1
         time.sleep(0.3)  # its name is recorded
         # The first worker goes silent; another takes the job over and batches now end.
@@ -256,12 +266,7 @@ def test_cancelling_a_batch_job_cancels_its_batch(demo_engine: Engine, tmp_path:
     result: dict[str, Any] = {}
     with fake.serve() as url:
         backend = GeminiBackend("batch-test-key", base_url=url, timeout_seconds=10)
-        worker = threading.Thread(target=lambda: result.update(status=asyncio.run(run_job(
-            demo_engine, lease, lambda _: backend, tmp_path / "out", policy=QUICK))))
-        worker.start()
-        deadline = time.monotonic() + 20
-        while not fake.batches and time.monotonic() < deadline:
-            time.sleep(0.05)
+        worker = worker_with_a_batch(demo_engine, lease, backend, fake, tmp_path, result)
         request_cancel(demo_engine, job_id)
         worker.join(30)  # the heartbeat sees the cancel within 5 s
     assert result["status"] == "cancelled"

@@ -11,7 +11,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 from typer.testing import CliRunner
 
-from app.models import Attempt, Job, Run, RunOrigin, Task
+from app.job_models import Job
+from app.models import Attempt, Run, RunOrigin, Task
 from pipeline.estimate import (
     TYPICAL,
     Limits,

@@ -12,7 +12,8 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from app.models import Attempt, Job, JobTask, Run, Task
+from app.job_models import Job, JobTask
+from app.models import Attempt, Run, Task
 from pipeline.backend import TaskInfo, Verdict
 from pipeline.job_options import JobOptions
 from pipeline.jobs import claim, create_job, request_cancel, run_job

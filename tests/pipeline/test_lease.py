@@ -12,7 +12,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.images.files import ImageKind, resolve_image
-from app.models import Attempt, Job, JobTask, Run, utcnow
+from app.job_models import Job, JobTask
+from app.models import Attempt, Run, utcnow
 from pipeline import store
 from pipeline.backend import Edit, TaskInfo
 from pipeline.job_options import JobOptions

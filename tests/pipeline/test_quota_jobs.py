@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from app.models import Job, JobTask
+from app.job_models import Job, JobTask
 from pipeline.gemini import GeminiBackend
 from pipeline.job_options import JobOptions
 from pipeline.job_view import job_summary

@@ -46,7 +46,7 @@ def test_a_task_without_an_edit_is_reported(demo_engine: Engine, tmp_path: Path)
     assert lease is not None
     aio.run(run_job(demo_engine, lease, lambda _: OfflineBackend(), tmp_path / "out"))
     with Session(demo_engine) as session:
-        from app.models import Job
+        from app.job_models import Job
 
         job = session.get(Job, job_id)
         assert job is not None and job.api_failed == 1 and "no edited image" in job.last_errors

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from app.models import WorkerHeartbeat
+from app.job_models import WorkerHeartbeat
 from pipeline import worker
 from tests import aio
 

@@ -18,7 +18,8 @@ from sqlmodel import Session, col, select
 from app.db import make_engine, migrate
 from app.images.files import ImageKind, resolve_image
 from app.importer import import_tree
-from app.models import Attempt, Job, JobTask, JudgeVerdict, Run, Task
+from app.job_models import Job, JobTask
+from app.models import Attempt, JudgeVerdict, Run, Task
 from pipeline.job_options import JobOptions
 from pipeline.jobs import create_job
 from tests.fake_gemini import FakeGemini, Tagger, image_tag

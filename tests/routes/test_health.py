@@ -8,7 +8,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from app.db import make_engine
-from app.models import WorkerHeartbeat, utcnow
+from app.job_models import WorkerHeartbeat
+from app.models import utcnow
 from app.settings import Settings
 from app.web.main import create_app
 

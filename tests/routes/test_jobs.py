@@ -8,7 +8,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from app.models import Job, JobTask, Role, Task
+from app.job_models import Job, JobTask
+from app.models import Role, Task
 from app.settings import Settings
 from app.web.main import create_app
 from pipeline.jobs import claim, run_job

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field, field_validator
 from sqlmodel import col, select
 
 from app.cases.listing import existing_task_ids, task_ids_matching
+from app.job_models import Job, JobStatus
 from app.jobs import (
     DEFAULT_MODELS,
     JobOptions,
@@ -19,7 +20,6 @@ from app.jobs import (
     job_summary,
     request_cancel,
 )
-from app.models import Job, JobStatus
 from app.web.deps import MAX_DB_ID, CaseFilterDep, IdPath, IdValue, SessionDep
 from app.web.security import AdminUser
 from app.web.templating import redirect, render
