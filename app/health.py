@@ -15,7 +15,7 @@ from app.models import as_utc, utcnow
 from app.resources import MIGRATIONS_DIR
 
 logger = logging.getLogger(__name__)
-# Four missed beats (pipeline/worker.py beats every 15 s) before the worker counts as gone.
+# Four missed beats (app/jobs/worker.py beats every 15 s) before the worker counts as gone.
 HEARTBEAT_STALE = timedelta(seconds=60)
 
 

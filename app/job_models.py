@@ -23,7 +23,7 @@ class WorkerHeartbeat(SQLModel, table=True):
 
 class RateLimit(SQLModel, table=True):
     """One row per model whose calls are limited: the lock every worker takes, in turn,
-    to count the model's recent calls and add its own (pipeline/rate_limit.py)."""
+    to count the model's recent calls and add its own (app/jobs/rate_limit.py)."""
 
     __tablename__ = "rate_limit"
     model: str = Field(sa_column=Column(String(100), primary_key=True))
@@ -46,6 +46,12 @@ class JobStatus(StrEnum):
     running = "running"
     done = "done"
     cancelled = "cancelled"
+
+
+class JobTaskStatus(StrEnum):
+    pending = "pending"
+    running = "running"  # its run has started (``run_id`` is set); a resume continues it
+    done = "done"
 
 
 class Job(SQLModel, table=True):
@@ -72,7 +78,7 @@ class Job(SQLModel, table=True):
     finished_at: datetime | None = None
     heartbeat_at: datetime | None = None
     # The fencing token: raised by every claim; a worker writes for the job only while the
-    # lease is still the one it claimed with (pipeline/lease.py).
+    # lease is still the one it claimed with (app/jobs/lease.py).
     lease: int = 0
     # Set while every call of the job waits for a used-up quota: the job page says until when.
     waiting_until: datetime | None = None
@@ -87,7 +93,8 @@ class JobTask(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     job_id: int = Field(foreign_key="job.id", index=True)
     task_id: int = Field(foreign_key="task.id")
-    status: str = Field(default="pending", sa_column=Column(String(16), nullable=False))
+    status: str = Field(default=JobTaskStatus.pending.value,
+                        sa_column=Column(String(16), nullable=False))
     run_id: int | None = Field(default=None, foreign_key="run.id")
 
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from pythonjsonlogger.json import JsonFormatter
 
-from app.redaction import redact
 from app.settings import Settings
+from pipeline.redaction import redact
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 JSON_FIELDS = "%(asctime)s %(levelname)s %(name)s %(message)s"

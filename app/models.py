@@ -40,40 +40,9 @@ class Direction(StrEnum):
     remove = "remove"
 
 
-class Outcome(StrEnum):
-    success = "success"
-    failed = "failed"  # the judge rejected every round
-    api_failed = "api_failed"
-    # The API refused to answer (a safety or content block): no round was judged for it, so
-    # it is neither a rejected edit nor a transient failure worth retrying.
-    blocked = "blocked"
-
-
 class RunOrigin(StrEnum):
     imported = "import"
     regeneration = "regeneration"
-
-
-class Dimension(StrEnum):
-    """The judge's four rubric dimensions; the value is the bit in ``Task.failed_mask``."""
-
-    compliance = "compliance"
-    structure = "structure"
-    realism = "realism"
-    fidelity = "fidelity"
-
-
-# What a judge verdict and a reader's answer both say: the four dimensions, then the overall
-# accept / reject (the judge's "qualified").
-DIMENSIONS = tuple(d.value for d in Dimension)
-QUESTIONS = (*DIMENSIONS, "overall")
-
-DIMENSION_BITS = {
-    Dimension.compliance: 1,
-    Dimension.structure: 2,
-    Dimension.realism: 4,
-    Dimension.fidelity: 8,
-}
 
 
 class DataRoot(SQLModel, table=True):

@@ -1,4 +1,5 @@
-"""The one settings class. Every value comes from a ``MEDBANANA_`` environment variable."""
+"""The one settings class. Every value comes from a ``MEDBANANA_`` environment variable; the
+Gemini key and base URL also from the variables Google's own tools read."""
 
 import os
 import secrets
@@ -6,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Relative to the working directory, as `make demo` and `medbanana serve` are run from the repo.
@@ -37,7 +38,8 @@ def secret_key_problem(key: str) -> str | None:
 class Settings(BaseSettings):
     """Runtime configuration, documented in the README's settings table (a test checks that)."""
 
-    model_config = SettingsConfigDict(env_prefix="MEDBANANA_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="MEDBANANA_", extra="ignore",
+                                      populate_by_name=True)
 
     var_dir: Path = Field(
         default=DEFAULT_VAR_DIR,
@@ -95,6 +97,20 @@ class Settings(BaseSettings):
         default=True,
         description="Run pipeline jobs in the web app's process; false when `medbanana "
                     "pipeline worker` runs them elsewhere.",
+    )
+
+    gemini_api_key: SecretStr = Field(
+        default=SecretStr(""),
+        validation_alias=AliasChoices("MEDBANANA_GEMINI_API_KEY", "GOOGLE_API_KEY",
+                                      "GEMINI_API_KEY"),
+        description="The Gemini API key (also read from GOOGLE_API_KEY or GEMINI_API_KEY); "
+                    "empty means only the offline backend.",
+    )
+    gemini_base_url: str = Field(
+        default="",
+        validation_alias=AliasChoices("MEDBANANA_GEMINI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"),
+        description="Where the Gemini API is reached (also GOOGLE_GEMINI_BASE_URL); empty "
+                    "means Google's own endpoint.",
     )
 
     def resolved_database_url(self) -> str:

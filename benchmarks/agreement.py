@@ -25,7 +25,7 @@ from sqlalchemy import insert, select
 from sqlmodel import Session, col
 
 from app.agreement.charts import report_charts
-from app.agreement.reads import DIMENSIONS, load
+from app.agreement.reads import load
 from app.agreement.report import study_report
 from app.cases.filters import CaseFilter
 from app.db import make_engine, migrate
@@ -35,6 +35,7 @@ from app.studies.design import StudyPlan, create_study
 from app.studies.models import Answer, Assignment, Design
 from app.web.main import create_app
 from benchmarks.accounts import bench_admin_token, bench_user
+from pipeline.vocabulary import DIMENSIONS
 
 
 def timed(label: str, fn):  # type: ignore[no-untyped-def]

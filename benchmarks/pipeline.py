@@ -25,12 +25,14 @@ from sqlalchemy import func, select
 from sqlmodel import Session, col
 
 from app.db import make_engine, migrate
-from app.models import Attempt, Outcome, SourceImage, Task
-from pipeline import store
+from app.jobs import store
+from app.jobs.options import JobOptions
+from app.jobs.runner import claim, create_job, run_job
+from app.models import Attempt, SourceImage, Task
 from pipeline.gemini import GeminiBackend
-from pipeline.job_options import JobOptions
-from pipeline.jobs import claim, create_job, run_job
 from pipeline.loop import RetryPolicy
+from pipeline.ports import Round
+from pipeline.vocabulary import Outcome
 from tests.fake_gemini import FakeGemini, Reply, cooperative
 
 GOAL_ROUND_MS = 5.0
@@ -49,7 +51,7 @@ def bookkeeping(engine: Any, rounds: int = 300) -> None:
     for task_id in task_ids:
         run_id = store.start_run(engine, task_id)
         for number in (1, 2, 3):
-            item = store.Round(number, "instruction", "thinking", image, None,
+            item = Round(number, "instruction", "thinking", image, None,
                                {"compliance": False, "structure": True, "realism": True,
                                 "fidelity": True, "qualified": False, "reason": "too subtle"},
                                None, "judge thinking", "gemini-2.5-pro", "abc123", "{}", {})

@@ -25,10 +25,10 @@ from app.db import make_engine, migrate
 from app.demo.generate import write_demo
 from app.importer import import_tree
 from app.job_models import Job
+from app.jobs.options import JobOptions
+from app.jobs.runner import claim, create_job, run_job
 from app.models import SourceImage, Task
 from pipeline.gemini import GeminiBackend
-from pipeline.job_options import JobOptions
-from pipeline.jobs import claim, create_job, run_job
 from tests.fake_gemini import FakeGemini, Quota
 
 

@@ -27,9 +27,9 @@ from app.db import make_engine, migrate
 from app.demo.generate import write_demo
 from app.importer import import_tree
 from app.job_models import Job, WorkerHeartbeat
+from app.jobs.options import JobOptions
+from app.jobs.runner import create_job
 from app.models import SourceImage, Task
-from pipeline.job_options import JobOptions
-from pipeline.jobs import create_job
 from tests.fake_gemini import FakeGemini, Reply, cooperative
 from tests.pg_server import PostgresServer
 

@@ -7,8 +7,6 @@ from typing import Any, Protocol
 
 from pipeline.prompts import Prompt
 
-DIMENSIONS = ("compliance", "structure", "realism", "fidelity")
-
 
 @dataclass(frozen=True)
 class TaskInfo:
@@ -83,3 +81,11 @@ class Backend(Protocol):
 
     async def judge(self, task: TaskInfo, original: bytes, edited: bytes,
                     instruction: str) -> Verdict: ...
+
+
+def tokens_used(result: Any) -> int | None:
+    """What an answered call reports having used: input, answer and thinking tokens."""
+    call = getattr(result, "call", None)
+    if call is None or call.input_tokens is None:
+        return None
+    return int(call.input_tokens + (call.output_tokens or 0) + (call.thinking_tokens or 0))

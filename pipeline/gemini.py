@@ -6,8 +6,8 @@ GEMINI_API_KEY and is handed to the client only: it is never stored, shown or lo
 client's own retries are off; the loop retries with back-off and honours Retry-After.
 """
 
+import io
 import json
-import os
 import re
 import time
 from dataclasses import dataclass
@@ -17,13 +17,13 @@ import httpx
 import httpx2
 from google import genai
 from google.genai import errors, types
+from PIL import Image
 from pydantic import BaseModel, ValidationError
 
-from app.images.files import sniff_image
-from app.redaction import redact
 from pipeline import prompts
 from pipeline.backend import BackendError, Call, Edit, Instruction, TaskInfo, Verdict
 from pipeline.prompts import Prompt
+from pipeline.redaction import redact
 
 NAME = "gemini"
 DEFAULT_MODELS = {"instruction": "gemini-2.5-pro", "edit": "gemini-2.5-flash-image",
@@ -52,10 +52,6 @@ class JudgeAnswer(BaseModel):
     reason: str
 
 
-def api_key() -> str | None:
-    return os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY") or None
-
-
 class GeminiBackend:
     name = NAME
     label = "gemini (model verdicts)"
@@ -65,7 +61,7 @@ class GeminiBackend:
         self.models = {**DEFAULT_MODELS, **(models or {})}
         options = types.HttpOptions(
             api_version=API_VERSION,
-            base_url=base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL") or None,
+            base_url=base_url or None,
             timeout=int(timeout_seconds * 1000),
             retry_options=types.HttpRetryOptions(attempts=1),
             # The HTTP client pinned: with aiohttp installed, google-genai would switch to it,
@@ -223,7 +219,11 @@ def _thinking_config() -> types.GenerateContentConfig:
 
 def _image(data: bytes) -> types.Part:
     """The image labelled with what its bytes are (an edit may come back as PNG)."""
-    mime, _suffix = sniff_image(data) or ("image/jpeg", ".jpeg")
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            mime = image.get_format_mimetype() or "image/jpeg"
+    except (OSError, Image.DecompressionBombError):
+        mime = "image/jpeg"  # not an image Pillow reads: the API says what is wrong with it
     return types.Part.from_bytes(data=data, mime_type=mime)
 
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from google.genai import errors, types
 
-from app.redaction import redact
 from pipeline.backend import BackendError
 from pipeline.gemini import NETWORK_ERRORS, TIMEOUTS, GeminiBackend, Request, answered
+from pipeline.redaction import redact
 
 logger = logging.getLogger(__name__)
 # Below the API's 20 MB for an inline batch request, with room for the JSON around the parts.

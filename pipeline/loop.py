@@ -15,17 +15,12 @@ import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy.engine import Engine
-
-from app.models import Outcome
-from pipeline import store
-from pipeline.backend import Backend, BackendError, Edit, Instruction, Verdict
+from pipeline.backend import Backend, BackendError, Edit, Instruction, Verdict, tokens_used
 from pipeline.estimate import STEP_MODELS, STEP_TOKENS
-from pipeline.lease import Lease
-from pipeline.rate_limit import CallLimiter, Gate, tokens_used
+from pipeline.ports import Gate, Quota, Round, Rounds, calls_record
+from pipeline.vocabulary import Outcome
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -143,47 +138,44 @@ def unreadable(verdict: Verdict) -> str | None:
 class Options:
     rounds: int = 5
     policy: RetryPolicy = RetryPolicy()
-    # Each model's quota, shared with every other job and worker (None: outside a job).
-    limiter: CallLimiter | None = None
-    # The job's lease when the run is one of a job's tasks: every write checks it.
-    lease: Lease | None = None
+    # Each model's quota, shared with every other job and worker (None: no quota kept).
+    quota: Quota | None = None
 
 
-def call_gate(limiter: CallLimiter | None, backend: Backend, step: str) -> Gate | None:
+def call_gate(quota: Quota | None, backend: Backend, step: str) -> Gate | None:
     """What each call of a step goes through: the quota of the model it calls."""
-    if limiter is None:
+    if quota is None:
         return None
     models: dict[str, str] = getattr(backend, "models", {})
-    return Gate(limiter, models.get(STEP_MODELS[step], backend.name), STEP_TOKENS[step])
+    return quota.gate(models.get(STEP_MODELS[step], backend.name), STEP_TOKENS[step])
 
 
-async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: int,
-                     root: str | Path,
-                     options: Options, *, run_id: int | None = None,
+async def regenerate(rounds: Rounds, backend: Backend, task_id: int, options: Options, *,
+                     run_id: int | None = None,
                      feedback: list[dict[str, Any]] | None = None,
                      cancelled: Callable[[], bool] = lambda: False,
                      on_run: Callable[[int], Awaitable[None]] | None = None) -> tuple[int, Outcome | None]:
     """Run (or resume) one task's refinement; returns the run and its outcome, or None for
     the outcome when it was cancelled between rounds (the run stays open to resume)."""
     try:
-        task, original = await asyncio.to_thread(_task_info, engine, task_id)
+        task, original = await asyncio.to_thread(rounds.task, task_id)
     except LookupError as error:  # the original image is gone: nothing can be asked
-        if run_id is not None and await asyncio.to_thread(store.run_outcome, engine,
-                                                          run_id) == store.RUNNING:
+        if run_id is not None and await asyncio.to_thread(rounds.outcome,
+                                                          run_id) is Outcome.running:
             # A job made the run before this was known; it must end, not stay "running".
             await asyncio.to_thread(partial(
-                store.finish_run, engine, run_id, Outcome.api_failed,
-                failure_step="read_original", failure_error=str(error), lease=options.lease))
+                rounds.finish_run, run_id, Outcome.api_failed,
+                failure_step="read_original", failure_error=str(error)))
         raise
     if run_id is None:
-        run_id = await asyncio.to_thread(store.start_run, engine, task_id)
+        run_id = await asyncio.to_thread(rounds.start_run, task_id)
         if on_run is not None:
             await on_run(run_id)
-    finished = await asyncio.to_thread(store.run_outcome, engine, run_id)
-    if finished != store.RUNNING:
+    finished = await asyncio.to_thread(rounds.outcome, run_id)
+    if finished is not Outcome.running:
         # Killed after the run ended but before its job counted it: nothing more to do.
-        return run_id, Outcome(finished) if finished in Outcome.__members__ else None
-    history = await asyncio.to_thread(store.rounds_done, engine, run_id)
+        return run_id, finished if finished.ended_by_the_loop else None
+    history = await asyncio.to_thread(rounds.history, run_id)
     for number in range(len(history) + 1, options.rounds + 1):
         if cancelled():
             return run_id, None
@@ -192,15 +184,15 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
                 "generate_prompt" if number == 1 else "update_prompt",
                 partial(backend.instruction, task, original, history, feedback or []),
                 options.policy, cancelled=cancelled,
-                gate=call_gate(options.limiter, backend, "generate_prompt"))
+                gate=call_gate(options.quota, backend, "generate_prompt"))
             edit = await with_retries("edit_image", partial(backend.edit, task, original,
                                                             instruction.text),
                                       options.policy, no_image, cancelled=cancelled,
-                                      gate=call_gate(options.limiter, backend, "edit_image"))
+                                      gate=call_gate(options.quota, backend, "edit_image"))
         except CancelledWhileWaiting:
             return run_id, None
         except StepFailed as failure:
-            return run_id, await end_on(engine, run_id, failure, options.lease)
+            return run_id, await end_on(rounds, run_id, failure)
         # The judge on its own: when its calls fail, the finished edit is kept (stored with
         # no verdict, to be judged later by a re-judge) and only the run ends.
         verdict, judge_failure = None, None
@@ -210,42 +202,39 @@ async def regenerate(engine: Engine, backend: Backend, task_id: int, root_id: in
                     "verify_image", partial(backend.judge, task, original, edit.image,
                                             instruction.text),
                     options.policy, unreadable, cancelled=cancelled,
-                    gate=call_gate(options.limiter, backend, "verify_image"))
+                    gate=call_gate(options.quota, backend, "verify_image"))
             except CancelledWhileWaiting:
                 return run_id, None
             except StepFailed as failure:
                 judge_failure = failure
         item = round_record(backend, number, instruction, edit, verdict)
-        await asyncio.to_thread(store.save_round, engine, run_id, root_id, root, item,
-                                options.lease)
+        await asyncio.to_thread(rounds.save_round, run_id, item)
         if judge_failure is not None:
-            return run_id, await end_on(engine, run_id, judge_failure, options.lease)
-        history = await asyncio.to_thread(store.rounds_done, engine, run_id)
+            return run_id, await end_on(rounds, run_id, judge_failure)
+        history = await asyncio.to_thread(rounds.history, run_id)
         if verdict is not None and verdict.fields and verdict.fields.get("qualified"):
-            await asyncio.to_thread(partial(store.finish_run, engine, run_id, Outcome.success,
-                                            success_round=number, lease=options.lease))
+            await asyncio.to_thread(partial(rounds.finish_run, run_id, Outcome.success,
+                                            success_round=number))
             return run_id, Outcome.success
-    await asyncio.to_thread(partial(store.finish_run, engine, run_id, Outcome.failed,
-                                    lease=options.lease))
+    await asyncio.to_thread(rounds.finish_run, run_id, Outcome.failed)
     return run_id, Outcome.failed
 
 
-async def end_on(engine: Engine, run_id: int, failure: StepFailed, lease: Lease | None) -> Outcome:
+async def end_on(rounds: Rounds, run_id: int, failure: StepFailed) -> Outcome:
     """End the run on a step that failed: blocked when the API refused, else api_failed."""
     outcome = Outcome.blocked if isinstance(failure, StepBlocked) else Outcome.api_failed
-    await asyncio.to_thread(partial(store.finish_run, engine, run_id, outcome,
-                                    failure_step=failure.step, failure_error=failure.error,
-                                    lease=lease))
+    await asyncio.to_thread(partial(rounds.finish_run, run_id, outcome,
+                                    failure_step=failure.step, failure_error=failure.error))
     return outcome
 
 
 def round_record(backend: Backend, number: int, instruction: Instruction, edit: Edit,
-                 verdict: Verdict | None, mode: str = "interactive") -> store.Round:
+                 verdict: Verdict | None, mode: str = "interactive") -> Round:
     """A round's results as stored, from interactive calls or a batch alike."""
     calls = {"instruction": instruction.call, "edit": edit.call}
     if verdict is not None:
         calls["judge"] = verdict.call
-    return store.Round(
+    return Round(
         number=number, instruction=instruction.text, instruction_thinking=instruction.thinking,
         image=edit.image, edit_error=no_image(edit),
         verdict=verdict.fields if verdict else None,
@@ -254,12 +243,5 @@ def round_record(backend: Backend, number: int, instruction: Instruction, edit: 
         judge_model=verdict.call.model if verdict else None,
         prompt_version=verdict.prompt.version if verdict else None,
         raw=verdict.raw if verdict else "",
-        calls=store.calls_record(backend.name, backend.label, **calls)
+        calls=calls_record(backend.name, backend.label, **calls)
         | {"instruction_prompt": instruction.prompt.version, "mode": mode})
-
-
-def _task_info(engine: Engine, task_id: int) -> tuple[Any, bytes]:
-    from sqlmodel import Session
-
-    with Session(engine) as session:
-        return store.task_info(session, task_id)

@@ -20,7 +20,8 @@ import numpy as np
 from PIL import Image, ImageFilter
 
 from pipeline import prompts
-from pipeline.backend import DIMENSIONS, Call, Edit, Instruction, TaskInfo, Verdict
+from pipeline.backend import Call, Edit, Instruction, TaskInfo, Verdict
+from pipeline.vocabulary import DIMENSIONS
 
 NAME = "offline"
 LABEL = "offline backend (deterministic heuristic, not a model)"

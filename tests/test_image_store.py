@@ -15,15 +15,15 @@ from sqlmodel import Session, col, select
 from app.images.files import ImageKind, resolve_image
 from app.images.store import StoreError, normalised, safe_relpath, store_for
 from app.job_models import Job, JobTask
+from app.jobs import store
+from app.jobs.lease import Displaced
+from app.jobs.options import JobOptions
+from app.jobs.runner import MIN_STALE, claim, create_job, run_job
 from app.models import Attempt, DataRoot, Run, utcnow
-from pipeline import store
-from pipeline.job_options import JobOptions
-from pipeline.jobs import MIN_STALE, claim, create_job, run_job
-from pipeline.lease import Displaced
 from pipeline.loop import RetryPolicy
 from pipeline.offline import OfflineBackend
 from tests import aio
-from tests.pipeline.test_jobs import task_ids
+from tests.jobs.test_runner import task_ids
 
 
 def test_a_job_writes_to_a_remote_store_and_the_app_reads_it(client: TestClient,

@@ -11,7 +11,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import LinearSegmentedColormap
 from matplotlib.figure import Figure
 
-from app.agreement.reads import QUESTIONS
+from pipeline.vocabulary import QUESTIONS
 
 mpl.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "medbanana"})
 TEXT, MUTED, LINE = "#d6d9dc", "#8b939b", "#2a2f35"

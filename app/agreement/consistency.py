@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
-from app.agreement.reads import DIMENSIONS
 from app.agreement.stats import Estimate, wilson
 from app.models import JudgeVerdict
+from pipeline.vocabulary import DIMENSIONS
 
 Verdict = dict[str, bool | None]
 

@@ -3,10 +3,11 @@ queue an admin works through, and the cases an adjudicator must settle."""
 
 from dataclasses import dataclass
 
-from app.agreement.reads import QUESTIONS, Case, StudyReads, vote
+from app.agreement.reads import Case, StudyReads, vote
 from app.agreement.reference import Decided, Policy, consensus
 from app.agreement.report import first_reads
 from app.agreement.stats import Vote
+from pipeline.vocabulary import QUESTIONS
 
 KINDS = ("judge", "readers")
 READERS_ONLY = Policy(use_adjudication=False)

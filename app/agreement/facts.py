@@ -16,12 +16,13 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from app.agreement.reads import QUESTIONS, StudyReads
+from app.agreement.reads import StudyReads
 from app.agreement.reference import Decided
 from app.agreement.report import first_reads, question_data
 from app.models import User
 from app.studies.models import Design, Study
 from app.studies.pool import stratum_label
+from pipeline.vocabulary import QUESTIONS
 
 LIBRARIES = ("numpy", "scipy", "statsmodels", "krippendorff", "sqlalchemy", "fastapi", "matplotlib")
 

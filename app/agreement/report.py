@@ -17,11 +17,12 @@ from typing import Any
 from app.agreement.ceiling import human_ceiling
 from app.agreement.multiplicity import holm_adjusted
 from app.agreement.readers import among_readers
-from app.agreement.reads import CANNOT_ASSESS, QUESTIONS, Case, Read, StudyReads, vote
+from app.agreement.reads import CANNOT_ASSESS, Case, Read, StudyReads, vote
 from app.agreement.reference import PRIMARY, Decided, Policy, consensus, leave_one_out
 from app.agreement.resample import CONFIDENCE, FEW_CLUSTERS, METHOD, RESAMPLES, SEED, ClusterBootstrap
 from app.agreement.stats import Vote
 from app.agreement.two_raters import FIGURES, SUBGROUP_FIGURES, cells, compare
+from pipeline.vocabulary import QUESTIONS
 
 
 @dataclass(frozen=True)

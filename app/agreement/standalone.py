@@ -12,13 +12,13 @@ from sqlmodel import Session
 
 from app.agreement.checklist import ITEMS
 from app.agreement.facts import limitations, recorded_selection
-from app.agreement.reads import QUESTIONS
 from app.agreement.report import Slice
 from app.agreement.service import charts_for, report_for
 from app.cases.filters import recorded_criteria
 from app.resources import TEMPLATES_DIR
 from app.studies.adjudication import adjudicator_of
 from app.studies.models import Study
+from pipeline.vocabulary import QUESTIONS
 
 _env = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=select_autoescape())
 

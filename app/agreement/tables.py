@@ -4,8 +4,8 @@ Each figure becomes three columns (value, low, high) from its cluster-bootstrap 
 
 from typing import Any
 
-from app.agreement.reads import QUESTIONS
 from app.agreement.two_raters import FIGURES, INDICES
+from pipeline.vocabulary import QUESTIONS
 
 TABLES = ("judge-vs-reference", "judge-vs-readers", "readers-vs-others", "reader-pairs",
           "among-readers", "human-ceiling", "sensitivity", "intra-reader", "reference-decisions",

@@ -5,7 +5,8 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 from sqlmodel import Session, col
 
-from app.models import Attempt, AttemptMetric, JudgeVerdict, Outcome, Run, SourceImage, Task
+from app.models import Attempt, AttemptMetric, JudgeVerdict, Run, SourceImage, Task
+from pipeline.vocabulary import Outcome
 
 
 class CaseNotFound(LookupError):

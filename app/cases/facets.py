@@ -16,7 +16,8 @@ from sqlmodel import Session, col
 
 from app.cases.filters import FACETS, CaseFilter, where_clauses
 from app.memo import Memo
-from app.models import DIMENSION_BITS, AttemptMetric, Dimension, Run, Task
+from app.models import AttemptMetric, Run, Task
+from pipeline.vocabulary import DIMENSION_BITS, Dimension
 
 CUBE_COLUMNS = ("modality", "disease", "direction", "outcome", "rounds", "failed_mask")
 # Distinct (database, version, search text) cubes kept in memory; each is a few hundred KB.

@@ -13,7 +13,8 @@ from sqlalchemy import ColumnElement, Select, func, literal_column, or_
 from sqlmodel import col
 
 from app.cases import search
-from app.models import DIMENSION_BITS, Dimension, Task
+from app.models import Task
+from pipeline.vocabulary import DIMENSION_BITS, Dimension
 
 # Facet name -> Task column it filters; failed_dimension is a bit test on failed_mask.
 FACET_COLUMNS: dict[str, Any] = {

@@ -8,7 +8,8 @@ from sqlmodel import Session, col
 
 from app.cases import facets
 from app.cases.filters import SORTS, CaseFilter, SelectT, filtered, where_clauses
-from app.models import DIMENSION_BITS, AttemptMetric, Run, SourceImage, Task
+from app.models import AttemptMetric, Run, SourceImage, Task
+from pipeline.vocabulary import DIMENSION_BITS
 
 
 @dataclass(frozen=True)

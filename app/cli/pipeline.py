@@ -33,8 +33,9 @@ from app.jobs import (
     run_job,
     work,
 )
-from app.models import Dimension, Direction, Modality, Outcome
+from app.models import Direction, Modality
 from app.settings import get_settings
+from pipeline.vocabulary import Dimension, Outcome
 
 console = Console(stderr=True)
 

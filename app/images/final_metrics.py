@@ -1,7 +1,7 @@
 """Each task carries its final edit's metrics, so /cases can sort and bound them by index.
 
 Kept in step in three places: when metrics are stored (app/images/metrics_store.py), when a
-pipeline run ends (pipeline/store.py) and after an import (app/importer/tree.py).
+pipeline run ends (app/jobs/store.py) and after an import (app/importer/tree.py).
 """
 
 from typing import Any

@@ -19,7 +19,8 @@ from app.importer.records import (
     round_number,
     unknown_fields,
 )
-from app.models import Direction, Modality, Outcome
+from app.models import Direction, Modality
+from pipeline.vocabulary import Outcome
 
 ENTRY_FIELDS = frozenset(
     {"image_id", "dataset", "modality", "disease", "task", "rounds", "outcome",

@@ -7,7 +7,8 @@ from typing import Any
 import orjson
 
 from app.importer.errors import RowError
-from app.models import TEXT_STORED_APART, Direction, Modality, Outcome
+from app.models import TEXT_STORED_APART, Direction, Modality
+from pipeline.vocabulary import Outcome
 
 
 @dataclass(slots=True)

@@ -18,8 +18,9 @@ from app.importer.records import (
     round_number,
     unknown_fields,
 )
-from app.models import Direction, Modality, Outcome
-from app.redaction import redact_optional
+from app.models import Direction, Modality
+from pipeline.redaction import redact_optional
+from pipeline.vocabulary import Outcome
 
 ENTRY_FIELDS = frozenset(
     {"image", "disease", "status", "rounds", "final_prompt", "final_image_path"}

@@ -15,7 +15,8 @@ from app.importer.ids import IdAllocator
 from app.importer.layout import source_category
 from app.importer.records import AttemptRecord, TaskRecord
 from app.importer.report import ImportReport, Problem
-from app.models import DIMENSION_BITS, Dimension, Outcome, RunOrigin, utcnow
+from app.models import RunOrigin, utcnow
+from pipeline.vocabulary import DIMENSION_BITS, Dimension, Outcome
 
 T = SQLModel.metadata.tables
 RUN_COLUMNS = ("id", "task_id", "origin", "outcome", "n_rounds", "success_round",

@@ -1,7 +1,18 @@
-"""Pipeline jobs as the web edge and the CLI start and follow them: the one door into the
-generate-and-judge engine (pipeline/), so that neither reaches into its modules."""
+"""Pipeline jobs: the app's side of the generate-and-judge engine (pipeline/). Jobs are kept
+in the database and worked by workers that claim them; their runs are stored through the
+engine's ports (pipeline/ports.py: store.RunRounds, rate_limit.CallLimiter).
 
-from pipeline.batch_records import BatchView, job_batches
+This package is the one door the web edge and the CLI use to start and follow jobs: they
+import from here, never from its modules or from the pipeline."""
+
+from app.jobs.batch_records import BatchView, job_batches
+from app.jobs.export import ExportError, export_runs
+from app.jobs.lease import Lease
+from app.jobs.options import JobOptions, job_estimate
+from app.jobs.registry import BACKENDS, UnknownBackend, available, make_backend
+from app.jobs.runner import MIN_STALE, claim, create_job, request_cancel, run_job
+from app.jobs.view import job_runs, job_summary
+from app.jobs.worker import pipeline_output, work
 from pipeline.estimate import (
     BATCH_TARGET_HOURS,
     PRICES_AS_OF,
@@ -11,14 +22,7 @@ from pipeline.estimate import (
     duration,
     tokens,
 )
-from pipeline.export import ExportError, export_runs
 from pipeline.gemini import DEFAULT_MODELS
-from pipeline.job_options import JobOptions, job_estimate
-from pipeline.job_view import job_runs, job_summary
-from pipeline.jobs import MIN_STALE, claim, create_job, request_cancel, run_job
-from pipeline.lease import Lease
-from pipeline.registry import BACKENDS, UnknownBackend, available, make_backend
-from pipeline.worker import pipeline_output, work
 
 __all__ = [
     "BACKENDS", "BATCH_TARGET_HOURS", "DEFAULT_MODELS", "MIN_STALE", "PRICES_AS_OF",

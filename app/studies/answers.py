@@ -13,8 +13,9 @@ from sqlmodel import Session, col
 
 from app.images.roi import MAX_TEXT as ROI_TEXT
 from app.images.roi import Roi, parse_roi
-from app.models import DIMENSIONS, utcnow
+from app.models import utcnow
 from app.studies.models import Answer, Assignment, Draft, Reveal, Study, StudyStatus
+from pipeline.vocabulary import DIMENSIONS
 
 logger = logging.getLogger(__name__)
 # The paper's failure reasons, as the tags a reader may add.

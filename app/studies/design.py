@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter
-from app.models import QUESTIONS, Attempt, JudgeVerdict, Role, Task, User
+from app.models import Attempt, JudgeVerdict, Role, Task, User
 from app.studies.models import Assignment, Design, Reveal, Study, StudyItem, StudyReader
 from app.studies.pool import (
     Candidate,
@@ -27,6 +27,7 @@ from app.studies.pool import (
     verdict_of_record,
 )
 from app.studies.reader_instruction import reader_instruction
+from pipeline.vocabulary import QUESTIONS
 
 MAX_CASES = 20_000
 

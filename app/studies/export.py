@@ -103,7 +103,8 @@ def _judge_answer(value: bool | None) -> str:
 def iter_long_csv(session: Session, study: Study) -> Iterator[str]:
     """One row per case x reader x question, for the answer in force: the layout statistics
     packages read directly. Withdrawn answers are left out; answers.csv keeps them."""
-    from app.agreement.reads import QUESTIONS, load
+    from app.agreement.reads import load
+    from pipeline.vocabulary import QUESTIONS
 
     rows = CsvRows()
     rows.writerow(LONG_HEADER)

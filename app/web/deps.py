@@ -8,8 +8,9 @@ from pydantic import Field, StringConstraints
 from sqlmodel import Session
 
 from app.cases.filters import CaseFilter
-from app.models import Dimension, Direction, Modality, Outcome
+from app.models import Direction, Modality
 from app.settings import Settings
+from pipeline.vocabulary import Dimension, Outcome
 
 RoundCount = Annotated[int, Field(ge=0, le=1000)]
 # Ids are 64-bit in the database; a larger number would reach the driver and fail there.

@@ -7,7 +7,7 @@ from pydantic import BaseModel, field_validator
 from app.cases.detail import AttemptView, CaseView, RunView
 from app.cases.listing import CaseRow, failed_dimensions
 from app.models import AttemptMetric
-from app.redaction import redact_optional
+from pipeline.redaction import redact_optional
 
 
 class SourceImageOut(BaseModel):

@@ -9,9 +9,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
 from app.jobs import BATCH_TARGET_HOURS, PRICES_AS_OF, dollars, duration, tokens
-from app.redaction import redact
 from app.resources import TEMPLATES_DIR
 from app.web.security import csrf_token
+from pipeline.redaction import redact
 
 templates = Jinja2Templates(directory=TEMPLATES_DIR)
 templates.env.globals["urlencode"] = urlencode

@@ -8,12 +8,12 @@ from sqlmodel import Session, select
 from app.agreement.reads import load
 from app.agreement.report import Slice, study_report
 from app.agreement.service import report_for
+from app.jobs.options import JobOptions
+from app.jobs.runner import claim, create_job, run_job
 from app.models import JudgeVerdict
 from app.studies.answers import AnswerIn, lock_study, submit_answer, undo_last
 from app.studies.models import Design, Study, StudyItem
 from app.studies.worklist import get_assignment
-from pipeline.job_options import JobOptions
-from pipeline.jobs import claim, create_job, run_job
 from pipeline.loop import RetryPolicy
 from pipeline.offline import OfflineBackend
 from tests import aio

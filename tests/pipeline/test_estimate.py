@@ -1,26 +1,9 @@
 """Estimates before a job starts: calls, tokens, wall time under the quota, and cost at list
 prices, worked out by hand here from the typical usage and the price table."""
 
-import json
-from pathlib import Path
-
 import pytest
-from bs4 import BeautifulSoup
-from fastapi.testclient import TestClient
-from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
-from typer.testing import CliRunner
 
-from app.job_models import Job
-from app.models import Attempt, Run, RunOrigin, Task
-from pipeline.estimate import (
-    TYPICAL,
-    Limits,
-    describe,
-    estimate,
-    observed_usage,
-    rounds_of,
-)
+from pipeline.estimate import Limits, describe, estimate
 from pipeline.gemini import DEFAULT_MODELS
 
 
@@ -60,75 +43,3 @@ def test_a_rejudge_is_judge_calls_only_and_unknown_models_are_not_priced() -> No
     assert [(m.model, m.calls) for m in est.models] == [("my-tuned-judge", 40)]
     assert est.cost is None and est.unpriced == ["my-tuned-judge"]
     assert "no list price" in "\n".join(describe(est))
-
-
-def test_rounds_come_from_the_tasks_own_runs(demo_engine: Engine) -> None:
-    with Session(demo_engine) as session:
-        tasks = session.exec(select(Task).where(Task.n_rounds > 0)).all()
-        ids = [t.id or 0 for t in tasks]
-        mean, source = rounds_of(session, ids, 5)
-        capped, _ = rounds_of(session, ids, 1)
-        assert rounds_of(session, [], 5) == (None, "")
-    assert mean == pytest.approx(sum(t.n_rounds for t in tasks) / len(tasks))
-    assert capped == 1.0 and f"{len(tasks):,} selected tasks" in source
-
-
-def test_recorded_gemini_calls_replace_the_typical_usage(demo_engine: Engine) -> None:
-    with Session(demo_engine) as session:
-        assert observed_usage(session) == (None, "")  # the demo has no recorded Gemini calls
-        task = session.exec(select(Task)).first()
-        assert task is not None
-        run = Run(task_id=task.id or 0, origin=RunOrigin.regeneration.value, outcome="success",
-                  fingerprint="estimate-test")
-        session.add(run)
-        session.flush()
-        call = {"input_tokens": 1000, "output_tokens": 100, "thinking_tokens": 900,
-                "latency_ms": 4000.0}
-        for number in range(1, 26):
-            session.add(Attempt(run_id=run.id or 0, round=number, calls=json.dumps(
-                {"backend": "gemini", "instruction": call, "edit": call, "judge": call})))
-        session.commit()
-        usage, source = observed_usage(session)
-    assert usage is not None and usage["judge"].input == 1000 and usage["judge"].output == 1000
-    assert usage["edit"].seconds == pytest.approx(4.0) and "25+ recorded" in source
-    assert usage["instruction"] != TYPICAL["instruction"]
-
-
-def test_the_job_form_shows_the_estimate_and_updates_it(client: TestClient) -> None:
-    page = BeautifulSoup(client.get("/jobs/new?modality=fundus&all=true").text, "html.parser")
-    assert page.select_one("#estimate-calls") is not None
-    assert page.select_one("#job-form")["hx-post"].endswith("/jobs/estimate?modality=fundus")
-    response = client.post("/jobs/estimate?modality=fundus", data={
-        "everything": "true", "rounds": "2", "concurrency": "1", "requests_per_minute": ""})
-    assert response.status_code == 200
-    part = BeautifulSoup(response.text, "html.parser")
-    assert part.select_one("section#estimate") is not None
-    assert "12 tasks" in part.select_one("#calls-at-most").get_text()
-    assert "72" in part.select_one("#calls-at-most strong").get_text()  # 12 x 2 rounds x 3
-    assert "1 tasks at a time" in part.select_one("#estimate-time").get_text()
-    bad = client.post("/jobs/estimate", data={"everything": "true", "rounds": "99"})
-    assert bad.status_code == 422
-    nothing = client.post("/jobs/estimate", data={"task": "999999"})
-    assert nothing.status_code == 422
-
-
-def test_the_cli_prints_the_estimate_and_can_stop_there(demo_engine: Engine, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from concurrent.futures import ThreadPoolExecutor
-
-    from app.cli import cli
-
-    monkeypatch.setenv("MEDBANANA_DATABASE_URL", demo_engine.url.render_as_string(hide_password=False))
-    monkeypatch.setenv("MEDBANANA_VAR_DIR", str(tmp_path / "var"))
-    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
-    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
-    with ThreadPoolExecutor(1) as pool:
-        result = pool.submit(CliRunner().invoke, cli, [
-            "pipeline", "run", "--backend", "gemini", "--modality", "fundus", "--per-minute", "2",
-            "--estimate"]).result()
-    # No key is needed to estimate, and nothing is started.
-    assert result.exit_code == 0, result.output
-    assert "Estimate for 12 tasks" in result.output
-    assert "calls a minute to gemini-2.5-pro" in result.output and "Batch API: $" in result.output
-    with Session(demo_engine) as session:
-        assert session.exec(select(Job)).all() == []

@@ -9,9 +9,11 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from app.models import Attempt, JudgeVerdict, Outcome, Run
-from pipeline import loop, store
+from app.jobs import store
+from app.models import Attempt, JudgeVerdict, Run
+from pipeline import loop
 from pipeline.gemini import GeminiBackend
+from pipeline.vocabulary import Outcome
 from tests import aio
 from tests.fake_gemini import (
     FakeGemini,
@@ -33,8 +35,8 @@ def regenerate(engine: Engine, tmp_path: Path, fake: FakeGemini, *, timeout: flo
     root_id = store.output_root(engine, root)
     with fake.serve() as url:
         backend = GeminiBackend(KEY, base_url=url, timeout_seconds=timeout)
-        return aio.run(loop.regenerate(engine, backend, a_task(engine), root_id, root.resolve(),
-                                       options))
+        rounds = store.RunRounds(engine, root_id, root.resolve())
+        return aio.run(loop.regenerate(rounds, backend, a_task(engine), options))
 
 
 def attempts(engine: Engine, run_id: int) -> list[tuple[Attempt, JudgeVerdict | None]]:
@@ -140,8 +142,8 @@ def test_a_rejected_key_is_not_retried(demo_engine: Engine, tmp_path: Path) -> N
 
 @pytest.mark.parametrize("name", ["GOOGLE_API_KEY", "GEMINI_API_KEY"])
 def test_the_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    from pipeline.job_options import JobOptions
-    from pipeline.registry import UnknownBackend, available, make_backend
+    from app.jobs.options import JobOptions
+    from app.jobs.registry import UnknownBackend, available, make_backend
 
     for variable in ("GOOGLE_API_KEY", "GEMINI_API_KEY"):
         monkeypatch.delenv(variable, raising=False)
@@ -277,7 +279,7 @@ def test_a_png_edit_stays_a_png_in_the_store_the_judge_request_and_the_export(
     from PIL import Image
 
     from app.images.files import ImageKind, resolve_image
-    from pipeline.export import export_runs
+    from app.jobs.export import export_runs
     from tests.fake_gemini import edited
 
     def respond(model: str, body: dict[str, Any], n: int) -> Reply:
@@ -350,8 +352,9 @@ def test_reader_feedback_reaches_the_first_instruction(demo_engine: Engine, tmp_
     root_id = store.output_root(demo_engine, root)
     with fake.serve() as url:
         backend = GeminiBackend(KEY, base_url=url, timeout_seconds=5)
-        _, outcome = aio.run(loop.regenerate(demo_engine, backend, a_task(demo_engine), root_id,
-                                             root.resolve(), QUICK, feedback=feedback))
+        rounds = store.RunRounds(demo_engine, root_id, root.resolve())
+        _, outcome = aio.run(loop.regenerate(rounds, backend, a_task(demo_engine), QUICK,
+                                             feedback=feedback))
     first = next(body for model, _, body in fake.calls if "image" not in model)
     assert outcome is Outcome.success
     assert "the effusion sits above the diaphragm" in json.dumps(first)

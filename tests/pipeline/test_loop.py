@@ -10,10 +10,12 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from app.models import Attempt, JudgeVerdict, Outcome, Run, Task
-from pipeline import loop, store
+from app.jobs import store
+from app.models import Attempt, JudgeVerdict, Run, Task
+from pipeline import loop
 from pipeline.backend import BackendError, Edit, TaskInfo
 from pipeline.offline import OfflineBackend
+from pipeline.vocabulary import Outcome
 from tests import aio
 
 FAST = loop.Options(rounds=5, policy=loop.RetryPolicy(attempts=3, base_seconds=0.0))
@@ -31,7 +33,8 @@ def go(engine: Engine, tmp_path: Path, backend: Any, task_id: int, options: loop
        **kw: Any) -> tuple[int, Outcome | None]:
     root = tmp_path / "pipeline"
     root_id = store.output_root(engine, root)
-    return aio.run(loop.regenerate(engine, backend, task_id, root_id, root.resolve(), options, **kw))
+    rounds = store.RunRounds(engine, root_id, root.resolve())
+    return aio.run(loop.regenerate(rounds, backend, task_id, options, **kw))
 
 
 def test_a_regeneration_is_a_new_run_with_every_round(demo_engine: Engine, tmp_path: Path) -> None:

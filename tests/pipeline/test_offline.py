@@ -8,7 +8,8 @@ import pytest
 from app.demo.phantoms import Lesion, Scene, render
 from app.models import Modality
 from pipeline import offline
-from pipeline.backend import DIMENSIONS, TaskInfo
+from pipeline.backend import TaskInfo
+from pipeline.vocabulary import DIMENSIONS
 from tests import aio
 
 CASES = [("chest_xray", "Pleural_Effusion"), ("chest_xray", "Pneumothorax"),

@@ -9,10 +9,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from app.job_models import Job, JobTask
+from app.jobs.runner import claim, run_job
 from app.models import Role, Task
 from app.settings import Settings
 from app.web.main import create_app
-from pipeline.jobs import claim, run_job
 from pipeline.loop import RetryPolicy
 from pipeline.offline import OfflineBackend
 from tests import aio

@@ -7,7 +7,6 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Stre
 from pydantic import Field
 
 from app.agreement.disagreements import KINDS, Disagreement, case_rows, disagreements
-from app.agreement.reads import QUESTIONS
 from app.agreement.report import Slice
 from app.agreement.service import charts_for, report_for
 from app.agreement.standalone import standalone_html
@@ -18,6 +17,7 @@ from app.studies.adjudication import assign_adjudicator
 from app.studies.worklist import get_study
 from app.web.deps import MAX_DB_ID, DiseaseName, IdPath, SessionDep
 from app.web.templating import redirect, render
+from pipeline.vocabulary import QUESTIONS
 
 router = APIRouter(include_in_schema=False)
 RoundNumber = Annotated[int, Field(ge=1, le=1000)]

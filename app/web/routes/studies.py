@@ -10,7 +10,6 @@ from sqlmodel import col, select
 from app.accounts.users import describe_user
 from app.agreement.facts import DESIGNS, recorded_selection
 from app.agreement.planner import PlanError, plan_cases, sample_edits_per_image
-from app.agreement.reads import QUESTIONS
 from app.cases.filters import CaseFilter, recorded_criteria
 from app.models import Role, User
 from app.studies.adjudication import adjudicator_of
@@ -31,6 +30,7 @@ from app.studies.worklist import get_study, is_reader, study_progress
 from app.web.deps import CaseFilterDep, IdPath, IdValue, SessionDep, SettingsDep
 from app.web.security import AdminUser
 from app.web.templating import redirect, render
+from pipeline.vocabulary import QUESTIONS
 
 router = APIRouter(include_in_schema=False)
 

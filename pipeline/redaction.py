@@ -14,7 +14,8 @@ _SHAPES = re.compile(
     r"[^&\s\"',;]+"
 )
 # Environment variables whose values are secrets wherever they appear, in any shape.
-SECRET_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "MEDBANANA_SECRET_KEY")
+SECRET_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "MEDBANANA_GEMINI_API_KEY",
+                    "MEDBANANA_SECRET_KEY")
 # Shorter values would redact ordinary words.
 MIN_SECRET_LENGTH = 8
 

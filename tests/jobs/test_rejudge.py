@@ -6,9 +6,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from app.agreement.consistency import judge_consistency
+from app.jobs.options import JobOptions
+from app.jobs.runner import claim, create_job, run_job
 from app.models import JudgeVerdict, Run, Task
-from pipeline.job_options import JobOptions
-from pipeline.jobs import claim, create_job, run_job
 from pipeline.loop import RetryPolicy
 from pipeline.offline import MODEL, OfflineBackend
 from tests import aio

@@ -15,7 +15,6 @@ import logging
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.engine import Engine
@@ -50,14 +49,6 @@ class Quota:
         return bool(self.per_minute or self.per_day or self.tokens_per_minute)
 
 
-def tokens_used(result: Any) -> int | None:
-    """What an answered call reports having used: input, answer and thinking tokens."""
-    call = getattr(result, "call", None)
-    if call is None or call.input_tokens is None:
-        return None
-    return int(call.input_tokens + (call.output_tokens or 0) + (call.thinking_tokens or 0))
-
-
 class CallLimiter:
     """``await acquire(model, tokens)`` before each call; returns when the call may go, with
     the ticket to correct its tokens by (``settle``)."""
@@ -86,6 +77,10 @@ class CallLimiter:
         if self.job_id is not None and seconds >= SHOWN_WAIT:
             await asyncio.to_thread(self._show_wait, utcnow() + timedelta(seconds=seconds))
 
+
+    def gate(self, model: str, tokens: int) -> "Gate":
+        """A step's way through this limiter (pipeline/ports.py's Quota)."""
+        return Gate(self, model, tokens)
     def settle(self, ticket: int, tokens: int) -> None:
         with Session(self.engine) as session:
             session.execute(update(RateCall).where(col(RateCall.id) == ticket).values(tokens=tokens))

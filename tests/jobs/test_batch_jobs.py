@@ -15,16 +15,16 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.job_models import Job, JobBatch, JobTask
+from app.jobs.batch_records import job_batches
+from app.jobs.lease import Lease
+from app.jobs.options import JobOptions
+from app.jobs.runner import MIN_STALE, claim, create_job, run_job
 from app.models import Attempt, JudgeVerdict, Run, utcnow
-from pipeline.batch_records import job_batches
 from pipeline.gemini import GeminiBackend
-from pipeline.job_options import JobOptions
-from pipeline.jobs import MIN_STALE, claim, create_job, run_job
-from pipeline.lease import Lease
 from pipeline.loop import RetryPolicy
 from tests import aio
 from tests.fake_gemini import VERDICT, Batch, FakeGemini, Reply, cooperative, text_reply
-from tests.pipeline.test_jobs import task_ids
+from tests.jobs.test_runner import task_ids
 
 QUICK = RetryPolicy(attempts=2, base_seconds=0.0)
 
@@ -202,7 +202,7 @@ def test_a_batch_submitted_but_not_yet_named_is_found_by_its_display_name(
         demo_engine: Engine, tmp_path: Path) -> None:
     """A worker stopped between submitting a batch and recording its name: the next one
     finds it at the API under the recorded display name, and submits nothing again."""
-    from pipeline.batch_records import record as _record
+    from app.jobs.batch_records import record as _record
     from pipeline.gemini_batch import Batches
 
     fake = FakeGemini()
@@ -257,7 +257,7 @@ def test_the_cli_refuses_batch_mode_without_gemini() -> None:
 
 
 def test_cancelling_a_batch_job_cancels_its_batch(demo_engine: Engine, tmp_path: Path) -> None:
-    from pipeline.jobs import request_cancel
+    from app.jobs.runner import request_cancel
 
     fake = FakeGemini(batch_polls=10**9)  # never ends by itself
     job_id = create_job(demo_engine, task_ids(demo_engine, 2), batch_options(rounds=1))

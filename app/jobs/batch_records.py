@@ -9,11 +9,9 @@ from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.job_models import JobBatch, JobTask
+from app.job_models import JobBatch, JobTask, JobTaskStatus
+from app.jobs.lease import Lease
 from app.models import utcnow
-from pipeline import store
-from pipeline.backend import TaskInfo
-from pipeline.lease import Lease
 
 APPLIED = "APPLIED"  # a re-judge wave's verdicts are stored: never stored again
 SUBMITTING = "SUBMITTING"  # recorded, not yet known to the API
@@ -64,7 +62,7 @@ def mark_applied(session: Session, *, job_id: int, wave: int) -> None:
 def open_tasks(engine: Engine, job_id: int) -> list[int]:
     with Session(engine) as session:
         return [i for i in session.scalars(select(col(JobTask.id)).where(
-            col(JobTask.job_id) == job_id, col(JobTask.status) != "done")
+            col(JobTask.job_id) == job_id, col(JobTask.status) != JobTaskStatus.done)
             .order_by(col(JobTask.id))).all() if i is not None]
 
 
@@ -73,11 +71,6 @@ def job_task(engine: Engine, job_task_id: int) -> JobTask:
         job_task = session.get(JobTask, job_task_id)
         assert job_task is not None
         return job_task
-
-
-def task_info(engine: Engine, task_id: int) -> tuple[TaskInfo, bytes]:
-    with Session(engine) as session:
-        return store.task_info(session, task_id)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import time
 import pytest
 from sqlalchemy.engine import Engine
 
-from pipeline.rate_limit import CallLimiter, Quota
+from app.jobs.rate_limit import CallLimiter, Quota
 from tests import aio
 
 WINDOW, ALLOWED = 1.0, 3

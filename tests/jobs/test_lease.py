@@ -13,15 +13,17 @@ from sqlmodel import Session, col, select
 
 from app.images.files import ImageKind, resolve_image
 from app.job_models import Job, JobTask
+from app.jobs import store
+from app.jobs.lease import Displaced
+from app.jobs.options import JobOptions
+from app.jobs.runner import DISPLACED, MIN_STALE, claim, create_job, run_job
 from app.models import Attempt, Run, utcnow
-from pipeline import store
 from pipeline.backend import Edit, TaskInfo
-from pipeline.job_options import JobOptions
-from pipeline.jobs import DISPLACED, MIN_STALE, claim, create_job, run_job
-from pipeline.lease import Displaced
 from pipeline.offline import OfflineBackend
+from pipeline.ports import Round
+from pipeline.vocabulary import Outcome
 from tests import aio
-from tests.pipeline.test_jobs import FAST, task_ids
+from tests.jobs.test_runner import FAST, task_ids
 
 
 class StallsOnFirstEdit(OfflineBackend):
@@ -99,7 +101,7 @@ def test_every_write_of_a_job_checks_its_lease(demo_engine: Engine, tmp_path: Pa
     _age_heartbeat(demo_engine, job_id)
     assert claim(demo_engine, stale_after=MIN_STALE) is not None
     root_id = store.output_root(demo_engine, tmp_path / "out")
-    item = store.Round(number=1, instruction="x", instruction_thinking="", image=b"\xff\xd8\xff",
+    item = Round(number=1, instruction="x", instruction_thinking="", image=b"\xff\xd8\xff",
                        edit_error=None, verdict=None, verdict_error=None, judge_thinking="",
                        judge_model=None, prompt_version=None, raw="", calls={})
     with pytest.raises(Displaced):
@@ -107,7 +109,7 @@ def test_every_write_of_a_job_checks_its_lease(demo_engine: Engine, tmp_path: Pa
     with pytest.raises(Displaced):
         store.save_round(demo_engine, run_id, root_id, tmp_path / "out", item, first)
     with pytest.raises(Displaced):
-        store.finish_run(demo_engine, run_id, store.Outcome.failed, lease=first)
+        store.finish_run(demo_engine, run_id, Outcome.failed, lease=first)
     with Session(demo_engine) as session:
         assert session.exec(select(Attempt).where(Attempt.run_id == run_id)).all() == []
         run = session.get(Run, run_id)

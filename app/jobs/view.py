@@ -7,7 +7,7 @@ from sqlmodel import Session, col, select
 
 from app.job_models import Job, JobStatus, JobTask
 from app.models import Task, as_utc, utcnow
-from app.redaction import redact
+from pipeline.redaction import redact
 
 
 def job_runs(session: Session, job_id: int, limit: int = 50) -> list[Any]:

@@ -11,14 +11,14 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from app.job_models import Job, JobTask
+from app.jobs.options import JobOptions
+from app.jobs.runner import claim, create_job, run_job
+from app.jobs.view import job_summary
 from pipeline.gemini import GeminiBackend
-from pipeline.job_options import JobOptions
-from pipeline.job_view import job_summary
-from pipeline.jobs import claim, create_job, run_job
 from pipeline.loop import RetryPolicy
 from tests import aio
 from tests.fake_gemini import FakeGemini, Quota
-from tests.pipeline.test_jobs import task_ids
+from tests.jobs.test_runner import task_ids
 
 MINUTE, ALLOWED = 2.0, 12
 

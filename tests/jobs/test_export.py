@@ -10,10 +10,10 @@ from sqlmodel import Session, select
 
 from app.db import make_engine
 from app.importer import import_tree
+from app.jobs.export import ExportError, export_runs
+from app.jobs.options import JobOptions
+from app.jobs.runner import claim, create_job, run_job
 from app.models import Run, Task
-from pipeline.export import ExportError, export_runs
-from pipeline.job_options import JobOptions
-from pipeline.jobs import claim, create_job, run_job
 from pipeline.loop import RetryPolicy
 from pipeline.offline import OfflineBackend
 from tests import aio

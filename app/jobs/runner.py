@@ -22,21 +22,21 @@ from sqlmodel import Session, col
 
 from app.db import end_if_stalled
 from app.images.store import normalised
-from app.job_models import Job, JobStatus, JobTask
-from app.models import Outcome, Run, utcnow
-from app.redaction import redact
-from pipeline import store
+from app.job_models import Job, JobStatus, JobTask, JobTaskStatus
+from app.jobs import store
+from app.jobs.batch_job import BatchRun
+from app.jobs.feedback import reader_feedback
+from app.jobs.lease import Displaced, Lease
+from app.jobs.options import JobOptions
+from app.jobs.rate_limit import CallLimiter
+from app.jobs.rejudge import rejudge_task
+from app.models import Run, utcnow
 from pipeline.backend import Backend
-from pipeline.batch_job import BatchRun
-from pipeline.feedback import reader_feedback
 from pipeline.gemini import GeminiBackend
-from pipeline.job_options import JobOptions
-from pipeline.lease import Displaced, Lease
 from pipeline.loop import CancelledWhileWaiting, Options, RetryPolicy, regenerate
-from pipeline.rate_limit import CallLimiter
-from pipeline.rejudge import rejudge_task
+from pipeline.redaction import redact
+from pipeline.vocabulary import Outcome
 
-CANCELLED = "cancelled"  # a run's outcome when its job was cancelled mid-run
 DISPLACED = "displaced"  # what run_job returns when another worker took the job over
 HEARTBEAT = timedelta(seconds=5)
 STALE = timedelta(seconds=30)  # a running job unheard of this long has lost its worker
@@ -130,7 +130,7 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
         assert job is not None
         options = JobOptions.from_json(job.options)
         pending = session.scalars(select(JobTask).where(
-            col(JobTask.job_id) == job_id, col(JobTask.status) != "done")
+            col(JobTask.job_id) == job_id, col(JobTask.status) != JobTaskStatus.done)
             .order_by(col(JobTask.id))).all()
     backend = make_backend(options)
     policy = replace(policy, quota_cap_seconds=options.max_quota_wait)
@@ -140,7 +140,8 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
     limiter = CallLimiter(engine, replace(options.quota(), minute=minute, day=day), job_id)
     gate = asyncio.Semaphore(max(1, options.concurrency))
     cancel, displaced = threading.Event(), threading.Event()
-    loop_options = Options(rounds=options.rounds, policy=policy, limiter=limiter, lease=lease)
+    loop_options = Options(rounds=options.rounds, policy=policy, quota=limiter)
+    rounds = store.RunRounds(engine, root_id, root, lease)
 
     async def beat() -> None:
         while True:
@@ -185,8 +186,8 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
             run_id = job_task.run_id or await asyncio.to_thread(
                 store.start_run, engine, job_task.task_id, job_task.id, lease)
             _, outcome = await regenerate(
-                engine, backend, job_task.task_id, root_id, root, loop_options,
-                run_id=run_id, feedback=feedback, cancelled=cancel.is_set)
+                rounds, backend, job_task.task_id, loop_options, run_id=run_id,
+                feedback=feedback, cancelled=cancel.is_set)
         except LookupError as error:  # e.g. the original image is gone
             await asyncio.to_thread(_finish_task, engine, lease, job_task.id or 0, None,
                                     str(error))
@@ -264,7 +265,8 @@ def _finish_task(engine: Engine, lease: Lease, job_task_id: int, outcome: Outcom
     with Session(engine) as session:
         lease.hold(session)
         marked = session.execute(update(JobTask).where(
-            col(JobTask.id) == job_task_id, col(JobTask.status) != "done").values(status="done"))
+            col(JobTask.id) == job_task_id, col(JobTask.status) != JobTaskStatus.done)
+            .values(status=JobTaskStatus.done.value))
         if marked.rowcount != 1:  # type: ignore[attr-defined]
             session.rollback()
             return
@@ -297,14 +299,14 @@ def _close(engine: Engine, lease: Lease) -> str:
         job = session.get(Job, job_id)
         assert job is not None
         open_tasks = session.scalar(select(func.count()).select_from(JobTask).where(
-            col(JobTask.job_id) == job_id, col(JobTask.status) != "done")) or 0
+            col(JobTask.job_id) == job_id, col(JobTask.status) != JobTaskStatus.done)) or 0
         if job.cancel_requested:
             job.status = JobStatus.cancelled.value
             # Runs stopped between rounds keep their rounds but never become a task's latest.
             session.execute(update(Run).where(
                 col(Run.id).in_(select(col(JobTask.run_id)).where(
-                    col(JobTask.job_id) == job_id, col(JobTask.status) != "done")),
-                col(Run.outcome) == store.RUNNING).values(outcome=CANCELLED))
+                    col(JobTask.job_id) == job_id, col(JobTask.status) != JobTaskStatus.done)),
+                col(Run.outcome) == Outcome.running).values(outcome=Outcome.cancelled.value))
         elif open_tasks == 0:
             job.status = JobStatus.done.value
         else:

@@ -5,9 +5,10 @@ from dataclasses import dataclass, field
 
 from sqlmodel import Session
 
-from pipeline.estimate import Estimate, Limits, for_tasks
+from app.jobs.estimate import for_tasks
+from app.jobs.rate_limit import Quota
+from pipeline.estimate import Estimate, Limits
 from pipeline.gemini import DEFAULT_MODELS
-from pipeline.rate_limit import Quota
 
 
 @dataclass

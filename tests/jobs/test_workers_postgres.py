@@ -19,9 +19,9 @@ from app.db import make_engine, migrate
 from app.images.files import ImageKind, resolve_image
 from app.importer import import_tree
 from app.job_models import Job, JobTask
+from app.jobs.options import JobOptions
+from app.jobs.runner import create_job
 from app.models import Attempt, JudgeVerdict, Run, Task
-from pipeline.job_options import JobOptions
-from pipeline.jobs import create_job
 from tests.fake_gemini import FakeGemini, Tagger, image_tag
 from tests.pg_server import PostgresServer
 

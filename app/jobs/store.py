@@ -6,13 +6,13 @@ the row, and removed again if the commit fails; so a process killed at any momen
 either a whole round or none of it, and a stored verdict always points at the very image it
 judged, whatever another worker wrote meanwhile. A resumed run reads back the rounds it
 already has and continues from the next one. Writes made for a job check its lease first
-(pipeline/lease.py): a worker that lost the job writes nothing.
+(app/jobs/lease.py): a worker that lost the job writes nothing.
 """
 
 import json
 import os
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,41 +23,13 @@ from sqlmodel import Session, col
 from app.images.files import ImageKind, ImageNotFound, resolve_image, sniff_image
 from app.images.final_metrics import sync_final
 from app.images.store import is_remote, normalised, store_for
-from app.job_models import JobTask
-from app.models import (
-    DIMENSION_BITS,
-    Attempt,
-    DataRoot,
-    Dimension,
-    JudgeVerdict,
-    Outcome,
-    Run,
-    RunOrigin,
-    Task,
-)
-from app.redaction import redact_optional
-from pipeline.backend import DIMENSIONS, Call, TaskInfo
-from pipeline.lease import Lease, hold
-
-RUNNING = "running"
-
-
-@dataclass(frozen=True)
-class Round:
-    """What one round produced, ready to store."""
-
-    number: int
-    instruction: str
-    instruction_thinking: str
-    image: bytes | None
-    edit_error: str | None
-    verdict: dict[str, Any] | None  # fields, or None when there is no verdict
-    verdict_error: str | None
-    judge_thinking: str
-    judge_model: str | None
-    prompt_version: str | None
-    raw: str
-    calls: dict[str, Any]
+from app.job_models import JobTask, JobTaskStatus
+from app.jobs.lease import Lease, hold
+from app.models import Attempt, DataRoot, JudgeVerdict, Run, RunOrigin, Task
+from pipeline.backend import TaskInfo
+from pipeline.ports import Round
+from pipeline.redaction import redact_optional
+from pipeline.vocabulary import DIMENSION_BITS, DIMENSIONS, Dimension, Outcome
 
 
 def output_root(engine: Engine, location: str | Path) -> int:
@@ -94,25 +66,25 @@ def start_run(engine: Engine, task_id: int, job_task_id: int | None = None,
     so a crash can never leave a run its job does not know about."""
     with Session(engine) as session:
         hold(session, lease)
-        run = Run(task_id=task_id, origin=RunOrigin.regeneration.value, outcome=RUNNING,
+        run = Run(task_id=task_id, origin=RunOrigin.regeneration.value, outcome=Outcome.running,
                   fingerprint=f"regeneration-{os.urandom(8).hex()}")
         session.add(run)
         session.flush()
         if job_task_id is not None:
             job_task = session.get(JobTask, job_task_id)
             assert job_task is not None
-            job_task.run_id, job_task.status = run.id, "running"
+            job_task.run_id, job_task.status = run.id, JobTaskStatus.running.value
             session.add(job_task)
         session.commit()
         return run.id or 0
 
 
-def run_outcome(engine: Engine, run_id: int) -> str:
+def run_outcome(engine: Engine, run_id: int) -> Outcome:
     with Session(engine) as session:
         run = session.get(Run, run_id)
         if run is None:
             raise LookupError(f"no run {run_id}")
-        return run.outcome
+        return Outcome(run.outcome)
 
 
 def rounds_done(engine: Engine, run_id: int) -> list[dict[str, Any]]:
@@ -232,10 +204,38 @@ def attempts_of(engine: Engine, run_id: int) -> int:
                                   .where(col(Attempt.run_id) == run_id)) or 0)
 
 
-def calls_record(backend: str, label: str, **calls: Call) -> dict[str, Any]:
-    return {"backend": backend, "label": label,
-            **{step: {"model": c.model, "latency_ms": round(c.latency_ms, 1),
-                      "input_tokens": c.input_tokens, "output_tokens": c.output_tokens,
-                      "thinking_tokens": c.thinking_tokens, "model_version": c.model_version}
-               for step, c in calls.items()}}
+def task_info_of(engine: Engine, task_id: int) -> tuple[TaskInfo, bytes]:
+    with Session(engine) as session:
+        return task_info(session, task_id)
 
+
+@dataclass(frozen=True)
+class RunRounds:
+    """The refinement loop's ``Rounds`` (pipeline/ports.py) kept in this database: new
+    images go under the data root ``root_id`` at ``root``, and a job's writes hold its
+    lease. A job's run is started by the job (``start_run`` with its job task), not here."""
+
+    engine: Engine
+    root_id: int
+    root: str | Path
+    lease: Lease | None = field(default=None)
+
+    def task(self, task_id: int) -> tuple[TaskInfo, bytes]:
+        return task_info_of(self.engine, task_id)
+
+    def start_run(self, task_id: int) -> int:
+        return start_run(self.engine, task_id, lease=self.lease)
+
+    def outcome(self, run_id: int) -> Outcome:
+        return run_outcome(self.engine, run_id)
+
+    def history(self, run_id: int) -> list[dict[str, Any]]:
+        return rounds_done(self.engine, run_id)
+
+    def save_round(self, run_id: int, item: Round) -> int:
+        return save_round(self.engine, run_id, self.root_id, self.root, item, self.lease)
+
+    def finish_run(self, run_id: int, outcome: Outcome, *, success_round: int | None = None,
+                   failure_step: str | None = None, failure_error: str | None = None) -> None:
+        finish_run(self.engine, run_id, outcome, success_round=success_round,
+                   failure_step=failure_step, failure_error=failure_error, lease=self.lease)

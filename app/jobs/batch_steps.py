@@ -8,18 +8,19 @@ import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import Engine
 
 from app.job_models import JobBatch
-from app.models import Outcome
-from pipeline import batch_records
+from app.jobs import batch_records, store
+from app.jobs.batch_records import APPLIED
+from app.jobs.lease import Lease
+from app.jobs.rate_limit import CallLimiter
 from pipeline.backend import BackendError, TaskInfo
-from pipeline.batch_records import APPLIED
 from pipeline.gemini import GeminiBackend, Request
 from pipeline.gemini_batch import ENDED, SUCCEEDED, Answer, Batches, parts
-from pipeline.lease import Lease
 from pipeline.loop import (
     CancelledWhileWaiting,
     RetryPolicy,
@@ -29,7 +30,7 @@ from pipeline.loop import (
     end_on,
     with_retries,
 )
-from pipeline.rate_limit import CallLimiter
+from pipeline.vocabulary import Outcome
 
 logger = logging.getLogger(__name__)
 FinishTask = Callable[[int, Outcome | None, str | None], Awaitable[None]]
@@ -64,9 +65,16 @@ class BatchSteps:
     cancel: threading.Event
     finish_task: FinishTask
     poll_seconds: float
+    root_id: int = 0
+    root: str | Path = ""
 
     def __post_init__(self) -> None:
         self.batches = Batches(self.backend)
+
+    @property
+    def runs(self) -> store.RunRounds:
+        """The job's runs, every write holding its lease."""
+        return store.RunRounds(self.engine, self.root_id, self.root, self.lease)
 
     async def _step(self, wave: int, step: str, members: list[Member], requests: list[Request],
                     interactive: Callable[[Member], Awaitable[Any]],
@@ -89,8 +97,8 @@ class BatchSteps:
                 if step == "judge":
                     member.results["judge_failure"] = failure
                     continue
-                await self.finish_task(member.job_task_id, await end_on(
-                    self.engine, member.run_id, failure, self.lease), None)
+                await self.finish_task(member.job_task_id,
+                                       await end_on(self.runs, member.run_id, failure), None)
         return kept
 
     async def _result(self, step: str, name: str, request: Request, answer: Answer | None,

@@ -13,10 +13,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from app.job_models import Job, JobTask
+from app.jobs.options import JobOptions
+from app.jobs.runner import claim, create_job, request_cancel, run_job
 from app.models import Attempt, Run, Task
 from pipeline.backend import TaskInfo, Verdict
-from pipeline.job_options import JobOptions
-from pipeline.jobs import claim, create_job, request_cancel, run_job
 from pipeline.loop import RetryPolicy
 from pipeline.offline import OfflineBackend
 from tests import aio
@@ -147,7 +147,7 @@ def test_stale_after_must_span_several_heartbeats(demo_engine: Engine) -> None:
     from typer.testing import CliRunner
 
     from app.cli import cli
-    from pipeline.jobs import MIN_STALE
+    from app.jobs.runner import MIN_STALE
 
     with pytest.raises(ValueError, match="at least 15 s"):
         claim(demo_engine, stale_after=timedelta(seconds=3))
@@ -187,8 +187,8 @@ def test_the_call_timeout_is_set_from_the_cli(demo_engine: Engine, tmp_path: Pat
     from typer.testing import CliRunner
 
     from app.cli import cli
+    from app.jobs.registry import make_backend
     from pipeline.gemini import GeminiBackend
-    from pipeline.registry import make_backend
 
     monkeypatch.setenv("MEDBANANA_DATABASE_URL", demo_engine.url.render_as_string(hide_password=False))
     monkeypatch.setenv("MEDBANANA_VAR_DIR", str(tmp_path / "var"))

@@ -16,23 +16,21 @@ import json
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import Any
 
-from app.models import Outcome
-from pipeline import batch_records, store
+from app.job_models import JobTaskStatus
+from app.jobs import batch_records, store
+from app.jobs.batch_records import APPLIED
+from app.jobs.batch_steps import BatchSteps, Member
+from app.jobs.feedback import reader_feedback
+from app.jobs.rejudge import latest_edit, store_verdicts
 from pipeline.backend import Edit, Instruction, Verdict
-from pipeline.batch_records import APPLIED
-from pipeline.batch_steps import BatchSteps, Member
-from pipeline.feedback import reader_feedback
 from pipeline.loop import StepFailed, end_on, no_image, round_record, unreadable
-from pipeline.rejudge import latest_edit, store_verdicts
+from pipeline.vocabulary import Outcome
 
 
 @dataclass
 class BatchRun(BatchSteps):
-    root_id: int = 0
-    root: str | Path = ""
     rounds: int = 5
     rejudge_times: int = 3
     use_reader_feedback: bool = False
@@ -70,7 +68,7 @@ class BatchRun(BatchSteps):
     async def _member(self, job_task_id: int, number: int) -> Member | None:
         """The task ready for its round, or None when it has nothing more to do here."""
         job_task = await asyncio.to_thread(batch_records.job_task, self.engine, job_task_id)
-        if job_task.status == "done":
+        if job_task.status == JobTaskStatus.done:
             return None
         run_id = job_task.run_id
         if run_id is None:
@@ -82,9 +80,9 @@ class BatchRun(BatchSteps):
         if number and len(history) >= number:
             return None  # stored before a restart; its next round is the next wave's
         try:
-            info, original = await asyncio.to_thread(batch_records.task_info, self.engine, job_task.task_id)
+            info, original = await asyncio.to_thread(store.task_info_of, self.engine, job_task.task_id)
         except LookupError as error:
-            await end_on(self.engine, run_id, StepFailed("read_original", str(error)), self.lease)
+            await end_on(self.runs, run_id, StepFailed("read_original", str(error)))
             await self.finish_task(job_task_id, Outcome.api_failed, None)
             return None
         feedback = (await asyncio.to_thread(reader_feedback, self.engine, job_task.task_id)
@@ -96,9 +94,9 @@ class BatchRun(BatchSteps):
         """Finish a run whose last stored round already decided it (a restart between
         storing the round and finishing the run)."""
         outcome = await asyncio.to_thread(store.run_outcome, self.engine, run_id)
-        if outcome != store.RUNNING:
-            await self.finish_task(job_task_id, Outcome(outcome)
-                                   if outcome in Outcome.__members__ else None, None)
+        if outcome is not Outcome.running:
+            await self.finish_task(job_task_id, outcome if outcome.ended_by_the_loop else None,
+                                   None)
             return True
         history = await asyncio.to_thread(store.rounds_done, self.engine, run_id)
         last = history[-1]["verdict"] if history else {}
@@ -148,8 +146,8 @@ class BatchRun(BatchSteps):
                                     self.root, item, self.lease)
             failure = m.results.get("judge_failure")
             if failure is not None:  # the edit is kept; the run ends as interactive ones do
-                await self.finish_task(m.job_task_id, await end_on(
-                    self.engine, m.run_id, failure, self.lease), None)
+                await self.finish_task(m.job_task_id, await end_on(self.runs, m.run_id, failure),
+                                       None)
                 continue
             await self._settled(m.job_task_id, m.run_id)
     # Re-judging: one wave per pass of the judge over every task's latest edit.

@@ -10,7 +10,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from app.job_models import WorkerHeartbeat
-from pipeline import worker
+from app.jobs import worker
 from tests import aio
 
 
@@ -38,7 +38,7 @@ def test_a_failing_round_is_logged_and_the_loop_carries_on(engine: Engine, tmp_p
         stop.set()
         await asyncio.wait_for(task, timeout=10)
 
-    with caplog.at_level(logging.INFO, logger="pipeline.worker"):
+    with caplog.at_level(logging.INFO, logger="app.jobs.worker"):
         aio.run(run())
     failures = [r for r in caplog.records if "a round failed" in r.getMessage()]
     assert len(failures) == 2

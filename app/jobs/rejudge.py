@@ -12,12 +12,12 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from app.images.files import ImageKind, ImageNotFound, resolve_image
+from app.jobs import store
+from app.jobs.lease import Lease, hold
+from app.jobs.rate_limit import CallLimiter
 from app.models import Attempt, Task
-from pipeline import store
 from pipeline.backend import Backend, Verdict
-from pipeline.lease import Lease, hold
 from pipeline.loop import RetryPolicy, StepFailed, call_gate, unreadable, with_retries
-from pipeline.rate_limit import CallLimiter
 
 
 def latest_edit(engine: Engine, task_id: int) -> tuple[Any, bytes, int, str, bytes]:
@@ -37,20 +37,12 @@ def latest_edit(engine: Engine, task_id: int) -> tuple[Any, bytes, int, str, byt
         return info, original, attempt_id, attempt.instruction or "", edited
 
 
-def _store(engine: Engine, attempt_id: int, verdict: Verdict, lease: Lease | None) -> None:
+def store_verdicts(engine: Engine, lease: Lease | None, verdicts: list[tuple[int, Verdict]],
+                   also: Callable[[Session], None] = lambda _: None) -> None:
+    """Verdicts on attempts, and ``also`` (a batch pass marking itself done), in one
+    transaction."""
     with Session(engine) as session:
         hold(session, lease)
-        session.add(store.verdict_row(attempt_id, verdict.fields, unreadable(verdict),
-                                      thinking=verdict.thinking, model=verdict.call.model,
-                                      prompt_version=verdict.prompt.version, raw=verdict.raw))
-        session.commit()
-
-
-def store_verdicts(engine: Engine, lease: Lease, verdicts: list[tuple[int, Verdict]],
-                   also: Callable[[Session], None]) -> None:
-    """A pass's verdicts, and ``also`` (marking the pass done), in one transaction."""
-    with Session(engine) as session:
-        lease.hold(session)
         for attempt_id, verdict in verdicts:
             session.add(store.verdict_row(attempt_id, verdict.fields, unreadable(verdict),
                                           thinking=verdict.thinking, model=verdict.call.model,
@@ -75,5 +67,5 @@ async def rejudge_task(engine: Engine, backend: Backend, task_id: int, times: in
                 policy, unreadable, gate=call_gate(limiter, backend, "verify_image"))
         except StepFailed as failure:
             return str(failure)
-        await asyncio.to_thread(_store, engine, attempt_id, verdict, lease)
+        await asyncio.to_thread(store_verdicts, engine, lease, [(attempt_id, verdict)])
     return None
