@@ -21,12 +21,11 @@ from PIL import Image, ImageFilter
 
 from pipeline import prompts
 from pipeline.backend import Call, Edit, Instruction, TaskInfo, Verdict
-from pipeline.vocabulary import DIMENSIONS
+from pipeline.vocabulary import DIMENSIONS, WEIGHTS
 
 NAME = "offline"
 LABEL = "offline backend (deterministic heuristic, not a model)"
 MODEL = "offline-heuristic-1"
-WEIGHTS = {"compliance": 0.40, "structure": 0.25, "realism": 0.20, "fidelity": 0.15}
 JUDGE_SIZE = 256  # the judge reads the difference image at this side, for speed
 
 
@@ -182,7 +181,7 @@ def rate(task: TaskInfo, original: bytes, edited: bytes) -> dict[str, Any]:
                   "realism": min(edge, grain), "fidelity": max(0.0, 1.0 - outside / 0.01),
                   "sharpness": sharpness, "grain_kept": grain_kept}
     passed = {d: scores[d] >= 0.5 for d in DIMENSIONS}
-    weighted = float(sum(WEIGHTS[d] * scores[d] for d in DIMENSIONS))
+    weighted = float(sum(share * scores[d] for d, share in WEIGHTS.items()))
     failed = [d for d in DIMENSIONS if not passed[d]]
     reason = ("The change is of clinical size, in the expected region, with soft margins and "
               "the image elsewhere intact." if not failed else

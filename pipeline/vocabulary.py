@@ -66,3 +66,6 @@ class Outcome(StrEnum):
 
 # The ends a run reaches on its own, as tables and exports count them.
 ENDS = tuple(o for o in Outcome if o.ended_by_the_loop)
+# A task's outcome is how its latest run ended (an open or cancelled run never is one), as
+# filters on the web and in the CLI take it.
+TaskOutcome = StrEnum("TaskOutcome", [(o.name, o.value) for o in ENDS])  # type: ignore[misc]

@@ -35,7 +35,7 @@ from app.jobs import (
 )
 from app.models import Direction, Modality
 from app.settings import get_settings
-from pipeline.vocabulary import Dimension, Outcome
+from pipeline.vocabulary import Dimension, TaskOutcome
 
 console = Console(stderr=True)
 
@@ -154,7 +154,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         modality: list[Modality] = typer.Option([], help="Repeat for several."),
         disease: list[str] = typer.Option([]),
         direction: list[Direction] = typer.Option([]),
-        outcome: list[Outcome] = typer.Option([], help="Outcome of the latest run."),
+        outcome: list[TaskOutcome] = typer.Option([], help="Outcome of the latest run."),
         run_rounds: list[int] = typer.Option(
             [], help="Rounds of the latest run (the /cases 'rounds' filter)."),
         failed_dimension: list[Dimension] = typer.Option([]),
@@ -191,7 +191,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         modality: list[Modality] = typer.Option([], help="Repeat for several."),
         disease: list[str] = typer.Option([]),
         direction: list[Direction] = typer.Option([]),
-        outcome: list[Outcome] = typer.Option([], help="Outcome of the latest run."),
+        outcome: list[TaskOutcome] = typer.Option([], help="Outcome of the latest run."),
         q: str = typer.Option("", help="Words in instructions or judge reasons."),
         limit: int | None = typer.Option(None, min=1, help="At most this many tasks."),
         times: int = typer.Option(3, min=1, max=20, help="New verdicts per edit."),

@@ -27,6 +27,7 @@ from app.db import make_engine, migrate
 from app.importer import ImportFileError, ImportReport, import_tree
 from app.logging_setup import configure_logging
 from app.settings import SettingsError, get_settings
+from pipeline.vocabulary import Outcome
 
 cli = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="MedBanana Review: import, browse and re-run Med-Banana edits.")
@@ -75,7 +76,7 @@ def _print_report(report: ImportReport) -> None:
     table.add_row("files imported", str(report.files_imported))
     table.add_row("files unchanged (skipped)", str(report.files_unchanged))
     table.add_row("tasks added", str(report.tasks_added))
-    for outcome in ("success", "failed", "api_failed"):
+    for outcome in (Outcome.success, Outcome.failed, Outcome.api_failed):
         table.add_row(f"runs added: {outcome}", str(report.runs_added[outcome]))
     table.add_row("runs already imported", str(report.runs_unchanged))
     table.add_row("attempts added", str(report.attempts_added))

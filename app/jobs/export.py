@@ -22,6 +22,7 @@ from sqlmodel import Session, col
 from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.importer import layout
 from app.models import Attempt, Direction, JudgeVerdict, Run, SourceImage, Task
+from pipeline.vocabulary import ENDS
 
 
 @dataclass
@@ -89,8 +90,7 @@ def export_runs(engine: Engine, target: Path, *, only_regenerated: bool = False,
 
 
 def _chosen_run(session: Session, task: Task, only_regenerated: bool) -> Run | None:
-    query = select(Run).where(col(Run.task_id) == task.id, col(Run.outcome).in_(
-        ("success", "failed", "api_failed", "blocked")))
+    query = select(Run).where(col(Run.task_id) == task.id, col(Run.outcome).in_(ENDS))
     if only_regenerated:
         query = query.where(col(Run.origin) == "regeneration")
     return session.scalars(query.order_by(col(Run.id).desc()).limit(1)).first()

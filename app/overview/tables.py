@@ -9,6 +9,7 @@ from sqlmodel import Session, col
 
 from app.cases.facets import data_version
 from app.models import JudgeVerdict, Run, Task
+from pipeline.vocabulary import DIMENSIONS
 
 # ../shared/medbanana-format.md, section 5.
 PAPER_TABLE1 = {
@@ -19,7 +20,7 @@ PAPER_TABLE1 = {
 PAPER_PASS_RATE = {"compliance": 0.783, "structure": 0.758, "realism": 0.791, "fidelity": 0.712,
                    "qualified": 0.660}
 PAPER_ROUNDS = {"1": 0.58, "2": 0.25, "3-5": 0.17}
-PASS_COLUMNS = ("compliance", "structure", "realism", "fidelity", "qualified")
+PASS_COLUMNS = (*DIMENSIONS, "qualified")
 
 
 @dataclass(frozen=True)

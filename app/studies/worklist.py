@@ -16,6 +16,7 @@ from app.models import Attempt, JudgeVerdict, Task, User
 from app.studies.answers import latest_answer, load_draft
 from app.studies.models import Answer, Assignment, Reveal, Study, StudyItem, StudyReader
 from app.studies.reader_instruction import reader_instruction
+from pipeline.vocabulary import DIMENSIONS, QUESTIONS
 
 
 class NotFound(LookupError):
@@ -53,8 +54,7 @@ class ReadView:
         if self.draft:
             return self.draft
         if self.answer:
-            fields = ("compliance", "structure", "realism", "fidelity", "overall", "confidence",
-                      "comment")
+            fields = (*QUESTIONS, "confidence", "comment")
             return {**{f: getattr(self.answer, f) for f in fields},
                     "tags": json.loads(self.answer.tags), "roi": self.answer.roi or ""}
         return {}
@@ -184,6 +184,5 @@ def _reveal(session: Session, study: Study, item: StudyItem,
     judge_accepts = bool(verdict.qualified)
     return {"available": True, "judge_accepts": judge_accepts,
             "agree": judge_accepts == (answer.overall == "accept"),
-            "dimensions": {d: getattr(verdict, d) for d in ("compliance", "structure", "realism",
-                                                           "fidelity")},
+            "dimensions": {d: getattr(verdict, d) for d in DIMENSIONS},
             "reason": verdict.reason}

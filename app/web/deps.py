@@ -10,7 +10,7 @@ from sqlmodel import Session
 from app.cases.filters import CaseFilter
 from app.models import Direction, Modality
 from app.settings import Settings
-from pipeline.vocabulary import Dimension, Outcome
+from pipeline.vocabulary import QUESTIONS, Dimension, TaskOutcome
 
 RoundCount = Annotated[int, Field(ge=0, le=1000)]
 # Ids are 64-bit in the database; a larger number would reach the driver and fail there.
@@ -24,6 +24,7 @@ CursorQuery = Annotated[int | None, Query(ge=0, le=MAX_DB_ID, description="Keyse
 NAME_PATTERN = r"^[^\x00-\x1f\x7f]*$"
 NO_NUL = r"^[^\x00]*$"
 DiseaseName = Annotated[str, StringConstraints(max_length=200, pattern=NAME_PATTERN)]
+QuestionQuery = Annotated[str | None, Query(pattern="^(" + "|".join(QUESTIONS) + ")$")]
 
 
 def get_session(request: Request) -> Iterator[Session]:
@@ -47,7 +48,7 @@ def case_filter(
     disease: Annotated[list[DiseaseName] | None, Query(description="As named in the data")] = None,
     direction: Annotated[list[Direction] | None, Query(description="add or remove")] = None,
     outcome: Annotated[
-        list[Outcome] | None, Query(description="success, failed or api_failed (latest run)")
+        list[TaskOutcome] | None, Query(description="success, failed or api_failed (latest run)")
     ] = None,
     rounds: Annotated[list[RoundCount] | None, Query(description="Rounds of the latest run")] = None,
     failed_dimension: Annotated[

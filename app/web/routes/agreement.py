@@ -15,9 +15,8 @@ from app.csv_cells import iter_dict_csv
 from app.models import Direction, Modality, User
 from app.studies.adjudication import assign_adjudicator
 from app.studies.worklist import get_study
-from app.web.deps import MAX_DB_ID, DiseaseName, IdPath, SessionDep
+from app.web.deps import MAX_DB_ID, DiseaseName, IdPath, QuestionQuery, SessionDep
 from app.web.templating import redirect, render
-from pipeline.vocabulary import QUESTIONS
 
 router = APIRouter(include_in_schema=False)
 RoundNumber = Annotated[int, Field(ge=1, le=1000)]
@@ -46,7 +45,7 @@ def agreement_page(request: Request, session: SessionDep, study_id: IdPath,
                "direction": sorted({c.direction for c in data.cases}),
                "round": sorted({c.round for c in data.cases})}
     context: dict[str, Any] = {"study": study, "report": report,
-                               "choices": choices, "scope": scope, "questions": QUESTIONS,
+                               "choices": choices, "scope": scope,
                                "tables": TABLES, "query": request.url.query}
     return render(request, "agreement/study.html", context)
 
@@ -56,7 +55,7 @@ def agreement_charts(request: Request, session: SessionDep, study_id: IdPath,
                      scope: SliceDep) -> HTMLResponse:
     """The charts as a fragment, fetched by the page once its tables are shown."""
     study = get_study(session, study_id)
-    context = {"charts": charts_for(session, study, scope), "questions": QUESTIONS}
+    context = {"charts": charts_for(session, study, scope)}
     return render(request, "agreement/_charts.html", context)
 
 
@@ -91,7 +90,6 @@ def agreement_csv(session: SessionDep, study_id: IdPath, table: str,
                              headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
 
-QuestionQuery = Annotated[str | None, Query(pattern="^(" + "|".join(QUESTIONS) + ")$")]
 KindQuery = Annotated[str | None, Query(pattern="^(" + "|".join(KINDS) + ")$")]
 
 
@@ -106,7 +104,7 @@ def _disagreement_rows(session: SessionDep, study_id: int, question: str | None,
 def disagreements_page(request: Request, session: SessionDep, study_id: IdPath,
                        question: QuestionQuery = None, kind: KindQuery = None) -> HTMLResponse:
     study, readers, found = _disagreement_rows(session, study_id, question, kind)
-    context = {"study": study, "rows": found, "questions": QUESTIONS, "kinds": KINDS,
+    context = {"study": study, "rows": found, "kinds": KINDS,
                "question": question, "kind": kind, "query": request.url.query,
                "readers": readers}
     return render(request, "agreement/disagreements.html", context)

@@ -30,7 +30,6 @@ from app.studies.worklist import get_study, is_reader, study_progress
 from app.web.deps import CaseFilterDep, IdPath, IdValue, SessionDep, SettingsDep
 from app.web.security import AdminUser
 from app.web.templating import redirect, render
-from pipeline.vocabulary import QUESTIONS
 
 router = APIRouter(include_in_schema=False)
 
@@ -67,7 +66,7 @@ def _strata_context(session: SessionDep, case_filter: CaseFilter, design: Design
 def _form_context(session: SessionDep, case_filter: CaseFilter, design: Design,
                   facets: tuple[str, ...], form: dict[str, Any], error: str | None,
                   counts: dict[str, int] | None = None) -> dict[str, Any]:
-    return {"filter": case_filter, "readers": _readers(session), "questions": QUESTIONS,
+    return {"filter": case_filter, "readers": _readers(session),
             "error": error, "form": form, "prefix": COUNT_PREFIX,
             **_strata_context(session, case_filter, design, facets, counts)}
 
