@@ -14,6 +14,9 @@ from typing import Any
 from sqlalchemy import Column, String, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+# Ids are 64-bit in the database; a larger number would reach the driver and fail there.
+MAX_DB_ID = 2**63 - 1
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)

@@ -10,6 +10,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from app.errors import Invalid, NotFound
 from app.models import ApiToken, Role, User, as_utc, new_session_nonce, utcnow
 
 logger = logging.getLogger(__name__)
@@ -26,7 +27,14 @@ MAX_TOKEN_LIFETIME_DAYS = 730
 TOKEN_USE_RESOLUTION = timedelta(minutes=1)
 
 
-class UserError(ValueError):
+def get_user(session: Session, user_id: int) -> User:
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound(f"no user with id {user_id}")
+    return user
+
+
+class UserError(Invalid):
     """A request about users that cannot be honoured; the message says why."""
 
 

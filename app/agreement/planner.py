@@ -16,10 +16,12 @@ from dataclasses import asdict, dataclass
 
 from scipy.stats import norm
 
+from app.errors import Invalid
+
 CONFIDENCE = 0.95
 
 
-class PlanError(ValueError):
+class PlanError(Invalid):
     """Values no study can be planned from; the message says which."""
 
 

@@ -5,6 +5,7 @@ Each figure becomes three columns (value, low, high) from its cluster-bootstrap 
 from typing import Any
 
 from app.agreement.two_raters import FIGURES, INDICES
+from app.errors import NotFound
 from pipeline.vocabulary import QUESTIONS
 
 TABLES = ("judge-vs-reference", "judge-vs-readers", "readers-vs-others", "reader-pairs",
@@ -61,6 +62,8 @@ def _pairs(report: dict[str, Any], table: str) -> list[dict[str, Any]]:
 
 
 def rows(report: dict[str, Any], table: str) -> list[dict[str, Any]]:
+    if table not in TABLES:
+        raise NotFound(f"no table {table!r}; tables: {', '.join(TABLES)}")
     questions = report["questions"]
     if table == "among-readers":
         return [{"question": q, "readers": len(report["readers"]), "rated_twice": a["n_rated_twice"],

@@ -5,11 +5,12 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 from sqlmodel import Session, col
 
+from app.errors import NotFound
 from app.models import Attempt, AttemptMetric, JudgeVerdict, Run, SourceImage, Task
 from pipeline.vocabulary import Outcome
 
 
-class CaseNotFound(LookupError):
+class CaseNotFound(NotFound):
     pass
 
 

@@ -104,6 +104,10 @@ def attempt_diff(session: Session, attempt_id: int, size: ImageSize,
 
 
 def item_diff(session: Session, item: StudyItem, size: ImageSize, cache_dir: Path) -> tuple[Path, str]:
-    """A study item's map, for the screens that know the item only by its uid."""
-    return drawn_diff(item_image(session, item, "original"), item_image(session, item, "edit"),
-                      size, cache_dir)
+    """A study item's map, for the screens that know the item only by its uid (its errors
+    name no id or path)."""
+    try:
+        return drawn_diff(item_image(session, item, "original"), item_image(session, item, "edit"),
+                          size, cache_dir)
+    except ImageNotFound:
+        raise ImageNotFound("this image is missing on disk or cannot be decoded") from None

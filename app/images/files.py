@@ -8,7 +8,7 @@ import hashlib
 import io
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import BinaryIO
@@ -17,6 +17,7 @@ from PIL import Image
 from sqlalchemy import select
 from sqlmodel import Session, col
 
+from app.errors import NotFound
 from app.images.store import RemoteStore, StoreError, is_remote, store_for
 from app.models import Attempt, DataRoot, Run, SourceImage, Task
 from app.safe_files import open_inside
@@ -39,8 +40,11 @@ SIZE_PIXELS = {ImageSize.thumb: 160, ImageSize.preview: 768}
 CACHE_QUALITY = 88
 
 
-class ImageNotFound(LookupError):
+class ImageNotFound(NotFound):
     pass
+
+
+BLINDED_MISSING = "this image is missing on disk"
 
 
 # What an image is by its bytes (Pillow's reading of them), never by a label or a file name:
@@ -67,6 +71,9 @@ class ImageFile:
     etag: str
     # Set for an image in a remote store (app/images/store.py): read there, by its relpath.
     remote: RemoteStore | None = None
+    # What a blinded screen is told when the image cannot be read, instead of the details
+    # (an id or a path would unblind it).
+    hide: str | None = None
 
     def open(self) -> BinaryIO:
         """The file, opened so that nothing outside its data root can be read
@@ -75,11 +82,13 @@ class ImageFile:
             try:
                 return io.BytesIO(self.remote.read(self.path.as_posix()))
             except (OSError, StoreError) as error:
-                raise ImageNotFound(f"the image cannot be read from its store: {error}") from None
+                raise ImageNotFound(self.hide or f"the image cannot be read from its store: "
+                                                  f"{error}") from None
         try:
             return open_inside(self.root, self.path)
         except OSError as error:
-            raise ImageNotFound(f"the image file cannot be opened: {error.strerror}") from None
+            raise ImageNotFound(self.hide or f"the image file cannot be opened: "
+                                              f"{error.strerror}") from None
 
     def read_bytes(self) -> bytes:
         with self.open() as handle:
@@ -135,13 +144,18 @@ def _location(session: Session, kind: ImageKind, image_id: int) -> tuple[int | N
 
 def item_image(session: Session, item: StudyItem, which: str) -> ImageFile:
     """A study item's edit or its original, as the reading and adjudication screens show
-    them (by the item's opaque uid, never by these ids)."""
-    if which == "edit":
-        return resolve_image(session, ImageKind.attempt, item.attempt_id)
-    task = session.get(Task, item.task_id)
-    if task is None:
-        raise ImageNotFound(f"no task {item.task_id}")
-    return resolve_image(session, ImageKind.source, task.source_image_id)
+    them (by the item's opaque uid, never by these ids, which its errors never name)."""
+    try:
+        if which == "edit":
+            image = resolve_image(session, ImageKind.attempt, item.attempt_id)
+        else:
+            task = session.get(Task, item.task_id)
+            if task is None:
+                raise ImageNotFound(f"no task {item.task_id}")
+            image = resolve_image(session, ImageKind.source, task.source_image_id)
+    except ImageNotFound:
+        raise ImageNotFound(BLINDED_MISSING) from None
+    return replace(image, hide=BLINDED_MISSING)
 
 
 def source_of_attempt(session: Session, attempt_id: int) -> int:
@@ -166,7 +180,7 @@ def sized_file(image: ImageFile, size: ImageSize, cache_dir: Path) -> Path:
     try:
         return _write_resized(image, target, SIZE_PIXELS[size])
     except (OSError, Image.DecompressionBombError) as error:
-        raise ImageNotFound(f"the image file cannot be decoded: {error}") from None
+        raise ImageNotFound(image.hide or f"the image file cannot be decoded: {error}") from None
 
 
 def _write_resized(source: ImageFile, target: Path, pixels: int) -> Path:

@@ -7,11 +7,12 @@ import from here, never from its modules or from the pipeline."""
 
 from app.jobs.batch_records import BatchView, job_batches
 from app.jobs.export import ExportError, export_runs
+from app.jobs.forms import JobForm, job_selection
 from app.jobs.lease import Lease
 from app.jobs.options import JobOptions, job_estimate
 from app.jobs.registry import BACKENDS, UnknownBackend, available, make_backend
 from app.jobs.runner import MIN_STALE, claim, create_job, request_cancel, run_job
-from app.jobs.view import job_runs, job_summary
+from app.jobs.view import get_job, job_runs, job_summary
 from app.jobs.worker import pipeline_output, work
 from pipeline.estimate import (
     BATCH_TARGET_HOURS,
@@ -25,9 +26,35 @@ from pipeline.estimate import (
 from pipeline.gemini import DEFAULT_MODELS
 
 __all__ = [
-    "BACKENDS", "BATCH_TARGET_HOURS", "DEFAULT_MODELS", "MIN_STALE", "PRICES_AS_OF",
-    "BatchView", "Estimate", "ExportError", "JobOptions", "Lease", "UnknownBackend", "available", "claim",
-    "create_job", "describe", "dollars", "duration", "export_runs", "job_batches", "job_estimate", "job_runs",
-    "job_summary", "make_backend", "pipeline_output", "request_cancel", "run_job", "tokens",
+    "BACKENDS",
+    "BATCH_TARGET_HOURS",
+    "DEFAULT_MODELS",
+    "MIN_STALE",
+    "PRICES_AS_OF",
+    "BatchView",
+    "Estimate",
+    "ExportError",
+    "JobForm",
+    "JobOptions",
+    "Lease",
+    "UnknownBackend",
+    "available",
+    "claim",
+    "create_job",
+    "describe",
+    "dollars",
+    "duration",
+    "export_runs",
+    "get_job",
+    "job_batches",
+    "job_estimate",
+    "job_runs",
+    "job_selection",
+    "job_summary",
+    "make_backend",
+    "pipeline_output",
+    "request_cancel",
+    "run_job",
+    "tokens",
     "work",
 ]

@@ -21,6 +21,7 @@ from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, col
 
 from app.db import end_if_stalled
+from app.errors import NotFound
 from app.images.store import normalised
 from app.job_models import Job, JobStatus, JobTask, JobTaskStatus
 from app.jobs import store
@@ -63,7 +64,7 @@ def request_cancel(engine: Engine, job_id: int) -> None:
     with Session(engine) as session:
         job = session.get(Job, job_id)
         if job is None:
-            raise LookupError(f"no job {job_id}")
+            raise NotFound(f"no job {job_id}")
         if job.status in (JobStatus.queued, JobStatus.running):
             job.cancel_requested = True
             if job.status == JobStatus.queued:

@@ -5,6 +5,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from app.errors import NotFound
 from app.job_models import Job, JobStatus, JobTask
 from app.models import Task, as_utc, utcnow
 from pipeline.redaction import redact
@@ -17,6 +18,13 @@ def job_runs(session: Session, job_id: int, limit: int = 50) -> list[Any]:
         .join(Task, col(Task.id) == JobTask.task_id)
         .where(col(JobTask.job_id) == job_id, col(JobTask.run_id).is_not(None))
         .order_by(col(JobTask.id).desc()).limit(limit)).all())
+
+
+def get_job(session: Session, job_id: int) -> Job:
+    job = session.get(Job, job_id)
+    if job is None:
+        raise NotFound(f"no job {job_id}")
+    return job
 
 
 def job_summary(job: Job) -> dict[str, Any]:

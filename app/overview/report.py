@@ -8,6 +8,7 @@ from sqlmodel import Session
 from app.agreement.charts import Point, interval_chart, rounds_chart
 from app.agreement.consistency import judge_consistency
 from app.agreement.stats import wilson
+from app.errors import NotFound
 from app.memo import Memo
 from app.overview import tables as overview
 
@@ -18,6 +19,17 @@ _kept: Memo[Any] = Memo(8)
 
 def _cached(session: Session, name: str, make: Any) -> Any:
     return _kept.get_or_make((name, overview.fingerprint(session)), make)
+
+
+# The overview's tables that download as CSV.
+TABLES = ("table1", "pass-rates", "rounds", "success-by-disease")
+
+
+def overview_table(session: Session, table: str) -> list[dict[str, Any]]:
+    if table not in TABLES:
+        raise NotFound(f"no table {table!r}; tables: {', '.join(TABLES)}")
+    found: list[dict[str, Any]] = overview_figures(session)[table]
+    return found
 
 
 def overview_figures(session: Session) -> dict[str, Any]:

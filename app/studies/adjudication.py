@@ -10,11 +10,12 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
+from app.errors import NotFound
 from app.models import Role, User
 from app.studies.answers import DimensionAnswer, Overall, SubmissionIdReused, commit_if_open, ensure_open
 from app.studies.design import StudyError
 from app.studies.models import Adjudication, Study, StudyAdjudicator, StudyItem, StudyReader
-from app.studies.worklist import NotAssigned, NotFound
+from app.studies.worklist import NotAssigned
 
 VERSION_RETRIES = 5
 

@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
+from app.errors import Conflict, Invalid
 from app.images.roi import MAX_TEXT as ROI_TEXT
 from app.images.roi import Roi, parse_roi
 from app.models import utcnow
@@ -107,15 +108,15 @@ class DraftIn(BaseModel):
         return roi
 
 
-class StudyLocked(Exception):
+class StudyLocked(Conflict):
     """The study is locked: nothing about its answers may change."""
 
 
-class DraftTooLarge(ValueError):
+class DraftTooLarge(Invalid):
     pass
 
 
-class SubmissionIdReused(Exception):
+class SubmissionIdReused(Conflict):
     """A submission id already stored for another case: storing nothing is the only safe
     answer, since returning that other answer would drop this one without a word."""
 

@@ -16,6 +16,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter
+from app.errors import Invalid
 from app.models import Attempt, JudgeVerdict, Role, Task, User
 from app.studies.models import Assignment, Design, Reveal, Study, StudyItem, StudyReader
 from app.studies.pool import (
@@ -32,7 +33,7 @@ from pipeline.vocabulary import QUESTIONS
 MAX_CASES = 20_000
 
 
-class StudyError(ValueError):
+class StudyError(Invalid):
     """A plan that cannot be carried out; the message says what to change."""
 
 

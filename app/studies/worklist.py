@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import Select, func, select
 from sqlmodel import Session, col
 
+from app.errors import Forbidden, NotFound
 from app.models import Attempt, JudgeVerdict, Task, User
 from app.studies.answers import latest_answer, load_draft
 from app.studies.models import Answer, Assignment, Reveal, Study, StudyItem, StudyReader
@@ -19,11 +20,7 @@ from app.studies.reader_instruction import reader_instruction
 from pipeline.vocabulary import DIMENSIONS, QUESTIONS
 
 
-class NotFound(LookupError):
-    pass
-
-
-class NotAssigned(PermissionError):
+class NotAssigned(Forbidden):
     pass
 
 
@@ -110,6 +107,14 @@ def get_assignment(session: Session, study: Study, user: User, sequence: int) ->
     if found is None:
         raise NotFound(f"study {study.name!r} has no case {sequence} for {user.name}")
     return found
+
+
+def study_reader(session: Session, study: Study, user_id: int) -> User:
+    """A reader of the study, by id."""
+    user = session.get(User, user_id)
+    if user is None or not is_reader(session, study, user):
+        raise NotFound(f"no reader with id {user_id} in this study")
+    return user
 
 
 def is_reader(session: Session, study: Study, user: User) -> bool:

@@ -8,13 +8,11 @@ from pydantic import Field, StringConstraints
 from sqlmodel import Session
 
 from app.cases.filters import CaseFilter
-from app.models import Direction, Modality
+from app.models import MAX_DB_ID, Direction, Modality
 from app.settings import Settings
 from pipeline.vocabulary import QUESTIONS, Dimension, TaskOutcome
 
 RoundCount = Annotated[int, Field(ge=0, le=1000)]
-# Ids are 64-bit in the database; a larger number would reach the driver and fail there.
-MAX_DB_ID = 2**63 - 1
 IdPath = Annotated[int, Path(ge=1, le=MAX_DB_ID, description="A database id")]
 IdQuery = Annotated[int | None, Query(ge=1, le=MAX_DB_ID)]
 # An id inside a form list (readers, tasks): bounded like a path id.

@@ -8,11 +8,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.accounts.users import UserError
-from app.agreement.planner import PlanError
-from app.studies.answers import DraftTooLarge, StudyLocked, SubmissionIdReused
-from app.studies.design import StudyError
-from app.studies.worklist import NotAssigned, NotFound
+from app.errors import Conflict, Forbidden, Invalid, NotFound
 from app.web.security import NotAuthenticated
 from app.web.templating import app_path, redirect, render, root_path, wants_partial
 
@@ -64,11 +60,10 @@ def _to_login(request: Request) -> Response:
     return redirect(request, target)
 
 
-# Domain errors raised by plain modules, and the status each means on the web.
-DOMAIN_STATUS: dict[type[Exception], int] = {
-    NotFound: 404, NotAssigned: 403, StudyLocked: 409, StudyError: 422, DraftTooLarge: 422,
-    SubmissionIdReused: 409, PlanError: 422, UserError: 422,
-}
+# The domain's error family (app/errors.py) and the status each kind means on the web; a
+# subclass (CaseNotFound, StudyLocked, ...) is answered as its kind.
+DOMAIN_STATUS: dict[type[Exception], int] = {NotFound: 404, Forbidden: 403, Conflict: 409,
+                                             Invalid: 422}
 
 
 def install_error_handlers(app: FastAPI) -> None:

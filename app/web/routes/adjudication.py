@@ -12,7 +12,7 @@ from app.agreement.disagreements import to_adjudicate
 from app.agreement.reads import load
 from app.agreement.report import first_reads
 from app.images.diffmap import item_diff
-from app.images.files import ImageNotFound, ImageSize, item_image
+from app.images.files import ImageSize, item_image
 from app.models import Attempt, Task
 from app.studies.adjudication import (
     DecisionIn,
@@ -23,7 +23,7 @@ from app.studies.adjudication import (
     submit_decision,
 )
 from app.studies.models import Study
-from app.studies.worklist import NotFound, get_study
+from app.studies.worklist import get_study
 from app.web.deps import IdPath, SessionDep, SettingsDep
 from app.web.routes.images import diff_response, image_response
 from app.web.routes.reading import posted_form
@@ -102,11 +102,8 @@ def adjudication_image(session: SessionDep, settings: SettingsDep, user: Current
     study = get_study(session, study_id)
     require_adjudicator(session, study, user)
     item = item_by_uid(session, study, uid)
-    try:
-        return image_response(request, item_image(session, item, which), size,
-                              settings.resolved_cache_dir(), blind=_blind(study, user.id))
-    except ImageNotFound:
-        raise NotFound("this image is missing on disk") from None
+    return image_response(request, item_image(session, item, which), size,
+                          settings.resolved_cache_dir(), blind=_blind(study, user.id))
 
 
 @router.get("/adjudicate/{study_id}/diff/{uid}")
@@ -116,10 +113,7 @@ def adjudication_diff(session: SessionDep, settings: SettingsDep, user: CurrentU
     study = get_study(session, study_id)
     require_adjudicator(session, study, user)
     item = item_by_uid(session, study, uid)
-    try:
-        known = item_diff(session, item, size, settings.resolved_cache_dir())
-    except ImageNotFound:
-        raise NotFound("this image is missing on disk or cannot be decoded") from None
+    known = item_diff(session, item, size, settings.resolved_cache_dir())
     return diff_response(request, *known, blind=_blind(study, user.id))
 
 

@@ -2,17 +2,18 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, StreamingResponse
 from pydantic import Field
 
+from app.accounts.users import get_user
 from app.agreement.disagreements import KINDS, Disagreement, case_rows, disagreements
 from app.agreement.report import Slice
 from app.agreement.service import charts_for, report_for
 from app.agreement.standalone import standalone_html
 from app.agreement.tables import TABLES, rows
 from app.csv_cells import iter_dict_csv
-from app.models import Direction, Modality, User
+from app.models import Direction, Modality
 from app.studies.adjudication import assign_adjudicator
 from app.studies.worklist import get_study
 from app.web.deps import MAX_DB_ID, DiseaseName, IdPath, QuestionQuery, SessionDep
@@ -81,12 +82,11 @@ def agreement_json(session: SessionDep, study_id: IdPath, scope: SliceDep) -> JS
 @router.get("/studies/{study_id}/agreement/{table}.csv")
 def agreement_csv(session: SessionDep, study_id: IdPath, table: str,
                   scope: SliceDep) -> StreamingResponse:
-    if table not in TABLES:
-        raise HTTPException(404, f"no table {table!r}; tables: {', '.join(TABLES)}")
     study = get_study(session, study_id)
     _, report = report_for(session, study, scope)
+    table_rows = rows(report, table)
     filename = f"study-{study_id}-{table}.csv"
-    return StreamingResponse(iter_dict_csv(rows(report, table)), media_type="text/csv",
+    return StreamingResponse(iter_dict_csv(table_rows), media_type="text/csv",
                              headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
 
@@ -143,9 +143,5 @@ def reference_csv(session: SessionDep, study_id: IdPath) -> StreamingResponse:
 @router.post("/studies/{study_id}/adjudicator")
 def set_adjudicator(request: Request, session: SessionDep, study_id: IdPath,
                     user_id: Annotated[int, Form(ge=1, le=MAX_DB_ID)]) -> RedirectResponse:
-    study = get_study(session, study_id)
-    user = session.get(User, user_id)
-    if user is None:
-        raise HTTPException(404, f"no user with id {user_id}")
-    assign_adjudicator(session, study, user)
+    assign_adjudicator(session, get_study(session, study_id), get_user(session, user_id))
     return redirect(request, f"/studies/{study_id}")

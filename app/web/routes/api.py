@@ -2,9 +2,9 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Query
 
-from app.cases.detail import CaseNotFound, get_case
+from app.cases.detail import get_case
 from app.cases.listing import list_cases
 from app.web.deps import CaseFilterDep, CursorQuery, IdPath, IdQuery, SessionDep
 from app.web.schemas import CaseList, CaseOut, case_out, case_summary
@@ -32,7 +32,4 @@ def api_get_case(
     session: SessionDep, case_id: IdPath,
     run: Annotated[IdQuery, Query(description="Show this run's rounds instead of the latest")] = None,
 ) -> CaseOut:
-    try:
-        return case_out(get_case(session, case_id, run))
-    except CaseNotFound as error:
-        raise HTTPException(404, str(error)) from None
+    return case_out(get_case(session, case_id, run))

@@ -1,11 +1,11 @@
 """The case browser and the case page."""
 
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from app.cases import facets
-from app.cases.detail import CaseNotFound, get_case
+from app.cases.detail import get_case
 from app.cases.listing import list_cases, neighbours
 from app.web.deps import (
     CaseFilterDep,
@@ -38,10 +38,7 @@ def case_page(
     request: Request, session: SessionDep, case_filter: CaseFilterDep,
     case_id: IdPath, run: IdQuery = None,
 ) -> HTMLResponse:
-    try:
-        case = get_case(session, case_id, run)
-    except CaseNotFound as error:
-        raise HTTPException(404, str(error)) from None
+    case = get_case(session, case_id, run)
     prev_id, next_id = neighbours(session, case_filter, case_id)
     context = {"case": case, "filter": case_filter, "prev_id": prev_id, "next_id": next_id}
     return render(request, "cases/detail.html", context)

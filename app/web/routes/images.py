@@ -4,7 +4,7 @@ import hashlib
 from pathlib import Path
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import FileResponse, Response
 
 from app.images.diffmap import attempt_diff
@@ -12,7 +12,6 @@ from app.images.files import (
     SUFFIX_TYPES,
     ImageFile,
     ImageKind,
-    ImageNotFound,
     ImageSize,
     resolve_image,
     sized_file,
@@ -65,10 +64,7 @@ def _blinded(tag: str, blind: str) -> str:
 def get_diff(request: Request, session: SessionDep, settings: SettingsDep, attempt_id: IdPath,
              size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
     """|edit - original| for one attempt, colour-mapped, transparent where nothing changed."""
-    try:
-        known = attempt_diff(session, attempt_id, size, settings.resolved_cache_dir())
-    except ImageNotFound as error:
-        raise HTTPException(404, str(error)) from None
+    known = attempt_diff(session, attempt_id, size, settings.resolved_cache_dir())
     return diff_response(request, *known)
 
 
@@ -87,8 +83,5 @@ def diff_response(request: Request, path: Path, etag: str, *, blind: str = "") -
 def get_image(request: Request, session: SessionDep, settings: SettingsDep,
                     kind: ImageKind, image_id: IdPath,
                     size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
-    try:
-        image = resolve_image(session, kind, image_id)
-        return image_response(request, image, size, settings.resolved_cache_dir())
-    except ImageNotFound as error:
-        raise HTTPException(404, str(error)) from None
+    image = resolve_image(session, kind, image_id)
+    return image_response(request, image, size, settings.resolved_cache_dir())

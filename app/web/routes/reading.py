@@ -8,12 +8,11 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData
 
 from app.images.diffmap import item_diff
-from app.images.files import ImageNotFound, ImageSize, item_image
+from app.images.files import ImageSize, item_image
 from app.studies.adjudication import studies_to_adjudicate
 from app.studies.answers import FAILURE_TAGS, AnswerIn, DraftIn, save_draft, submit_answer, undo_last
 from app.studies.models import Assignment, Study
 from app.studies.worklist import (
-    NotFound,
     get_assignment,
     get_study,
     next_open,
@@ -110,11 +109,8 @@ def reading_image(request: Request, session: SessionDep, settings: SettingsDep,
                         size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
     study = get_study(session, study_id)
     assignment, item = read_for_reader(session, study, user, uid)
-    try:
-        return image_response(request, item_image(session, item, which), size,
-                              settings.resolved_cache_dir(), blind=_blind(study, assignment))
-    except ImageNotFound:
-        raise NotFound("this image is missing on disk") from None
+    return image_response(request, item_image(session, item, which), size,
+                          settings.resolved_cache_dir(), blind=_blind(study, assignment))
 
 
 @router.get("/read/{study_id}/diff/{uid}")
@@ -124,10 +120,7 @@ def reading_diff(request: Request, session: SessionDep, settings: SettingsDep,
     """The difference map by the item's uid: like the images, it names no attempt."""
     study = get_study(session, study_id)
     assignment, item = read_for_reader(session, study, user, uid)
-    try:
-        known = item_diff(session, item, size, settings.resolved_cache_dir())
-    except ImageNotFound:
-        raise NotFound("this image is missing on disk or cannot be decoded") from None
+    known = item_diff(session, item, size, settings.resolved_cache_dir())
     return diff_response(request, *known, blind=_blind(study, assignment))
 
 

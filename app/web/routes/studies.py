@@ -3,7 +3,7 @@
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, Depends, Form, HTTPException, Query, Request
+from fastapi import APIRouter, BackgroundTasks, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from sqlmodel import col, select
 
@@ -26,7 +26,7 @@ from app.studies.forms import (
 from app.studies.models import Design, Reveal, Study
 from app.studies.pool import DEFAULT_FACETS, STRATA_FACETS, check_facets, strata_table
 from app.studies.previews import warm_previews
-from app.studies.worklist import get_study, is_reader, study_progress
+from app.studies.worklist import get_study, study_progress, study_reader
 from app.web.deps import CaseFilterDep, IdPath, IdValue, SessionDep, SettingsDep
 from app.web.security import AdminUser
 from app.web.templating import redirect, render
@@ -218,10 +218,7 @@ def describe_reader(request: Request, session: SessionDep, study_id: IdPath, use
                     qualification: Annotated[str, Form(max_length=200)] = "",
                     experience_years: Annotated[int | None, Form(ge=0, le=70)] = None) -> Response:
     """An admin records what the report says of a reader: qualification and experience."""
-    study = get_study(session, study_id)
-    user = session.get(User, user_id)
-    if user is None or not is_reader(session, study, user):
-        raise HTTPException(404, f"no reader with id {user_id} in this study")
+    user = study_reader(session, get_study(session, study_id), user_id)
     describe_user(session=session, user=user, qualification=qualification,
                   experience_years=experience_years, replace_all=True)
     return redirect(request, f"/studies/{study_id}#readers")
