@@ -5,29 +5,28 @@ judge, so the reference stays a human one. Decisions are append-only versions, i
 submission id, and closed by the study lock, exactly like answers.
 """
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
 from app.errors import NotFound
 from app.models import Role, User
-from app.studies.answers import DimensionAnswer, Overall, SubmissionIdReused, commit_if_open, ensure_open
+from app.studies.answers import (
+    SUBMISSION_ID,
+    Comment,
+    RubricAnswers,
+    append_version,
+    commit_if_open,
+    ensure_open,
+)
 from app.studies.design import StudyError
 from app.studies.models import Adjudication, Study, StudyAdjudicator, StudyItem, StudyReader
 from app.studies.worklist import NotAssigned
 
-VERSION_RETRIES = 5
 
-
-class DecisionIn(BaseModel):
-    compliance: DimensionAnswer
-    structure: DimensionAnswer
-    realism: DimensionAnswer
-    fidelity: DimensionAnswer
-    overall: Overall
-    comment: str = Field(default="", max_length=5000)
-    submission_id: str = Field(pattern=r"^[A-Za-z0-9_-]{8,64}$")
+class DecisionIn(RubricAnswers):
+    comment: Comment = ""
+    submission_id: str = Field(pattern=SUBMISSION_ID)
 
 
 def assign_adjudicator(session: Session, study: Study, user: User) -> None:
@@ -83,26 +82,10 @@ def latest_decisions(session: Session, study: Study) -> dict[int, Adjudication]:
 
 def submit_decision(session: Session, study: Study, item: StudyItem, user: User,
                     decision: DecisionIn) -> Adjudication:
-    ensure_open(study)
-    for _ in range(VERSION_RETRIES):
-        existing = session.scalars(select(Adjudication).where(
-            col(Adjudication.submission_id) == decision.submission_id)).first()
-        if existing is not None:
-            if existing.item_id != item.id:
-                raise SubmissionIdReused(f"submission id {decision.submission_id!r} was already "
-                                         "used for another case; send a new one")
-            return existing
-        version = int(session.scalar(select(func.coalesce(func.max(Adjudication.version), 0))
-                                     .where(col(Adjudication.item_id) == item.id)) or 0) + 1
-        row = Adjudication(study_id=study.id or 0, item_id=item.id or 0, user_id=user.id or 0,
-                           version=version, **decision.model_dump())
-        session.add(row)
-        try:
-            commit_if_open(session, study)
-        except IntegrityError:
-            session.rollback()
-            continue
-        session.refresh(row)
-        return row
-    raise RuntimeError("could not store the decision after repeated version conflicts")
+    def make(version: int) -> Adjudication:
+        return Adjudication(study_id=study.id or 0, item_id=item.id or 0, user_id=user.id or 0,
+                            version=version, **decision.model_dump())
+
+    return append_version(session, study, Adjudication, "item_id", item.id or 0,
+                          decision.submission_id, make)
 

@@ -3,8 +3,9 @@
 import json
 import logging
 import secrets
+from collections.abc import Callable
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlalchemy import func, select
@@ -15,7 +16,7 @@ from app.errors import Conflict, Invalid
 from app.images.roi import MAX_TEXT as ROI_TEXT
 from app.images.roi import Roi, parse_roi
 from app.models import utcnow
-from app.studies.models import Answer, Assignment, Draft, Reveal, Study, StudyStatus
+from app.studies.models import Adjudication, Answer, Assignment, Draft, Reveal, Study, StudyStatus
 from pipeline.vocabulary import DIMENSIONS
 
 logger = logging.getLogger(__name__)
@@ -63,12 +64,18 @@ Comment = Annotated[str, Field(max_length=5000), AfterValidator(storable)]
 SUBMISSION_ID = r"^[A-Za-z0-9_-]{8,64}$"
 
 
-class AnswerIn(BaseModel):
+class RubricAnswers(BaseModel):
+    """The rubric's questions (pipeline/vocabulary.py's QUESTIONS, in order), as a reader
+    answers them and an adjudicator decides them."""
+
     compliance: DimensionAnswer
     structure: DimensionAnswer
     realism: DimensionAnswer
     fidelity: DimensionAnswer
     overall: Overall
+
+
+class AnswerIn(RubricAnswers):
     confidence: int = Field(ge=1, le=5)
     tags: Tags = []
     comment: Comment = ""
@@ -152,45 +159,63 @@ def latest_answer(session: Session, assignment_id: int) -> Answer | None:
 
 def submit_answer(session: Session, study: Study, assignment: Assignment, answer: AnswerIn) -> Answer:
     """Store a new version; the same submission_id twice stores it once."""
+    assignment_id = assignment.id
+    assert assignment_id is not None
+
+    def make(version: int) -> Answer:
+        return Answer(assignment_id=assignment_id, version=version,
+                      **answer.model_dump(exclude={"tags", "roi"}), tags=json.dumps(answer.tags),
+                      roi=answer.roi.to_json() if answer.roi else None,
+                      after_reveal=_revealed(study, version))
+
+    def drop_draft() -> None:
+        session.execute(Draft.__table__.delete().where(  # type: ignore[attr-defined]
+            Draft.__table__.c.assignment_id == assignment_id))  # type: ignore[attr-defined]
+
+    return append_version(session, study, Answer, "assignment_id", assignment_id,
+                          answer.submission_id, make, then=drop_draft)
+
+
+Versioned = TypeVar("Versioned", Answer, Adjudication)
+
+
+def append_version(session: Session, study: Study, table: type[Versioned], owner: str,
+                   owner_id: int, submission_id: str, make: Callable[[int], Versioned], *,
+                   then: Callable[[], None] = lambda: None) -> Versioned:
+    """Store a new version of the row that ``owner`` = ``owner_id`` keeps (an assignment's
+    answer, an item's decision), numbered after its newest, with ``then``'s writes, unless
+    the study was locked meanwhile. The same submission id twice stores it once; two
+    submits racing for one version number: the loser retries with the next."""
     ensure_open(study)
-    assert assignment.id is not None
     for _ in range(VERSION_RETRIES):
-        existing = session.scalars(select(Answer).where(
-            col(Answer.submission_id) == answer.submission_id)).first()
+        existing = session.scalars(select(table).where(
+            col(table.submission_id) == submission_id)).first()
         if existing is not None:
-            if existing.assignment_id != assignment.id:
-                raise SubmissionIdReused(f"submission id {answer.submission_id!r} was already "
+            if getattr(existing, owner) != owner_id:
+                raise SubmissionIdReused(f"submission id {submission_id!r} was already "
                                          "used for another case; send a new one")
             return existing
-        version = _next_version(session, assignment.id)
-        row = Answer(assignment_id=assignment.id, version=version,
-                     **answer.model_dump(exclude={"tags", "roi"}), tags=json.dumps(answer.tags),
-                     roi=answer.roi.to_json() if answer.roi else None,
-                     after_reveal=_revealed(study, version))
+        newest = session.scalar(select(func.coalesce(func.max(col(table.version)), 0))
+                                .where(col(getattr(table, owner)) == owner_id))
+        row = make(int(newest or 0) + 1)
         session.add(row)
         try:
             session.flush()
-            session.execute(Draft.__table__.delete().where(  # type: ignore[attr-defined]
-                Draft.__table__.c.assignment_id == assignment.id))  # type: ignore[attr-defined]
+            then()
             commit_if_open(session, study)
         except IntegrityError:
             session.rollback()
             continue
         session.refresh(row)
         return row
-    raise RuntimeError("could not store the answer after repeated version conflicts")
+    raise RuntimeError(f"could not store the {table.__name__.lower()} after repeated version "
+                       "conflicts")
 
 
 def _revealed(study: Study, version: int) -> bool:
     """Whether a version comes after the reader saw the judge: in a study that reveals the
     verdict on submit, every version after the first."""
     return study.reveal == Reveal.after_submit and version > 1
-
-
-def _next_version(session: Session, assignment_id: int) -> int:
-    query = select(func.coalesce(func.max(Answer.version), 0)).where(
-        col(Answer.assignment_id) == assignment_id)
-    return int(session.scalar(query) or 0) + 1
 
 
 def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None:

@@ -5,6 +5,7 @@ from pydantic import ValidationError
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from app.errors import NotFound
 from app.studies.answers import (
     AnswerIn,
     DraftIn,
@@ -18,7 +19,7 @@ from app.studies.answers import (
     undo_last,
 )
 from app.studies.models import Answer, Reveal
-from app.studies.worklist import NotAssigned, NotFound, get_assignment, next_open, read_view, reader_progress
+from app.studies.worklist import NotAssigned, get_assignment, next_open, read_view, reader_progress
 from tests.studies.conftest import StudySetup, make_study
 
 GOOD = dict(compliance="yes", structure="yes", realism="no", fidelity="cannot_assess",
@@ -141,3 +142,12 @@ def test_reveal_after_submit_says_agree_or_disagree(demo_engine: Engine) -> None
         reveal = read_view(s, setup.study, setup.readers[0], first).reveal
     # Every item is an accepted edit, so the judge qualified it: accepting agrees.
     assert reveal is not None and reveal["judge_accepts"] is True and reveal["agree"] is True
+
+
+def test_the_answer_forms_ask_the_rubric_s_questions_in_order() -> None:
+    from app.studies.adjudication import DecisionIn
+    from app.studies.answers import RubricAnswers
+    from pipeline.vocabulary import QUESTIONS
+
+    assert tuple(RubricAnswers.model_fields) == QUESTIONS
+    assert tuple(DecisionIn.model_fields)[:len(QUESTIONS)] == QUESTIONS
