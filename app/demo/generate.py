@@ -4,18 +4,18 @@
 ``medbanana import DIR/run --source DIR/source`` imports it.
 """
 
-import json
 import multiprocessing
 import zlib
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from app.demo import catalog
 from app.demo.phantoms import Lesion, Scene, render
 from app.importer import layout
+from app.importer.scripts_files import ScriptsFolder, final_image
 from app.models import Direction
 
 MARKER = layout.SYNTHETIC_MARKER
@@ -58,15 +58,6 @@ class DemoTask:
                        strength=typical.strength * (0.85 + (h >> 16 & 0xFF) / 255 * 0.3))
 
 
-@dataclass
-class FolderFiles:
-    conversations: dict[str, Any] = field(default_factory=dict)
-    final_prompts: dict[str, Any] = field(default_factory=dict)
-    progress: dict[str, str] = field(default_factory=dict)
-    api_failures: list[dict[str, Any]] = field(default_factory=list)
-    failed_summary: list[dict[str, Any]] = field(default_factory=list)
-
-
 def plan_tasks() -> list[DemoTask]:
     tasks: list[DemoTask] = []
     for ds in catalog.DATASETS:
@@ -106,12 +97,12 @@ def write_demo(out: Path, size: int = 1024,
             results[done - 1] = fn(*args)
             if on_progress:
                 on_progress(done, len(jobs))
-    folders: dict[tuple[str, Direction], FolderFiles] = {}
+    folders: dict[tuple[str, Direction], ScriptsFolder] = {}
     for task, rounds in zip(tasks, results[len(jobs) - len(tasks):], strict=True):
-        files = folders.setdefault((task.dataset.name, task.direction), FolderFiles())
+        files = folders.setdefault((task.dataset.name, task.direction), ScriptsFolder())
         _record(task, files, rounds)
     for (dataset, direction), files in folders.items():
-        _write_json_files(run, dataset, direction, files)
+        files.write(run, dataset, direction)
     return tasks
 
 
@@ -208,16 +199,16 @@ def _write_rounds(run: Path, task: DemoTask, size: int) -> list[dict[str, Any]] 
     return rounds
 
 
-def _record(task: DemoTask, files: FolderFiles, rounds: list[dict[str, Any]] | None) -> None:
+def _record(task: DemoTask, files: ScriptsFolder, rounds: list[dict[str, Any]] | None) -> None:
+    image = f"{task.stem}.jpeg"
     if rounds is None:
-        files.progress[task.key] = "api_failed"
-        files.api_failures.append({
-            "task": task.key, "step": "edit_image", "round": 2,
-            "error": "503 UNAVAILABLE: The model is overloaded. Please try again later.",
-            "image": f"{task.stem}.jpeg", "disease": task.disease,
-        })
+        files.api_failure(task.key, image, task.disease, step="edit_image", round=2,
+                          error="503 UNAVAILABLE: The model is overloaded. Please try again later.")
         return
-    _record_task(task, files, rounds, task.scenario.startswith("s"))
+    success = task.scenario.startswith("s")
+    files.judged(task.key, image, task.disease, rounds, success=success,
+                 final_image=final_image(task.dataset.name, task.direction, task.stem,
+                                         task.disease, success=success, rounds=len(rounds)))
 
 
 def _what_history_says(entry: dict[str, Any], task: DemoTask, r: int) -> str:
@@ -255,39 +246,3 @@ def _write_round(run: Path, task: DemoTask, r: int, previous_mode: str | None,
         entry["verification"] = {"error": "JSON parse error: Expecting ',' delimiter: "
                                           "line 1 column 212 (char 211)"}
     return entry
-
-
-def _record_task(task: DemoTask, files: FolderFiles, rounds: list[dict[str, Any]],
-                 success: bool) -> None:
-    ds, d, status = task.dataset.name, task.direction, "success" if success else "failed"
-    final_prompt = rounds[-1]["generate_prompt"]["prompt"]
-    relpath = (layout.accepted_relpath(ds, d, task.stem, task.disease) if success else
-               layout.failed_relpath(ds, d, task.stem, task.disease, len(rounds)))
-    files.conversations[task.key] = {
-        "image": f"{task.stem}.jpeg", "disease": task.disease, "status": status,
-        "rounds": rounds, "final_prompt": final_prompt, "final_image_path": f"img_gen/{relpath}",
-    }
-    files.final_prompts[task.key] = {"image": f"{task.stem}.jpeg", "disease": task.disease,
-                                     "status": status, "final_prompt": final_prompt,
-                                     "rounds": len(rounds)}
-    files.progress[task.key] = status
-    if not success:
-        files.failed_summary.append({
-            "task": task.key, "image": f"{task.stem}.jpeg", "disease": task.disease,
-            "final_prompt": final_prompt, "rounds": len(rounds),
-            "last_verification": rounds[-1].get("verification"),
-            "final_image_path": f"img_gen/{relpath}", "full_conversation": rounds,
-        })
-
-
-def _write_json_files(run: Path, dataset: str, direction: Direction, files: FolderFiles) -> None:
-    name = f"{dataset}-{layout.DISK_DIRECTION[direction]}"
-    folder, failed = run / name, run / f"{name}-failed"
-    for target in (folder, failed):
-        target.mkdir(parents=True, exist_ok=True)
-    for path, value in ((folder / "all_conversations.json", files.conversations),
-                        (folder / "final_prompts.json", files.final_prompts),
-                        (folder / "progress.json", files.progress),
-                        (folder / "api_failures.json", files.api_failures),
-                        (failed / "failed_summary.json", files.failed_summary)):
-        path.write_text(json.dumps(value, indent=2, ensure_ascii=False))

@@ -7,11 +7,9 @@ the database. Files are written under a temporary folder and moved into place at
 so an interrupted export leaves nothing half-written under DIR.
 """
 
-import json
 import shutil
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +19,9 @@ from sqlmodel import Session, col
 
 from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.importer import layout
+from app.importer.scripts_files import ScriptsFolder, final_image
 from app.models import Attempt, Direction, JudgeVerdict, Run, SourceImage, Task
 from pipeline.vocabulary import ENDS
-
-
-@dataclass
-class Folder:
-    conversations: dict[str, Any] = field(default_factory=dict)
-    final_prompts: dict[str, Any] = field(default_factory=dict)
-    progress: dict[str, str] = field(default_factory=dict)
-    api_failures: list[dict[str, Any]] = field(default_factory=list)
-    failed_summary: list[dict[str, Any]] = field(default_factory=list)
 
 
 class ExportError(Exception):
@@ -63,7 +53,7 @@ def export_runs(engine: Engine, target: Path, *, only_regenerated: bool = False,
     partial = target.with_name(target.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
-    folders: dict[tuple[str, Direction], Folder] = defaultdict(Folder)
+    folders: dict[tuple[str, Direction], ScriptsFolder] = defaultdict(ScriptsFolder)
     written = 0
     with Session(engine) as session:
         query = select(Task, SourceImage).join(SourceImage, col(SourceImage.id) == Task.source_image_id)
@@ -76,15 +66,7 @@ def export_runs(engine: Engine, target: Path, *, only_regenerated: bool = False,
             if on_progress:
                 on_progress(n, len(rows))
     for (dataset, direction), files in folders.items():
-        name = f"{dataset}-{layout.DISK_DIRECTION[direction]}"
-        for folder in (partial / name, partial / f"{name}-failed"):
-            folder.mkdir(parents=True, exist_ok=True)
-        for path, value in ((partial / name / "all_conversations.json", files.conversations),
-                            (partial / name / "final_prompts.json", files.final_prompts),
-                            (partial / name / "progress.json", files.progress),
-                            (partial / name / "api_failures.json", files.api_failures),
-                            (partial / f"{name}-failed" / "failed_summary.json", files.failed_summary)):
-            path.write_text(json.dumps(value, indent=2, ensure_ascii=False))
+        files.write(partial, dataset, direction)
     partial.rename(target)
     return written
 
@@ -96,7 +78,7 @@ def _chosen_run(session: Session, task: Task, only_regenerated: bool) -> Run | N
     return session.scalars(query.order_by(col(Run.id).desc()).limit(1)).first()
 
 
-def _write_task(session: Session, out: Path, folders: dict[tuple[str, Direction], Folder],
+def _write_task(session: Session, out: Path, folders: dict[tuple[str, Direction], ScriptsFolder],
                 task: Task, source: SourceImage, run: Run) -> None:
     direction = Direction(task.direction)
     files = folders[(task.dataset, direction)]
@@ -105,10 +87,8 @@ def _write_task(session: Session, out: Path, folders: dict[tuple[str, Direction]
     # there, with its reason as the error.
     refused = run.outcome in ("api_failed", "blocked")
     if refused and run.n_rounds == 0:
-        files.progress[task.task_key] = "api_failed"
-        files.api_failures.append({"task": task.task_key, "step": run.failure_step or "",
-                                   "round": run.failure_round or 1, "error": run.failure_error or "",
-                                   "image": image, "disease": task.disease})
+        files.api_failure(task.task_key, image, task.disease, step=run.failure_step or "",
+                          round=run.failure_round or 1, error=run.failure_error or "")
         return
     attempts = session.execute(
         select(Attempt, JudgeVerdict).outerjoin(JudgeVerdict, col(JudgeVerdict.attempt_id) == Attempt.id)
@@ -144,25 +124,9 @@ def _write_task(session: Session, out: Path, folders: dict[tuple[str, Direction]
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
     ordered = [rounds[k] for k in sorted(rounds)]
-    status = "success" if success else "failed"
-    final_prompt = ordered[-1]["generate_prompt"]["prompt"] if ordered else ""
-    last = len(ordered)
-    relpath = (layout.accepted_relpath(task.dataset, direction, stem, task.disease) if success
-               else layout.failed_relpath(task.dataset, direction, stem, task.disease, last))
-    files.conversations[task.task_key] = {
-        "image": image, "disease": task.disease, "status": status, "rounds": ordered,
-        "final_prompt": final_prompt, "final_image_path": f"img_gen/{relpath}"}
-    files.final_prompts[task.task_key] = {"image": image, "disease": task.disease,
-                                          "status": status, "final_prompt": final_prompt,
-                                          "rounds": last}
-    files.progress[task.task_key] = "api_failed" if refused else status
-    if refused:
-        files.api_failures.append({"task": task.task_key, "step": run.failure_step or "",
-                                   "round": run.failure_round or last, "error": run.failure_error or "",
-                                   "image": image, "disease": task.disease})
-    elif not success:
-        files.failed_summary.append({
-            "task": task.task_key, "image": image, "disease": task.disease,
-            "final_prompt": final_prompt, "rounds": last,
-            "last_verification": ordered[-1].get("verification") if ordered else None,
-            "final_image_path": f"img_gen/{relpath}", "full_conversation": ordered})
+    final = final_image(task.dataset, direction, stem, task.disease, success=success,
+                        rounds=len(ordered))
+    failed_call = ((run.failure_step or "", run.failure_round or len(ordered),
+                    run.failure_error or "") if refused else None)
+    files.judged(task.task_key, image, task.disease, ordered, success=success,
+                 final_image=final, failed_call=failed_call)
