@@ -9,6 +9,7 @@ from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
 from app.cases import search
+from app.cases.summary import task_summary
 from app.importer import bulk
 from app.importer.dirindex import DirIndex
 from app.importer.ids import IdAllocator
@@ -16,7 +17,7 @@ from app.importer.layout import source_category
 from app.importer.records import AttemptRecord, TaskRecord
 from app.importer.report import ImportReport, Problem
 from app.models import RunOrigin, utcnow
-from pipeline.vocabulary import DIMENSION_BITS, DIMENSIONS, Dimension, Outcome
+from pipeline.vocabulary import DIMENSIONS
 
 T = SQLModel.metadata.tables
 RUN_COLUMNS = ("id", "task_id", "origin", "outcome", "n_rounds", "success_round",
@@ -249,22 +250,11 @@ def _bind(name: str) -> Any:
 def _task_summary(record: TaskRecord, run_id: int,
                   attempt_rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The latest run's facts, copied onto the task for fast listing."""
-    mask = 0
-    for attempt in record.attempts:
-        v = attempt.verdict
-        if v is None:
-            continue
-        for dim, value in ((Dimension.compliance, v.compliance), (Dimension.structure, v.structure),
-                           (Dimension.realism, v.realism), (Dimension.fidelity, v.fidelity)):
-            if value is False:
-                mask |= DIMENSION_BITS[dim]
-    with_image = [row for row in attempt_rows if row["image_relpath"]]
-    accepted = attempt_rows[-1]["id"] if record.outcome is Outcome.success and attempt_rows else None
-    return {
-        "latest_run_id": run_id, "outcome": record.outcome.value, "n_rounds": len(attempt_rows),
-        "failed_mask": mask, "accepted_attempt_id": accepted,
-        "thumb_attempt_id": with_image[-1]["id"] if with_image else None,
-    }
+    verdicts = [{d: getattr(a.verdict, d) for d in DIMENSIONS}
+                for a in record.attempts if a.verdict is not None]
+    return task_summary(run_id, record.outcome,
+                        [(row["id"], bool(row["image_relpath"])) for row in attempt_rows],
+                        verdicts)
 
 
 def _run_row(record: TaskRecord, run_id: int, task_id: int, import_file_id: int,

@@ -20,6 +20,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
+from app.cases.summary import task_summary
 from app.images.files import ImageKind, ImageNotFound, resolve_image, sniff_image
 from app.images.final_metrics import sync_final
 from app.images.store import is_remote, normalised, store_for
@@ -29,7 +30,7 @@ from app.models import Attempt, DataRoot, JudgeVerdict, Run, RunOrigin, Task
 from pipeline.backend import TaskInfo
 from pipeline.ports import Round
 from pipeline.redaction import redact_optional
-from pipeline.vocabulary import DIMENSION_BITS, DIMENSIONS, Dimension, Outcome
+from pipeline.vocabulary import DIMENSIONS, Outcome
 
 
 def output_root(engine: Engine, location: str | Path) -> int:
@@ -181,17 +182,13 @@ def finish_run(engine: Engine, run_id: int, outcome: Outcome, *, success_round: 
         run.failure_round = len(attempts) + 1 if failure_step else None
         task = session.get(Task, run.task_id)
         assert task is not None
-        mask = 0
-        for verdict in session.scalars(select(JudgeVerdict).join(
-                Attempt, col(Attempt.id) == JudgeVerdict.attempt_id).where(col(Attempt.run_id) == run_id)):
-            for dim in Dimension:
-                if getattr(verdict, dim.value) is False:
-                    mask |= DIMENSION_BITS[dim]
-        with_image = [a for a in attempts if a.image_present]
-        task.latest_run_id, task.outcome, task.n_rounds = run_id, outcome.value, len(attempts)
-        task.failed_mask = mask
-        task.accepted_attempt_id = attempts[-1].id if outcome is Outcome.success else None
-        task.thumb_attempt_id = with_image[-1].id if with_image else task.thumb_attempt_id
+        verdicts = [{d: getattr(v, d) for d in DIMENSIONS} for v in session.scalars(
+            select(JudgeVerdict).join(Attempt, col(Attempt.id) == JudgeVerdict.attempt_id)
+            .where(col(Attempt.run_id) == run_id))]
+        summary = task_summary(run_id, outcome, [(a.id or 0, a.image_present) for a in attempts],
+                               verdicts)
+        for name, value in summary.items():
+            setattr(task, name, value)
         session.add_all([run, task])
         session.flush()
         sync_final(session, col(Task.id) == task.id)  # the new edit has no metrics yet
