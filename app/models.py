@@ -170,6 +170,11 @@ class Attempt(SQLModel, table=True):
 TEXT_STORED_APART = {"reason": "reason", "thinking_summary": "thinking_summary"}
 
 
+# The prompt version of verdicts that came from a run's files rather than from this app's
+# judge prompts.
+IMPORTED_PROMPT_VERSION = "imported"
+
+
 class JudgeVerdict(SQLModel, table=True):
     __tablename__ = "judge_verdict"
     id: int | None = Field(default=None, primary_key=True)

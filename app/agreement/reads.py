@@ -17,8 +17,7 @@ from sqlalchemy import func, select
 from sqlmodel import Session, col
 
 from app.agreement.stats import Vote
-from app.importer.writer import IMPORTED_PROMPT_VERSION
-from app.models import Attempt, JudgeVerdict, Task, User
+from app.models import IMPORTED_PROMPT_VERSION, Attempt, JudgeVerdict, Task, User
 from app.studies.adjudication import latest_decisions
 from app.studies.models import Answer, Assignment, Study, StudyItem
 from pipeline.vocabulary import DIMENSIONS, QUESTIONS

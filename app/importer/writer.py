@@ -16,7 +16,7 @@ from app.importer.ids import IdAllocator
 from app.importer.layout import source_category
 from app.importer.records import AttemptRecord, TaskRecord
 from app.importer.report import ImportReport, Problem
-from app.models import RunOrigin, utcnow
+from app.models import IMPORTED_PROMPT_VERSION, RunOrigin, utcnow
 from pipeline.vocabulary import DIMENSIONS
 
 T = SQLModel.metadata.tables
@@ -27,8 +27,6 @@ ATTEMPT_COLUMNS = ("id", "run_id", "round", "instruction", "instruction_thinking
                    "image_root_id", "image_relpath", "image_present", "edit_error")
 VERDICT_COLUMNS = ("id", "attempt_id", *DIMENSIONS, "qualified", "has_disease", "weighted_score",
                    "reason", "thinking_summary", "error", "model", "prompt_version", "raw_json", "created_at")
-# Marks verdicts that came from a run's files rather than from this app's judge prompts.
-IMPORTED_PROMPT_VERSION = "imported"
 SourceKey = tuple[str, str, str]
 TaskKey = tuple[int, str, str]
 

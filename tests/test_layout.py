@@ -1,0 +1,21 @@
+"""The README's layout tree is the house as it is: one line per package, and no line for a
+folder that is gone."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tree() -> set[str]:
+    text = (ROOT / "README.md").read_text()
+    block = text.split("## Development\n\n```\n", 1)[1].split("```", 1)[0]
+    return {m.group(1) for m in re.finditer(r"^(\S+/)", block, re.M)}
+
+
+def test_the_readme_tree_names_every_package_and_nothing_else() -> None:
+    named = _tree()
+    packages = {f"{p.parent.relative_to(ROOT).as_posix()}/" for p in (ROOT / "app").glob("*/__init__.py")}
+    packages -= {"app/web/routes/"}  # drawn inside app/web/'s line
+    assert packages <= named, f"not in the README tree: {sorted(packages - named)}"
+    assert all((ROOT / name).is_dir() for name in named), sorted(n for n in named if not (ROOT / n).is_dir())
