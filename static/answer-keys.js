@@ -14,22 +14,16 @@ window.MedBanana.answerKeys = function (form, onChange, extraKeys) {
     const index = current ? CYCLE.indexOf(current.value) : -1;
     choose(name, CYCLE[(index + 1) % CYCLE.length]);
   }
-  document.addEventListener("keydown", (event) => {
-    const target = event.target;
-    if (target instanceof HTMLTextAreaElement || (target instanceof HTMLInputElement && target.type === "text")) {
-      if (event.key === "Escape") target.blur();
-      return;
-    }
-    if (event.metaKey || event.ctrlKey || event.altKey) return;
-    if (extraKeys && extraKeys(event, choose)) { event.preventDefault(); return; }
+  window.MedBanana.keys.add("answers", (event) => {
+    if (extraKeys && extraKeys(event, choose)) return true;
     if (!event.shiftKey && /^[1-4]$/.test(event.key)) {
       cycle(form.querySelector(`fieldset.dimension[data-key="${event.key}"]`).dataset.name);
     } else if (event.key === "a") choose("overall", "accept");
     else if (event.key === "r") choose("overall", "reject");
     else if (event.key === "m") form.querySelector("textarea").focus();
     else if (event.key === "Enter") form.requestSubmit();
-    else return;
-    event.preventDefault();
+    else return false;
+    return true;
   });
   return choose;
 };

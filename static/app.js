@@ -2,11 +2,6 @@
 (function () {
   "use strict";
 
-  function typing(event) {
-    const el = event.target;
-    return el instanceof HTMLElement && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
-  }
-
   function follow(id) {
     const link = document.getElementById(id);
     if (link) window.location.assign(link.href);
@@ -28,23 +23,27 @@
     if (dialog.open) dialog.close(); else dialog.showModal();
   }
 
-  document.addEventListener("keydown", (event) => {
-    if (event.metaKey || event.ctrlKey || event.altKey || typing(event)) return;
-    const onCase = document.querySelector(".case-head");
-    if (event.key === "?") { toggleHelp(); event.preventDefault(); return; }
-    if (onCase) {
+  window.MedBanana.keys.add("page", (event) => {
+    if (event.key === "?") { toggleHelp(); return true; }
+    if (document.querySelector(".case-head")) {
       if (event.key === "j" || event.key === "ArrowRight") follow("next-case");
       else if (event.key === "k" || event.key === "ArrowLeft") follow("prev-case");
       else if (event.key === "Backspace") { const back = document.querySelector(".case-nav a"); if (back) window.location.assign(back.href); }
-      return;
+      return false;
     }
-    if (event.key === "/") { const q = document.getElementById("q"); if (q) { q.focus(); q.select(); event.preventDefault(); } }
-    else if (event.key === "j") moveRow(1);
+    if (event.key === "/") {
+      const q = document.getElementById("q");
+      if (!q) return false;
+      q.focus(); q.select();
+      return true;
+    }
+    if (event.key === "j") moveRow(1);
     else if (event.key === "k") moveRow(-1);
     else if (event.key === "Enter") {
       const row = document.querySelector(".case-row.current .case-link");
       if (row) window.location.assign(row.href);
     }
+    return false;
   });
 
   document.addEventListener("click", (event) => {

@@ -373,17 +373,12 @@
   }
 
   let spaceDown = 0;
-  document.addEventListener("keydown", (event) => {
-    const t = event.target;
-    if (t instanceof HTMLElement && (t.isContentEditable || t.tagName === "TEXTAREA" || t.tagName === "SELECT"
-      || (t.tagName === "INPUT" && !/^(radio|checkbox|range|button|submit)$/.test(t.type)))) return;
-    if (event.metaKey || event.ctrlKey || event.altKey) return;
-    if (document.querySelector("dialog[open]")) return; // the key list is open: keys are its
+  window.MedBanana.keys.add("viewer", (event) => {
+    if (document.querySelector("dialog[open]")) return false; // the key list is open: keys are its
     const key = event.key;
     if (key === " ") {
-      event.preventDefault();
       if (!event.repeat) { spaceDown = performance.now(); setFlicker(!state.flicker); }
-      return;
+      return true;
     }
     if (key === "=" ) fit();
     else if (key === "+") zoomBy(1.25);
@@ -402,10 +397,9 @@
     else if (key === "[") cycleActive(-1);
     else if (key === "o" && roiInput) cycleRoiTool();
     else if (key === "x" && roiInput) setRoi(null);
-    else return;
-    event.preventDefault();
-    event.stopImmediatePropagation();
-  }, true);
+    else return false;
+    return true;
+  });
   document.addEventListener("keyup", (event) => {
     if (event.key !== " " || !spaceDown) return;
     event.preventDefault();

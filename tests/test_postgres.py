@@ -132,5 +132,5 @@ def test_a_validation_study_and_its_report_on_postgres(pg_engine: Engine, demo_d
     assert sorted(c.judge["overall"] for c in cases) == [False] * 8 + [True] * 8
     answer_all(pg_engine, setup, {"reader-0": ["yes"] * 16, "reader-1": ["yes"] * 8 + ["no"] * 8})
     with Session(pg_engine) as s:
-        report = study_report(load(s, setup.study), resamples=200)
+        report = study_report(load(s, setup.study), resamples=200).as_dict()
     assert report["questions"]["overall"]["judge_vs_reference"]["n"] > 0

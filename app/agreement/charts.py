@@ -11,6 +11,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import LinearSegmentedColormap
 from matplotlib.figure import Figure
 
+from app.agreement.report_types import AgreementReport
 from pipeline.vocabulary import QUESTIONS
 
 mpl.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "medbanana"})
@@ -92,18 +93,18 @@ def _point(label: str, series: str, figure: dict[str, Any]) -> Point:
     return Point(label, series, figure["value"], figure["low"], figure["high"], figure["n"])
 
 
-def report_charts(report: dict[str, Any]) -> dict[str, str]:
+def report_charts(report: AgreementReport) -> dict[str, str]:
     """The charts of the agreement page, from a study report. Rows with nothing to show
     (no case compared) are left out rather than drawn as "undefined"."""
-    questions = report["questions"]
+    questions = report.questions
     points = []
     for q in QUESTIONS:
-        points.append(_point(f"{q} · judge", "judge", questions[q]["judge_vs_reference"]["agreement"]))
-        for name, figures in questions[q]["reader_vs_others"].items():
+        points.append(_point(f"{q} · judge", "judge", questions[q].judge_vs_reference["agreement"]))
+        for name, figures in questions[q].reader_vs_others.items():
             points.append(_point(f"{q} · {name}", "reader", figures["agreement"]))
     by_disease = [_point(f"{disease} · {q}", "judge", f["agreement"])
-                  for disease in questions["overall"]["by_disease"]
-                  for q in QUESTIONS if (f := questions[q]["by_disease"].get(disease))]
+                  for disease in questions["overall"].by_disease
+                  for q in QUESTIONS if (f := questions[q].by_disease.get(disease))]
     method = "cluster bootstrap 95 % CI"
     charts = {
         "agreement": interval_chart([p for p in points if p.n] or points,
@@ -114,7 +115,7 @@ def report_charts(report: dict[str, Any]) -> dict[str, str]:
                                      "share of cases agreeing"),
     }
     for q in QUESTIONS:
-        charts[f"table_{q}"] = heat_table(questions[q]["judge_vs_reference"]["table"], "judge",
+        charts[f"table_{q}"] = heat_table(questions[q].judge_vs_reference["table"], "judge",
                                           "reference", q)
     return charts
 

@@ -2,11 +2,17 @@
 queue an admin works through, and the cases an adjudicator must settle."""
 
 from dataclasses import dataclass
+from typing import Any
 
-from app.agreement.reads import Case, StudyReads, vote
+from sqlmodel import Session
+
+from app.agreement.reads import Case, Read, StudyReads, load, vote
 from app.agreement.reference import Decided, Policy, consensus
 from app.agreement.report import first_reads
 from app.agreement.stats import Vote
+from app.models import Attempt, Task
+from app.studies.adjudication import item_by_uid, latest_decisions
+from app.studies.models import Adjudication, Study, StudyItem
 from pipeline.vocabulary import QUESTIONS
 
 KINDS = ("judge", "readers")
@@ -81,3 +87,33 @@ def to_adjudicate(data: StudyReads) -> list[ToSettle]:
             unread = tuple(n for n in case.assigned if n not in read_by)
             found.append(ToSettle(case, open_questions, case.item_id in data.decisions, unread))
     return found
+
+
+@dataclass(frozen=True)
+class AdjudicationScreen:
+    """One case on the adjudicator's screen: the readers' first reads, what they left open,
+    the decision in force, and the values the form starts from."""
+
+    item: StudyItem
+    earlier: list[Read]
+    open_questions: list[str]
+    decision: Adjudication | None
+    instruction: str
+    modality: str
+    given: dict[str, Any]
+
+
+def adjudication_screen(session: Session, study: Study, uid: str) -> AdjudicationScreen:
+    item = item_by_uid(session, study, uid)
+    data = load(session, study)
+    reads = first_reads(data.reads)
+    key = item.id or 0
+    earlier = [reads[(name, key)] for name in data.readers if (name, key) in reads]
+    attempt = session.get(Attempt, item.attempt_id)
+    task = session.get(Task, item.task_id)
+    decision = latest_decisions(session, study).get(key)
+    open_questions = next((c.questions for c in to_adjudicate(data) if c.case.item_id == key), [])
+    given = ({q: getattr(decision, q) for q in (*QUESTIONS, "comment")} if decision else {})
+    return AdjudicationScreen(item, earlier, open_questions, decision,
+                              attempt.instruction or "" if attempt else "",
+                              task.modality if task else "", given)

@@ -19,6 +19,7 @@ from sqlmodel import Session, col, select
 from app.agreement.reads import StudyReads
 from app.agreement.reference import Decided
 from app.agreement.report import first_reads, question_data
+from app.agreement.report_types import AgreementReport
 from app.models import User
 from app.studies.models import Design, Study
 from app.studies.pool import stratum_label
@@ -205,19 +206,19 @@ def study_facts(session: Session, study: Study, data: StudyReads,
     }
 
 
-def achieved_precision(report: dict[str, Any], study: Study) -> dict[str, object]:
+def achieved_precision(report: AgreementReport, study: Study) -> dict[str, object]:
     """The primary question's achieved half-width (half the interval), beside the one planned."""
     question = study.primary_question
-    figure = report["questions"][question]["judge_vs_reference"]["agreement"]
+    figure = report.questions[question].judge_vs_reference["agreement"]
     half = ((figure["high"] - figure["low"]) / 2 if figure["low"] is not None
             and figure["high"] is not None else None)
     return {"question": question, "agreement": figure["value"], "half_width": half,
             "n": figure["n"], "planned": json.loads(study.plan) if study.plan else None}
 
 
-def limitations(report: dict[str, Any]) -> list[str]:
+def limitations(report: AgreementReport) -> list[str]:
     """What a reader of the report must keep in mind, from the figures themselves."""
-    facts = report["facts"]
+    facts = report.facts or {}
     found = []
     if facts["design"]["kind"] != Design.validation.value:
         found.append(f"Design: {facts['design']['cannot']}.")
@@ -226,10 +227,10 @@ def limitations(report: dict[str, Any]) -> list[str]:
                      "(agreement, too strict, too lenient) describe this sample's verdict mix, "
                      "not the data set's; the figures conditional on the judge's verdict do not "
                      "depend on it.")
-    if report["intervals"]["warning"]:
-        found.append(report["intervals"]["warning"] + ".")
-    primary = report["multiplicity"]["primary"]
-    decided = report["questions"][primary]["reference"]["decided"]
+    if report.intervals.warning:
+        found.append(report.intervals.warning + ".")
+    primary = report.multiplicity.primary
+    decided = report.questions[primary].reference.decided
     if decided["tie"]:
         found.append(f"{decided['tie']} cases of the primary question were tied between readers "
                      "and not adjudicated; they are left out (see the sensitivity analysis).")
@@ -239,7 +240,7 @@ def limitations(report: dict[str, Any]) -> list[str]:
     if short:
         found.append("Not every assigned case was read: " + "; ".join(
             f"{r['name']} {r['read']} of {r['assigned']}" for r in short) + ".")
-    missing = report["questions"][primary]["judge_missing"]
+    missing = report.questions[primary].judge_missing
     if missing:
         found.append(f"{missing} cases have no readable frozen judge verdict for the primary question.")
     found.append("McNemar p-values are Durkalski's clustered test; the exact test, which ignores "

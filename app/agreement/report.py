@@ -1,4 +1,5 @@
-"""Every agreement figure of a study, for one slice of its cases, as one JSON-ready dict.
+"""Every agreement figure of a study, for one slice of its cases, as one typed report
+(app/agreement/report_types.py; ``as_dict`` is its JSON).
 
 Per question (the four dimensions and the overall verdict): the reference standard and how
 each case was decided; the frozen judge against the reference and against each reader; each
@@ -12,13 +13,22 @@ Other judges' verdicts on the same edits are compared apart, under ``judge_b``.
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from app.agreement.ceiling import human_ceiling
 from app.agreement.multiplicity import holm_adjusted
 from app.agreement.readers import among_readers
 from app.agreement.reads import CANNOT_ASSESS, Case, Read, StudyReads, vote
 from app.agreement.reference import PRIMARY, Decided, Policy, consensus, leave_one_out
+from app.agreement.report_types import (
+    AgreementReport,
+    Comparison,
+    Intervals,
+    Multiplicity,
+    OtherJudge,
+    QuestionReport,
+    ReferenceCounts,
+    Sensitivity,
+)
 from app.agreement.resample import CONFIDENCE, FEW_CLUSTERS, METHOD, RESAMPLES, SEED, ClusterBootstrap
 from app.agreement.stats import Vote
 from app.agreement.two_raters import FIGURES, SUBGROUP_FIGURES, cells, compare
@@ -82,7 +92,7 @@ def question_data(cases: Sequence[Case], readers: Sequence[str], reads: dict[tup
     return QuestionData(cases, readers, answers, settled, [c.judge.get(question) for c in cases])
 
 
-def _sensitivity(data: QuestionData, boot: ClusterBootstrap, primary: dict[str, object]) -> dict[str, Any]:
+def _sensitivity(data: QuestionData, boot: ClusterBootstrap, primary: dict[str, object]) -> Sensitivity:
     """The judge's agreement with the reference when what the readers left open is counted
     one way or the other: does a conclusion rest on how ties or "cannot assess" were handled?
     ``primary`` is the judge-vs-reference agreement already computed (the primary policy)."""
@@ -91,14 +101,14 @@ def _sensitivity(data: QuestionData, boot: ClusterBootstrap, primary: dict[str, 
         one_hot = cells(data.judge, reference)
         n = int(one_hot.sum())
         return boot.figure(one_hot, FIGURES["agreement"], n=n, bounds=(0.0, 1.0)).as_dict()
-    return {
-        "ties": {"primary": primary, "as_pass": agreement(Policy(ties=True)),
-                 "as_fail": agreement(Policy(ties=False)),
-                 "excluded": agreement(Policy(use_adjudication=False))},
-        "cannot_assess": {"excluded": primary,
-                          "as_pass": agreement(Policy(cannot_assess=True)),
-                          "as_fail": agreement(Policy(cannot_assess=False))},
-    }
+    return Sensitivity(
+        ties={"primary": primary, "as_pass": agreement(Policy(ties=True)),
+              "as_fail": agreement(Policy(ties=False)),
+              "excluded": agreement(Policy(use_adjudication=False))},
+        cannot_assess={"excluded": primary,
+                       "as_pass": agreement(Policy(cannot_assess=True)),
+                       "as_fail": agreement(Policy(cannot_assess=False))},
+    )
 
 
 Subgroups = dict[str, tuple[list[int], ClusterBootstrap]]
@@ -113,7 +123,7 @@ def subgroups(cases: Sequence[Case], resamples: int) -> Subgroups:
             for disease, where in sorted(groups.items())}
 
 
-def question_report(data: QuestionData, boot: ClusterBootstrap, diseases: Subgroups) -> dict[str, Any]:
+def question_report(data: QuestionData, boot: ClusterBootstrap, diseases: Subgroups) -> QuestionReport:
     readers = list(data.readers)
     votes = data.votes()
     by_case = data.by_case()
@@ -121,44 +131,40 @@ def question_report(data: QuestionData, boot: ClusterBootstrap, diseases: Subgro
     reference: list[Vote] = [value for value, _ in decided]
     how = Counter(d for _, d in decided)
     versus_reference = compare(data.judge, reference, boot)
-    report: dict[str, Any] = {
-        "n_cases": len(data.cases),
-        "reference": {"decided": {d.value: how.get(d, 0) for d in Decided},
-                      # every case the readers split evenly, whether adjudicated or not
-                      "reader_ties": how.get(Decided.tie, 0) + how.get(Decided.adjudicated, 0)},
-        "judge_missing": sum(1 for j in data.judge if j is None),
-        "judge_vs_reference": versus_reference.as_dict(),
-        "judge_vs_reader": {name: compare(data.judge, votes[name], boot).as_dict() for name in readers},
-        "reader_vs_others": {},
-        "reader_pairs": [],
-        "among_readers": None,
-        "human_ceiling": None,
-        "cannot_assess": {name: Counter(data.answers[name])[CANNOT_ASSESS] for name in readers},
-        "missing": {name: sum(1 for a in data.answers[name] if a is None) for name in readers},
-        "sensitivity": _sensitivity(data, boot, versus_reference.figures["agreement"].as_dict()),
-        "by_disease": {disease: compare([data.judge[i] for i in where], [reference[i] for i in where],
-                                        subgroup, SUBGROUP_FIGURES).as_dict()
-                       for disease, (where, subgroup) in diseases.items()},
-    }
-    if len(readers) > 1:
-        report["reader_vs_others"] = {name: compare(votes[name], [
+    several = len(readers) > 1
+    return QuestionReport(
+        n_cases=len(data.cases),
+        reference=ReferenceCounts(
+            decided={d.value: how.get(d, 0) for d in Decided},
+            reader_ties=how.get(Decided.tie, 0) + how.get(Decided.adjudicated, 0)),
+        judge_missing=sum(1 for j in data.judge if j is None),
+        judge_vs_reference=versus_reference.as_dict(),
+        judge_vs_reader={name: compare(data.judge, votes[name], boot).as_dict() for name in readers},
+        reader_vs_others={name: compare(votes[name], [
             leave_one_out(case_votes, i, settled)
             for case_votes, settled in zip(by_case, data.settled, strict=True)], boot).as_dict()
-            for i, name in enumerate(readers)}
-        report["reader_pairs"] = [{"a": a, "b": b, **compare(votes[a], votes[b], boot).as_dict()}
-                                  for i, a in enumerate(readers) for b in readers[i + 1:]]
-        report["among_readers"] = among_readers([votes[n] for n in readers], boot)
-        report["human_ceiling"] = human_ceiling(data.judge, [votes[n] for n in readers], boot)
-    return report
+            for i, name in enumerate(readers)} if several else {},
+        reader_pairs=[{"a": a, "b": b, **compare(votes[a], votes[b], boot).as_dict()}
+                      for i, a in enumerate(readers) for b in readers[i + 1:]] if several else [],
+        among_readers=among_readers([votes[n] for n in readers], boot) if several else None,
+        human_ceiling=(human_ceiling(data.judge, [votes[n] for n in readers], boot)
+                       if several else None),
+        cannot_assess={name: Counter(data.answers[name])[CANNOT_ASSESS] for name in readers},
+        missing={name: sum(1 for a in data.answers[name] if a is None) for name in readers},
+        sensitivity=_sensitivity(data, boot, versus_reference.figures["agreement"].as_dict()),
+        by_disease={disease: compare([data.judge[i] for i in where], [reference[i] for i in where],
+                                     subgroup, SUBGROUP_FIGURES).as_dict()
+                    for disease, (where, subgroup) in diseases.items()},
+    )
 
 
 def intra_reader(reads: Sequence[Read], cases: Sequence[Case],
-                 resamples: int) -> dict[str, dict[str, object]]:
+                 resamples: int) -> dict[str, dict[str, Comparison]]:
     """Each reader's first read against their hidden repeat of the same case."""
     first = first_reads(reads)
     by_item = {c.item_id: c for c in cases}
     repeats = [r for r in reads if r.repeat and r.item_id in by_item and (r.reader, r.item_id) in first]
-    found: dict[str, dict[str, object]] = {}
+    found: dict[str, dict[str, Comparison]] = {}
     for name in sorted({r.reader for r in repeats}):
         mine = [r for r in repeats if r.reader == name]
         boot = ClusterBootstrap([by_item[r.item_id].cluster for r in mine], resamples=resamples)
@@ -169,10 +175,10 @@ def intra_reader(reads: Sequence[Read], cases: Sequence[Case],
 
 
 def _judge_b(data: StudyReads, cases: Sequence[Case], readers: Sequence[str],
-             reads: dict[tuple[str, int], Read], boot: ClusterBootstrap) -> dict[str, Any]:
+             reads: dict[tuple[str, int], Read], boot: ClusterBootstrap) -> dict[str, OtherJudge]:
     """Every other judge against the same reference: labelled, and never mixed into the
     frozen judge's figures."""
-    found: dict[str, Any] = {}
+    found: dict[str, OtherJudge] = {}
     for label, verdicts in sorted(data.judge_b.items()):
         figures = {}
         for q in QUESTIONS:
@@ -180,13 +186,12 @@ def _judge_b(data: StudyReads, cases: Sequence[Case], readers: Sequence[str],
             reference = [value for value, _ in question.reference()]
             other = [verdicts.get(c.item_id, {}).get(q) for c in cases]
             figures[q] = compare(other, reference, boot).as_dict()
-        found[label] = {"n_cases": sum(1 for c in cases if c.item_id in verdicts),
-                        "questions": figures}
+        found[label] = OtherJudge(sum(1 for c in cases if c.item_id in verdicts), figures)
     return found
 
 
 def study_report(data: StudyReads, scope: Slice = Slice(), *, resamples: int = RESAMPLES,
-                 primary: str = "overall") -> dict[str, Any]:
+                 primary: str = "overall") -> AgreementReport:
     cases = [c for c in data.cases if scope.admits(c)]
     reads = first_reads(data.reads)
     boot = ClusterBootstrap([c.cluster for c in cases], resamples=resamples)
@@ -194,20 +199,20 @@ def study_report(data: StudyReads, scope: Slice = Slice(), *, resamples: int = R
     questions = {q: question_report(question_data(cases, data.readers, reads, data.decisions, q),
                                     boot, diseases) for q in QUESTIONS}
     secondary = [q for q in QUESTIONS if q != primary]
-    return {
-        "slice": scope.as_dict(),
-        "n_cases": len(cases),
-        "readers": list(data.readers),
-        "intervals": {"method": METHOD, "unit": "source image", "resamples": resamples,
-                      "seed": SEED, "confidence": CONFIDENCE, "clusters": boot.k,
-                      "warning": (f"few clusters ({boot.k} source images): intervals unreliable"
-                                  if boot.k < FEW_CLUSTERS else None)},
-        "multiplicity": {
-            "primary": primary, "secondary": secondary,
-            "method": "Holm, over the secondary questions' clustered McNemar p-values",
-            "adjusted_p": holm_adjusted({q: questions[q]["judge_vs_reference"]["mcnemar_clustered_p"]
-                                         for q in secondary})},
-        "questions": questions,
-        "intra_reader": intra_reader(data.reads, cases, resamples),
-        "judge_b": _judge_b(data, cases, data.readers, reads, boot),
-    }
+    return AgreementReport(
+        slice=scope.as_dict(),
+        n_cases=len(cases),
+        readers=list(data.readers),
+        intervals=Intervals(method=METHOD, unit="source image", resamples=resamples, seed=SEED,
+                            confidence=CONFIDENCE, clusters=boot.k,
+                            warning=(f"few clusters ({boot.k} source images): intervals "
+                                     "unreliable" if boot.k < FEW_CLUSTERS else None)),
+        multiplicity=Multiplicity(
+            primary=primary, secondary=secondary,
+            method="Holm, over the secondary questions' clustered McNemar p-values",
+            adjusted_p=holm_adjusted({q: questions[q].judge_vs_reference["mcnemar_clustered_p"]
+                                      for q in secondary})),
+        questions=questions,
+        intra_reader=intra_reader(data.reads, cases, resamples),
+        judge_b=_judge_b(data, cases, data.readers, reads, boot),
+    )

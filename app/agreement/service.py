@@ -5,6 +5,7 @@ verdict of the study changes: the key holds the study, the slice, and a fingerpr
 everything the figures rest on.
 """
 
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import func, select
@@ -15,12 +16,13 @@ from app.agreement.consistency import judge_consistency
 from app.agreement.facts import achieved_precision, study_facts
 from app.agreement.reads import StudyReads, load
 from app.agreement.report import Slice, study_report
+from app.agreement.report_types import AgreementReport
 from app.memo import Memo
 from app.models import JudgeVerdict, User
 from app.studies.models import Adjudication, Answer, Assignment, Study, StudyItem
 
 KEEP = 32
-_reports: Memo[tuple[StudyReads, dict[str, Any]]] = Memo(KEEP)
+_reports: Memo[tuple[StudyReads, AgreementReport]] = Memo(KEEP)
 _charts: Memo[dict[str, str]] = Memo(KEEP)
 
 
@@ -44,7 +46,7 @@ def _fingerprint(session: Session, study: Study) -> tuple[object, ...]:
             tuple(decisions), readers)
 
 
-def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads, dict[str, Any]]:
+def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads, AgreementReport]:
     """The reads and the report for this slice of the study."""
     key = (_fingerprint(session, study), scope)
     found = _reports.get(key)
@@ -52,10 +54,11 @@ def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads
         data = load(session, study)
         report = study_report(data, scope, primary=study.primary_question)
         in_scope = {c.item_id for c in data.cases if scope.admits(c)}
-        report["facts"] = study_facts(session, study, data, in_scope)
-        report["achieved"] = achieved_precision(report, study)
         read = select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id)
-        report["judge_self_consistency"] = judge_consistency(session, session.scalars(read)).as_dict()
+        report = replace(
+            report, facts=study_facts(session, study, data, in_scope),
+            achieved=achieved_precision(report, study),
+            judge_self_consistency=judge_consistency(session, session.scalars(read)).as_dict())
         found = (data, report)
         _reports.put(key, found)
     return found
@@ -65,3 +68,9 @@ def charts_for(session: Session, study: Study, scope: Slice) -> dict[str, str]:
     """The page's charts (SVG), drawn on their own request so the tables show at once."""
     key = (_fingerprint(session, study), scope)
     return _charts.get_or_make(key, lambda: report_charts(report_for(session, study, scope)[1]))
+
+
+def report_json(study: Study, report: AgreementReport) -> dict[str, Any]:
+    """The report as the JSON download and `medbanana stats --format json` give it."""
+    return {"study": {"id": study.id, "name": study.name, "status": study.status},
+            **report.as_dict()}

@@ -69,8 +69,26 @@ def _ordered(query: SelectT, case_filter: CaseFilter, dialect: str, session: Ses
     return query.order_by(metric, key), False
 
 
+@dataclass(frozen=True)
+class BrowserView:
+    """The case browser: a page of cases and the facet counts beside it."""
+
+    filter: CaseFilter
+    page: CasePage
+    facets: dict[str, list[facets.FacetValue]]
+
+
+def browser_view(session: Session, case_filter: CaseFilter, *, limit: int,
+                 after: int | None = None, before: int | None = None) -> BrowserView:
+    """The page of cases and its facets, from one scan of the filter's facet cube."""
+    cube = facets.cube(session, case_filter)
+    page = list_cases(session, case_filter, limit=limit, after=after, before=before, cube=cube)
+    return BrowserView(case_filter, page, facets.facet_counts(cube, case_filter))
+
+
 def list_cases(session: Session, case_filter: CaseFilter, *, limit: int,
-               after: int | None = None, before: int | None = None) -> CasePage:
+               after: int | None = None, before: int | None = None,
+               cube: list[tuple[Any, ...]] | None = None) -> CasePage:
     dialect = session.get_bind().dialect.name
     query = (
         select(Task, col(SourceImage.present), col(Run.final_instruction), AttemptMetric)
@@ -85,7 +103,7 @@ def list_cases(session: Session, case_filter: CaseFilter, *, limit: int,
     if backwards:
         rows.reverse()
     items = [_row(task, present, instruction, metric) for task, present, instruction, metric in rows]
-    cube = facets.cube(session, case_filter)
+    cube = cube if cube is not None else facets.cube(session, case_filter)
     has_before = bool(items) and (after is not None or (backwards and more))
     has_after = bool(items) and (more if not backwards else True)
     return CasePage(

@@ -10,7 +10,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.agreement.report import Slice
-from app.agreement.service import report_for
+from app.agreement.service import report_for, report_json
 from app.agreement.standalone import standalone_html
 from app.agreement.tables import TABLES, rows
 from app.csv_cells import iter_dict_csv
@@ -46,8 +46,7 @@ def stats(engine: Engine, ref: str, fmt: Format, table: str, output: Path | None
         else:
             _, report = report_for(session, study, Slice())
             if fmt is Format.json:
-                text = json.dumps({"study": {"id": study.id, "name": study.name,
-                                             "status": study.status}, **report}, indent=2)
+                text = json.dumps(report_json(study, report), indent=2)
             else:
                 text = "".join(iter_dict_csv(rows(report, table)))
     if output is None:

@@ -1,10 +1,13 @@
 """Turning the new-study form's fields into a StudyPlan (plain values in, plan out)."""
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field
 
 from app.agreement.planner import plan_cases
 from app.cases.filters import CaseFilter
+from app.models import MAX_DB_ID
 from app.studies.design import StudyError, StudyPlan
 from app.studies.models import Design, Reveal
 
@@ -42,17 +45,38 @@ def planned_from_form(fields: Mapping[str, Any]) -> dict[str, Any] | None:
     return plan.as_dict()
 
 
-def plan_from_form(*, name: str, case_filter: CaseFilter, design: Design, facets: list[str],
-                   counts: dict[str, int], total: int | None, seed: int, primary_question: str,
-                   reader_ids: list[int], readers_per_case: int | None, repeat_fraction: float,
-                   blinded: bool, reveal: Reveal, planned: dict[str, Any] | None,
-                   hide_instructions: bool = False) -> StudyPlan:
-    if not facets and not total:
+class StudyForm(BaseModel):
+    """The new-study form's fixed fields (the per-stratum counts and the planner's inputs are
+    read apart: their names are data)."""
+
+    name: str = Field(max_length=200)
+    readers: list[Annotated[int, Field(ge=1, le=MAX_DB_ID)]] = Field([], max_length=1000)
+    design: Design = Design.validation
+    facets: list[str] = Field([], max_length=8)
+    seed: int = Field(42, ge=0, le=2**31 - 1)
+    total: int | None = Field(None, ge=1, le=20_000)
+    primary_question: str = Field("overall", max_length=16)
+    readers_per_case: int | None = Field(None, ge=1, le=100)
+    repeat_fraction: float = Field(0.0, ge=0, le=0.5)
+    blinded: bool = False
+    reveal: Reveal = Reveal.never
+    hide_instructions: bool = False
+
+    def as_shown(self, extra: Mapping[str, Any]) -> dict[str, Any]:
+        """The values to show the form with again, the planner's as typed."""
+        return {**self.model_dump(), "reader_ids": self.readers,
+                **{k: v for k, v in extra.items() if k.startswith("plan_")}}
+
+
+def plan_from_form(form: StudyForm, case_filter: CaseFilter, counts: dict[str, int],
+                   planned: dict[str, Any] | None) -> StudyPlan:
+    if not form.facets and not form.total:
         raise StudyError("give the number of cases, or strata with their counts")
     return StudyPlan(
-        name=name.strip(), case_filter=case_filter, reader_ids=reader_ids, design=design,
-        seed=seed, strata_facets=tuple(facets), per_stratum=counts if facets else {},
-        total=None if facets else total, primary_question=primary_question,
-        readers_per_case=readers_per_case, repeat_fraction=repeat_fraction, blinded=blinded,
-        reveal=reveal, planned=planned, show_instructions=not hide_instructions,
+        name=form.name.strip(), case_filter=case_filter, reader_ids=form.readers,
+        design=form.design, seed=form.seed, strata_facets=tuple(form.facets),
+        per_stratum=counts if form.facets else {}, total=None if form.facets else form.total,
+        primary_question=form.primary_question, readers_per_case=form.readers_per_case,
+        repeat_fraction=form.repeat_fraction, blinded=form.blinded, reveal=form.reveal,
+        planned=planned, show_instructions=not form.hide_instructions,
     )

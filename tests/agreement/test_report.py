@@ -53,7 +53,7 @@ def test_counts_decisions_and_missing_fidelity(demo_engine: Engine) -> None:
                "reader-2": ["yes"] * 4 + ["no"] * 4}
     answer_all(demo_engine, setup, pattern)
     with Session(demo_engine) as session:
-        report = study_report(load(session, setup.study), resamples=200)
+        report = study_report(load(session, setup.study), resamples=200).as_dict()
     compliance = report["questions"]["compliance"]
     assert report["n_cases"] == 8 and compliance["n_cases"] == 8
     assert compliance["cannot_assess"] == {"reader-0": 1, "reader-1": 0, "reader-2": 0}
@@ -77,8 +77,8 @@ def test_a_withdrawn_answer_is_no_read_and_slices_filter(demo_engine: Engine) ->
     with Session(demo_engine) as session:
         undo_last(session, setup.study, setup.readers[0].id or 0)
         data = load(session, setup.study)
-        everything = study_report(data, resamples=200)
-        removals = study_report(data, Slice(direction=("remove",)), resamples=200)
+        everything = study_report(data, resamples=200).as_dict()
+        removals = study_report(data, Slice(direction=("remove",)), resamples=200).as_dict()
     assert everything["questions"]["compliance"]["missing"]["reader-0"] == 1
     # Every case but one is tied (two readers who disagree); the withdrawn one rests on one vote.
     decided = everything["questions"]["compliance"]["reference"]["decided"]
@@ -90,7 +90,7 @@ def test_repeat_reads_give_intra_reader_agreement(demo_engine: Engine) -> None:
     setup = make_study(demo_engine, repeat_fraction=0.5)
     answer_all(demo_engine, setup, {"reader-0": ["yes"] * 8, "reader-1": ["no"] * 8})
     with Session(demo_engine) as session:
-        report = study_report(load(session, setup.study), resamples=200)
+        report = study_report(load(session, setup.study), resamples=200).as_dict()
     intra = report["intra_reader"]
     assert set(intra) == {"reader-0", "reader-1"}
     same = intra["reader-0"]["compliance"]
@@ -128,7 +128,7 @@ def test_a_locked_studys_figures_never_move(demo_engine: Engine, tmp_path: Path)
         study = session.get(Study, setup.study.id)
         assert study is not None
         lock_study(session, study)
-        before = report_for(session, study, Slice())[1]
+        before = report_for(session, study, Slice())[1].as_dict()
         verdicts_before = len(session.exec(select(JudgeVerdict)).all())
     overall = before["questions"]["overall"]
     table = overall["judge_vs_reference"]["table"]
@@ -144,6 +144,6 @@ def test_a_locked_studys_figures_never_move(demo_engine: Engine, tmp_path: Path)
         assert len(session.exec(select(JudgeVerdict)).all()) > verdicts_before
         study = session.get(Study, setup.study.id)
         assert study is not None
-        after = report_for(session, study, Slice())[1]
+        after = report_for(session, study, Slice())[1].as_dict()
     assert after["questions"] == before["questions"]
     assert list(after["judge_b"]) and all(j["n_cases"] > 0 for j in after["judge_b"].values())

@@ -5,19 +5,15 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, Response
-from pydantic import ValidationError
 from starlette.datastructures import FormData
 
-from app.agreement.disagreements import to_adjudicate
+from app.agreement.disagreements import adjudication_screen, to_adjudicate
 from app.agreement.reads import load
-from app.agreement.report import first_reads
 from app.images.diffmap import item_diff
 from app.images.files import ImageSize, item_image
-from app.models import Attempt, Task
 from app.studies.adjudication import (
     DecisionIn,
     item_by_uid,
-    latest_decisions,
     require_adjudicator,
     studies_to_adjudicate,
     submit_decision,
@@ -25,8 +21,8 @@ from app.studies.adjudication import (
 from app.studies.models import Study
 from app.studies.worklist import get_study
 from app.web.deps import IdPath, SessionDep, SettingsDep
+from app.web.forms import posted_form, read_form
 from app.web.routes.images import diff_response, image_response
-from app.web.routes.reading import posted_form
 from app.web.security import CurrentUser
 from app.web.templating import redirect, render
 
@@ -53,21 +49,11 @@ def _screen(request: Request, session: SessionDep, study_id: int, uid: str,
             errors: dict[str, str], status_code: int = 200,
             given: dict[str, Any] | None = None) -> HTMLResponse:
     study = get_study(session, study_id)
-    item = item_by_uid(session, study, uid)
-    data = load(session, study)
-    reads = first_reads(data.reads)
-    earlier = [reads[(name, item.id or 0)] for name in data.readers if (name, item.id or 0) in reads]
-    attempt = session.get(Attempt, item.attempt_id)
-    task = session.get(Task, item.task_id)
-    decision = latest_decisions(session, study).get(item.id or 0)
-    open_questions = next((c.questions for c in to_adjudicate(data) if c.case.item_id == item.id), [])
-    context = {"study": study, "uid": uid, "earlier": earlier, "decision": decision,
-               "submission_id": secrets.token_urlsafe(18),
-               "instruction": attempt.instruction if attempt else "",
-               "modality": task.modality if task else "", "open_questions": open_questions,
-               "given": given or ({q: getattr(decision, q) for q in (
-                   "compliance", "structure", "realism", "fidelity", "overall", "comment")}
-                   if decision else {}), "errors": errors}
+    view = adjudication_screen(session, study, uid)
+    context = {"study": study, "uid": uid, "earlier": view.earlier, "decision": view.decision,
+               "submission_id": secrets.token_urlsafe(18), "instruction": view.instruction,
+               "modality": view.modality, "open_questions": view.open_questions,
+               "given": given or view.given, "errors": errors}
     return render(request, "adjudication/screen.html", context, status_code=status_code)
 
 
@@ -84,13 +70,10 @@ def decide(request: Request, session: SessionDep, user: CurrentUser, study_id: I
     study = get_study(session, study_id)
     require_adjudicator(session, study, user)
     item = item_by_uid(session, study, uid)
-    fields = {k: form[k] for k in DecisionIn.model_fields if k in form}
-    try:
-        decision = DecisionIn.model_validate(fields)
-    except ValidationError as error:
-        errors = {str(e["loc"][0]): e["msg"] for e in error.errors() if e["loc"]}
-        return _screen(request, session, study_id, uid, errors, 422, fields)
-    submit_decision(session, study, item, user, decision)
+    posted = read_form(form, DecisionIn)
+    if posted.value is None:
+        return _screen(request, session, study_id, uid, posted.errors, 422, posted.fields)
+    submit_decision(session, study, item, user, posted.value)
     return redirect(request, f"/adjudicate/{study_id}")
 
 

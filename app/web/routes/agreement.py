@@ -9,7 +9,7 @@ from pydantic import Field
 from app.accounts.users import get_user
 from app.agreement.disagreements import KINDS, Disagreement, case_rows, disagreements
 from app.agreement.report import Slice
-from app.agreement.service import charts_for, report_for
+from app.agreement.service import charts_for, report_for, report_json
 from app.agreement.standalone import standalone_html
 from app.agreement.tables import TABLES, rows
 from app.csv_cells import iter_dict_csv
@@ -75,8 +75,7 @@ def standalone_report(session: SessionDep, study_id: IdPath, scope: SliceDep) ->
 def agreement_json(session: SessionDep, study_id: IdPath, scope: SliceDep) -> JSONResponse:
     study = get_study(session, study_id)
     _, report = report_for(session, study, scope)
-    return JSONResponse({"study": {"id": study.id, "name": study.name, "status": study.status},
-                         **report})
+    return JSONResponse(report_json(study, report))
 
 
 @router.get("/studies/{study_id}/agreement/{table}.csv")

@@ -4,9 +4,8 @@
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from app.cases import facets
 from app.cases.detail import get_case
-from app.cases.listing import list_cases, neighbours
+from app.cases.listing import browser_view, neighbours
 from app.web.deps import (
     CaseFilterDep,
     CursorQuery,
@@ -25,11 +24,9 @@ def cases_page(
     request: Request, session: SessionDep, settings: SettingsDep, case_filter: CaseFilterDep,
     after: CursorQuery = None, before: CursorQuery = None,
 ) -> HTMLResponse:
-    page = list_cases(session, case_filter, limit=settings.page_size, after=after, before=before)
-    context = {
-        "filter": case_filter, "page": page,
-        "facets": facets.facet_counts(facets.cube(session, case_filter), case_filter),
-    }
+    view = browser_view(session, case_filter, limit=settings.page_size, after=after,
+                        before=before)
+    context = {"filter": view.filter, "page": view.page, "facets": view.facets}
     return render(request, "cases/list.html", context, partial="cases/_browser.html")
 
 

@@ -1,10 +1,9 @@
 """Readers: their studies, the blinded reading screen, answers, drafts, undo, images."""
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from pydantic import ValidationError
 from starlette.datastructures import FormData
 
 from app.images.diffmap import item_diff
@@ -21,6 +20,7 @@ from app.studies.worklist import (
     studies_of,
 )
 from app.web.deps import IdPath, SessionDep, SettingsDep
+from app.web.forms import posted_form, read_form
 from app.web.routes.images import diff_response, image_response
 from app.web.security import CurrentUser
 from app.web.templating import redirect, render
@@ -65,30 +65,19 @@ def reading_screen(request: Request, session: SessionDep, user: CurrentUser, stu
     return render(request, "reading/read.html", {"view": view, "tags": FAILURE_TAGS, "errors": {}})
 
 
-async def posted_form(request: Request) -> FormData:
-    return await request.form()
-
-
 @router.post("/read/{study_id}/{sequence}", response_class=HTMLResponse)
 def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: IdPath,
            sequence: SequencePath, form: Annotated[FormData, Depends(posted_form)]) -> Response:
     # Sync: the body is read by posted_form first, so no pooled connection waits on a client.
     study = get_study(session, study_id)
     assignment = get_assignment(session, study, user, sequence)
-    # Absent optional fields take their defaults: scripts need not send an empty comment.
-    fields: dict[str, Any] = {k: form[k] for k in AnswerIn.model_fields if k in form and k != "tags"}
-    fields["tags"] = form.getlist("tags")
-    if not fields.get("time_on_case_ms"):
-        fields.pop("time_on_case_ms", None)
-    try:
-        answer = AnswerIn.model_validate(fields)
-    except ValidationError as error:
+    posted = read_form(form, AnswerIn)
+    if posted.value is None:
         view = read_view(session, study, user, assignment)
-        view.draft = {k: v for k, v in fields.items() if v is not None}
-        errors = {str(e["loc"][0]): e["msg"] for e in error.errors() if e["loc"]}
+        view.draft = posted.fields
         return render(request, "reading/read.html", {"view": view, "tags": FAILURE_TAGS,
-                                                     "errors": errors}, status_code=422)
-    submit_answer(session, study, assignment, answer)
+                                                     "errors": posted.errors}, status_code=422)
+    submit_answer(session, study, assignment, posted.value)
     if study.reveal == "after_submit":
         return redirect(request, f"/read/{study_id}/{sequence}")
     return redirect(request, f"/read/{study_id}")

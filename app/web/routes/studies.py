@@ -19,15 +19,16 @@ from app.studies.export import iter_answer_csv, iter_design_csv, iter_long_csv
 from app.studies.forms import (
     COUNT_PREFIX,
     PAPER_PER_STRATUM,
+    StudyForm,
     plan_from_form,
     planned_from_form,
     strata_counts,
 )
-from app.studies.models import Design, Reveal, Study
+from app.studies.models import Design, Study
 from app.studies.pool import DEFAULT_FACETS, STRATA_FACETS, check_facets, strata_table
 from app.studies.previews import warm_previews
 from app.studies.worklist import get_study, study_progress, study_reader
-from app.web.deps import CaseFilterDep, IdPath, IdValue, SessionDep, SettingsDep
+from app.web.deps import CaseFilterDep, IdPath, SessionDep, SettingsDep
 from app.web.security import AdminUser
 from app.web.templating import redirect, render
 
@@ -137,35 +138,18 @@ async def plan_and_count_fields(request: Request) -> dict[str, str]:
 def create_study_route(
     request: Request, session: SessionDep, admin: AdminUser, case_filter: CaseFilterDep,
     settings: SettingsDep, background: BackgroundTasks,
-    name: Annotated[str, Form(max_length=200)],
+    form: Annotated[StudyForm, Form()],
     extra: Annotated[dict[str, str], Depends(plan_and_count_fields)],
-    readers: Annotated[list[IdValue], Form(max_length=1000)] = [],  # noqa: B006  (FastAPI copies form defaults)
-    design: Annotated[Design, Form()] = Design.validation,
-    facets: Annotated[list[str], Form(max_length=8)] = [],  # noqa: B006
-    seed: Annotated[int, Form(ge=0, le=2**31 - 1)] = 42,
-    total: Annotated[int | None, Form(ge=1, le=20_000)] = None,
-    primary_question: Annotated[str, Form(max_length=16)] = "overall",
-    readers_per_case: Annotated[int | None, Form(ge=1, le=100)] = None,
-    repeat_fraction: Annotated[float, Form(ge=0, le=0.5)] = 0.0,
-    blinded: Annotated[bool, Form()] = False,
-    reveal: Annotated[Reveal, Form()] = Reveal.never,
-    hide_instructions: Annotated[bool, Form()] = False,
 ) -> Response:
-    fields: dict[str, Any] = dict(name=name, design=design, facets=facets, total=total, seed=seed,
-                                  primary_question=primary_question, reader_ids=readers,
-                                  readers_per_case=readers_per_case, repeat_fraction=repeat_fraction,
-                                  blinded=blinded, reveal=reveal,
-                                  hide_instructions=hide_instructions)
     counts = None
     try:
         counts = strata_counts(extra)
-        plan = plan_from_form(case_filter=case_filter, counts=counts,
-                              planned=planned_from_form(extra), **fields)
+        plan = plan_from_form(form, case_filter, counts, planned_from_form(extra))
         study = create_study(session=session, plan=plan, created_by=admin)
     except StudyError as error:
         session.rollback()
-        form = fields | {k: v for k, v in extra.items() if k.startswith("plan_")}
-        context = _form_context(session, case_filter, design, tuple(facets), form, str(error), counts)
+        context = _form_context(session, case_filter, form.design, tuple(form.facets),
+                                form.as_shown(extra), str(error), counts)
         return render(request, "studies/new.html", context, status_code=422)
     # After the answer is sent: drawing every preview takes a while for a large study.
     assert study.id is not None
