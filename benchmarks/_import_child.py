@@ -5,6 +5,9 @@ import sys
 import time
 from pathlib import Path
 
+# The repository first: run as a script, this folder is on the path before it, and its
+# pipeline.py benchmark would shadow the pipeline package the importer's vocabulary is in.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from app.db import make_engine, migrate
 from app.importer import import_tree
 

@@ -32,7 +32,7 @@ Uid = Annotated[str, Path(pattern=r"^[0-9a-f]{24}$")]
 
 @router.get("/adjudicate", response_class=HTMLResponse)
 def my_adjudications(request: Request, session: SessionDep, user: CurrentUser) -> HTMLResponse:
-    return render(request, "adjudication/studies.html",
+    return render(request, "studies/adjudication/studies.html",
                   {"studies": studies_to_adjudicate(session, user)})
 
 
@@ -41,7 +41,7 @@ def worklist(request: Request, session: SessionDep, user: CurrentUser,
              study_id: IdPath) -> HTMLResponse:
     study = get_study(session, study_id)
     require_adjudicator(session, study, user)
-    return render(request, "adjudication/worklist.html",
+    return render(request, "studies/adjudication/worklist.html",
                   {"study": study, "cases": to_adjudicate(load(session, study))})
 
 
@@ -54,7 +54,7 @@ def _screen(request: Request, session: SessionDep, study_id: int, uid: str,
                "submission_id": secrets.token_urlsafe(18), "instruction": view.instruction,
                "modality": view.modality, "open_questions": view.open_questions,
                "given": given or view.given, "errors": errors}
-    return render(request, "adjudication/screen.html", context, status_code=status_code)
+    return render(request, "studies/adjudication/screen.html", context, status_code=status_code)
 
 
 @router.get("/adjudicate/{study_id}/{uid}", response_class=HTMLResponse)

@@ -22,7 +22,7 @@ def home(request: Request, user: Annotated[User, Depends(current_user)]) -> Redi
 
 @router.get("/login", response_class=HTMLResponse)
 def login_form(request: Request, next: str = "/") -> HTMLResponse:
-    return render(request, "auth/login.html", {"next": safe_next(next), "error": None, "name": ""})
+    return render(request, "accounts/login.html", {"next": safe_next(next), "error": None, "name": ""})
 
 
 @router.post("/login", response_class=HTMLResponse, dependencies=[Depends(check_csrf)])
@@ -33,12 +33,12 @@ def login(request: Request, session: SessionDep, name: Annotated[str, Form(max_l
     try:
         user = log_in(session, name, password, request.client.host if request.client else None)
     except LoginLocked as locked:
-        response = render(request, "auth/login.html", {**context, "error": str(locked)},
+        response = render(request, "accounts/login.html", {**context, "error": str(locked)},
                           status_code=429)
         response.headers["Retry-After"] = str(locked.seconds)
         return response
     except LoginRefused as refused:
-        return render(request, "auth/login.html", {**context, "error": str(refused)},
+        return render(request, "accounts/login.html", {**context, "error": str(refused)},
                       status_code=401)
     start_session(request, user)
     return redirect(request, safe_next(next))

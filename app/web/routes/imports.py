@@ -25,4 +25,4 @@ def imports_page(
         "problems": list_problems(session, kind=kind, file_id=file, after=after,
                                   limit=PROBLEMS_PER_PAGE),
     }
-    return render(request, "imports/list.html", context, partial="imports/_problems.html")
+    return render(request, "importer/list.html", context, partial="importer/_problems.html")

@@ -33,7 +33,7 @@ IdlessUid = Path(pattern=r"^[0-9a-f]{24}$")
 
 @router.get("/read", response_class=HTMLResponse)
 def my_studies(request: Request, session: SessionDep, user: CurrentUser) -> HTMLResponse:
-    return render(request, "reading/list.html", {"studies": studies_of(session, user),
+    return render(request, "studies/reading/list.html", {"studies": studies_of(session, user),
                                                  "adjudicating": studies_to_adjudicate(session, user)})
 
 
@@ -62,7 +62,7 @@ def reading_screen(request: Request, session: SessionDep, user: CurrentUser, stu
                    sequence: SequencePath) -> HTMLResponse:
     study = get_study(session, study_id)
     view = read_view(session, study, user, get_assignment(session, study, user, sequence))
-    return render(request, "reading/read.html", {"view": view, "tags": FAILURE_TAGS, "errors": {}})
+    return render(request, "studies/reading/read.html", {"view": view, "tags": FAILURE_TAGS, "errors": {}})
 
 
 @router.post("/read/{study_id}/{sequence}", response_class=HTMLResponse)
@@ -75,7 +75,7 @@ def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: I
     if posted.value is None:
         view = read_view(session, study, user, assignment)
         view.draft = posted.fields
-        return render(request, "reading/read.html", {"view": view, "tags": FAILURE_TAGS,
+        return render(request, "studies/reading/read.html", {"view": view, "tags": FAILURE_TAGS,
                                                      "errors": posted.errors}, status_code=422)
     submit_answer(session, study, assignment, posted.value)
     if study.reveal == "after_submit":

@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 from app.accounts.users import find_user
 from app.cli import cli
+from tests.cli.test_stats import env_for
 from tests.studies.conftest import make_study
-from tests.test_cli_stats import env_for
 
 
 def test_plan_prints_the_cases_needed() -> None:

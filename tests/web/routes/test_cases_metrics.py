@@ -13,7 +13,7 @@ from sqlmodel import Session, col
 from app.images.metrics_store import compute_pending
 from app.models import AttemptMetric, Role, Task
 from app.settings import Settings
-from tests.routes.test_cases_list import soup
+from tests.web.routes.test_cases_list import soup
 
 
 @pytest.fixture
@@ -85,8 +85,8 @@ def test_bad_bounds_are_a_422(client: TestClient, query: str) -> None:
 def test_a_study_from_a_bounded_filter_records_and_shows_the_bound(
         demo_engine: Engine, settings: Settings, measured: dict) -> None:
     """The study page once failed on a numeric bound in the recorded filter (a 500)."""
-    from tests.routes.test_reading import as_user
     from tests.studies.conftest import make_study
+    from tests.web.routes.test_reading import as_user
 
     setup = make_study(demo_engine)
     admin = as_user(demo_engine, settings, "study-admin", Role.admin)

@@ -13,8 +13,8 @@ from app.cli import cli
 from app.models import Role
 from app.settings import Settings
 from tests.agreement.test_report import answer_all
-from tests.routes.test_reading import as_user
 from tests.studies.conftest import make_study
+from tests.web.routes.test_reading import as_user
 
 
 def env_for(engine: Engine, tmp_path: Path) -> dict[str, str]:

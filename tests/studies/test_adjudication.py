@@ -16,8 +16,8 @@ from app.studies.design import StudyError
 from app.studies.models import Adjudication, StudyItem
 from tests.accounts import add_user
 from tests.agreement.test_report import answer_all
-from tests.routes.test_reading import as_user
 from tests.studies.conftest import StudySetup, make_study
+from tests.web.routes.test_reading import as_user
 
 # Two readers who disagree on compliance in the last three cases: three ties to settle.
 PATTERN = {"reader-0": ["yes"] * 8, "reader-1": ["yes"] * 5 + ["no"] * 3}
@@ -39,7 +39,7 @@ def test_ties_are_listed_and_settled_by_the_decision(demo_engine: Engine) -> Non
         data = load(session, setup.study)
         ties = to_adjudicate(data)
         assert len(ties) == 3 and all(t.questions == ["compliance", "overall"] for t in ties)
-        before = study_report(data, resamples=100).as_dict()["questions"]["compliance"]["reference"]["decided"]
+        before = study_report(data, resamples=100).questions["compliance"].reference.decided
         assert before["tie"] == 3
         third = session.get(type(setup.admin), third_id)
         assert third is not None
@@ -52,7 +52,7 @@ def test_ties_are_listed_and_settled_by_the_decision(demo_engine: Engine) -> Non
             **DECISION | {"compliance": "yes"}, submission_id="adj-00000002"))
         assert first.id == again.id and changed.version == 2
         data = load(session, setup.study)
-        after = study_report(data, resamples=100).as_dict()["questions"]["compliance"]["reference"]["decided"]
+        after = study_report(data, resamples=100).questions["compliance"].reference.decided
     assert after == {"unanimous": 5, "single_vote": 0, "majority": 0, "adjudicated": 1, "tie": 2,
                      "no_vote": 0}
     assert [t.decided for t in to_adjudicate(data)].count(True) == 1

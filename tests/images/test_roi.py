@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from app.images.metrics import roi_preservation
 from app.images.roi import Roi, parse_roi
-from tests.test_metrics import noise_image
+from tests.images.test_metrics import noise_image
 
 
 def test_a_rectangle_masks_its_share_of_the_image() -> None:

@@ -17,7 +17,7 @@ from app.models import ApiToken, LoginThrottle, Role, User
 from app.settings import Settings
 from app.web.main import create_app
 from tests.accounts import PASSWORD, add_user, login
-from tests.routes.test_auth import csrf_from
+from tests.web.routes.test_auth import csrf_from
 
 
 def _browser(engine: Engine, settings: Settings) -> TestClient:

@@ -10,8 +10,8 @@ from sqlalchemy.engine import Engine
 from app.models import Role
 from app.settings import Settings
 from tests.agreement.test_report import answer_all
-from tests.routes.test_reading import as_user
 from tests.studies.conftest import StudySetup, make_study
+from tests.web.routes.test_reading import as_user
 
 
 def answered_study(engine: Engine) -> StudySetup:
