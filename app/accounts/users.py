@@ -27,6 +27,12 @@ MAX_TOKEN_LIFETIME_DAYS = 730
 TOKEN_USE_RESOLUTION = timedelta(minutes=1)
 
 
+def reader_accounts(session: Session) -> list[User]:
+    """Every reader account, by name: who a study may be given to."""
+    return list(session.scalars(select(User).where(col(User.role) == Role.reader)
+                                .order_by(col(User.name))))
+
+
 def get_user(session: Session, user_id: int) -> User:
     user = session.get(User, user_id)
     if user is None:

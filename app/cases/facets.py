@@ -17,7 +17,7 @@ from sqlmodel import Session, col
 from app.cases.filters import FACETS, CaseFilter, where_clauses
 from app.memo import Memo
 from app.models import AttemptMetric, Run, Task
-from pipeline.vocabulary import DIMENSION_BITS, Dimension
+from pipeline.vocabulary import DIMENSION_BITS, Dimension, Outcome
 
 CUBE_COLUMNS = ("modality", "disease", "direction", "outcome", "rounds", "failed_mask")
 # Distinct (database, version, search text) cubes kept in memory; each is a few hundred KB.
@@ -37,7 +37,7 @@ def data_version(session: Session) -> tuple[Any, Any, Any]:
     created when it starts and updates its task when it ends, so the newest ids alone would
     miss the end; the count of open runs (an index look-up) changes then."""
     return (session.scalar(select(func.max(Task.id))), session.scalar(select(func.max(Run.id))),
-            session.scalar(select(func.count()).select_from(Run).where(col(Run.outcome) == "running")))
+            session.scalar(select(func.count()).select_from(Run).where(col(Run.outcome) == Outcome.running)))
 
 
 def _measured(session: Session) -> Any:

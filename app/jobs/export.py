@@ -21,7 +21,7 @@ from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.importer import layout
 from app.importer.scripts_files import ScriptsFolder, final_image
 from app.models import Attempt, Direction, JudgeVerdict, Run, SourceImage, Task
-from pipeline.vocabulary import ENDS
+from pipeline.vocabulary import ENDS, Outcome
 
 
 class ExportError(Exception):
@@ -85,7 +85,7 @@ def _write_task(session: Session, out: Path, folders: dict[tuple[str, Direction]
     stem, image = layout.stem_of(source.filename), source.filename
     # The scripts' format knows no block: a blocked run is written as the API failure it is
     # there, with its reason as the error.
-    refused = run.outcome in ("api_failed", "blocked")
+    refused = run.outcome in (Outcome.api_failed, Outcome.blocked)
     if refused and run.n_rounds == 0:
         files.api_failure(task.task_key, image, task.disease, step=run.failure_step or "",
                           round=run.failure_round or 1, error=run.failure_error or "")
@@ -94,7 +94,7 @@ def _write_task(session: Session, out: Path, folders: dict[tuple[str, Direction]
         select(Attempt, JudgeVerdict).outerjoin(JudgeVerdict, col(JudgeVerdict.attempt_id) == Attempt.id)
         .where(col(Attempt.run_id) == run.id).order_by(col(Attempt.round), col(JudgeVerdict.id))).all()
     rounds: dict[int, dict[str, Any]] = {}
-    success = run.outcome == "success"
+    success = run.outcome == Outcome.success
     for attempt, verdict in attempts:
         if attempt.round in rounds:
             continue  # re-judgements: the scripts kept one verdict per round

@@ -27,6 +27,12 @@ def get_job(session: Session, job_id: int) -> Job:
     return job
 
 
+def recent_jobs(session: Session, limit: int = 200) -> list[dict[str, Any]]:
+    """The newest jobs, as the jobs page lists them."""
+    jobs = session.scalars(select(Job).order_by(col(Job.id).desc()).limit(limit)).all()
+    return [job_summary(j) for j in jobs]
+
+
 def job_summary(job: Job) -> dict[str, Any]:
     waiting = as_utc(job.waiting_until) if job.waiting_until is not None else None
     if waiting is not None and (waiting <= utcnow() or job.status != JobStatus.running):

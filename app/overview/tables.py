@@ -9,7 +9,7 @@ from sqlmodel import Session, col
 
 from app.cases.facets import data_version
 from app.models import JudgeVerdict, Run, Task
-from pipeline.vocabulary import DIMENSIONS
+from pipeline.vocabulary import DIMENSIONS, Outcome
 
 # ../shared/medbanana-format.md, section 5.
 PAPER_TABLE1 = {
@@ -39,11 +39,11 @@ class Table1Row:
 def table1(session: Session) -> list[Table1Row]:
     query = (select(col(Task.modality), col(Task.direction),
                     func.count(func.distinct(Task.disease)),
-                    func.sum(case((col(Task.outcome) == "success", 1), else_=0)),
-                    func.sum(case((col(Task.outcome) == "failed", 1), else_=0)),
-                    func.sum(case((col(Task.outcome) == "api_failed", 1), else_=0)),
-                    func.sum(case((col(Task.outcome) == "blocked", 1), else_=0)),
-                    func.avg(case((col(Task.outcome) == "success", Task.n_rounds), else_=None)))
+                    func.sum(case((col(Task.outcome) == Outcome.success, 1), else_=0)),
+                    func.sum(case((col(Task.outcome) == Outcome.failed, 1), else_=0)),
+                    func.sum(case((col(Task.outcome) == Outcome.api_failed, 1), else_=0)),
+                    func.sum(case((col(Task.outcome) == Outcome.blocked, 1), else_=0)),
+                    func.avg(case((col(Task.outcome) == Outcome.success, Task.n_rounds), else_=None)))
              .group_by(col(Task.modality), col(Task.direction))
              .order_by(col(Task.modality), col(Task.direction)))
     return [Table1Row(m, d, int(n), int(s or 0), int(f or 0), int(a or 0), int(b or 0),
@@ -66,7 +66,7 @@ def rounds_to_success(session: Session) -> dict[int, int]:
     """Successful tasks by the round that succeeded (the latest run of each task)."""
     query = (select(col(Run.success_round), func.count())
              .join(Task, col(Task.latest_run_id) == Run.id)
-             .where(col(Run.outcome) == "success").group_by(col(Run.success_round))
+             .where(col(Run.outcome) == Outcome.success).group_by(col(Run.success_round))
              .order_by(col(Run.success_round)))
     return {int(r): int(n) for r, n in session.execute(query) if r is not None}
 
@@ -74,7 +74,7 @@ def rounds_to_success(session: Session) -> dict[int, int]:
 def success_by_disease(session: Session) -> list[tuple[str, str, int, int]]:
     """(modality, disease, successes, tasks), for the per-disease success chart."""
     query = (select(col(Task.modality), col(Task.disease),
-                    func.sum(case((col(Task.outcome) == "success", 1), else_=0)), func.count())
+                    func.sum(case((col(Task.outcome) == Outcome.success, 1), else_=0)), func.count())
              .group_by(col(Task.modality), col(Task.disease))
              .order_by(col(Task.modality), col(Task.disease)))
     return [(m, d, int(s or 0), int(n)) for m, d, s, n in session.execute(query)]

@@ -85,6 +85,12 @@ def study_progress(session: Session, study: Study) -> list[tuple[User, Progress]
     return [(u, reader_progress(session, study.id, u.id or 0)) for u in readers]
 
 
+def all_studies(session: Session) -> list[tuple[Study, list[tuple[User, Progress]]]]:
+    """Every study, newest first, with each reader's progress."""
+    return [(s, study_progress(session, s))
+            for s in session.scalars(select(Study).order_by(col(Study.id).desc()))]
+
+
 def studies_of(session: Session, user: User) -> list[tuple[Study, Progress]]:
     query = (select(Study).join(StudyReader, col(StudyReader.study_id) == Study.id)
              .where(col(StudyReader.user_id) == user.id).order_by(col(Study.id)))

@@ -151,3 +151,4 @@ def test_the_answer_forms_ask_the_rubric_s_questions_in_order() -> None:
 
     assert tuple(RubricAnswers.model_fields) == QUESTIONS
     assert tuple(DecisionIn.model_fields)[:len(QUESTIONS)] == QUESTIONS
+    assert tuple(DraftIn.model_fields)[:len(QUESTIONS)] == QUESTIONS

@@ -4,9 +4,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
-from sqlmodel import col, select
 
-from app.job_models import Job, JobStatus
+from app.job_models import JobStatus
 from app.jobs import (
     DEFAULT_MODELS,
     JobForm,
@@ -19,6 +18,7 @@ from app.jobs import (
     job_runs,
     job_selection,
     job_summary,
+    recent_jobs,
     request_cancel,
 )
 from app.web.deps import CaseFilterDep, IdPath, SessionDep
@@ -66,8 +66,7 @@ def start_job(request: Request, session: SessionDep, admin: AdminUser,
 
 @router.get("/jobs", response_class=HTMLResponse)
 def jobs_page(request: Request, session: SessionDep) -> HTMLResponse:
-    jobs = session.scalars(select(Job).order_by(col(Job.id).desc()).limit(200)).all()
-    return render(request, "jobs/list.html", {"jobs": [job_summary(j) for j in jobs]})
+    return render(request, "jobs/list.html", {"jobs": recent_jobs(session)})
 
 
 @router.get("/jobs/{job_id}", response_class=HTMLResponse)

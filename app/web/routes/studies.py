@@ -5,13 +5,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
-from sqlmodel import col, select
 
-from app.accounts.users import describe_user
+from app.accounts.users import describe_user, reader_accounts
 from app.agreement.facts import DESIGNS, recorded_selection
 from app.agreement.planner import PlanError, plan_cases, sample_edits_per_image
 from app.cases.filters import CaseFilter, recorded_criteria
-from app.models import Role, User
 from app.studies.adjudication import adjudicator_of
 from app.studies.answers import lock_study
 from app.studies.design import StudyError, create_study
@@ -24,10 +22,10 @@ from app.studies.forms import (
     planned_from_form,
     strata_counts,
 )
-from app.studies.models import Design, Study
+from app.studies.models import Design
 from app.studies.pool import DEFAULT_FACETS, STRATA_FACETS, check_facets, strata_table
 from app.studies.previews import warm_previews
-from app.studies.worklist import get_study, study_progress, study_reader
+from app.studies.worklist import all_studies, get_study, study_progress, study_reader
 from app.web.deps import CaseFilterDep, IdPath, SessionDep, SettingsDep
 from app.web.security import AdminUser
 from app.web.templating import redirect, render
@@ -35,16 +33,9 @@ from app.web.templating import redirect, render
 router = APIRouter(include_in_schema=False)
 
 
-def _readers(session: SessionDep) -> list[User]:
-    return list(session.scalars(select(User).where(col(User.role) == Role.reader)
-                                .order_by(col(User.name))))
-
-
 @router.get("/studies", response_class=HTMLResponse)
 def studies_page(request: Request, session: SessionDep) -> HTMLResponse:
-    studies = [(s, study_progress(session, s)) for s in
-               session.scalars(select(Study).order_by(col(Study.id).desc()))]
-    return render(request, "studies/list.html", {"studies": studies})
+    return render(request, "studies/list.html", {"studies": all_studies(session)})
 
 
 def _design_args(design: Design, facets: list[str] | None) -> tuple[Design, tuple[str, ...]]:
@@ -67,7 +58,7 @@ def _strata_context(session: SessionDep, case_filter: CaseFilter, design: Design
 def _form_context(session: SessionDep, case_filter: CaseFilter, design: Design,
                   facets: tuple[str, ...], form: dict[str, Any], error: str | None,
                   counts: dict[str, int] | None = None) -> dict[str, Any]:
-    return {"filter": case_filter, "readers": _readers(session),
+    return {"filter": case_filter, "readers": reader_accounts(session),
             "error": error, "form": form, "prefix": COUNT_PREFIX,
             **_strata_context(session, case_filter, design, facets, counts)}
 
@@ -168,7 +159,7 @@ def study_page(request: Request, session: SessionDep, study_id: IdPath) -> HTMLR
                "design": DESIGNS[selection.design],
                "criteria": recorded_criteria(selection.filter),
                "adjudicator": adjudicator_of(session, study),
-               "candidates": [r for r in _readers(session) if r.id not in in_study]}
+               "candidates": [r for r in reader_accounts(session) if r.id not in in_study]}
     return render(request, "studies/detail.html", context, partial="studies/_progress.html")
 
 
