@@ -38,6 +38,10 @@ def test_adjudicate_with_keys_then_read_the_agreement(browser: Browser, demo_eng
         tab.keyboard.press(key)
     expect(tab.locator('input[name="compliance"][value="yes"]')).to_be_checked()
     expect(tab.locator('input[name="overall"][value="reject"]')).to_be_checked()
+    ARTIFACTS.mkdir(exist_ok=True)
+    for width in (1366, 1024):  # the rubric's fields as the keys left them
+        tab.set_viewport_size({"width": width, "height": 768})
+        tab.screenshot(path=str(ARTIFACTS / f"adjudication-{width}.png"), full_page=True)
     tab.keyboard.press("Enter")
     expect(tab).to_have_url(re.compile(rf"/adjudicate/{sid}$"))
     expect(tab.locator('tr.to-settle[data-decided="true"]')).to_have_count(1)
