@@ -12,7 +12,6 @@ from sqlmodel import Session
 
 from app.cases.filters import CaseFilter
 from app.cases.listing import task_ids_matching
-from app.images import roi_metrics
 from app.images.metrics_store import compute_pending
 from app.images.store import StoreError, store_for
 from app.job_models import Job
@@ -35,6 +34,7 @@ from app.jobs import (
 )
 from app.models import Direction, Modality
 from app.settings import get_settings
+from app.studies import roi_metrics
 from pipeline.vocabulary import Dimension, TaskOutcome
 
 console = Console(stderr=True)

@@ -4,7 +4,7 @@ import json
 
 import typer
 
-from app.agreement.planner import PlanError, plan_cases
+from app.studies.planner import PlanError, plan_cases
 
 
 def register(cli: typer.Typer) -> None:

@@ -20,12 +20,10 @@ from app.images.files import (
     ImageKind,
     ImageNotFound,
     ImageSize,
-    item_image,
     resolve_image,
     source_of_attempt,
 )
 from app.memo import Memo
-from app.studies.models import StudyItem
 
 FULL_SCALE = 0.25  # a change of a quarter of the intensity range shows at full colour
 COLOURMAP = "inferno"
@@ -101,13 +99,3 @@ def attempt_diff(session: Session, attempt_id: int, size: ImageSize,
         known = drawn_diff(original, edited, size, cache_dir)
         _drawn.put((attempt_id, size), known)
     return known
-
-
-def item_diff(session: Session, item: StudyItem, size: ImageSize, cache_dir: Path) -> tuple[Path, str]:
-    """A study item's map, for the screens that know the item only by its uid (its errors
-    name no id or path)."""
-    try:
-        return drawn_diff(item_image(session, item, "original"), item_image(session, item, "edit"),
-                          size, cache_dir)
-    except ImageNotFound:
-        raise ImageNotFound("this image is missing on disk or cannot be decoded") from None

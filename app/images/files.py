@@ -8,7 +8,7 @@ import hashlib
 import io
 import os
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import BinaryIO
@@ -21,7 +21,6 @@ from app.errors import NotFound
 from app.images.store import RemoteStore, StoreError, is_remote, store_for
 from app.models import Attempt, DataRoot, Run, SourceImage, Task
 from app.safe_files import open_inside
-from app.studies.models import StudyItem
 
 
 class ImageKind(StrEnum):
@@ -43,8 +42,6 @@ CACHE_QUALITY = 88
 class ImageNotFound(NotFound):
     pass
 
-
-BLINDED_MISSING = "this image is missing on disk"
 
 
 # What an image is by its bytes (Pillow's reading of them), never by a label or a file name:
@@ -140,22 +137,6 @@ def _location(session: Session, kind: ImageKind, image_id: int) -> tuple[int | N
     if attempt is None:
         raise ImageNotFound(f"no attempt {image_id}")
     return attempt.image_root_id, attempt.image_relpath
-
-
-def item_image(session: Session, item: StudyItem, which: str) -> ImageFile:
-    """A study item's edit or its original, as the reading and adjudication screens show
-    them (by the item's opaque uid, never by these ids, which its errors never name)."""
-    try:
-        if which == "edit":
-            image = resolve_image(session, ImageKind.attempt, item.attempt_id)
-        else:
-            task = session.get(Task, item.task_id)
-            if task is None:
-                raise ImageNotFound(f"no task {item.task_id}")
-            image = resolve_image(session, ImageKind.source, task.source_image_id)
-    except ImageNotFound:
-        raise ImageNotFound(BLINDED_MISSING) from None
-    return replace(image, hide=BLINDED_MISSING)
 
 
 def source_of_attempt(session: Session, attempt_id: int) -> int:

@@ -17,13 +17,13 @@ from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app.images import roi_metrics
 from app.images.metrics_store import compute_pending
 from app.job_models import WorkerHeartbeat
 from app.jobs.registry import make_backend
 from app.jobs.runner import STALE, check_stale_after, claim, run_job
 from app.models import Attempt, utcnow
 from app.settings import Settings
+from app.studies import roi_metrics
 
 logger = logging.getLogger(__name__)
 # A heartbeat this often; /readyz calls a worker gone after HEARTBEAT_STALE (app/health.py).

@@ -55,7 +55,7 @@ class StudyPlan:
     blinded: bool = True
     reveal: Reveal = Reveal.never
     show_instructions: bool = True
-    # The sample-size plan behind the counts (app/agreement/planner.py), recorded as given.
+    # The sample-size plan behind the counts (app/studies/planner.py), recorded as given.
     planned: dict[str, Any] | None = None
 
 

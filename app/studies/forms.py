@@ -5,11 +5,11 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from app.agreement.planner import plan_cases
 from app.cases.filters import CaseFilter
 from app.models import MAX_DB_ID
 from app.studies.design import StudyError, StudyPlan
 from app.studies.models import Design, Reveal
+from app.studies.planner import plan_cases
 
 COUNT_PREFIX = "n:"  # form fields "n:fail/add/chest_xray" carry each stratum's count
 PAPER_PER_STRATUM = 25  # 50 add + 50 remove, half of each judged pass and half fail

@@ -48,7 +48,7 @@ class Study(SQLModel, table=True):
     design: str = Field(default=Design.accepted.value, sa_column=Column(String(16), nullable=False))
     # The one pre-specified primary endpoint; every other question is secondary (Holm).
     primary_question: str = Field(default="overall", sa_column=Column(String(16), nullable=False))
-    # The sample-size plan the study was made with (app/agreement/planner.py), as JSON.
+    # The sample-size plan the study was made with (app/studies/planner.py), as JSON.
     plan: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     # None: every reader reads every case (fully crossed); k: that many readers per case.
     readers_per_case: int | None = None
@@ -185,7 +185,7 @@ class Adjudication(SQLModel, table=True):
 
 
 class RoiMetric(SQLModel, table=True):
-    """How well an edit kept to a reader's region (app/images/roi_metrics.py), per answer version."""
+    """How well an edit kept to a reader's region (app/studies/roi_metrics.py), per answer version."""
 
     __tablename__ = "roi_metric"
     answer_id: int = Field(foreign_key="answer.id", primary_key=True)

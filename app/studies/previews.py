@@ -14,8 +14,8 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
-from app.images.diffmap import item_diff
-from app.images.files import ImageNotFound, ImageSize, item_image, sized_file
+from app.images.files import ImageNotFound, ImageSize, sized_file
+from app.studies.images import item_diff, item_image
 from app.studies.models import StudyItem
 
 logger = logging.getLogger(__name__)

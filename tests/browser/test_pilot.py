@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from app.accounts.users import issue_token
-from app.agreement.planner import plan_cases
+from app.studies.planner import plan_cases
 from app.models import Role
 from tests.accounts import add_user
 from tests.browser.conftest import ARTIFACTS

@@ -9,8 +9,7 @@ from starlette.datastructures import FormData
 
 from app.agreement.disagreements import adjudication_screen, to_adjudicate
 from app.agreement.reads import load
-from app.images.diffmap import item_diff
-from app.images.files import ImageSize, item_image
+from app.images.files import ImageSize
 from app.studies.adjudication import (
     DecisionIn,
     item_by_uid,
@@ -18,6 +17,7 @@ from app.studies.adjudication import (
     studies_to_adjudicate,
     submit_decision,
 )
+from app.studies.images import item_diff, item_image
 from app.studies.models import Study
 from app.studies.worklist import get_study
 from app.web.deps import IdPath, SessionDep, SettingsDep

@@ -6,10 +6,10 @@ from fastapi import APIRouter, Body, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import FormData
 
-from app.images.diffmap import item_diff
-from app.images.files import ImageSize, item_image
+from app.images.files import ImageSize
 from app.studies.adjudication import studies_to_adjudicate
 from app.studies.answers import FAILURE_TAGS, AnswerIn, DraftIn, save_draft, submit_answer, undo_last
+from app.studies.images import item_diff, item_image
 from app.studies.models import Assignment, Study
 from app.studies.worklist import (
     get_assignment,

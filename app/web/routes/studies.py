@@ -8,12 +8,12 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response, Streamin
 
 from app.accounts.users import describe_user, reader_accounts
 from app.agreement.facts import DESIGNS, recorded_selection
-from app.agreement.planner import PlanError, plan_cases, sample_edits_per_image
+from app.agreement.long_csv import iter_long_csv
 from app.cases.filters import CaseFilter, recorded_criteria
 from app.studies.adjudication import adjudicator_of
 from app.studies.answers import lock_study
 from app.studies.design import StudyError, create_study
-from app.studies.export import iter_answer_csv, iter_design_csv, iter_long_csv
+from app.studies.export import iter_answer_csv, iter_design_csv
 from app.studies.forms import (
     COUNT_PREFIX,
     PAPER_PER_STRATUM,
@@ -23,6 +23,7 @@ from app.studies.forms import (
     strata_counts,
 )
 from app.studies.models import Design
+from app.studies.planner import PlanError, plan_cases, sample_edits_per_image
 from app.studies.pool import DEFAULT_FACETS, STRATA_FACETS, check_facets, strata_table
 from app.studies.previews import warm_previews
 from app.studies.worklist import all_studies, get_study, study_progress, study_reader

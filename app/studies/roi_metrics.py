@@ -11,9 +11,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from app.db import insert_new
-from app.images.files import ImageNotFound, item_image
+from app.images.files import ImageNotFound
 from app.images.metrics import roi_preservation
 from app.images.roi import Roi
+from app.studies.images import item_image
 from app.studies.models import Answer, Assignment, RoiMetric, StudyItem
 
 BATCH = 50

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from app.agreement.planner import PlanError, kappa_variance_unit, plan_cases, sample_edits_per_image
+from app.studies.planner import PlanError, kappa_variance_unit, plan_cases, sample_edits_per_image
 
 
 def test_the_issue_numbers_237_and_390() -> None:
