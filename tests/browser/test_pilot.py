@@ -16,8 +16,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from app.accounts.users import issue_token
-from app.studies.planner import plan_cases
 from app.models import Role
+from app.studies.planner import plan_cases
 from tests.accounts import add_user
 from tests.browser.conftest import ARTIFACTS
 from tests.browser.helpers import IMAGES_SHOWN, answer_with_keys, log_in

@@ -6,8 +6,8 @@ import io
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.studies import roi_metrics
 from app.images.roi import Roi
+from app.studies import roi_metrics
 from app.studies.answers import AnswerIn, submit_answer, undo_last
 from app.studies.export import iter_answer_csv
 from app.studies.models import Assignment, RoiMetric
