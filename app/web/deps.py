@@ -1,10 +1,12 @@
 """Dependencies shared by every route: the database session, settings and the case filter."""
 
+import inspect
 from collections.abc import Iterator
-from typing import Annotated, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
 from fastapi import Depends, Path, Query, Request
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, ValidationError, validate_call
 from sqlmodel import Session
 
 from app.cases.filters import CaseFilter
@@ -79,4 +81,44 @@ def case_filter(
 
 
 CaseFilterDep = Annotated[CaseFilter, Depends(case_filter)]
+
+# The same parameters as the pages read them. A bookmark with a bad value, or an address
+# edited by hand, loses only that value, named in a notice, never the page; the API keeps its
+# 422. The values are checked by case_filter's own signature, so both read the same rules.
+_checked_filter = validate_call(case_filter)
+LIST_PARAMS = ("modality", "disease", "direction", "outcome", "rounds", "failed_dimension")
+# Fixed vocabularies, matched whatever the case they are typed in.
+FOLDED = ("modality", "direction", "outcome", "failed_dimension", "sort")
+
+
+@dataclass(frozen=True)
+class PageFilter:
+    filter: CaseFilter
+    ignored: tuple[str, ...]  # each dropped value as the address gave it, "name=value"
+
+
+def page_case_filter(request: Request) -> PageFilter:
+    kept: dict[str, Any] = {}
+    ignored: list[str] = []
+    for name in inspect.signature(case_filter).parameters:
+        many = name in LIST_PARAMS
+        given = request.query_params.getlist(name)
+        good: list[str] = []
+        for raw in given if many else given[-1:]:
+            if raw == "" and name != "q":  # an empty box of a form: no value, not a bad one
+                continue
+            value = raw.strip().lower() if name in FOLDED else raw
+            one: dict[str, Any] = {name: [value] if many else value}
+            try:
+                _checked_filter(**one)
+            except ValidationError:
+                ignored.append(f"{name}={raw}")
+                continue
+            good.append(value)
+        if good:
+            kept[name] = good if many else good[0]
+    return PageFilter(_checked_filter(**kept), tuple(ignored))
+
+
+PageFilterDep = Annotated[PageFilter, Depends(page_case_filter)]
 

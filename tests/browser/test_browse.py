@@ -75,3 +75,18 @@ def test_missing_image_shows_a_placeholder_not_a_broken_icon(page: Page, live_se
     # Wait for the edits to finish loading (once asserted too early and failed under load).
     page.wait_for_function("() => Array.from(document.images).every(img => img.complete)")
     assert all_images_loaded(page)
+
+
+def test_a_bad_bookmark_opens_the_list_with_a_notice(page: Page, live_server: str) -> None:
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(f"{live_server}/cases?modality=ct_scan&modality=Fundus&sort=bogus")
+    notice = page.locator("#ignored-filters")
+    expect(notice).to_be_visible()
+    expect(notice).to_contain_text("modality=ct_scan")
+    expect(page.locator("#total")).to_have_text(str(demo.MODALITIES["fundus"]))
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "cases-bad-bookmark-1366.png"))
+    # Choosing a facet after it keeps the filter as it was kept, without the bad values.
+    page.click('.facet[data-facet="outcome"] a[data-value="success"]')
+    expect(page).to_have_url(re.compile(r"/cases\?modality=fundus&outcome=success$"))
+    expect(page.locator("#ignored-filters")).to_have_count(0)

@@ -104,11 +104,34 @@ def test_previous_page_link_goes_back(client: TestClient) -> None:
     assert ids(back) == ids(first)
 
 
-def test_bad_filter_value_is_a_422_page_with_the_reason(client: TestClient) -> None:
-    response = client.get("/cases?modality=ct")
-    assert response.status_code == 422
+def test_a_bad_bookmark_loses_only_its_bad_values_with_a_notice(client: TestClient) -> None:
+    # Issue 15: a bad value in the address was a 422 page; now the page renders without it.
+    response = client.get("/cases?modality=ct_scan&modality=FUNDUS&sort=bogus&changed_min=500"
+                          "&direction=Remove&rounds=2")
+    assert response.status_code == 200
     page = BeautifulSoup(response.text, "html.parser")
-    assert "modality" in page.select_one(".error-box").text
+    notice = page.select_one("#ignored-filters")
+    assert [c.text for c in notice.select("code")] == ["modality=ct_scan", "changed_min=500",
+                                                       "sort=bogus"]
+    expected = client.get("/api/cases?modality=fundus&direction=remove&rounds=2").json()
+    assert page.select_one("#total").text.replace(",", "") == str(expected["total"])
+    # The links of the page carry the filter as it was kept, so the bad values are gone.
+    assert page.select_one('input[name="modality"][value="fundus"]') is not None
+    assert page.select_one('input[name="modality"][value="ct_scan"]') is None
+
+
+def test_the_api_still_refuses_a_bad_filter_value(client: TestClient) -> None:
+    assert client.get("/api/cases?modality=ct_scan").status_code == 422
+    assert client.get("/api/cases?sort=bogus").status_code == 422
+
+
+def test_a_case_page_with_a_bad_filter_keeps_its_neighbours(client: TestClient) -> None:
+    first = client.get("/api/cases?modality=fundus&limit=2").json()["items"]
+    page = BeautifulSoup(client.get(f"/cases/{first[0]['id']}?modality=fundus&modality=CT&"
+                                    "outcome=bogus").text, "html.parser")
+    assert [c.text for c in page.select("#ignored-filters code")] == ["modality=CT",
+                                                                      "outcome=bogus"]
+    assert page.select_one("#next-case")["href"].endswith(f"/cases/{first[1]['id']}?modality=fundus")
 
 
 def test_bad_page_cursor_is_a_422(client: TestClient) -> None:
