@@ -50,6 +50,21 @@
     if (event.target instanceof Element && event.target.closest("[data-open-help]")) toggleHelp();
   });
 
+  // "Regenerate ticked cases" acts only on ticked cases: disabled, with the reason, until one
+  // is ticked. Checked again after every htmx swap of the list.
+  function syncRegenerate() {
+    const button = document.getElementById("regenerate-selected");
+    if (!button) return;
+    const ticked = document.querySelectorAll('input[name="task"][form="regenerate-form"]:checked').length;
+    button.disabled = ticked === 0;
+    button.title = ticked === 0 ? "Tick at least one case first" : `Regenerate the ${ticked} ticked case(s)`;
+  }
+  document.addEventListener("change", (event) => {
+    if (event.target instanceof HTMLInputElement && event.target.name === "task") syncRegenerate();
+  });
+  document.addEventListener("DOMContentLoaded", syncRegenerate);
+  document.addEventListener("htmx:afterSettle", syncRegenerate);
+
   // "Are you sure?" for forms and buttons marked data-confirm (no inline handlers: the
   // content security policy allows no inline script).
   document.addEventListener("submit", (event) => {

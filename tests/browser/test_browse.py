@@ -90,3 +90,19 @@ def test_a_bad_bookmark_opens_the_list_with_a_notice(page: Page, live_server: st
     page.click('.facet[data-facet="outcome"] a[data-value="success"]')
     expect(page).to_have_url(re.compile(r"/cases\?modality=fundus&outcome=success$"))
     expect(page.locator("#ignored-filters")).to_have_count(0)
+
+
+def test_the_case_list_fits_1024_pixels(page: Page, live_server: str) -> None:
+    page.set_viewport_size({"width": 1024, "height": 768})
+    page.goto(f"{live_server}/cases")
+    expect(page.locator("tr.case-row").first).to_be_visible()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "case-list-1024.png"))
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], f"the page is {widths[0]} px wide in a {widths[1]} px window"
+    # Nothing ticked: the button that acts on ticked cases says why it cannot act yet.
+    button = page.locator("#regenerate-selected")
+    expect(button).to_be_disabled()
+    expect(button).to_have_attribute("title", "Tick at least one case first")
+    page.locator('input[name="task"]').first.check()
+    expect(button).to_be_enabled()
