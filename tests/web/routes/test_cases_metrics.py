@@ -76,10 +76,14 @@ def test_sorting_by_ssim_outside_puts_the_worst_kept_first(client: TestClient,
 
 @pytest.mark.parametrize("query", ["changed_min=150", "changed_max=-1", "ssim_outside_max=abc",
                                    "regions_min=-2", "sort=size"])
-def test_bad_bounds_are_a_422(client: TestClient, query: str) -> None:
+def test_bad_bounds_are_dropped_on_the_page_and_refused_by_the_api(client: TestClient,
+                                                                    query: str) -> None:
+    # Issue 15: the page was a 422; now it renders without the bad bound and names it.
     response = client.get(f"/cases?{query}")
-    assert response.status_code == 422
-    assert BeautifulSoup(response.text, "html.parser").select_one("main") is not None
+    assert response.status_code == 200
+    page = BeautifulSoup(response.text, "html.parser")
+    assert [c.text for c in page.select("#ignored-filters code")] == [query]
+    assert client.get(f"/api/cases?{query}").status_code == 422
 
 
 def test_a_study_from_a_bounded_filter_records_and_shows_the_bound(
