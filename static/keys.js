@@ -32,5 +32,5 @@ window.MedBanana = window.MedBanana || {};
     }
   });
 
-  window.MedBanana.keys = { add, typing };
+  window.MedBanana.keys = { add };
 })();

@@ -9,7 +9,7 @@ from sqlmodel import Session
 from app.agreement.reads import Case, Read, StudyReads, load, vote
 from app.agreement.reference import Decided, Policy, consensus
 from app.agreement.report import first_reads
-from app.agreement.stats import Vote
+from app.agreement.stats import Vote, pass_fail
 from app.models import Attempt, Task
 from app.studies.adjudication import item_by_uid, latest_decisions
 from app.studies.models import Adjudication, Study, StudyItem
@@ -67,6 +67,16 @@ class ToSettle:
     questions: list[str]  # what the readers left tied (or all found impossible to assess)
     decided: bool  # the adjudicator has recorded a decision for this case
     unread: tuple[str, ...]  # assigned readers who have not read the case
+
+
+def csv_rows(found: list[Disagreement]) -> list[dict[str, object]]:
+    """Cases x questions as disagreements.csv and reference.csv write them."""
+    return [{"case": r.case.uid, "task": r.case.task_key, "modality": r.case.modality,
+             "disease": r.case.disease, "direction": r.case.direction, "round": r.case.round,
+             "question": r.question, **{f"reader:{n}": a for n, a in r.answers.items()},
+             "judge": pass_fail(r.judge), "reference": pass_fail(r.reference),
+             "decided": r.decided.value, "judge_differs": r.judge_differs,
+             "readers_differ": r.readers_differ} for r in found]
 
 
 def to_adjudicate(data: StudyReads) -> list[ToSettle]:

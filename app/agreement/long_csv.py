@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from sqlmodel import Session
 
 from app.agreement.reads import load
+from app.agreement.stats import pass_fail
 from app.csv_cells import CsvRows
 from app.studies.export import CHUNK
 from app.studies.models import Study
@@ -13,10 +14,6 @@ from pipeline.vocabulary import QUESTIONS
 
 LONG_HEADER = ("study", "case", "task", "modality", "disease", "direction", "round", "reader",
                "repeat", "question", "answer", "judge_answer", "time_on_case_ms", "version")
-
-
-def _judge_answer(value: bool | None) -> str:
-    return "" if value is None else ("pass" if value else "fail")
 
 
 def iter_long_csv(session: Session, study: Study) -> Iterator[str]:
@@ -32,7 +29,7 @@ def iter_long_csv(session: Session, study: Study) -> Iterator[str]:
         for question in QUESTIONS:
             rows.writerow((study.name, case.uid, case.task_key, case.modality, case.disease,
                            case.direction, case.round, read.reader, read.repeat, question,
-                           read.answers[question], _judge_answer(case.judge.get(question)),
+                           read.answers[question], pass_fail(case.judge.get(question)),
                            read.time_on_case_ms if read.time_on_case_ms is not None else "",
                            read.version))
         if n % CHUNK == CHUNK - 1:

@@ -13,6 +13,7 @@ Other judges' verdicts on the same edits are compared apart, under ``judge_b``.
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from app.agreement.ceiling import human_ceiling
 from app.agreement.multiplicity import holm_adjusted
@@ -51,6 +52,14 @@ class Slice:
 
     def as_dict(self) -> dict[str, list[object]]:
         return {k: list(getattr(self, k)) for k in ("modality", "disease", "direction", "round")}
+
+
+def slice_choices(cases: Sequence[Case]) -> dict[str, list[Any]]:
+    """The values each part of a slice can take among these cases, for the slice form."""
+    return {"modality": sorted({c.modality for c in cases}),
+            "disease": sorted({c.disease for c in cases}),
+            "direction": sorted({c.direction for c in cases}),
+            "round": sorted({c.round for c in cases})}
 
 
 def first_reads(reads: Sequence[Read]) -> dict[tuple[str, int], Read]:

@@ -7,6 +7,11 @@ import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
 Vote = bool | None
+
+
+def pass_fail(vote: Vote) -> str:
+    """A vote as the CSV files write it: pass, fail, or empty for none."""
+    return "" if vote is None else ("pass" if vote else "fail")
 CONFIDENCE = 0.95
 
 

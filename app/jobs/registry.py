@@ -21,8 +21,8 @@ def available(settings: Settings | None = None) -> list[str]:
 
 
 def make_backend(options: JobOptions, settings: Settings | None = None) -> Backend:
-    """The job's backend. Without settings given, they are read from the environment now, so
-    a worker started before a key was set up sees it at its next job."""
+    """The job's backend. Without settings given, they are read from the environment at this
+    call (as ``available`` reads them), the one place both look."""
     if options.backend == "offline":
         return OfflineBackend()
     if options.backend == "gemini":

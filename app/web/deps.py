@@ -86,6 +86,8 @@ CaseFilterDep = Annotated[CaseFilter, Depends(case_filter)]
 # edited by hand, loses only that value, named in a notice, never the page; the API keeps its
 # 422. The values are checked by case_filter's own signature, so both read the same rules.
 _checked_filter = validate_call(case_filter)
+# Read once: the pages ask for every one of them on each request.
+CASE_PARAMS = tuple(inspect.signature(case_filter).parameters)
 LIST_PARAMS = ("modality", "disease", "direction", "outcome", "rounds", "failed_dimension")
 # Fixed vocabularies, matched whatever the case they are typed in.
 FOLDED = ("modality", "direction", "outcome", "failed_dimension", "sort")
@@ -100,7 +102,7 @@ class PageFilter:
 def page_case_filter(request: Request) -> PageFilter:
     kept: dict[str, Any] = {}
     ignored: list[str] = []
-    for name in inspect.signature(case_filter).parameters:
+    for name in CASE_PARAMS:
         many = name in LIST_PARAMS
         given = request.query_params.getlist(name)
         good: list[str] = []

@@ -7,8 +7,8 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Stre
 from pydantic import Field
 
 from app.accounts.users import get_user
-from app.agreement.disagreements import KINDS, Disagreement, case_rows, disagreements
-from app.agreement.report import Slice
+from app.agreement.disagreements import KINDS, Disagreement, case_rows, csv_rows, disagreements
+from app.agreement.report import Slice, slice_choices
 from app.agreement.service import charts_for, report_for, report_json
 from app.agreement.standalone import standalone_html
 from app.agreement.tables import TABLES, rows
@@ -41,12 +41,8 @@ def agreement_page(request: Request, session: SessionDep, study_id: IdPath,
                    scope: SliceDep) -> HTMLResponse:
     study = get_study(session, study_id)
     data, report = report_for(session, study, scope)
-    choices = {"modality": sorted({c.modality for c in data.cases}),
-               "disease": sorted({c.disease for c in data.cases}),
-               "direction": sorted({c.direction for c in data.cases}),
-               "round": sorted({c.round for c in data.cases})}
     context: dict[str, Any] = {"study": study, "report": report,
-                               "choices": choices, "scope": scope,
+                               "choices": slice_choices(data.cases), "scope": scope,
                                "tables": TABLES, "query": request.url.query}
     return render(request, "agreement/study.html", context)
 
@@ -109,18 +105,8 @@ def disagreements_page(request: Request, session: SessionDep, study_id: IdPath,
     return render(request, "agreement/disagreements.html", context)
 
 
-def _verdict(value: bool | None) -> str:
-    return "" if value is None else ("pass" if value else "fail")
-
-
 def _case_csv(found: list[Disagreement], filename: str) -> StreamingResponse:
-    table = [{"case": r.case.uid, "task": r.case.task_key, "modality": r.case.modality,
-              "disease": r.case.disease, "direction": r.case.direction, "round": r.case.round,
-              "question": r.question, **{f"reader:{n}": a for n, a in r.answers.items()},
-              "judge": _verdict(r.judge), "reference": _verdict(r.reference),
-              "decided": r.decided.value, "judge_differs": r.judge_differs,
-              "readers_differ": r.readers_differ} for r in found]
-    return StreamingResponse(iter_dict_csv(table), media_type="text/csv", headers={
+    return StreamingResponse(iter_dict_csv(csv_rows(found)), media_type="text/csv", headers={
         "Content-Disposition": f'attachment; filename="{filename}"'})
 
 

@@ -34,10 +34,11 @@ def new_job(request: Request, session: SessionDep, case_filter: CaseFilterDep,
             task: TaskIds = None,
             everything: Annotated[bool, Query(alias="all")] = False) -> HTMLResponse:
     chosen = job_selection(session, case_filter, task, everything)
-    options = JobOptions(backend=available()[0])
+    backends = available()
+    options = JobOptions(backend=backends[0])
     context = {"task_ids": [] if everything else chosen, "everything": everything,
                "count": len(chosen),
-               "filter": case_filter, "backends": available(),
+               "filter": case_filter, "backends": backends,
                "options": options, "models": DEFAULT_MODELS,
                "estimate": job_estimate(session, chosen, options)}
     return render(request, "jobs/new.html", context)
