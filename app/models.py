@@ -225,6 +225,7 @@ class User(SQLModel, table=True):
     # What a study report says of its readers (GRRAS item 4), entered by an admin.
     qualification: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     experience_years: int | None = None
+    board_certified: bool | None = None  # None: not recorded
     created_at: datetime = Field(default_factory=utcnow)
     # Deactivated, never deleted (a trigger refuses DELETE): answers keep their reader, and
     # an id is never handed to somebody else.
@@ -234,6 +235,19 @@ class User(SQLModel, table=True):
     # it, which ends every session of the account, copied cookies included.
     session_nonce: str = Field(default_factory=new_session_nonce,
                                sa_column=Column(String(32), nullable=False))
+
+
+class AuditEvent(SQLModel, table=True):
+    """One administrative action on an account (created, password reset, deactivated, ...).
+    Appended, never changed: the accounts page shows them, newest first."""
+
+    __tablename__ = "audit_event"
+    id: int | None = Field(default=None, primary_key=True)
+    at: datetime = Field(default_factory=utcnow, index=True)
+    actor_id: int | None = Field(default=None, foreign_key="app_user.id")  # None: the shell
+    action: str = Field(sa_column=Column(String(40), nullable=False))
+    subject_id: int | None = Field(default=None, foreign_key="app_user.id", index=True)
+    detail: str = Field(default="", sa_column=Column(Text, nullable=False))
 
 
 class ApiToken(SQLModel, table=True):

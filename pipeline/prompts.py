@@ -1,7 +1,7 @@
 """The prompt templates in prompts/: rendered strictly, each with the version that made it.
 
-A version is the first 12 hex digits of the SHA-256 of the template's source and of the
-partials it includes, so changing a word anywhere in a prompt changes the version stored
+A version is the first 12 hex digits of the SHA-256 of the template's source, of the
+partials it includes and of the data it renders (the judge's rubric), so changing a word anywhere in a prompt changes the version stored
 with every verdict made from it.
 """
 
@@ -14,11 +14,15 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from pipeline.rubric import RUBRIC_FILE, rubric
+
 # The top-level prompts/ folder, shipped in the wheel as this package (pyproject.toml).
 PROMPTS_DIR = files("pipeline.prompt_templates")
 if not isinstance(PROMPTS_DIR, Path):
     raise RuntimeError(f"the prompt templates are not on the file system ({PROMPTS_DIR})")
 PARTIALS = ("_constraints.j2", "_reader_feedback.j2")
+# Data a template renders besides its partials: part of that template's version.
+DATA = {"judge.j2": (RUBRIC_FILE,)}
 MODALITY_WORDS = {"chest_xray": "chest X-ray", "brain_mri": "axial brain MRI",
                   "fundus": "colour fundus photograph", "medical": "medical image"}
 
@@ -36,7 +40,7 @@ class Prompt:
 @cache
 def version_of(name: str) -> str:
     digest = hashlib.sha256()
-    for part in (name, *PARTIALS):
+    for part in (name, *PARTIALS, *DATA.get(name, ())):
         digest.update(part.encode() + b"\0" + (PROMPTS_DIR / part).read_bytes())
     return digest.hexdigest()[:12]
 
@@ -49,7 +53,7 @@ def words(disease: str) -> str:
 
 def render(name: str, **variables: Any) -> Prompt:
     modality = variables.get("modality", "medical")
-    context = {"modality_words": MODALITY_WORDS.get(modality, "medical image"),
+    context = {"modality_words": MODALITY_WORDS.get(modality, "medical image"), "rubric": rubric(),
                "disease_words": words(variables.get("disease", "")), **variables}
     text = _env.get_template(name).render(context).strip()
     return Prompt(name, version_of(name), text)

@@ -1,29 +1,108 @@
-// Keys shared by the reading and adjudication screens: 1-4 cycle the dimensions through
-// yes -> no -> cannot assess, a / r set the overall verdict, m goes to the comment, Enter
-// submits. A screen passes its own extra keys (confidence, undo) and a change callback.
+// The answer panel of the reading and adjudication screens, by keyboard: 1-4 cycle the
+// dimensions through yes -> no -> cannot assess, a / r set the overall verdict, t then a
+// letter ticks a failure reason, h shows the rubric's definitions, m goes to the comment,
+// Enter submits. Every key lights up the question it changed, and a submit with an answer
+// missing names what is missing and puts the focus on it instead of sending the form.
+// A screen passes its own extra keys (confidence, undo, previous case) and a change callback.
 window.MedBanana = window.MedBanana || {};
 window.MedBanana.answerKeys = function (form, onChange, extraKeys) {
   "use strict";
   const CYCLE = ["yes", "no", "cannot_assess"];
+  const panel = form.closest(".answer-panel") || form;
+  const summary = form.querySelector("#missing-summary");
+  const tagHint = form.querySelector("#tag-mode-hint");
+  const tagBox = form.querySelector("#tags");
+  let tagMode = false;
+
+  function flash(el) {
+    if (!el) return;
+    el.classList.remove("changed");
+    void el.offsetWidth; // restart the animation when the same key is pressed twice
+    el.classList.add("changed");
+  }
+  function mark(input) {
+    const box = input.closest("fieldset");
+    if (box) { box.classList.remove("missing"); box.removeAttribute("aria-invalid"); }
+    flash(input.closest("label"));
+  }
+  function changed(input) { // a key changed it: no change event fires, so tell the screen
+    mark(input);
+    onChange();
+  }
   function choose(name, value) {
     const input = form.querySelector(`input[name="${name}"][value="${value}"]`);
-    if (input) { input.checked = true; onChange(); }
+    if (input) { input.checked = true; changed(input); }
   }
   function cycle(name) {
     const current = form.querySelector(`input[name="${name}"]:checked`);
     const index = current ? CYCLE.indexOf(current.value) : -1;
     choose(name, CYCLE[(index + 1) % CYCLE.length]);
   }
+  function setTagMode(on) {
+    tagMode = on;
+    if (tagBox) tagBox.classList.toggle("armed", on);
+    if (tagHint) tagHint.hidden = !on;
+  }
+  function toggleHelp() {
+    panel.classList.toggle("show-help");
+  }
+
+  // The questions every answer needs (radio groups), in the order the form shows them.
+  function missing() {
+    return Array.from(form.querySelectorAll("fieldset.choice")).filter(
+      (box) => !box.querySelector("input:checked"));
+  }
+  form.addEventListener("submit", (event) => {
+    const open = missing();
+    if (!open.length) return;
+    event.preventDefault();
+    event.stopImmediatePropagation(); // the screen's own submit handler must not run
+    open.forEach((box) => { box.classList.add("missing"); box.setAttribute("aria-invalid", "true"); });
+    const names = open.map((box) => box.querySelector("legend").textContent.replace(/^\s*\S+\s+/, "").trim());
+    if (summary) {
+      summary.textContent = `Not saved: still to answer ${names.join(", ")}.`;
+      summary.hidden = false;
+    }
+    open[0].scrollIntoView({ block: "nearest" });
+    open[0].querySelector("input").focus();
+  }, true);
+  form.addEventListener("change", (event) => {
+    if (event.target instanceof HTMLInputElement) mark(event.target);
+    if (summary && !missing().length) summary.hidden = true;
+  });
+  panel.querySelectorAll("[data-toggle-help]").forEach((link) => link.addEventListener("click", (event) => {
+    event.preventDefault();
+    toggleHelp();
+  }));
+
+  // Tag mode goes first, before the image viewer, which owns several of the letters.
+  window.MedBanana.keys.add("mode", (event) => {
+    if (!tagMode) return false;
+    setTagMode(false);
+    const label = tagBox && /^[a-z]$/.test(event.key)
+      ? tagBox.querySelector(`label[data-tag-key="${event.key}"]`) : null;
+    if (label) {
+      const box = label.querySelector("input");
+      box.checked = !box.checked;
+      changed(box);
+    }
+    return true; // any other key, Escape included, just leaves the mode
+  });
   window.MedBanana.keys.add("answers", (event) => {
     if (extraKeys && extraKeys(event, choose)) return true;
     if (!event.shiftKey && /^[1-4]$/.test(event.key)) {
-      cycle(form.querySelector(`fieldset.dimension[data-key="${event.key}"]`).dataset.name);
+      cycle(form.querySelector(`fieldset[data-key="${event.key}"]`).dataset.name);
     } else if (event.key === "a") choose("overall", "accept");
     else if (event.key === "r") choose("overall", "reject");
+    else if (event.key === "t" && tagBox) setTagMode(true);
+    else if (event.key === "h") toggleHelp();
     else if (event.key === "m") form.querySelector("textarea").focus();
     else if (event.key === "Enter") form.requestSubmit();
     else return false;
     return true;
   });
+  // A form the server sent back with errors: the focus starts on the first one.
+  const firstError = form.querySelector("fieldset[aria-invalid] input");
+  if (firstError) firstError.focus();
   return choose;
 };

@@ -1,10 +1,11 @@
 // One keydown listener for every screen. Whether the user is typing is decided once, here;
-// then the screens' key handlers are asked in a fixed order (the image viewer, then the
-// answer form, then the page's own navigation) and the first that takes a key ends it.
+// then the screens' key handlers are asked in a fixed order (a two-key command in progress,
+// the image viewer, the answer form, then the page's own navigation) and the first that takes a key ends it.
 window.MedBanana = window.MedBanana || {};
 (function () {
   "use strict";
-  const ORDER = { viewer: 10, answers: 20, page: 30 };
+  // "mode": a two-key command in progress (t then a letter) takes the next key before anyone.
+  const ORDER = { mode: 0, viewer: 10, answers: 20, page: 30 };
   const layers = [];
 
   // Typing: a text field, a text area, a select or editable text. Radio buttons, check

@@ -1,4 +1,5 @@
 // The reading screen: keys, draft autosave, and time on case (only while the tab is visible).
+// The answer panel's own keys and checks are static/answer-keys.js.
 (function () {
   "use strict";
   const root = document.getElementById("reading");
@@ -66,6 +67,9 @@
     const digit = /^Digit([1-5])$/.exec(event.code);
     if (event.shiftKey && digit) choose("confidence", digit[1]);
     else if (event.key === "u") document.getElementById("undo-form").requestSubmit();
+    else if ((event.key === "p" || event.key === "Backspace") && root.dataset.previous) {
+      window.location.assign(root.dataset.previous); // a pending draft is saved on pagehide
+    }
     else return false;
     return true;
   });

@@ -61,6 +61,13 @@ class Study(SQLModel, table=True):
     # Off: readers judge the edits without the instruction (compliance becomes the
     # question whether the intended finding is there, as the task says).
     show_instructions: bool = True
+    # What readers are told about this study, written by the admin; frozen once the first
+    # answer is in, so every reader read under the same words (app/studies/design.py).
+    instructions: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    # The image tools readers get, as JSON (app/studies/viewer_tools.py): flicker, swipe and
+    # the difference map point straight at an edit, so a blinded study may leave them out.
+    viewer_tools: str = Field(default='["window", "flicker", "swipe", "difference"]',
+                              sa_column=Column(String(200), nullable=False))
     # How the cases were chosen (filter, strata and counts), as JSON, so the sample can be redrawn.
     selection: str = Field(sa_column=Column(Text, nullable=False))
     created_by: int = Field(foreign_key="app_user.id")
@@ -141,6 +148,9 @@ class Answer(SQLModel, table=True):
     # Given after the study showed this reader the judge's verdict on the case: stored, but
     # the figures use the answer given before the reveal.
     after_reveal: bool = False
+    # Which image tools the reader used on this case and for how long, as JSON
+    # ({"flicker": {"uses": 3, "ms": 2100}, ...}); None when the page sent nothing.
+    tool_use: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     created_at: datetime = Field(default_factory=utcnow)
 
 

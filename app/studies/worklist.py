@@ -43,6 +43,7 @@ class ReadView:
     reveal: dict[str, object] | None
     next_uid: str | None
     next_sequence: int | None
+    previous_sequence: int | None  # the reader may go back to see or change an answer
     # The reader's own versions of this answer, oldest first (edits and undos included).
     history: list[Answer]
 
@@ -169,6 +170,7 @@ def read_view(session: Session, study: Study, user: User, assignment: Assignment
         reveal=_reveal(session, study, item, answer),
         next_uid=following.uid if following else None,
         next_sequence=following.sequence if following else None,
+        previous_sequence=assignment.sequence - 1 if assignment.sequence > 1 else None,
         history=list(session.scalars(select(Answer).where(
             col(Answer.assignment_id) == assignment.id).order_by(col(Answer.version)))),
     )

@@ -12,6 +12,7 @@ from app.jobs import BATCH_TARGET_HOURS, PRICES_AS_OF, dollars, duration, tokens
 from app.resources import TEMPLATES_DIR
 from app.web.security import csrf_token
 from pipeline.redaction import redact
+from pipeline.rubric import rubric
 from pipeline.vocabulary import LABELS, QUESTIONS, Dimension
 
 templates = Jinja2Templates(directory=TEMPLATES_DIR)
@@ -21,8 +22,9 @@ templates.env.filters["redact"] = redact
 # A job's estimate reads the same on the page as in the CLI.
 templates.env.filters.update(duration=duration, dollars=dollars, token_count=tokens)
 templates.env.globals.update(prices_as_of=PRICES_AS_OF, batch_hours=BATCH_TARGET_HOURS)
-# The rubric, named once (pipeline/vocabulary.py) for every page that asks or shows it.
-templates.env.globals.update(questions=QUESTIONS, labels=LABELS,
+# The rubric, named once (pipeline/vocabulary.py) and written once (prompts/rubric.toml, which
+# the judge prompt renders too) for every page that asks or shows it.
+templates.env.globals.update(questions=QUESTIONS, labels=LABELS, rubric=rubric(),
                              dimensions=[(d.value, LABELS[d]) for d in Dimension])
 
 
