@@ -26,3 +26,11 @@ def test_the_judge_is_asked_the_readers_questions_in_the_same_words() -> None:
         other = next(m for m in MODALITIES if m != modality)
         assert rubric()["fidelity"].failures_for(other)[0] not in text
         assert rubric()["overall"].definition in text
+
+
+def test_the_rubric_says_nothing_a_blinded_reading_screen_must_not() -> None:
+    """Readers see the rubric beside the images; the blinding checks of the reading screen
+    look for these words in everything on it."""
+    for q in rubric().values():
+        words = " ".join([q.definition, q.yes_means, *sum(q.failures.values(), ())]).lower()
+        assert not any(w in words for w in ("qualified", "success", "round")), q.name

@@ -1,0 +1,121 @@
+"""The reading room at 1366x768: images and answers in one view, every key visible where the
+eyes are, a failed submit that says so, and the tag and previous-case keys."""
+
+import re
+
+import pytest
+from playwright.sync_api import Browser, Locator, Page, expect
+from sqlalchemy.engine import Engine
+
+from tests.browser.conftest import ARTIFACTS
+from tests.browser.helpers import IMAGES_SHOWN, answer_with_keys, log_in
+from tests.studies.conftest import make_study
+
+pytestmark = pytest.mark.browser
+VIEW = {"width": 1366, "height": 768}
+
+
+def in_view(page: Page, locator: Locator) -> None:
+    box = locator.bounding_box()
+    assert box is not None, locator
+    assert box["x"] >= 0 and box["y"] >= 0, box
+    assert box["x"] + box["width"] <= VIEW["width"] and box["y"] + box["height"] <= VIEW["height"], box
+
+
+def open_first_case(browser: Browser, demo_engine: Engine, live_server: str) -> tuple[Page, int]:
+    study = make_study(demo_engine).study
+    assert study.id is not None
+    page = browser.new_context(viewport=VIEW).new_page()
+    log_in(page, live_server, "reader-0", f"/read/{study.id}")
+    page.wait_for_function(IMAGES_SHOWN)
+    return page, study.id
+
+
+def test_images_and_the_whole_answer_panel_share_the_screen(browser: Browser, demo_engine: Engine,
+                                                            live_server: str) -> None:
+    page, _ = open_first_case(browser, demo_engine, live_server)
+    in_view(page, page.locator("#img-original"))
+    in_view(page, page.locator("#img-edit"))
+    for part in ("#instruction", 'fieldset[data-name="compliance"]', 'fieldset[data-name="confidence"]',
+                 "#tags", "textarea[name=comment]", "#submit-answer"):
+        in_view(page, page.locator(part))
+    assert page.evaluate("document.scrollingElement.scrollHeight") <= VIEW["height"]
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "reading-screen-1366.png"))
+
+
+def test_every_answer_key_lights_up_what_it_changed(browser: Browser, demo_engine: Engine,
+                                                    live_server: str) -> None:
+    page, _ = open_first_case(browser, demo_engine, live_server)
+    keys = [("1", "compliance", "yes"), ("1", "compliance", "no"), ("2", "structure", "yes"),
+            ("3", "realism", "yes"), ("4", "fidelity", "yes"), ("4", "fidelity", "no"),
+            ("4", "fidelity", "cannot_assess"), ("a", "overall", "accept"), ("r", "overall", "reject")]
+    keys += [(f"Shift+Digit{c}", "confidence", str(c)) for c in range(1, 6)]
+    for key, name, value in keys:
+        page.keyboard.press(key)
+        label = page.locator(f'input[name="{name}"][value="{value}"]').locator("xpath=..")
+        expect(label.locator("input")).to_be_checked()
+        expect(label).to_have_class(re.compile(r"\bchanged\b"))
+        # The chosen value is drawn filled, unlike its neighbours.
+        chosen = label.locator("span").evaluate("e => getComputedStyle(e).backgroundColor")
+        others = page.locator(f'input[name="{name}"]:not(:checked) + span').first
+        assert chosen != others.evaluate("e => getComputedStyle(e).backgroundColor"), key
+        in_view(page, label)
+    page.keyboard.press("h")
+    expect(page.locator("#help-compliance")).to_be_visible()
+    expect(page.locator("#help-compliance")).to_contain_text("Yes means")
+    page.keyboard.press("h")
+    expect(page.locator("#help-compliance")).to_be_hidden()
+
+
+def test_a_submit_with_answers_missing_names_them_and_focuses_the_first(
+        browser: Browser, demo_engine: Engine, live_server: str) -> None:
+    page, sid = open_first_case(browser, demo_engine, live_server)
+    for key in ("1", "a"):
+        page.keyboard.press(key)
+    page.keyboard.press("Enter")
+    summary = page.locator("#missing-summary")
+    expect(summary).to_be_visible()
+    expect(summary).to_contain_text("Structure, Realism, Fidelity, Confidence")
+    in_view(page, summary)
+    focused = page.evaluate("[document.activeElement.name, document.activeElement.value]")
+    assert focused == ["structure", "yes"]
+    expect(page.locator('fieldset[data-name="structure"]')).to_have_attribute("aria-invalid", "true")
+    expect(page).to_have_url(re.compile(rf"/read/{sid}/1$"))  # nothing was sent
+    page.keyboard.press("2")  # the key still answers: the focus sits on a radio, not a text field
+    expect(page.locator('fieldset[data-name="structure"]')).not_to_have_attribute("aria-invalid", "true")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "reading-missing-answers.png"))
+
+
+def test_tag_keys_and_the_previous_case(browser: Browser, demo_engine: Engine, live_server: str) -> None:
+    page, sid = open_first_case(browser, demo_engine, live_server)
+    page.keyboard.press("t")
+    expect(page.locator("#tags")).to_have_class(re.compile(r"\barmed\b"))
+    expect(page.locator("#tag-mode-hint")).to_be_visible()
+    page.keyboard.press("c")  # the third tag, not the viewer's colour key
+    expect(page.locator('input[name="tags"]').nth(2)).to_be_checked()
+    expect(page.locator("#tags")).not_to_have_class(re.compile(r"\barmed\b"))
+    page.keyboard.press("t")
+    page.keyboard.press("Escape")  # leaves the mode, ticks nothing
+    page.keyboard.press("b")
+    expect(page.locator('input[name="tags"]:checked')).to_have_count(1)
+    page.keyboard.press("t")
+    page.keyboard.press("c")  # again: unticks
+    expect(page.locator('input[name="tags"]:checked')).to_have_count(0)
+    page.keyboard.press("t")
+    page.keyboard.press("l")
+    answer_with_keys(page)
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(rf"/read/{sid}/2$"))
+    page.wait_for_function(IMAGES_SHOWN)
+    page.keyboard.press("p")
+    expect(page).to_have_url(re.compile(rf"/read/{sid}/1$"))
+    expect(page.locator("#answered")).to_be_visible()
+    expect(page.locator('input[name="tags"][value="text_or_label"]')).to_be_checked()
+    page.keyboard.press("r")  # revise: the change is a new version of the answer
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(rf"/read/{sid}/2$"))
+    page.keyboard.press("Backspace")
+    expect(page.locator("#answered")).to_have_text("answered · version 2")
+    expect(page.locator('input[name="overall"][value="reject"]')).to_be_checked()
