@@ -20,4 +20,9 @@ class Conflict(DomainError):
 
 
 class Invalid(DomainError, ValueError):
-    """The values given cannot be used; the message says which and why (422)."""
+    """The values given cannot be used; the message says which and why (422). ``field``
+    names the form field at fault, so a form shows the message beside it."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field

@@ -1,8 +1,8 @@
 """The prompt templates in prompts/: rendered strictly, each with the version that made it.
 
 A version is the first 12 hex digits of the SHA-256 of the template's source, of the
-partials it includes and of the data it renders (the judge's rubric), so changing a word anywhere in a prompt changes the version stored
-with every verdict made from it.
+partials it includes and of the data it renders (the judge's rubric), so changing a word
+anywhere in a prompt changes the version stored with every verdict made from it.
 """
 
 import hashlib

@@ -7,7 +7,7 @@
   if (!root || !form) return;
   const csrf = form.querySelector('input[name="csrf_token"]').value;
   const status = document.getElementById("draft-status");
-  const FIELDS = ["compliance", "structure", "realism", "fidelity", "overall", "confidence", "comment", "roi"];
+  const FIELDS = ["compliance", "structure", "realism", "fidelity", "overall", "confidence", "comment", "roi", "tool_use"];
 
   // Time on case: from both images shown to submit, paused while the tab is hidden.
   let elapsed = Number(root.dataset.elapsed) || 0;
@@ -24,7 +24,22 @@
   })))).then(() => { imagesShown = true; start(); });
   document.addEventListener("visibilitychange", () => (document.hidden ? pause() : start()));
 
+  // Tool use: what an earlier visit to this case recorded (the draft), plus this visit's.
+  const toolInput = document.getElementById("tool-use-input");
+  let earlierUse = {};
+  try { earlierUse = JSON.parse(toolInput.value || "{}") || {}; } catch (error) { earlierUse = {}; }
+  function toolUse() {
+    const now = window.MedBanana.viewer ? window.MedBanana.viewer.toolUse() : {};
+    const sum = {};
+    new Set([...Object.keys(earlierUse), ...Object.keys(now)]).forEach((tool) => {
+      const a = earlierUse[tool] || { uses: 0, ms: 0 }, b = now[tool] || { uses: 0, ms: 0 };
+      sum[tool] = { uses: a.uses + b.uses, ms: a.ms + b.ms };
+    });
+    return Object.keys(sum).length ? JSON.stringify(sum) : "";
+  }
+
   function payload() {
+    toolInput.value = toolUse();
     const data = new FormData(form);
     const state = { tags: data.getAll("tags"), submission_id: data.get("submission_id"), elapsed_ms: total() };
     FIELDS.forEach((name) => { if (data.get(name) !== null) state[name] = data.get(name); });
@@ -60,6 +75,7 @@
     submitted = true;
     clearTimeout(timer);
     form.querySelector('input[name="time_on_case_ms"]').value = String(total());
+    toolInput.value = toolUse();
     document.getElementById("submit-answer").disabled = true;
   });
 

@@ -19,6 +19,27 @@
   const greyscale = root.dataset.greyscale === "1";
   const digitPresets = root.dataset.presetKeys === "digits";
   const roiInput = root.dataset.roiInput ? document.getElementById(root.dataset.roiInput) : null;
+  // The tools this screen gives (a study may withhold some); without the attribute, all.
+  const TOOLS = ["window", "flicker", "swipe", "difference"];
+  const given = new Set(root.dataset.tools !== undefined ? root.dataset.tools.split(" ").filter(Boolean) : TOOLS);
+  const can = (tool) => given.has(tool);
+  // How each tool was used on this screen: times turned on, and milliseconds it was on
+  // (window/level: while the picture differs from the full range).
+  const use = Object.fromEntries(TOOLS.map((t) => [t, { uses: 0, ms: 0, since: null }]));
+  function using(tool, on) {
+    const u = use[tool];
+    if (on && u.since === null) { u.uses += 1; u.since = performance.now(); }
+    else if (!on && u.since !== null) { u.ms += performance.now() - u.since; u.since = null; }
+  }
+  function toolUse() {
+    const now = performance.now();
+    const out = {};
+    TOOLS.forEach((t) => {
+      const u = use[t];
+      if (u.uses) out[t] = { uses: u.uses, ms: Math.round(u.ms + (u.since === null ? 0 : now - u.since)) };
+    });
+    return out;
+  }
   const state = {
     linked: true, width: 1, level: 0.5, invert: false, colour: false, preset: 0,
     flicker: false, swipe: false, swipeAt: 0.5, diff: false,
@@ -132,6 +153,7 @@
     });
     const identity = state.width === 1 && state.level === 0.5 && !state.invert;
     root.classList.toggle("levels", !identity && (greyscale || state.colour));
+    using("window", !identity);
     report();
   }
 
@@ -154,13 +176,17 @@
   }
 
   function setFlicker(on) {
+    if (!can("flicker")) return;
     state.flicker = on;
+    using("flicker", on);
     root.classList.toggle("flicker", on);
     report();
   }
 
   function setSwipe(on) {
+    if (!can("swipe")) return;
     state.swipe = on;
+    using("swipe", on);
     root.classList.toggle("swipe", on);
     const slider = root.querySelector("[data-swipe-range]");
     if (slider) slider.disabled = !on;
@@ -184,7 +210,9 @@
   }
 
   function setDiff(on) {
+    if (!can("difference")) return;
     state.diff = on;
+    using("difference", on);
     // Made on first use: most readings never ask for the map, so it is not fetched.
     if (on) panes.forEach((pane) => {
       if (!pane.frame.dataset.diff || pane.stage.querySelector(".layer-diff")) return;
@@ -239,7 +267,7 @@
     activate(pane);
     if (state.roiTool !== "off" && event.button === 0 && !event.shiftKey) {
       drag = { kind: "roi", pane, points: [point(pane, event)] };
-    } else if (event.button === 2 || (event.button === 0 && event.shiftKey)) {
+    } else if (can("window") && (event.button === 2 || (event.button === 0 && event.shiftKey))) {
       drag = { kind: "levels", x: event.clientX, y: event.clientY, width: state.width, level: state.level,
         w: pane.frame.clientWidth || 1, h: pane.frame.clientHeight || 1 };
     } else if (event.button === 0) {
@@ -383,6 +411,7 @@
     if (key === "=" ) fit();
     else if (key === "+") zoomBy(1.25);
     else if (key === "-") zoomBy(0.8);
+    else if (!can("window") && /^[iw0c1-4]$/.test(key)) return false;
     else if (key === "i") { state.invert = !state.invert; sync("[data-invert]", state.invert); applyLevels(); }
     else if (key === "0") { resetLevels(); sync("[data-invert]", false); }
     else if (key === "w") preset((state.preset + 1) % PRESETS.length);
@@ -413,5 +442,5 @@
   }
   preset(0);
   window.MedBanana = window.MedBanana || {};
-  window.MedBanana.viewer = { panes, state, fit, setFlicker, setDiff, setSwipe, setLinked };
+  window.MedBanana.viewer = { panes, state, fit, setFlicker, setDiff, setSwipe, setLinked, toolUse };
 })();

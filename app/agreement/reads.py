@@ -82,6 +82,8 @@ class Read:
     tags: tuple[str, ...] = ()
     comment: str = ""
     answered_at: datetime | None = None
+    # The image tools used on the read: tool -> {"uses": n, "ms": t} (app/studies/viewer_tools.py).
+    tool_use: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,8 @@ def load(session: Session, study: Study) -> StudyReads:
                   repeat=assignment.repeat_of is not None,
                   time_on_case_ms=answer.time_on_case_ms, version=answer.version,
                   confidence=answer.confidence, tags=tuple(json.loads(answer.tags)),
-                  comment=answer.comment, answered_at=answer.created_at)
+                  comment=answer.comment, answered_at=answer.created_at,
+                  tool_use=json.loads(answer.tool_use) if answer.tool_use else {})
              for answer, assignment, name in session.execute(query) if not answer.retracted]
     readers = sorted(session.scalars(
         select(col(User.name)).join(Assignment, col(Assignment.user_id) == User.id)

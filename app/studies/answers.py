@@ -17,6 +17,7 @@ from app.images.roi import MAX_TEXT as ROI_TEXT
 from app.images.roi import Roi, parse_roi
 from app.models import utcnow
 from app.studies.models import Adjudication, Answer, Assignment, Draft, Reveal, Study, StudyStatus
+from app.studies.viewer_tools import tool_use_json, tools_of
 from pipeline.vocabulary import DIMENSIONS
 
 logger = logging.getLogger(__name__)
@@ -25,6 +26,7 @@ FAILURE_TAGS = ("too_subtle", "wrong_location", "overcorrection", "anatomical_di
                 "non_target_finding", "blending_artifact", "colour_shift", "repetitive_pattern",
                 "unnatural_edge", "lost_grain", "excessive_change", "text_or_label")
 MAX_DRAFT_BYTES = 16_000
+MAX_TOOL_USE_CHARS = 2_000
 # Two submits racing for the same version number: the loser retries with the next one.
 VERSION_RETRIES = 5
 
@@ -82,6 +84,8 @@ class AnswerIn(RubricAnswers):
     time_on_case_ms: int | None = Field(default=None, ge=0, le=86_400_000)
     submission_id: str = Field(pattern=SUBMISSION_ID)
     roi: Roi | None = None  # where the reader says the edit should be, if they drew it
+    # The image tools used on the case, as the page recorded them (app/studies/viewer_tools.py).
+    tool_use: str | None = Field(default=None, max_length=MAX_TOOL_USE_CHARS)
 
     @field_validator("roi", mode="before")
     @classmethod
@@ -104,6 +108,7 @@ class DraftIn(BaseModel):
     tags: Tags = []
     comment: Comment = ""
     submission_id: str | None = Field(default=None, pattern=SUBMISSION_ID)
+    tool_use: str | None = Field(default=None, max_length=MAX_TOOL_USE_CHARS)
     elapsed_ms: int = Field(default=0, ge=0, le=86_400_000)
     roi: str = Field(default="", max_length=ROI_TEXT)  # the region as the form's JSON text
 
@@ -161,11 +166,12 @@ def submit_answer(session: Session, study: Study, assignment: Assignment, answer
     """Store a new version; the same submission_id twice stores it once."""
     assignment_id = assignment.id
     assert assignment_id is not None
+    tool_use = tool_use_json(answer.tool_use, tools_of(study))
 
     def make(version: int) -> Answer:
         return Answer(assignment_id=assignment_id, version=version,
-                      **answer.model_dump(exclude={"tags", "roi"}), tags=json.dumps(answer.tags),
-                      roi=answer.roi.to_json() if answer.roi else None,
+                      **answer.model_dump(exclude={"tags", "roi", "tool_use"}), tags=json.dumps(answer.tags),
+                      roi=answer.roi.to_json() if answer.roi else None, tool_use=tool_use,
                       after_reveal=_revealed(study, version))
 
     def drop_draft() -> None:

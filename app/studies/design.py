@@ -28,6 +28,8 @@ from app.studies.pool import (
     verdict_of_record,
 )
 from app.studies.reader_instruction import reader_instruction
+from app.studies.reading_setup import checked_instructions
+from app.studies.viewer_tools import VIEWER_TOOLS, tools_json
 from pipeline.vocabulary import QUESTIONS
 
 MAX_CASES = 20_000
@@ -55,13 +57,16 @@ class StudyPlan:
     blinded: bool = True
     reveal: Reveal = Reveal.never
     show_instructions: bool = True
+    # What readers are told, and the image tools they get (both frozen at the first answer).
+    instructions: str = ""
+    viewer_tools: tuple[str, ...] = tuple(VIEWER_TOOLS)
     # The sample-size plan behind the counts (app/studies/planner.py), recorded as given.
     planned: dict[str, Any] | None = None
 
 
 def _validate(plan: StudyPlan) -> None:
     if not plan.name.strip() or len(plan.name) > 200:
-        raise StudyError("give the study a name of at most 200 characters")
+        raise StudyError("give the study a name of at most 200 characters", field="name")
     problem = check_facets(plan.design, plan.strata_facets)
     if problem:
         raise StudyError(problem)
@@ -69,16 +74,17 @@ def _validate(plan: StudyPlan) -> None:
     if not 0 < wanted <= MAX_CASES or any(n < 0 for n in plan.per_stratum.values()):
         raise StudyError(f"ask for between 1 and {MAX_CASES} cases in all, none below 0")
     if plan.primary_question not in QUESTIONS:
-        raise StudyError(f"the primary question is one of {', '.join(QUESTIONS)}")
+        raise StudyError(f"the primary question is one of {', '.join(QUESTIONS)}", field="primary_question")
     if not plan.reader_ids:
-        raise StudyError("assign at least one reader")
+        raise StudyError("tick at least one reader", field="readers")
     repeated = sorted(r for r, n in Counter(plan.reader_ids).items() if n > 1)
     if repeated:  # each would be assigned every case twice
         raise StudyError(f"reader id(s) {', '.join(map(str, repeated))} chosen more than once")
     if plan.readers_per_case is not None and not 1 <= plan.readers_per_case <= len(plan.reader_ids):
-        raise StudyError(f"readers per case must be between 1 and {len(plan.reader_ids)}")
+        raise StudyError(f"readers per case must be between 1 and {len(plan.reader_ids)}",
+                         field="readers_per_case")
     if not 0 <= plan.repeat_fraction <= 0.5:
-        raise StudyError("the repeat fraction must be between 0 and 0.5")
+        raise StudyError("the repeat fraction must be between 0 and 0.5", field="repeat_fraction")
 
 
 def draw_sample(session: Session, plan: StudyPlan) -> tuple[dict[str, list[Candidate]], dict[str, int]]:
@@ -105,14 +111,16 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
     if any(r is None or r.role != Role.reader for r in readers):
         raise StudyError("every assigned account must exist and be a reader")
     if session.scalars(select(Study).where(col(Study.name) == plan.name)).first():
-        raise StudyError(f"a study named {plan.name!r} exists already")
+        raise StudyError(f"a study named {plan.name!r} exists already", field="name")
     assert created_by.id is not None
     study = Study(name=plan.name, blinded=plan.blinded, reveal=plan.reveal.value,
                   design=plan.design.value, primary_question=plan.primary_question,
                   plan=json.dumps(plan.planned, sort_keys=True) if plan.planned else None,
                   readers_per_case=plan.readers_per_case, repeat_fraction=plan.repeat_fraction,
                   seed=plan.seed, selection=_selection_json(plan, pool), created_by=created_by.id,
-                  order_secret=secrets.token_hex(16), show_instructions=plan.show_instructions)
+                  order_secret=secrets.token_hex(16), show_instructions=plan.show_instructions,
+                  instructions=checked_instructions(plan.instructions),
+                  viewer_tools=tools_json(plan.viewer_tools))
     session.add(study)
     session.flush()
     items = _add_items(session, study, sample)

@@ -1,7 +1,7 @@
 """Turning the new-study form's fields into a StudyPlan (plain values in, plan out)."""
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -10,6 +10,10 @@ from app.models import MAX_DB_ID
 from app.studies.design import StudyError, StudyPlan
 from app.studies.models import Design, Reveal
 from app.studies.planner import plan_cases
+from app.studies.reading_setup import MAX_INSTRUCTIONS
+from app.studies.viewer_tools import VIEWER_TOOLS
+
+ViewerTool = Literal[*VIEWER_TOOLS]  # type: ignore[valid-type]
 
 COUNT_PREFIX = "n:"  # form fields "n:fail/add/chest_xray" carry each stratum's count
 PAPER_PER_STRATUM = 25  # 50 add + 50 remove, half of each judged pass and half fail
@@ -61,17 +65,37 @@ class StudyForm(BaseModel):
     blinded: bool = False
     reveal: Reveal = Reveal.never
     hide_instructions: bool = False
+    instructions: str = Field("", max_length=MAX_INSTRUCTIONS)
+    viewer_tools: list[ViewerTool] = Field([], max_length=len(VIEWER_TOOLS))
 
     def as_shown(self, extra: Mapping[str, Any]) -> dict[str, Any]:
         """The values to show the form with again, the planner's as typed."""
         return {**self.model_dump(), "reader_ids": self.readers,
                 **{k: v for k, v in extra.items() if k.startswith("plan_")}}
 
+    @classmethod
+    def shown_as_typed(cls, fields: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+        """A form refused field by field: every value as typed, so nothing is lost (a reader
+        id that is not a number is dropped; it came from no box on the page)."""
+        shown: dict[str, Any] = {name: info.default for name, info in cls.model_fields.items()}
+        shown.update(fields)
+        shown["reader_ids"] = [int(r) for r in fields.get("readers", []) if str(r).isdigit()]
+        shown["blinded"] = "blinded" in fields
+        shown["hide_instructions"] = "hide_instructions" in fields
+        return {**shown, **{k: v for k, v in extra.items() if k.startswith("plan_")}}
+
+
+class ReadingSetupForm(BaseModel):
+    """The study page's form: what readers are told and the tools they get."""
+
+    instructions: str = Field("", max_length=MAX_INSTRUCTIONS)
+    viewer_tools: list[ViewerTool] = Field([], max_length=len(VIEWER_TOOLS))
+
 
 def plan_from_form(form: StudyForm, case_filter: CaseFilter, counts: dict[str, int],
                    planned: dict[str, Any] | None) -> StudyPlan:
     if not form.facets and not form.total:
-        raise StudyError("give the number of cases, or strata with their counts")
+        raise StudyError("give the number of cases, or strata with their counts", field="total")
     return StudyPlan(
         name=form.name.strip(), case_filter=case_filter, reader_ids=form.readers,
         design=form.design, seed=form.seed, strata_facets=tuple(form.facets),
@@ -79,4 +103,5 @@ def plan_from_form(form: StudyForm, case_filter: CaseFilter, counts: dict[str, i
         primary_question=form.primary_question, readers_per_case=form.readers_per_case,
         repeat_fraction=form.repeat_fraction, blinded=form.blinded, reveal=form.reveal,
         planned=planned, show_instructions=not form.hide_instructions,
+        instructions=form.instructions, viewer_tools=tuple(form.viewer_tools),
     )

@@ -17,6 +17,7 @@ from app.models import Attempt, JudgeVerdict, Task, User
 from app.studies.answers import latest_answer, load_draft
 from app.studies.models import Answer, Assignment, Reveal, Study, StudyItem, StudyReader
 from app.studies.reader_instruction import reader_instruction
+from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
 from pipeline.vocabulary import DIMENSIONS, QUESTIONS
 
 
@@ -44,6 +45,7 @@ class ReadView:
     next_uid: str | None
     next_sequence: int | None
     previous_sequence: int | None  # the reader may go back to see or change an answer
+    tools: tuple[str, ...]  # the image tools the study gives its readers
     # The reader's own versions of this answer, oldest first (edits and undos included).
     history: list[Answer]
 
@@ -52,7 +54,7 @@ class ReadView:
         if self.draft:
             return self.draft
         if self.answer:
-            fields = (*QUESTIONS, "confidence", "comment")
+            fields = (*QUESTIONS, "confidence", "comment", "tool_use")
             return {**{f: getattr(self.answer, f) for f in fields},
                     "tags": json.loads(self.answer.tags), "roi": self.answer.roi or ""}
         return {}
@@ -171,6 +173,7 @@ def read_view(session: Session, study: Study, user: User, assignment: Assignment
         next_uid=following.uid if following else None,
         next_sequence=following.sequence if following else None,
         previous_sequence=assignment.sequence - 1 if assignment.sequence > 1 else None,
+        tools=tuple(t for t in VIEWER_TOOLS if t in tools_of(study)),
         history=list(session.scalars(select(Answer).where(
             col(Answer.assignment_id) == assignment.id).order_by(col(Answer.version)))),
     )

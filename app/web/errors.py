@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.errors import Conflict, Forbidden, Invalid, NotFound
+from app.web.forms import words
 from app.web.security import NotAuthenticated
 from app.web.templating import app_path, redirect, render, root_path, wants_partial
 
@@ -26,7 +27,8 @@ def _describe(errors: list[Any]) -> str:
     parts = []
     for error in errors:
         where = ".".join(str(p) for p in error.get("loc", ()) if p not in ("query", "path"))
-        parts.append(f"{where}: {error.get('msg')}" if where else str(error.get("msg")))
+        message = words(error)
+        parts.append(f"{where.removeprefix('body.').replace('_', ' ')}: {message}" if where else message)
     return "; ".join(parts) or "invalid request"
 
 

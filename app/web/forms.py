@@ -1,12 +1,17 @@
-"""A posted form read into its pydantic model, keeping what was typed for the page that shows
-the form again with the model's messages."""
+"""Forms that never lose work: a posted form read into its pydantic model, keeping what was
+typed, with each refusal worded for a person and tied to its field, so the page shows the form
+again with the message beside the field. Every HTML form goes through here; a domain error
+that names its field (`Invalid.field`) joins the same messages."""
 
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, get_origin
 
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 from starlette.datastructures import FormData
+
+from app.errors import Invalid
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -16,6 +21,41 @@ class Posted(Generic[M]):
     fields: dict[str, Any]  # the model's fields as posted, to show again
     value: M | None  # None when a field was refused
     errors: dict[str, str]  # field name -> message
+
+    def refused(self, error: Invalid) -> "Posted[M]":
+        """The same form refused by the domain: the message goes beside its field, or
+        above the form (under "form") when it names none."""
+        return Posted(self.fields, None, {**self.errors, error.field or "form": str(error)})
+
+
+def words(error: ErrorDetails | dict[str, Any]) -> str:
+    """A pydantic refusal as a person reads it ("choose an answer", not "Field required")."""
+    kind, context = error.get("type", ""), error.get("ctx") or {}
+    if kind == "missing":
+        return "required: choose or fill this in"
+    if kind in ("int_parsing", "int_from_float"):
+        return "enter a whole number"
+    if kind == "float_parsing":
+        return "enter a number"
+    if kind == "bool_parsing":
+        return "tick the box or leave it empty"
+    if kind == "enum" or kind == "literal_error":
+        return f"choose one of {context.get('expected', 'the listed values')}"
+    if kind in ("greater_than_equal", "greater_than"):
+        return f"at least {context.get('ge', context.get('gt'))}"
+    if kind in ("less_than_equal", "less_than"):
+        return f"at most {context.get('le', context.get('lt'))}"
+    if kind == "string_too_long":
+        return f"at most {context.get('max_length')} characters"
+    if kind == "string_too_short":
+        return f"at least {context.get('min_length')} characters"
+    if kind == "too_long":
+        return f"at most {context.get('max_length')} values"
+    if kind == "string_pattern_mismatch":
+        return "not in the expected form"
+    message = str(error.get("msg", "not accepted"))
+    # A validator's own ValueError is already worded for people; pydantic prefixes it.
+    return message.removeprefix("Value error, ")
 
 
 def read_form(form: FormData, model: type[M]) -> Posted[M]:
@@ -30,7 +70,11 @@ def read_form(form: FormData, model: type[M]) -> Posted[M]:
     try:
         return Posted(fields, model.model_validate(fields), {})
     except ValidationError as error:
-        return Posted(fields, None, {str(e["loc"][0]): e["msg"] for e in error.errors() if e["loc"]})
+        messages: dict[str, str] = {}
+        for e in error.errors():
+            if e["loc"]:
+                messages.setdefault(str(e["loc"][0]), words(e))
+        return Posted(fields, None, messages)
 
 
 async def posted_form(request: Request) -> FormData:

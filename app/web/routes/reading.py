@@ -11,6 +11,7 @@ from app.studies.adjudication import studies_to_adjudicate
 from app.studies.answers import FAILURE_TAGS, AnswerIn, DraftIn, save_draft, submit_answer, undo_last
 from app.studies.images import item_diff, item_image
 from app.studies.models import Assignment, Study
+from app.studies.viewer_tools import require_tool
 from app.studies.worklist import (
     get_assignment,
     get_study,
@@ -108,6 +109,7 @@ def reading_diff(request: Request, session: SessionDep, settings: SettingsDep,
                  size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
     """The difference map by the item's uid: like the images, it names no attempt."""
     study = get_study(session, study_id)
+    require_tool(study, "difference")
     assignment, item = read_for_reader(session, study, user, uid)
     known = item_diff(session, item, size, settings.resolved_cache_dir())
     return diff_response(request, *known, blind=_blind(study, assignment))

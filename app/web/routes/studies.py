@@ -5,11 +5,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from starlette.datastructures import FormData
 
 from app.accounts.users import describe_user, reader_accounts
 from app.agreement.facts import DESIGNS, recorded_selection
 from app.agreement.long_csv import iter_long_csv
 from app.cases.filters import CaseFilter, recorded_criteria
+from app.errors import Invalid
 from app.studies.adjudication import adjudicator_of
 from app.studies.answers import lock_study
 from app.studies.design import StudyError, create_study
@@ -17,17 +19,21 @@ from app.studies.export import iter_answer_csv, iter_design_csv
 from app.studies.forms import (
     COUNT_PREFIX,
     PAPER_PER_STRATUM,
+    ReadingSetupForm,
     StudyForm,
     plan_from_form,
     planned_from_form,
     strata_counts,
 )
-from app.studies.models import Design
+from app.studies.models import Design, Study, StudyStatus
 from app.studies.planner import PlanError, plan_cases, sample_edits_per_image
 from app.studies.pool import DEFAULT_FACETS, STRATA_FACETS, check_facets, strata_table
 from app.studies.previews import warm_previews
+from app.studies.reading_setup import change_reading_setup, started
+from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
 from app.studies.worklist import all_studies, get_study, study_progress, study_reader
 from app.web.deps import CaseFilterDep, IdPath, SessionDep, SettingsDep
+from app.web.forms import posted_form, read_form
 from app.web.security import AdminUser
 from app.web.templating import redirect, render
 
@@ -57,10 +63,10 @@ def _strata_context(session: SessionDep, case_filter: CaseFilter, design: Design
 
 
 def _form_context(session: SessionDep, case_filter: CaseFilter, design: Design,
-                  facets: tuple[str, ...], form: dict[str, Any], error: str | None,
+                  facets: tuple[str, ...], form: dict[str, Any], errors: dict[str, str],
                   counts: dict[str, int] | None = None) -> dict[str, Any]:
     return {"filter": case_filter, "readers": reader_accounts(session),
-            "error": error, "form": form, "prefix": COUNT_PREFIX,
+            "errors": errors, "form": form, "prefix": COUNT_PREFIX, "viewer_tools": VIEWER_TOOLS,
             **_strata_context(session, case_filter, design, facets, counts)}
 
 
@@ -73,9 +79,9 @@ def new_study_form(request: Request, session: SessionDep, case_filter: CaseFilte
                    design: DesignQuery = Design.validation, facets: FacetsQuery = None) -> HTMLResponse:
     design, chosen = _design_args(design, facets)
     form = {"seed": 42, "blinded": True, "primary_question": "overall",
-            "plan_agreement": "0.81", "plan_half_width": "0.05"}
+            "plan_agreement": "0.81", "plan_half_width": "0.05", "viewer_tools": list(VIEWER_TOOLS)}
     return render(request, "studies/new.html",
-                  _form_context(session, case_filter, design, chosen, form, None))
+                  _form_context(session, case_filter, design, chosen, form, {}))
 
 
 @router.get("/studies/new/strata", response_class=HTMLResponse)
@@ -119,29 +125,30 @@ def _optional(text: str, what: str) -> float | None:
         raise PlanError(f"the {what} must be a number, not {text!r}") from None
 
 
-async def plan_and_count_fields(request: Request) -> dict[str, str]:
-    """The form's fields whose names are data (a count per stratum) or the planner's."""
-    form = await request.form()
-    return {k: v for k, v in form.multi_items()
-            if isinstance(v, str) and k.startswith((COUNT_PREFIX, "plan_"))}
-
-
 @router.post("/studies", response_class=HTMLResponse)
 def create_study_route(
     request: Request, session: SessionDep, admin: AdminUser, case_filter: CaseFilterDep,
     settings: SettingsDep, background: BackgroundTasks,
-    form: Annotated[StudyForm, Form()],
-    extra: Annotated[dict[str, str], Depends(plan_and_count_fields)],
+    posted_fields: Annotated[FormData, Depends(posted_form)],
 ) -> Response:
+    posted = read_form(posted_fields, StudyForm)
+    extra = {k: v for k, v in posted_fields.multi_items()
+             if isinstance(v, str) and k.startswith((COUNT_PREFIX, "plan_"))}
     counts = None
-    try:
-        counts = strata_counts(extra)
-        plan = plan_from_form(form, case_filter, counts, planned_from_form(extra))
-        study = create_study(session=session, plan=plan, created_by=admin)
-    except StudyError as error:
-        session.rollback()
-        context = _form_context(session, case_filter, form.design, tuple(form.facets),
-                                form.as_shown(extra), str(error), counts)
+    form = posted.value
+    if form is not None:
+        try:
+            counts = strata_counts(extra)
+            plan = plan_from_form(form, case_filter, counts, planned_from_form(extra))
+            study = create_study(session=session, plan=plan, created_by=admin)
+        except StudyError as error:
+            session.rollback()
+            posted = posted.refused(error)
+    if posted.value is None or posted.errors:
+        shown = form.as_shown(extra) if form else StudyForm.shown_as_typed(posted.fields, extra)
+        design = form.design if form else _design_as_typed(posted.fields.get("design"))
+        facets = tuple(form.facets) if form else ()
+        context = _form_context(session, case_filter, design, facets, shown, posted.errors, counts)
         return render(request, "studies/new.html", context, status_code=422)
     # After the answer is sent: drawing every preview takes a while for a large study.
     assert study.id is not None
@@ -150,9 +157,11 @@ def create_study_route(
     return redirect(request, f"/studies/{study.id}")
 
 
-@router.get("/studies/{study_id}", response_class=HTMLResponse)
-def study_page(request: Request, session: SessionDep, study_id: IdPath) -> HTMLResponse:
-    study = get_study(session, study_id)
+def _design_as_typed(value: object) -> Design:
+    return Design(value) if isinstance(value, str) and value in set(Design) else Design.validation
+
+
+def _study_context(session: SessionDep, study: Study) -> dict[str, Any]:
     progress = study_progress(session, study)
     in_study = {r.id for r, _ in progress}
     selection = recorded_selection(study)
@@ -160,8 +169,35 @@ def study_page(request: Request, session: SessionDep, study_id: IdPath) -> HTMLR
                "design": DESIGNS[selection.design],
                "criteria": recorded_criteria(selection.filter),
                "adjudicator": adjudicator_of(session, study),
-               "candidates": [r for r in reader_accounts(session) if r.id not in in_study]}
+               "candidates": [r for r in reader_accounts(session) if r.id not in in_study],
+               "viewer_tools": VIEWER_TOOLS, "tools": [t for t in VIEWER_TOOLS if t in tools_of(study)],
+               "setup_open": study.status == StudyStatus.open and not started(session, study),
+               "setup": {"instructions": study.instructions, "viewer_tools": tools_of(study)},
+               "setup_errors": {}}
+    return context
+
+
+@router.get("/studies/{study_id}", response_class=HTMLResponse)
+def study_page(request: Request, session: SessionDep, study_id: IdPath) -> HTMLResponse:
+    context = _study_context(session, get_study(session, study_id))
     return render(request, "studies/detail.html", context, partial="studies/_progress.html")
+
+
+@router.post("/studies/{study_id}/setup", response_class=HTMLResponse)
+def change_setup(request: Request, session: SessionDep, study_id: IdPath,
+                 form: Annotated[FormData, Depends(posted_form)]) -> Response:
+    """The study's instructions and image tools, until its first answer."""
+    study = get_study(session, study_id)
+    posted = read_form(form, ReadingSetupForm)
+    if posted.value is not None:
+        try:
+            change_reading_setup(session, study, posted.value.instructions,
+                                 list(posted.value.viewer_tools))
+            return redirect(request, f"/studies/{study_id}#reading-setup")
+        except Invalid as error:
+            posted = posted.refused(error)
+    context = _study_context(session, study) | {"setup": posted.fields, "setup_errors": posted.errors}
+    return render(request, "studies/detail.html", context, status_code=422)
 
 
 def _csv(rows: Iterator[str], filename: str) -> StreamingResponse:

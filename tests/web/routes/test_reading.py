@@ -210,19 +210,46 @@ def test_admin_creates_a_stratified_study_from_a_filter(demo_engine: Engine, set
     too_many = admin.post("/studies?modality=chest_xray", data=data | {"name": "third", "n:pass/add": "500"})
     assert too_many.status_code == 422
     page = BeautifulSoup(too_many.text, "html.parser")
-    assert page.select_one("#study-error").text == (
+    assert page.select_one("#study-error li").text == (
         "stratum verdict pass · direction add has 53 in its pool; 500 were asked")
     assert page.select_one('input[name="name"]')["value"] == "third"  # the form keeps what was typed
     bad = admin.post("/studies", data=data | {"name": "fourth", "n:pass/add": "lots"})
     assert bad.status_code == 422 and "whole number" in bad.text
     crafted = admin.post("/studies", data=data | {"name": "sixth", "n:pass/add/extra/part": "2"})
     assert crafted.status_code == 422 and "'pass/add/extra/part' has 0 in its pool" in BeautifulSoup(
-        crafted.text, "html.parser").select_one("#study-error").text
+        crafted.text, "html.parser").select_one("#study-error li").text
     odd_plan = admin.post("/studies", data=data | {"name": "seventh", "plan_edits_per_image": "many"})
     assert odd_plan.status_code == 422 and "planner" in odd_plan.text
     unread = {k: v for k, v in data.items() if k != "readers"}
     nobody = admin.post("/studies", data=unread | {"name": "fifth"})
-    assert nobody.status_code == 422 and "at least one reader" in nobody.text
+    assert nobody.status_code == 422
+    page = BeautifulSoup(nobody.text, "html.parser")
+    # The message stands beside the readers, and the rest of the form is as typed.
+    assert page.select_one("#field-readers #error-readers").text == "tick at least one reader"
+    assert page.select_one("#field-readers")["aria-invalid"] == "true"
+    assert page.select_one('input[name="name"]')["value"] == "fifth"
+    assert page.select_one('input[name="seed"]')["value"] == "7"
+    assert page.select_one('input[name="blinded"]').has_attr("checked")
+
+
+def test_a_study_form_refused_field_by_field_keeps_everything_typed(
+        demo_engine: Engine, settings: Settings, study: StudySetup) -> None:
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    data = {"name": "typed", "design": "accepted", "total": "many", "seed": "-3",
+            "readers": [str(study.readers[0].id)], "instructions": "Read at a workstation.",
+            "viewer_tools": ["window", "magnifier"]}
+    refused = admin.post("/studies", data=data)
+    assert refused.status_code == 422
+    page = BeautifulSoup(refused.text, "html.parser")
+    assert page.select_one("#error-total").text == "enter a whole number"
+    assert page.select_one("#error-seed").text == "at least 0"
+    assert "choose one of" in page.select_one("#error-viewer_tools").text
+    assert page.select_one('input[name="name"]')["value"] == "typed"
+    assert page.select_one('input[name="total"]')["value"] == "many"
+    assert page.select_one("textarea[name=instructions]").text == "Read at a workstation."
+    assert page.select_one(f'input[name="readers"][value="{study.readers[0].id}"]').has_attr("checked")
+    assert page.select_one('input[name="design"][value="accepted"]').has_attr("checked")
+    assert "body." not in page.select_one("#study-error").text  # worded for people
 
 
 def test_the_strata_and_the_planner_answer_as_fragments(demo_engine: Engine, settings: Settings,
