@@ -1,12 +1,15 @@
 """The reading room at 1366x768: images and answers in one view, every key visible where the
 eyes are, a failed submit that says so, and the tag and previous-case keys."""
 
+import json
 import re
 
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
 
+from app.studies.models import Answer
 from tests.browser.conftest import ARTIFACTS
 from tests.browser.helpers import IMAGES_SHOWN, answer_with_keys, log_in
 from tests.studies.conftest import make_study
@@ -119,3 +122,20 @@ def test_tag_keys_and_the_previous_case(browser: Browser, demo_engine: Engine, l
     page.keyboard.press("Backspace")
     expect(page.locator("#answered")).to_have_text("answered · version 2")
     expect(page.locator('input[name="overall"][value="reject"]')).to_be_checked()
+
+
+def test_the_tools_a_reader_uses_are_recorded_with_the_answer(browser: Browser, demo_engine: Engine,
+                                                              live_server: str) -> None:
+    page, sid = open_first_case(browser, demo_engine, live_server)
+    page.keyboard.press(" ")  # flicker on ...
+    page.wait_for_timeout(150)
+    page.keyboard.press(" ")  # ... and off
+    page.keyboard.press("w")  # a window preset
+    answer_with_keys(page)
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(rf"/read/{sid}/2$"))
+    with Session(demo_engine) as session:
+        [answer] = session.exec(select(Answer)).all()
+    used = json.loads(answer.tool_use or "{}")
+    assert set(used) == {"flicker", "window"} and used["flicker"]["uses"] == 1
+    assert used["flicker"]["ms"] >= 100
