@@ -10,6 +10,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from app.accounts.audit import note
 from app.errors import Invalid, NotFound
 from app.models import ApiToken, Role, User, as_utc, new_session_nonce, utcnow
 
@@ -46,35 +47,53 @@ class UserError(Invalid):
 
 def _check_name(name: str) -> None:
     if not (0 < len(name) <= 64) or not all(c.isalnum() or c in "._-" for c in name):
-        raise UserError(f"user name {name!r} must be {NAME_PATTERN_HINT} characters")
+        raise UserError(f"user name {name!r} must be {NAME_PATTERN_HINT} characters", field="name")
 
 
 def create_user(*, session: Session, name: str, role: Role, password: str,
-                is_demo: bool = False) -> User:
+                is_demo: bool = False, actor: User | None = None) -> User:
     _check_name(name)
     if len(password) < MIN_PASSWORD_LENGTH:
-        raise UserError(f"the password must have at least {MIN_PASSWORD_LENGTH} characters")
+        raise UserError(f"the password must have at least {MIN_PASSWORD_LENGTH} characters",
+                        field="password")
     user = User(name=name, role=role.value, password_hash=_hasher.hash(password), is_demo=is_demo)
     session.add(user)
     try:
+        session.flush()
+        note(session, "account created", user, actor, f"role {role.value}")
         session.commit()
     except IntegrityError:
         session.rollback()
-        raise UserError(f"a user named {name!r} already exists") from None
+        raise UserError(f"a user named {name!r} already exists", field="name") from None
     session.refresh(user)
     return user
 
 
 def set_password(*, session: Session, user: User, password: str,
-                 end_sessions: bool = True) -> None:
-    """A new password; every session of the account ends with the old one."""
+                 end_sessions: bool = True, actor: User | None = None, audited: bool = True) -> None:
+    """A new password; every session of the account ends with the old one. ``audited``
+    False only for a rehash at login, which changes no password."""
     if len(password) < MIN_PASSWORD_LENGTH:
-        raise UserError(f"the password must have at least {MIN_PASSWORD_LENGTH} characters")
+        raise UserError(f"the password must have at least {MIN_PASSWORD_LENGTH} characters",
+                        field="password")
     user.password_hash = _hasher.hash(password)
     if end_sessions:
         user.session_nonce = new_session_nonce()
     session.add(user)
+    if audited:
+        note(session, "password set", user, actor, "sessions ended" if end_sessions else "")
     session.commit()
+
+
+def reset_password(*, session: Session, user: User, actor: User) -> str:
+    """A new random password for an account, shown once to the admin who asked; the
+    account's sessions end. Its tokens stay: they are revoked one by one or by deactivation."""
+    if not user.active:
+        raise UserError(f"{user.name} is deactivated: reactivate the account first")
+    password = demo_password()
+    set_password(session=session, user=user, password=password, actor=actor)
+    logger.info("password of user %s (id %s) reset by %s", user.name, user.id, actor.name)
+    return password
 
 
 def end_sessions(*, session: Session, user: User) -> None:
@@ -84,10 +103,12 @@ def end_sessions(*, session: Session, user: User) -> None:
     session.commit()
 
 
-def deactivate_user(*, session: Session, user: User) -> None:
+def deactivate_user(*, session: Session, user: User, actor: User | None = None) -> None:
     """The account can no longer log in or use its tokens; its answers stay attributed."""
     if not user.active:
         raise UserError(f"{user.name} is already deactivated")
+    if actor is not None and actor.id == user.id:
+        raise UserError("you cannot deactivate your own account; another admin can")
     user.active, user.deactivated_at = False, utcnow()
     user.session_nonce = new_session_nonce()
     now = utcnow()
@@ -96,15 +117,17 @@ def deactivate_user(*, session: Session, user: User) -> None:
         token.revoked_at = now
         session.add(token)
     session.add(user)
+    note(session, "deactivated", user, actor, "sessions ended, tokens revoked")
     session.commit()
     logger.info("user %s (id %s) deactivated", user.name, user.id)
 
 
-def reactivate_user(*, session: Session, user: User) -> None:
+def reactivate_user(*, session: Session, user: User, actor: User | None = None) -> None:
     if user.active:
         raise UserError(f"{user.name} is active")
     user.active, user.deactivated_at = True, None
     session.add(user)
+    note(session, "reactivated", user, actor)
     session.commit()
     logger.info("user %s (id %s) reactivated", user.name, user.id)
 
@@ -124,7 +147,8 @@ def authenticate(session: Session, name: str, password: str) -> User | None:
     except (VerificationError, InvalidHashError):
         return None
     if _hasher.check_needs_rehash(user.password_hash):
-        set_password(session=session, user=user, password=password, end_sessions=False)
+        set_password(session=session, user=user, password=password, end_sessions=False,
+                     audited=False)
     return user
 
 
@@ -134,7 +158,7 @@ def _token_hash(token: str) -> str:
 
 
 def issue_token(*, session: Session, user: User, name: str = "",
-                expires_in_days: int = TOKEN_LIFETIME_DAYS) -> str:
+                expires_in_days: int = TOKEN_LIFETIME_DAYS, actor: User | None = None) -> str:
     """A new bearer token for ``user``; only its hash is kept, so this is the one chance to see it."""
     assert user.id is not None
     if not user.active:
@@ -146,6 +170,7 @@ def issue_token(*, session: Session, user: User, name: str = "",
     token = secrets.token_urlsafe(32)
     session.add(ApiToken(user_id=user.id, token_hash=_token_hash(token), name=name,
                          expires_at=utcnow() + timedelta(days=expires_in_days)))
+    note(session, "token issued", user, actor, f"{name or 'unnamed'}, {expires_in_days} days")
     session.commit()
     return token
 
@@ -172,7 +197,7 @@ def tokens_of(session: Session, user: User) -> list[ApiToken]:
                              .order_by(col(ApiToken.id))))
 
 
-def revoke_token(*, session: Session, token_id: int) -> ApiToken:
+def revoke_token(*, session: Session, token_id: int, actor: User | None = None) -> ApiToken:
     found = session.get(ApiToken, token_id)
     if found is None:
         raise UserError(f"no token with id {token_id}")
@@ -180,6 +205,7 @@ def revoke_token(*, session: Session, token_id: int) -> ApiToken:
         raise UserError(f"token {token_id} is already revoked")
     found.revoked_at = utcnow()
     session.add(found)
+    note(session, "token revoked", session.get(User, found.user_id), actor, f"token {token_id}")
     session.commit()
     logger.info("token %s of user id %s revoked", token_id, found.user_id)
     return found
@@ -211,20 +237,36 @@ def reset_demo_accounts(session: Session) -> list[tuple[User, str]]:
 
 
 def describe_user(*, session: Session, user: User, qualification: str | None,
-                  experience_years: int | None, replace_all: bool = False) -> User:
-    """Record what a study report says of a reader: qualification and years of experience.
-    None leaves a field as it is (the command line sets one at a time), unless
-    ``replace_all``: a form sends both fields, and a blank one clears it."""
+                  experience_years: int | None, replace_all: bool = False,
+                  board_certified: bool | None = None, actor: User | None = None) -> User:
+    """Record what a study report says of a reader: specialty or qualification, years of
+    experience, board certification. None leaves a field as it is (the command line sets one
+    at a time), unless ``replace_all``: a form sends every field, and a blank one clears it."""
     if qualification is not None or replace_all:
         qualification = (qualification or "").strip()
         if len(qualification) > 200:
-            raise UserError("describe the qualification in at most 200 characters")
+            raise UserError("describe the qualification in at most 200 characters",
+                            field="qualification")
         user.qualification = qualification or None
     if experience_years is not None or replace_all:
         if experience_years is not None and not 0 <= experience_years <= 70:
-            raise UserError("years of experience must be between 0 and 70")
+            raise UserError("years of experience must be between 0 and 70", field="experience_years")
         user.experience_years = experience_years
+    if board_certified is not None or replace_all:
+        user.board_certified = board_certified
     session.add(user)
+    years = "-" if user.experience_years is None else user.experience_years
+    note(session, "qualification recorded", user, actor, f"{user.qualification or '-'}; "
+         f"{years} years; board certified: {_yes_no(user.board_certified)}")
     session.commit()
     session.refresh(user)
     return user
+
+
+def _yes_no(value: bool | None) -> str:
+    return "not recorded" if value is None else ("yes" if value else "no")
+
+
+def all_accounts(session: Session) -> list[User]:
+    """Every account, active first, then by name."""
+    return list(session.scalars(select(User).order_by(col(User.active).desc(), col(User.name))))

@@ -117,6 +117,7 @@ def reader_rows(session: Session, data: StudyReads) -> list[dict[str, Any]]:
         rows.append({
             "name": name, "qualification": user.qualification if user else None,
             "experience_years": user.experience_years if user else None,
+            "board_certified": user.board_certified if user else None,
             "assigned": sum(1 for c in data.cases if name in c.assigned),
             "read": sum(1 for r in mine if not r.repeat), "repeats": len(repeats),
             "median_seconds": _median(times), "repeat_interval_days": _median(gaps),

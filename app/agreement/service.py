@@ -36,10 +36,11 @@ def _fingerprint(session: Session, study: Study) -> tuple[object, ...]:
             select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id))))
     decisions = session.execute(select(func.count(), func.max(Adjudication.id)).where(
         col(Adjudication.study_id) == study.id)).one()
-    # The report states each reader's qualification and experience, which change without
+    # The report states each reader's qualification, experience and certification, which change without
     # an answer changing; and one process may serve (or test) more than one database.
     readers = tuple(session.execute(
-        select(col(User.id), col(User.qualification), col(User.experience_years))
+        select(col(User.id), col(User.qualification), col(User.experience_years),
+               col(User.board_certified))
         .where(col(User.id).in_(select(col(Assignment.user_id)).where(
             col(Assignment.study_id) == study.id))).order_by(col(User.id))).all())
     return (str(session.get_bind().engine.url), study.id, study.status, tuple(answers), verdicts,

@@ -18,6 +18,8 @@ from app.cases.filters import recorded_criteria
 from app.resources import TEMPLATES_DIR
 from app.studies.adjudication import adjudicator_of
 from app.studies.models import Study
+from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
+from pipeline.rubric import MODALITIES, rubric
 from pipeline.vocabulary import QUESTIONS
 
 _env = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=select_autoescape())
@@ -39,5 +41,7 @@ def standalone_html(session: Session, study: Study, scope: Slice = Slice()) -> s
         "adjudicator": adjudicator.name if adjudicator else None,
         "repeats": sum(1 for r in data.reads if r.repeat),
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "rubric": rubric(), "modalities": MODALITIES,
+        "tools": [text for tool, text in VIEWER_TOOLS.items() if tool in tools_of(study)],
     }
     return _env.get_template("agreement/standalone.html").render(context)

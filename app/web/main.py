@@ -18,6 +18,7 @@ from app.web.errors import install_error_handlers
 from app.web.request_guard import RequestGuard
 from app.web.request_log import RequestLogMiddleware
 from app.web.routes import (
+    accounts,
     adjudication,
     agreement,
     api,
@@ -98,6 +99,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.include_router(reading.router, dependencies=[Depends(current_user)])
     app.include_router(adjudication.router, dependencies=[Depends(current_user)])
     app.include_router(studies.router, dependencies=[Depends(require_admin)])
+    app.include_router(accounts.router, dependencies=[Depends(require_admin)])
     app.include_router(agreement.router, dependencies=[Depends(require_admin)])
     app.include_router(overview.router, dependencies=[Depends(require_admin)])
     app.include_router(jobs.router, dependencies=[Depends(require_admin)])

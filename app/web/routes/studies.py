@@ -226,13 +226,15 @@ def export_design(session: SessionDep, study_id: IdPath) -> StreamingResponse:
 
 
 @router.post("/studies/{study_id}/readers/{user_id}")
-def describe_reader(request: Request, session: SessionDep, study_id: IdPath, user_id: IdPath,
+def describe_reader(request: Request, session: SessionDep, admin: AdminUser, study_id: IdPath,
+                    user_id: IdPath,
                     qualification: Annotated[str, Form(max_length=200)] = "",
                     experience_years: Annotated[int | None, Form(ge=0, le=70)] = None) -> Response:
     """An admin records what the report says of a reader: qualification and experience."""
     user = study_reader(session, get_study(session, study_id), user_id)
     describe_user(session=session, user=user, qualification=qualification,
-                  experience_years=experience_years, replace_all=True)
+                  experience_years=experience_years, replace_all=True, actor=admin,
+                  board_certified=user.board_certified)  # this form does not show it: kept
     return redirect(request, f"/studies/{study_id}#readers")
 
 

@@ -39,7 +39,8 @@ def test_the_admin_sets_instructions_and_tools_until_the_first_answer(
         assert stored is not None
         assert stored.instructions == "Read on a calibrated monitor." and stored.viewer_tools == '["window"]'
 
-    bad = admin.post(f"/studies/{sid}/setup", data={"instructions": "Kept as typed", "viewer_tools": ["x-ray vision"]})
+    bad = admin.post(f"/studies/{sid}/setup", data={"instructions": "Kept as typed",
+                                                    "viewer_tools": ["x-ray vision"]})
     assert bad.status_code == 422
     page = BeautifulSoup(bad.text, "html.parser")
     assert "choose one of" in page.select_one("#field-viewer_tools #error-viewer_tools").text
@@ -86,3 +87,27 @@ def test_tool_use_records_are_checked(demo_engine: Engine, settings: Settings, s
         assert answer.status_code == 422, bad
     with Session(demo_engine) as s:
         assert s.exec(select(Answer)).all() == []
+
+
+def test_the_report_prints_the_rubric_the_instructions_the_tools_and_certification(
+        demo_engine: Engine, settings: Settings, study: StudySetup) -> None:
+    from app.accounts.users import describe_user
+    from app.models import User
+    from pipeline.rubric import rubric
+
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    sid = study.study.id
+    admin.post(f"/studies/{sid}/setup", data={"instructions": "Use the reading room monitor.",
+                                              "viewer_tools": ["window", "swipe"]})
+    with Session(demo_engine) as s:
+        reader = s.exec(select(User).where(User.name == "reader-0")).one()
+        describe_user(session=s, user=reader, qualification="radiologist", experience_years=9,
+                      board_certified=True)
+    page = BeautifulSoup(admin.get(f"/studies/{sid}/report.html").text, "html.parser")
+    assert page.select_one("#report-instructions").text == "Use the reading room monitor."
+    tools = page.select_one("#report-tools").text
+    assert "Swipe" in tools and "Flicker" not in tools
+    document = page.select_one("#rubric").text
+    assert all(q.definition in document for q in rubric().values())
+    row = next(r for r in page.select("#reader-table tbody tr") if r.select_one("td").text == "reader-0")
+    assert [td.text for td in row.select("td")[1:4]] == ["radiologist", "9", "yes"]
