@@ -52,12 +52,19 @@ def _svg(figure: Figure) -> str:
 
 def interval_chart(points: Sequence[Point], title: str, axis_label: str,
                    lower: float = 0.0) -> str:
-    """Horizontal points with interval bars, one row per label, n written beside each."""
-    figure, axes = _figure(7.5, 0.32 * len(points) + 1.1)
+    """Horizontal points with interval bars, one row per label, n written beside each. A row
+    with no case behind it is left out; one whose figure cannot be estimated says so."""
+    points = [p for p in points if p.n > 0]
+    figure, axes = _figure(7.5, 0.32 * max(len(points), 1) + 1.1)
+    if not points:
+        axes.text(0.5, 0.5, "nothing to draw yet: no case in this slice has been read",
+                  ha="center", va="center", color=MUTED, fontsize=9, transform=axes.transAxes)
+        axes.set_yticks([])
     for row, point in enumerate(reversed(points)):
         colour = SERIES.get(point.series, TEXT)
         if point.value is None:
-            axes.text(lower, row, f"  undefined (n={point.n})", va="center", color=MUTED, fontsize=8)
+            axes.text(lower, row, f"  cannot be estimated here (n={point.n})", va="center",
+                      color=MUTED, fontsize=8)
             continue
         if point.low is not None and point.high is not None:
             axes.plot([point.low, point.high], [row, row], color=colour, linewidth=2, alpha=0.7)

@@ -1,17 +1,21 @@
 """The one error renderer: JSON for the API, a fragment for htmx, a page for everything else."""
 
+import logging
 from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.errors import Conflict, Forbidden, Invalid, NotFound
 from app.web.forms import words
-from app.web.security import NotAuthenticated
+from app.web.security import NotAuthenticated, remember_cookie_user
 from app.web.templating import app_path, redirect, render, root_path, wants_partial
+
+logger = logging.getLogger(__name__)
 
 # The routes of the published API (OpenAPI): their errors are ErrorOut JSON whatever the
 # Accept header, as the schema says; an image URL never answers with a page.
@@ -79,6 +83,11 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         message = exc.detail if isinstance(exc.detail, str) else "error"
+        if exc.status_code == 404 and not _wants_json(request):
+            try:  # an unknown address ran no route: find the user for the navigation bar
+                await run_in_threadpool(remember_cookie_user, request)
+            except Exception:
+                logger.exception("could not look up the user of a 404 page")
         response = error_response(request, exc.status_code, message)
         response.headers.update(exc.headers or {})  # e.g. WWW-Authenticate on a 401
         return response

@@ -5,6 +5,7 @@ import secrets
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
+from sqlmodel import Session
 
 from app.accounts.users import user_for_token
 from app.importer.history import has_synthetic_data
@@ -77,15 +78,34 @@ def current_user(request: Request, session: SessionDep,
         # Tokens are not sent by browsers on their own, so they need no CSRF token.
         _remember(request, session, user)
         return user
+    found = cookie_user(request, session)
+    if found is None:
+        request.session.pop(SESSION_USER, None)
+        raise NotAuthenticated()
+    _remember(request, session, found)
+    return found
+
+
+def cookie_user(request: Request, session: Session) -> User | None:
+    """The active account the session cookie names, if its nonce is still current."""
     user_id = request.session.get(SESSION_USER)
     found = session.get(User, user_id) if isinstance(user_id, int) else None
     nonce = request.session.get(SESSION_NONCE)
     if (found is None or not found.active or not isinstance(nonce, str)
             or not hmac.compare_digest(nonce, found.session_nonce)):
-        request.session.pop(SESSION_USER, None)
-        raise NotAuthenticated()
-    _remember(request, session, found)
+        return None
     return found
+
+
+def remember_cookie_user(request: Request) -> None:
+    """For a page no route answered (an unknown address): who is logged in, so the page
+    keeps its navigation. Runs in the thread pool; a failure only loses the navigation."""
+    if getattr(request.state, "user", None) is not None or "session" not in request.scope:
+        return
+    with Session(request.app.state.engine) as session:
+        found = cookie_user(request, session)
+        if found is not None:
+            _remember(request, session, found)
 
 
 def start_session(request: Request, user: User) -> None:

@@ -52,7 +52,7 @@ def test_adjudicate_with_keys_then_read_the_agreement(browser: Browser, demo_eng
     expect(row.nth(3)).to_have_text("1")  # adjudicated (after unanimous, single vote, majority)
     expect(row.nth(4)).to_have_text("2")  # ties still open
     expect(admin.locator("#chart-agreement svg")).to_be_visible()
-    admin.select_option('select[name="direction"]', "remove")
+    admin.check('#slice-form input[name="direction"][value="remove"]')
     admin.click('#slice-form button[type="submit"]')
     expect(admin).to_have_url(re.compile(r"direction=remove"))
     expect(admin.locator("#n-cases")).to_have_text("4")

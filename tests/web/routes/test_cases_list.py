@@ -152,3 +152,15 @@ def test_an_empty_database_says_how_to_import(engine, settings) -> None:  # type
     page = BeautifulSoup(client.get("/cases").text, "html.parser")
     assert page.select_one("#total").text == "0"
     assert "medbanana import" in page.select_one("#nothing-imported").text
+
+
+def test_dimensions_failed_before_a_success_are_quiet_and_named_as_earlier(client: TestClient) -> None:
+    page = soup(client, "/cases?outcome=success&failed_dimension=structure&limit=20")
+    rows = page.select("tr.case-row")
+    assert rows
+    for row in rows:
+        cell = row.select_one("td.failed-on")
+        assert cell.select(".badge") and not cell.select(".badge.fail")
+        assert "earlier rounds" in cell.get_text()
+    failed = soup(client, "/cases?outcome=failed&limit=20").select("tr.case-row td.failed-on")
+    assert failed and all(c.select(".badge.fail") for c in failed if c.select(".badge"))

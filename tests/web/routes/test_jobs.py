@@ -45,6 +45,9 @@ def test_confirm_then_start_then_follow(client: TestClient, demo_engine: Engine,
     done = BeautifulSoup(client.get(f"/jobs/{job_id}").text, "html.parser")
     assert done.select_one("#job-status").get_text() == "done"
     assert done.select_one("#job-progress").get("hx-trigger") is None  # polling stops
+    # A finished job reads "2 of 2 tasks finished", without a rate that no longer runs.
+    summary = done.select_one("#job-progress p").get_text(" ", strip=True)
+    assert "2 of 2 tasks finished" in summary and "tasks/min" not in summary and "done 2" not in summary
     assert len(done.select("#job-runs a")) == 2
     with Session(demo_engine) as session:
         job = session.get(Job, job_id)
