@@ -50,20 +50,20 @@
     if (event.target instanceof Element && event.target.closest("[data-open-help]")) toggleHelp();
   });
 
-  // "Regenerate ticked cases" acts only on ticked cases: disabled, with the reason, until one
-  // is ticked. Checked again after every htmx swap of the list.
-  function syncRegenerate() {
-    const button = document.getElementById("regenerate-selected");
-    if (!button) return;
-    const ticked = document.querySelectorAll('input[name="task"][form="regenerate-form"]:checked').length;
-    button.disabled = ticked === 0;
-    button.title = ticked === 0 ? "Tick at least one case first" : `Regenerate the ${ticked} ticked case(s)`;
+  // A button that acts only on ticked items says so: marked data-needs="<selector of the
+  // boxes>" and data-needs-reason, it stays disabled, with the reason as its tooltip, until
+  // one of them is ticked. Checked again after every change and every htmx swap.
+  function syncNeeds() {
+    document.querySelectorAll("button[data-needs]").forEach((button) => {
+      const ticked = document.querySelectorAll(`${button.dataset.needs}:checked`).length;
+      button.disabled = ticked === 0;
+      if (!button.dataset.title) button.dataset.title = button.title || "";
+      button.title = ticked === 0 ? button.dataset.needsReason : button.dataset.title;
+    });
   }
-  document.addEventListener("change", (event) => {
-    if (event.target instanceof HTMLInputElement && event.target.name === "task") syncRegenerate();
-  });
-  document.addEventListener("DOMContentLoaded", syncRegenerate);
-  document.addEventListener("htmx:afterSettle", syncRegenerate);
+  document.addEventListener("change", syncNeeds);
+  document.addEventListener("DOMContentLoaded", syncNeeds);
+  document.addEventListener("htmx:afterSettle", syncNeeds);
 
   // "Are you sure?" for forms and buttons marked data-confirm (no inline handlers: the
   // content security policy allows no inline script).
