@@ -63,3 +63,27 @@ def test_agreement_page_and_report_of_a_validation_study(browser: Browser, demo_
     expect(page.locator("#flow-diagram")).to_be_visible()
     page.set_viewport_size({"width": 1366, "height": 768})
     page.screenshot(path=str(ARTIFACTS / "report-1366.png"), full_page=True)
+
+
+def test_a_study_without_readers_comes_back_with_its_name_and_the_reason_beside_the_readers(
+        browser: Browser, demo_engine: Engine, live_server: str) -> None:
+    make_study(demo_engine)  # reader accounts to choose from
+    page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+    log_in(page, live_server, "browser-admin", "/studies/new?modality=chest_xray")
+    page.fill('input[name="name"]', "pilot without readers")
+    page.fill('textarea[name="instructions"]', "Read in the dark room.")
+    page.uncheck('input[name="viewer_tools"][value="flicker"]')
+    page.click('#study-form button[type="submit"]')
+    expect(page.locator("#study-error")).to_contain_text("tick at least one reader")
+    beside = page.locator("#field-readers #error-readers")
+    expect(beside).to_have_text("tick at least one reader")
+    beside.scroll_into_view_if_needed()
+    expect(beside).to_be_in_viewport()
+    expect(page.locator('input[name="name"]')).to_have_value("pilot without readers")
+    expect(page.locator('textarea[name="instructions"]')).to_have_value("Read in the dark room.")
+    expect(page.locator('input[name="viewer_tools"][value="flicker"]')).not_to_be_checked()
+    expect(page.locator('input[name="viewer_tools"][value="swipe"]')).to_be_checked()
+    page.click('#study-error a[href="#field-readers"]')  # the summary leads to the field
+    expect(page.locator("#field-readers")).to_be_in_viewport()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "study-form-refused.png"))
