@@ -44,9 +44,9 @@ class JobForm(BaseModel):
 
     def options(self, backends: list[str]) -> JobOptions:
         if self.backend not in backends:
-            raise Invalid(f"backend must be one of: {', '.join(backends)}")
+            raise Invalid(f"backend must be one of: {', '.join(backends)}", field="backend")
         if self.mode == "batch" and self.backend != "gemini":
-            raise Invalid("the Batch API needs the gemini backend")
+            raise Invalid("the Batch API needs the gemini backend", field="mode")
         models = {step: name for step, name in (("instruction", self.instruction_model),
                                                  ("edit", self.edit_model),
                                                  ("judge", self.judge_model)) if name}

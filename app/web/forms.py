@@ -4,7 +4,8 @@ again with the message beside the field. Every HTML form goes through here; a do
 that names its field (`Invalid.field`) joins the same messages."""
 
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, get_origin
+from types import UnionType
+from typing import Any, Generic, TypeVar, Union, get_args, get_origin
 
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
@@ -63,7 +64,7 @@ def read_form(form: FormData, model: type[M]) -> Posted[M]:
     left blank takes its default (scripts need not send an empty comment)."""
     fields: dict[str, Any] = {}
     for name, info in model.model_fields.items():
-        if get_origin(info.annotation) is list:
+        if _is_list(info.annotation):
             fields[name] = form.getlist(name)
         elif name in form and (form[name] != "" or info.is_required()):
             fields[name] = form[name]
@@ -75,6 +76,14 @@ def read_form(form: FormData, model: type[M]) -> Posted[M]:
             if e["loc"]:
                 messages.setdefault(str(e["loc"][0]), words(e))
         return Posted(fields, None, messages)
+
+
+def _is_list(annotation: Any) -> bool:
+    """list[...] or list[...] | None: a field the form repeats, one value per box."""
+    if get_origin(annotation) is list:
+        return True
+    return get_origin(annotation) in (Union, UnionType) and any(
+        get_origin(a) is list for a in get_args(annotation))
 
 
 async def posted_form(request: Request) -> FormData:

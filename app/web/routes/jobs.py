@@ -1,10 +1,12 @@
 """Admins: regenerate selected cases from the browser, and follow each job live."""
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi import APIRouter, Depends, Form, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.datastructures import FormData
 
+from app.errors import Invalid
 from app.job_models import JobStatus
 from app.jobs import (
     DEFAULT_MODELS,
@@ -22,6 +24,7 @@ from app.jobs import (
     request_cancel,
 )
 from app.web.deps import CaseFilterDep, IdPath, SessionDep
+from app.web.forms import posted_form, read_form
 from app.web.security import AdminUser
 from app.web.templating import redirect, render
 
@@ -29,19 +32,25 @@ router = APIRouter(include_in_schema=False)
 TaskIds = Annotated[list[int] | None, Query(alias="task")]
 
 
-@router.get("/jobs/new", response_class=HTMLResponse)
-def new_job(request: Request, session: SessionDep, case_filter: CaseFilterDep,
-            task: TaskIds = None,
-            everything: Annotated[bool, Query(alias="all")] = False) -> HTMLResponse:
-    chosen = job_selection(session, case_filter, task, everything)
+def _form_page(request: Request, session: SessionDep, case_filter: CaseFilterDep,
+               chosen: list[int], everything: bool, typed: dict[str, Any],
+               errors: dict[str, str]) -> HTMLResponse:
     backends = available()
     options = JobOptions(backend=backends[0])
     context = {"task_ids": [] if everything else chosen, "everything": everything,
                "count": len(chosen),
                "filter": case_filter, "backends": backends,
-               "options": options, "models": DEFAULT_MODELS,
+               "options": options, "models": DEFAULT_MODELS, "typed": typed, "errors": errors,
                "estimate": job_estimate(session, chosen, options)}
-    return render(request, "jobs/new.html", context)
+    return render(request, "jobs/new.html", context, status_code=422 if errors else 200)
+
+
+@router.get("/jobs/new", response_class=HTMLResponse)
+def new_job(request: Request, session: SessionDep, case_filter: CaseFilterDep,
+            task: TaskIds = None,
+            everything: Annotated[bool, Query(alias="all")] = False) -> HTMLResponse:
+    chosen = job_selection(session, case_filter, task, everything)
+    return _form_page(request, session, case_filter, chosen, everything, {}, {})
 
 
 @router.post("/jobs/estimate", response_class=HTMLResponse)
@@ -57,12 +66,23 @@ def estimate_job(request: Request, session: SessionDep, case_filter: CaseFilterD
 
 
 @router.post("/jobs")
-def start_job(request: Request, session: SessionDep, admin: AdminUser,
-              case_filter: CaseFilterDep, form: Annotated[JobForm, Form()]) -> RedirectResponse:
-    options = form.options(available())
-    chosen = job_selection(session, case_filter, form.task, form.everything)
-    job_id = create_job(session.get_bind(), chosen, options, admin.id)  # type: ignore[arg-type]
-    return redirect(request, f"/jobs/{job_id}")
+def start_job(request: Request, session: SessionDep, admin: AdminUser, case_filter: CaseFilterDep,
+              posted_fields: Annotated[FormData, Depends(posted_form)]) -> Response:
+    posted = read_form(posted_fields, JobForm)
+    form = posted.value
+    everything = posted_fields.get("everything") == "true"
+    tasks = [int(str(t)) for t in posted_fields.getlist("task") if str(t).isdigit()] or None
+    if form is not None:
+        try:
+            options = form.options(available())
+            chosen = job_selection(session, case_filter, form.task, form.everything)
+            job_id = create_job(session.get_bind(), chosen, options, admin.id)  # type: ignore[arg-type]
+            return redirect(request, f"/jobs/{job_id}")
+        except Invalid as error:
+            posted = posted.refused(error)
+    # The selection itself must stand; if it does not, there is no form to show again.
+    chosen = job_selection(session, case_filter, tasks, everything)
+    return _form_page(request, session, case_filter, chosen, everything, posted.fields, posted.errors)
 
 
 @router.get("/jobs", response_class=HTMLResponse)

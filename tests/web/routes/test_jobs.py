@@ -69,6 +69,18 @@ def test_all_matching_and_bad_input(client: TestClient, demo_engine: Engine) -> 
     assert client.get("/jobs/new?task=999999").status_code == 422
     assert client.post("/jobs", data={"task": "1", "backend": "gpt"}).status_code == 422
     assert client.post("/jobs", data={"task": "1", "rounds": "99"}).status_code == 422
+    # The form comes back as typed, the reason beside the field, in words.
+    refused = client.post("/jobs", data={"task": "1", "rounds": "99", "concurrency": "3",
+                                         "requests_per_minute": "40", "kind": "rejudge"})
+    page = BeautifulSoup(refused.text, "html.parser")
+    assert refused.status_code == 422 and page.select_one("#error-rounds").text == "at most 20"
+    assert page.select_one("input[name=rounds]")["value"] == "99"
+    assert page.select_one("input[name=concurrency]")["value"] == "3"
+    assert page.select_one("input[name=requests_per_minute]")["value"] == "40"
+    assert page.select_one('input[name=kind][value="rejudge"]').has_attr("checked")
+    assert [i["value"] for i in page.select('#job-form input[name="task"]')] == ["1"]
+    wrong = BeautifulSoup(client.post("/jobs", data={"task": "1", "backend": "gpt"}).text, "html.parser")
+    assert "backend must be one of" in wrong.select_one("#error-backend").text
     assert client.get("/jobs/999").status_code == 404
     cancel = client.post(f"/jobs/{job_id}/cancel", follow_redirects=False)
     assert cancel.status_code == 303
