@@ -7,10 +7,13 @@ whether tool use went with different verdicts.
 """
 
 import json
+import logging
 from typing import Any
 
 from app.errors import Forbidden, Invalid
 from app.studies.models import Study
+
+logger = logging.getLogger(__name__)
 
 # The tools a study can give or withhold, with how the study form names them.
 VIEWER_TOOLS = {
@@ -42,8 +45,10 @@ def tools_json(tools: list[str] | tuple[str, ...]) -> str:
 
 
 def tool_use_json(raw: str | None, allowed: frozenset[str]) -> str | None:
-    """The page's record of tool use on a read, checked: known tools the study gives, each
-    with whole numbers of uses and milliseconds. Anything else is refused, not guessed at."""
+    """The page's record of tool use on a read, checked: known tools, each with whole numbers
+    of uses and milliseconds; anything else is refused, not guessed at. A known tool the
+    study no longer gives (its setup changed while a draft was open) is left out, with a
+    log line: the reader cannot fix a hidden field, and the study's tools are what count."""
     if raw is None or raw.strip() == "":
         return None
     try:
@@ -54,12 +59,14 @@ def tool_use_json(raw: str | None, allowed: frozenset[str]) -> str | None:
         raise Invalid("the tool use record must map tools to their use", field="tool_use")
     kept: dict[str, dict[str, int]] = {}
     for tool, use in given.items():
-        if tool not in allowed:
-            raise Invalid(f"{tool!r} is not a tool this study gives its readers", field="tool_use")
+        if tool not in VIEWER_TOOLS:
+            raise Invalid(f"{tool!r} is not a viewer tool", field="tool_use")
         if (not isinstance(use, dict) or set(use) != {"uses", "ms"}
                 or not all(type(v) is int for v in use.values())
                 or not 0 <= use["uses"] <= MAX_USES or not 0 <= use["ms"] <= MAX_MS):
             raise Invalid(f"the use of {tool} must be whole uses and milliseconds", field="tool_use")
-        if use["uses"]:
+        if tool not in allowed:
+            logger.info("tool use of %s left out: the study does not give it", tool)
+        elif use["uses"]:
             kept[tool] = {"uses": use["uses"], "ms": use["ms"]}
     return json.dumps(kept, sort_keys=True)

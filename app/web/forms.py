@@ -30,10 +30,10 @@ class Posted(Generic[M]):
 
 
 def words(error: ErrorDetails | dict[str, Any]) -> str:
-    """A pydantic refusal as a person reads it ("choose an answer", not "Field required")."""
+    """A pydantic refusal as a person reads it ("this is required", not "Field required")."""
     kind, context = error.get("type", ""), error.get("ctx") or {}
     if kind == "missing":
-        return "required: choose or fill this in"
+        return "this is required"
     if kind in ("int_parsing", "int_from_float"):
         return "enter a whole number"
     if kind == "float_parsing":

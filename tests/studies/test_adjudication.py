@@ -13,7 +13,8 @@ from app.settings import Settings
 from app.studies.adjudication import DecisionIn, assign_adjudicator, item_by_uid, submit_decision
 from app.studies.answers import StudyLocked, lock_study
 from app.studies.design import StudyError
-from app.studies.models import Adjudication, StudyItem
+from app.studies.models import Adjudication, Study, StudyItem
+from app.studies.viewer_tools import tools_json
 from tests.accounts import add_user
 from tests.agreement.test_report import answer_all
 from tests.studies.conftest import StudySetup, make_study
@@ -167,3 +168,22 @@ def test_reference_csv_has_every_case_and_question(demo_engine: Engine, settings
     assert len(table) == 8 * 5
     compliance = [r for r in table if r["question"] == "compliance"]
     assert sorted(r["decided"] for r in compliance) == ["tie"] * 3 + ["unanimous"] * 5
+
+
+def test_the_adjudicator_reads_under_the_studys_image_tools(demo_engine: Engine, settings: Settings) -> None:
+    setup, _ = tied_study(demo_engine)
+    with Session(demo_engine) as session:
+        study = session.get(Study, setup.study.id)
+        assert study is not None
+        study.viewer_tools = tools_json(["window", "swipe"])
+        session.add(study)
+        session.commit()
+    adjudicator = as_user(demo_engine, settings, "third-reader")
+    sid = setup.study.id
+    url = BeautifulSoup(adjudicator.get(f"/adjudicate/{sid}").text, "html.parser").select_one(
+        "#to-adjudicate a")["href"]
+    page = BeautifulSoup(adjudicator.get(str(url)).text, "html.parser")
+    assert page.select_one("#viewer")["data-tools"] == "window swipe"
+    assert page.select_one("[data-swipe]") and not page.select('[data-diff], [data-action="flicker"]')
+    uid = str(url).rsplit("/", 1)[1]
+    assert adjudicator.get(f"/adjudicate/{sid}/diff/{uid}").status_code == 403

@@ -46,7 +46,7 @@ class QualificationForm(BaseModel):
 
 def _page(request: Request, session: Session, status_code: int = 200, **context: Any) -> HTMLResponse:
     base = {"accounts": all_accounts(session), "roles": list(Role), "errors": {}, "typed": {},
-            "shown_once": None, "qualification_errors": {}}
+            "shown_once": None, "qualification_errors": {}, "qualification_typed": {}}
     return render(request, "accounts/list.html", base | context, status_code=status_code)
 
 

@@ -19,6 +19,7 @@ from app.studies.adjudication import (
 )
 from app.studies.images import item_diff, item_image
 from app.studies.models import Study
+from app.studies.viewer_tools import VIEWER_TOOLS, require_tool, tools_of
 from app.studies.worklist import get_study
 from app.web.deps import IdPath, SessionDep, SettingsDep
 from app.web.forms import posted_form, read_form
@@ -53,7 +54,9 @@ def _screen(request: Request, session: SessionDep, study_id: int, uid: str,
     context = {"study": study, "uid": uid, "earlier": view.earlier, "decision": view.decision,
                "submission_id": secrets.token_urlsafe(18), "instruction": view.instruction,
                "modality": view.modality, "open_questions": view.open_questions,
-               "given": given or view.given, "errors": errors}
+               "given": given or view.given, "errors": errors,
+               # The adjudicator reads under the study's image tools, like its readers.
+               "tools": [t for t in VIEWER_TOOLS if t in tools_of(study)]}
     return render(request, "studies/adjudication/screen.html", context, status_code=status_code)
 
 
@@ -95,6 +98,7 @@ def adjudication_diff(session: SessionDep, settings: SettingsDep, user: CurrentU
                       size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
     study = get_study(session, study_id)
     require_adjudicator(session, study, user)
+    require_tool(study, "difference")
     item = item_by_uid(session, study, uid)
     known = item_diff(session, item, size, settings.resolved_cache_dir())
     return diff_response(request, *known, blind=_blind(study, user.id))

@@ -90,8 +90,12 @@ def test_bad_account_input_keeps_the_form(demo_engine: Engine, settings: Setting
         assert chief is not None
     own = admin.post(f"/accounts/{chief.id}/deactivate")
     assert own.status_code == 422 and "your own account" in own.text
-    bad_years = admin.post(f"/accounts/{chief.id}/qualification", data={"experience_years": "ninety"})
+    bad_years = admin.post(f"/accounts/{chief.id}/qualification",
+                           data={"qualification": "neuroradiologist", "experience_years": "ninety"})
     assert bad_years.status_code == 422
+    row = BeautifulSoup(bad_years.text, "html.parser").select_one(f"#account-{chief.id}")
+    assert row.select_one("input[name=qualification]")["value"] == "neuroradiologist"
+    assert row.select_one("input[name=experience_years]")["value"] == "ninety"
     message = BeautifulSoup(bad_years.text, "html.parser").select_one("#error-experience_years")
     assert message.text == "enter a whole number"
     assert admin.post("/accounts/999999/password").status_code == 404
