@@ -248,6 +248,7 @@ def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None
 def save_draft(session: Session, study: Study, assignment: Assignment, draft: DraftIn,
                *, commit: bool = True) -> None:
     ensure_open(study)
+    tool_use_json(draft.tool_use, tools_of(study))  # checked now, so the submit cannot trip on it
     text = draft.model_dump_json(exclude_defaults=True)
     if len(text) > MAX_DRAFT_BYTES:
         raise DraftTooLarge(f"a draft may hold at most {MAX_DRAFT_BYTES} bytes")

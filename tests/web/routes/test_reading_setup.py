@@ -109,3 +109,15 @@ def test_the_report_prints_the_rubric_the_instructions_the_tools_and_certificati
     row = next(r for r in page.select("#reader-table tbody tr") if r.select_one("td").text == "reader-0")
     assert [td.text for td in row.select("td")[1:4]] == ["radiologist", "9", "yes"]
 
+
+
+def test_a_draft_with_a_bad_tool_record_is_refused_when_saved(
+        demo_engine: Engine, settings: Settings, study: StudySetup) -> None:
+    reader = as_user(demo_engine, settings, "reader-0")
+    sid = study.study.id
+    bad = reader.put(f"/read/{sid}/1/draft", json={"tool_use": '{"flicker": {"uses": "many", "ms": 1}}'})
+    assert bad.status_code == 422
+    good = reader.put(f"/read/{sid}/1/draft", json={"tool_use": '{"flicker": {"uses": 2, "ms": 900}}'})
+    assert good.status_code == 204
+    page = BeautifulSoup(reader.get(f"/read/{sid}/1").text, "html.parser")
+    assert json.loads(page.select_one("#tool-use-input")["value"]) == {"flicker": {"uses": 2, "ms": 900}}
