@@ -53,7 +53,7 @@ def tool_use_json(raw: str | None, allowed: frozenset[str]) -> str | None:
         return None
     try:
         given: Any = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep
         raise Invalid("the tool use record is not JSON", field="tool_use") from None
     if not isinstance(given, dict):
         raise Invalid("the tool use record must map tools to their use", field="tool_use")

@@ -3,13 +3,13 @@ typed, with each refusal worded for a person and tied to its field, so the page 
 again with the message beside the field. Every HTML form goes through here; a domain error
 that names its field (`Invalid.field`) joins the same messages."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import UnionType
 from typing import Any, Generic, TypeVar, Union, get_args, get_origin
 
 from fastapi import Request
 from pydantic import BaseModel, ValidationError
-from pydantic_core import ErrorDetails
 from starlette.datastructures import FormData
 
 from app.errors import Invalid
@@ -29,7 +29,7 @@ class Posted(Generic[M]):
         return Posted(self.fields, None, {**self.errors, error.field or "form": str(error)})
 
 
-def words(error: ErrorDetails | dict[str, Any]) -> str:
+def words(error: Mapping[str, Any]) -> str:
     """A pydantic refusal as a person reads it ("this is required", not "Field required")."""
     kind, context = error.get("type", ""), error.get("ctx") or {}
     if kind == "missing":

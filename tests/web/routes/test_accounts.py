@@ -9,18 +9,13 @@ from sqlmodel import Session, select
 from app.accounts.users import authenticate, find_user, issue_token, user_for_token
 from app.models import ApiToken, AuditEvent, Role
 from app.settings import Settings
-from app.web.main import create_app
 from tests.accounts import add_user
+from tests.web.routes.test_reading import as_user
 
 
 def client_for(engine: Engine, settings: Settings, name: str, role: Role) -> TestClient:
     add_user(engine, name, role)
-    with Session(engine) as s:
-        user = find_user(s, name)
-        assert user is not None
-        token = issue_token(session=s, user=user)
-    return TestClient(create_app(settings, engine), headers={"Authorization": f"Bearer {token}"},
-                      raise_server_exceptions=False)
+    return as_user(engine, settings, name, role)
 
 
 def test_an_admin_runs_accounts_from_the_browser(demo_engine: Engine, settings: Settings) -> None:

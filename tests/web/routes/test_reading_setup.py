@@ -78,7 +78,7 @@ def test_tool_use_records_are_checked(demo_engine: Engine, settings: Settings, s
     sid = study.study.id
     for n, bad in enumerate(("not json", "[1]", '{"flicker": {"uses": -1, "ms": 3}}',
                              '{"flicker": {"uses": 1, "ms": 2.5}}', '{"flicker": {"uses": 1}}',
-                             '{"zoom": {"uses": 1, "ms": 1}}')):
+                             '{"zoom": {"uses": 1, "ms": 1}}', "[" * 990 + "]" * 990)):
         answer = reader.post(f"/read/{sid}/1", data=FORM | {"submission_id": f"sub-bad-tool-{n:04d}",
                                                             "tool_use": bad})
         assert answer.status_code == 422, bad
