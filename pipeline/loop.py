@@ -176,6 +176,13 @@ async def regenerate(rounds: Rounds, backend: Backend, task_id: int, options: Op
         # Killed after the run ended but before its job counted it: nothing more to do.
         return run_id, finished if finished.ended_by_the_loop else None
     history = await asyncio.to_thread(rounds.history, run_id)
+    if history and history[-1]["verdict"].get("qualified") is True:
+        # Killed between storing the accepted round and ending the run: the run ends there,
+        # rather than editing on past an edit the judge already accepted.
+        number = int(history[-1]["round"])
+        await asyncio.to_thread(partial(rounds.finish_run, run_id, Outcome.success,
+                                        success_round=number))
+        return run_id, Outcome.success
     for number in range(len(history) + 1, options.rounds + 1):
         if cancelled():
             return run_id, None

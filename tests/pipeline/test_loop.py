@@ -163,6 +163,51 @@ def test_resuming_a_finished_run_adds_nothing(demo_engine: Engine, tmp_path: Pat
     assert (again_id, again) == (run_id, outcome) and store.attempts_of(demo_engine, run_id) == before
 
 
+class DiesBeforeTheEnd(store.RunRounds):
+    """Killed after the accepted round was stored but before the run was marked ended."""
+
+    def finish_run(self, run_id: int, outcome: Outcome, **kw: Any) -> None:
+        raise SystemExit("killed")
+
+
+def test_resuming_a_run_whose_last_round_was_accepted_ends_it_there(demo_engine: Engine,
+                                                                     tmp_path: Path) -> None:
+    """A worker that dies between storing the accepted round and ending the run must not
+    leave the next worker to edit on past the accepted round (it did: a third round)."""
+    task_id = a_task(demo_engine)
+    root = tmp_path / "pipeline"
+    root_id = store.output_root(demo_engine, root)
+    started: list[int] = []
+
+    async def remember(run_id: int) -> None:
+        started.append(run_id)
+
+    with pytest.raises(SystemExit):
+        aio.run(loop.regenerate(DiesBeforeTheEnd(demo_engine, root_id, root.resolve()),
+                                OfflineBackend(), task_id, FAST, on_run=remember))
+    [run_id] = started
+    stored = store.attempts_of(demo_engine, run_id)
+    assert store.run_outcome(demo_engine, run_id) is Outcome.running
+
+    class Counting(OfflineBackend):
+        edits = 0
+
+        async def edit(self, task: TaskInfo, original: bytes, instruction: str) -> Edit:
+            self.edits += 1
+            return await super().edit(task, original, instruction)
+
+    backend = Counting()
+    again_id, outcome = go(demo_engine, tmp_path, backend, task_id, run_id=run_id)
+    assert (again_id, outcome) == (run_id, Outcome.success)
+    assert backend.edits == 0 and store.attempts_of(demo_engine, run_id) == stored
+    with Session(demo_engine) as session:
+        run = session.get(Run, run_id)
+        task = session.get(Task, task_id)
+        last = session.exec(select(Attempt).where(Attempt.run_id == run_id, Attempt.round == stored)).one()
+    assert run is not None and run.outcome == Outcome.success and run.n_rounds == stored
+    assert task is not None and task.accepted_attempt_id == last.id
+
+
 def test_facet_counts_follow_a_run_that_ends(client: Any, demo_engine: Engine) -> None:
     """A run is created when it starts and changes its task when it ends; the cached facet
     counts once missed the end."""
