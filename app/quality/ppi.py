@@ -44,19 +44,30 @@ def normalised(weights: np.ndarray | None, n: int) -> np.ndarray:
     return weights / weights.sum() * n
 
 
-def _clustered_variance(terms: np.ndarray, clusters: Sequence[Hashable] | None,
-                        strata: Sequence[Hashable] | None = None) -> float:
+def _codes(labels: Sequence[Hashable] | np.ndarray) -> np.ndarray:
+    """Labels as integer codes for bincount; integer labels are taken as codes already
+    (callers that estimate many parts of one data set code it once)."""
+    array = np.asarray(labels)
+    if array.dtype.kind in "iu" and (array.size == 0 or array.min() >= 0):
+        return array.astype(np.int64)
+    return np.unique(np.asarray([str(x) for x in labels]), return_inverse=True)[1]
+
+
+def _clustered_variance(terms: np.ndarray, clusters: Sequence[Hashable] | np.ndarray | None,
+                        strata: Sequence[Hashable] | np.ndarray | None = None) -> float:
     """Var of mean(terms): each term centred on its stratum's mean, summed per cluster."""
     n = len(terms)
     centred = terms - terms.mean()
     if strata is not None:
-        keys, index = np.unique(np.asarray([str(s) for s in strata]), return_inverse=True)
-        means = np.bincount(index, weights=terms, minlength=len(keys)) / np.bincount(index)
+        index = _codes(strata)
+        counts = np.bincount(index)
+        sums = np.bincount(index, weights=terms, minlength=len(counts))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = sums / counts
         centred = terms - means[index]
     if clusters is None:
         return float((centred ** 2).sum() / n ** 2)
-    _, index = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)
-    per_cluster = np.bincount(index, weights=centred)
+    per_cluster = np.bincount(_codes(clusters), weights=centred)
     return float((per_cluster ** 2).sum() / n ** 2)
 
 
@@ -79,16 +90,21 @@ def tuned_lambda(y: np.ndarray, judge: np.ndarray, judge_all: np.ndarray,
 def ppi_mean(y: Sequence[float] | np.ndarray, judge: Sequence[float] | np.ndarray,
              judge_all: Sequence[float] | np.ndarray, *,
              weights: np.ndarray | None = None, weights_all: np.ndarray | None = None,
-             clusters: Sequence[Hashable] | None = None,
-             clusters_all: Sequence[Hashable] | None = None,
-             strata: Sequence[Hashable] | None = None,
-             alpha: float = 0.05, lam: float | None = None) -> PpiEstimate:
+             clusters: Sequence[Hashable] | np.ndarray | None = None,
+             clusters_all: Sequence[Hashable] | np.ndarray | None = None,
+             strata: Sequence[Hashable] | np.ndarray | None = None,
+             alpha: float = 0.05, lam: float | None = None,
+             census: bool = False) -> PpiEstimate:
     """The PPI++ estimate of the mean of the readers' answer over the whole data set, with
     its two-sided normal interval at level 1 - alpha.
 
     ``y`` and ``judge`` are the readers' and the judge's answers (0 / 1) on the labelled
     edits, ``judge_all`` the judge's answers on every edit of the data set; ``weights`` are
-    the labelled edits' inverse inclusion probabilities."""
+    the labelled edits' inverse inclusion probabilities.
+
+    ``census``: the judge answered for every edit of the data set whose rate is wanted (a
+    fixed set, not a sample of a larger one), so its term is known exactly and adds no
+    variance; only the sampling of the labelled edits does. Off, the package's formula."""
     y_ = np.asarray(y, dtype=float)
     judge_ = np.asarray(judge, dtype=float)
     all_ = np.asarray(judge_all, dtype=float)
@@ -102,16 +118,17 @@ def ppi_mean(y: Sequence[float] | np.ndarray, judge: Sequence[float] | np.ndarra
     imputed = w_all * lam * all_
     rectifier = w * (y_ - lam * judge_)
     value = float(imputed.mean() + rectifier.mean())
-    variance = (_clustered_variance(imputed, clusters_all)
-                + _clustered_variance(rectifier, clusters, strata))
+    variance = _clustered_variance(rectifier, clusters, strata)
+    if not census:
+        variance += _clustered_variance(imputed, clusters_all)
     se = float(np.sqrt(variance))
     z = float(stats.norm.ppf(1 - alpha / 2))
     return PpiEstimate(value, value - z * se, value + z * se, se, float(lam), n, big_n)
 
 
 def classical_mean(y: Sequence[float] | np.ndarray, *, weights: np.ndarray | None = None,
-                   clusters: Sequence[Hashable] | None = None,
-                   strata: Sequence[Hashable] | None = None,
+                   clusters: Sequence[Hashable] | np.ndarray | None = None,
+                   strata: Sequence[Hashable] | np.ndarray | None = None,
                    alpha: float = 0.05) -> PpiEstimate:
     """The readers alone: the weighted mean of their answers, with the same variance (PPI
     with lambda 0, which is what ``ppi_py``'s classical interval is)."""

@@ -102,3 +102,13 @@ def test_the_planner_is_ppi_mean_power_with_the_data_set_as_its_limit(seed: int)
                                    n_max=len(judge_all), w=w)
         assert rho == pytest.approx(reference["ppi_corr"], abs=1e-9)
         assert labels_needed(effective, rho, len(judge_all)) == reference["n"]
+
+
+def test_a_census_of_the_judge_drops_its_term_from_the_variance() -> None:
+    """The judge answered for every edit of the data set: its mean is known exactly."""
+    y, judge, judge_all, w, _ = fixed_data(12)
+    sampled = ppi_mean(y, judge, judge_all, weights=w)
+    census = ppi_mean(y, judge, judge_all, weights=w, census=True)
+    imputed_var = float((sampled.lam * judge_all).std() ** 2 / len(judge_all))
+    assert census.value == sampled.value and census.lam == sampled.lam
+    assert census.se == pytest.approx(np.sqrt(sampled.se ** 2 - imputed_var), rel=1e-9)

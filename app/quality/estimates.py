@@ -1,0 +1,157 @@
+"""One row of the quality table: for a set of edits and a question, the judge's raw rate, the
+PPI++ estimate, the readers-only estimate, the Rogan-Gladen correction (whole populations
+only: its bootstrap is the slow part), and how many more reads would narrow the interval to
+the target. Every figure is a share of edits a radiologist would pass, in [0, 1]."""
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from app.agreement.rogan_gladen import rogan_gladen
+from app.quality.ppi import PpiEstimate, classical_mean, labels_needed, ppi_correlation, ppi_mean
+
+# Below this many read edits (or source images) a part gets no estimate: the normal interval
+# of a share needs more than a handful of clusters.
+MIN_READS = 10
+MIN_IMAGES = 5
+CONFIDENCE = 0.95
+Z = float(stats.norm.ppf(1 - (1 - CONFIDENCE) / 2))
+
+
+@dataclass(frozen=True)
+class Interval:
+    value: float
+    low: float
+    high: float
+
+    @classmethod
+    def of(cls, estimate: PpiEstimate) -> "Interval":
+        return cls(min(1.0, max(0.0, estimate.value)), max(0.0, estimate.low), min(1.0, estimate.high))
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Reads (edits with a consensus) needed for the target half-width, beyond those in hand."""
+
+    target: float
+    needed: int
+    more: int
+    assumed: str | None = None  # why the figure rests on an assumption, when it does
+
+
+@dataclass(frozen=True)
+class Row:
+    question: str
+    edits: int  # edits of this part of the data set
+    judged: int  # of which the judge answered this question
+    reads: int  # of which the readers settled a consensus (edits read, not single reads)
+    images: int  # source images among the reads
+    judge_rate: float | None
+    ppi: Interval | None
+    readers: Interval | None
+    rogan_gladen: Interval | None
+    lam: float | None
+    correlation: float | None
+    plan: Plan | None
+    reason: str | None = None  # why there is no PPI estimate, or what it rests on
+    rogan_gladen_reason: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The frame's columns for one question, as the estimators take them; clusters and strata
+    as integer codes over the whole frame, so any part is a mask."""
+
+    judge: np.ndarray
+    consensus: np.ndarray
+    weights: np.ndarray  # 1 / inclusion probability; 0 where never drawn
+    clusters: np.ndarray
+    strata: np.ndarray
+
+
+def estimate(columns: Columns, index: np.ndarray, question: str, *, target: float,
+             with_rogan_gladen: bool = False) -> Row:
+    """The row for the edits at ``index`` (positions in the frame)."""
+    judge = columns.judge[index]
+    y = columns.consensus[index]
+    weights, clusters, strata = columns.weights[index], columns.clusters[index], columns.strata[index]
+    has_judge = ~np.isnan(judge)
+    read = ~np.isnan(y)
+    both = read & has_judge
+    edits, judged, reads = len(index), int(has_judge.sum()), int(read.sum())
+    images = len(np.unique(clusters[read])) if reads else 0
+    judge_rate = float(judge[has_judge].mean()) if judged else None
+    short = reads < MIN_READS or images < MIN_IMAGES
+    if short:
+        plan = _plan(target, None, None, 0.0, edits, reads)
+        reason = (f"{reads} edit{'s' if reads != 1 else ''} read, from {images} source "
+                  f"image{'s' if images != 1 else ''}: no estimate (it needs {MIN_READS} edits "
+                  f"from {MIN_IMAGES} images)")
+        return Row(question, edits, judged, reads, images, judge_rate, None, None, None, None,
+                   None, plan, reason)
+    readers_est = classical_mean(y[read], weights=weights[read], clusters=clusters[read],
+                                 strata=strata[read], alpha=1 - CONFIDENCE)
+    readers = Interval.of(readers_est)
+    ppi = lam = rho = None
+    reason = None
+    if judged == 0:
+        reason = "the judge did not answer this question here (imported runs never scored it)"
+    elif both.sum() < MIN_READS:
+        reason = f"only {int(both.sum())} read edits have a judge answer: no PPI estimate"
+    else:
+        estimate_ = ppi_mean(y[both], judge[both], judge[has_judge], weights=weights[both],
+                             clusters=clusters[both], clusters_all=clusters[has_judge],
+                             strata=strata[both], alpha=1 - CONFIDENCE, census=True)
+        ppi, lam = Interval.of(estimate_), estimate_.lam
+        rho = ppi_correlation(y[both], judge[both], weights[both])
+        if np.all(judge[has_judge] == judge[has_judge][0]):
+            verdict = "passed" if judge[has_judge][0] == 1 else "failed"
+            reason = (f"the judge {verdict} every edit here, so it carries no information: "
+                      "the estimate is the readers' (PPI with lambda 0)")
+        elif judged < edits:
+            reason = (f"for the {judged:,} of {edits:,} edits the judge answered this question")
+    rg = rg_reason = None
+    if with_rogan_gladen and judge_rate is not None and both.sum() >= MIN_READS:
+        figure = rogan_gladen(y[both] == 1, judge[both] == 1, judge_rate, weights=weights[both],
+                              clusters=clusters[both])
+        if figure.value is None:
+            rg_reason = ("cannot be computed: the readers gave one answer throughout, or the "
+                         "judge is no better than chance on the sample")
+        elif figure.low is None or figure.high is None:
+            rg_reason = figure.warning
+        else:
+            rg = Interval(figure.value, figure.low, figure.high)
+    plan = _plan(target, ppi or readers, readers_est.se, rho or 0.0, edits, reads)
+    return Row(question, edits, judged, reads, images, judge_rate, ppi, readers, rg, lam, rho,
+               plan, reason, rg_reason)
+
+
+def _plan(target: float, current: Interval | None, readers_se: float | None, rho: float,
+          edits: int, reads: int) -> Plan | None:
+    """How many reads bring the interval to +-target: the readers' variance per read (its
+    design effect included) gives the reads the readers alone would need; PPI needs fewer,
+    by the judge's correlation with them (ppi_py's ppi_mean_power, with the data set as the
+    limit)."""
+    if edits == 0:
+        return None
+    if current is not None and current.half_width <= target:
+        return Plan(target, reads, 0)
+    assumed = None
+    if readers_se is None or readers_se <= 0:
+        variance_per_read = 0.25  # the worst case, a share of one half
+        assumed = "no estimate yet: assumes a share of 50 % and no help from the judge"
+        rho = 0.0
+    else:
+        variance_per_read = reads * readers_se ** 2
+    alone = variance_per_read * (Z / target) ** 2
+    needed = labels_needed(alone, rho, edits)
+    return Plan(target, needed, max(0, needed - reads), assumed)

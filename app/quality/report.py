@@ -1,0 +1,207 @@
+"""The quality of the whole data set, from one study (and its follow-ups): per population and
+question, the corrected rates with intervals, broken down by modality, direction and disease
+wherever the reads support it, and the reads each part would need. Cached until the data, a
+study or an answer changes, like the overview."""
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sqlalchemy import func, select
+from sqlmodel import Session, col
+
+from app.errors import Invalid, NotFound
+from app.memo import Memo
+from app.overview.tables import fingerprint as data_fingerprint
+from app.quality.estimates import CONFIDENCE, MIN_IMAGES, MIN_READS, Columns, Row, estimate
+from app.quality.population import FACETS, Frame, Labels, family, frame_of, labels_of
+from app.studies.models import Adjudication, Answer, Assignment, Design, Study
+from pipeline.vocabulary import QUESTIONS
+
+DEFAULT_TARGET = 0.05
+TARGETS = (0.01, 0.25)  # the half-widths the planner accepts
+METHOD = ("PPI++ (Angelopoulos, Duchi and Zrnic 2023) with inverse-inclusion weights from the "
+          "studies' recorded strata; variance summed per source image and centred within strata; "
+          f"{CONFIDENCE:.0%} normal intervals. Rogan-Gladen with a cluster bootstrap over source "
+          "images. Readers alone: the weighted mean of the consensus, same variance.")
+POPULATIONS = {
+    "accepted": "accepted edits: the data set as released",
+    "judged": "every judged edit: accepted edits and rejected rounds of each task's latest run",
+}
+_kept: Memo["QualityReport"] = Memo(16)
+
+
+@dataclass
+class Part:
+    part: dict[str, str]  # facet -> value; empty for the whole population
+    label: str
+    level: int
+    rows: dict[str, Row]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"part": self.part, "label": self.label, "level": self.level,
+                "questions": {q: r.as_dict() for q, r in self.rows.items()}}
+
+
+@dataclass
+class Population:
+    key: str
+    label: str
+    edits: int
+    parts: list[Part]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "label": self.label, "edits": self.edits,
+                "parts": [p.as_dict() for p in self.parts]}
+
+
+@dataclass
+class QualityReport:
+    study: dict[str, Any] | None
+    target: float
+    reason: str | None = None  # why there is no estimate at all
+    studies: list[dict[str, Any]] = field(default_factory=list)
+    populations: list[Population] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    choices: list[dict[str, Any]] = field(default_factory=list)  # studies to choose from
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"study": self.study, "target": self.target, "confidence": CONFIDENCE,
+                "method": METHOD, "minimum": {"reads": MIN_READS, "source_images": MIN_IMAGES},
+                "reason": self.reason, "studies": self.studies,
+                "populations": [p.as_dict() for p in self.populations], "notes": self.notes,
+                "choices": self.choices}
+
+    def widest(self, question: str) -> Part | None:
+        """The modality x direction part whose interval on this question is widest (no
+        estimate counts as widest): where a follow-up study helps most."""
+        best: tuple[float, int, Part] | None = None
+        for population in self.populations[:1]:
+            for part in population.parts:
+                row = part.rows.get(question)
+                if part.level != 2 or row is None or row.plan is None or row.plan.more == 0:
+                    continue
+                interval = row.ppi or row.readers
+                width = 2.0 if interval is None else interval.high - interval.low
+                if best is None or (width, row.plan.more) > best[:2]:
+                    best = (width, row.plan.more, part)
+        return best[2] if best else None
+
+
+def checked_target(points: float | None) -> float:
+    """The planner's half-width, given in percentage points."""
+    if points is None:
+        return DEFAULT_TARGET
+    if not TARGETS[0] * 100 <= points <= TARGETS[1] * 100:
+        raise Invalid(f"the target half-width is {TARGETS[0] * 100:g} to {TARGETS[1] * 100:g} "
+                      f"points, not {points:g}", field="target")
+    return points / 100
+
+
+def eligible_studies(session: Session) -> list[Study]:
+    """Studies a quality estimate can start from: validation or accepted-edits studies that
+    are not follow-ups of another, newest first."""
+    found = []
+    for study in session.scalars(select(Study).order_by(col(Study.id).desc())):
+        raw = json.loads(study.selection)
+        if study.design in (Design.validation, Design.accepted) and not raw.get("follow_up_of"):
+            found.append(study)
+    return found
+
+
+def _answers(session: Session, studies: list[Study]) -> tuple[object, ...]:
+    ids = [s.id for s in studies]
+    answers = session.execute(
+        select(func.count(), func.max(Answer.id)).select_from(Answer)
+        .join(Assignment, col(Assignment.id) == Answer.assignment_id)
+        .where(col(Assignment.study_id).in_(ids))).one()
+    decisions = session.execute(select(func.count(), func.max(Adjudication.id))
+                                .where(col(Adjudication.study_id).in_(ids))).one()
+    return (tuple(ids), tuple(answers), tuple(decisions))
+
+
+def quality_report(session: Session, study_id: int | None = None,
+                   target: float = DEFAULT_TARGET) -> QualityReport:
+    choices = eligible_studies(session)
+    listed = [{"id": s.id, "name": s.name, "design": s.design} for s in choices]
+    if study_id is None:
+        if not choices:
+            return QualityReport(None, target, reason=(
+                "No study to start from: make a validation or accepted-edits study and have it "
+                "read. The data set's quality is estimated from the readers' answers on a sample."))
+        root = choices[0]
+    else:
+        found = session.get(Study, study_id)
+        if found is None:
+            raise NotFound(f"no study {study_id}")
+        root = found
+    study = {"id": root.id, "name": root.name, "design": root.design,
+             "primary_question": root.primary_question}
+    if root.design not in (Design.validation, Design.accepted):
+        return QualityReport(study, target, choices=listed, reason=(
+            "This study reads whole runs (preference data); the data set's quality is estimated "
+            "from a validation or an accepted-edits study."))
+    studies = family(session, root)
+    key = (data_fingerprint(session), _answers(session, studies), target)
+    return _kept.get_or_make(key, lambda: _compute(session, root, studies, target, study, listed))
+
+
+def _compute(session: Session, root: Study, studies: list[Study], target: float,
+             study: dict[str, Any], listed: list[dict[str, Any]]) -> QualityReport:
+    frame = frame_of(session, root)
+    if not len(frame):
+        return QualityReport(study, target, choices=listed, reason=(
+            "The study's frame is empty now: no edit of the data set matches its filter."))
+    labels = labels_of(session, frame, studies)
+    report = QualityReport(study, target, studies=labels.studies, notes=labels.notes, choices=listed)
+    if not np.any(~np.isnan(labels.consensus["overall"])):
+        report.reason = ("No read edit has a consensus yet: the estimate needs the readers' "
+                         "answers (a tie waits for the adjudicator).")
+        return report
+    keys = ["accepted"] if frame.design is Design.accepted else ["accepted", "judged"]
+    for key in keys:
+        mask = frame.accepted if key == "accepted" else np.ones(len(frame), dtype=bool)
+        report.populations.append(_population(frame, labels, key, mask, target))
+    return report
+
+
+def _columns(frame: Frame, labels: Labels) -> dict[str, Columns]:
+    weights = np.zeros(len(frame))
+    drawn = labels.inclusion > 0
+    weights[drawn] = 1 / labels.inclusion[drawn]
+    clusters = np.unique(frame.clusters.astype(str), return_inverse=True)[1]
+    strata = np.unique(labels.strata.astype(str), return_inverse=True)[1]
+    return {q: Columns(frame.judge[q], labels.consensus[q], weights, clusters, strata)
+            for q in QUESTIONS}
+
+
+def _population(frame: Frame, labels: Labels, key: str, mask: np.ndarray,
+                target: float) -> Population:
+    columns = _columns(frame, labels)
+    index = np.flatnonzero(mask)
+    parts = [Part({}, "all", 0, {q: estimate(columns[q], index, q, target=target,
+                                             with_rogan_gladen=True) for q in QUESTIONS})]
+    # Facet values as integer codes: a part is then a few integer comparisons, not string ones.
+    names, codes = {}, {}
+    for facet in FACETS:
+        names[facet], codes[facet] = np.unique(frame.facets[facet][index].astype(str), return_inverse=True)
+    for level in range(1, len(FACETS) + 1):
+        facets = FACETS[:level]
+        stacked = np.column_stack([codes[f] for f in facets])
+        combos, which = np.unique(stacked, axis=0, return_inverse=True)
+        order = np.argsort(which.ravel(), kind="stable")
+        bounds = np.searchsorted(which.ravel()[order], np.arange(len(combos) + 1))
+        for c, combo in enumerate(combos):
+            members = index[order[bounds[c]:bounds[c + 1]]]
+            values = {f: str(names[f][v]) for f, v in zip(facets, combo, strict=True)}
+            parts.append(Part(values, " · ".join(values.values()), level,
+                              {q: estimate(columns[q], members, q, target=target) for q in QUESTIONS}))
+    return Population(key, POPULATIONS[key], len(index), _ordered(parts))
+
+
+def _ordered(parts: list[Part]) -> list[Part]:
+    """Each part followed by its own parts: modality, then its directions, then diseases."""
+    def sort_key(p: Part) -> tuple[str, ...]:
+        return tuple(p.part.get(f, "") for f in FACETS)
+    return sorted(parts, key=sort_key)
