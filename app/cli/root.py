@@ -21,6 +21,7 @@ from sqlalchemy.exc import OperationalError
 from app.cli.pipeline import register as register_pipeline
 from app.cli.pipeline import register_export, register_metrics
 from app.cli.plan import register as register_plan
+from app.cli.quality import register as register_quality
 from app.cli.stats import register as register_stats
 from app.cli.users import demo_users, users_cli
 from app.db import make_engine, migrate
@@ -188,6 +189,7 @@ def migrate_command() -> None:
 
 
 register_stats(cli, _engine)
+register_quality(cli, _engine)
 register_plan(cli)
 register_pipeline(cli, _engine)
 register_export(cli, _engine)

@@ -29,6 +29,8 @@ POPULATIONS = {
     "accepted": "accepted edits: the data set as released",
     "judged": "every judged edit: accepted edits and rejected rounds of each task's latest run",
 }
+# The verdict first, then the dimensions it rests on.
+ORDER = ("overall", *(q for q in QUESTIONS if q != "overall"))
 _kept: Memo["QualityReport"] = Memo(16)
 
 
@@ -181,7 +183,7 @@ def _population(frame: Frame, labels: Labels, key: str, mask: np.ndarray,
     columns = _columns(frame, labels)
     index = np.flatnonzero(mask)
     parts = [Part({}, "all", 0, {q: estimate(columns[q], index, q, target=target,
-                                             with_rogan_gladen=True) for q in QUESTIONS})]
+                                             with_rogan_gladen=True) for q in ORDER})]
     # Facet values as integer codes: a part is then a few integer comparisons, not string ones.
     names, codes = {}, {}
     for facet in FACETS:
@@ -196,7 +198,7 @@ def _population(frame: Frame, labels: Labels, key: str, mask: np.ndarray,
             members = index[order[bounds[c]:bounds[c + 1]]]
             values = {f: str(names[f][v]) for f, v in zip(facets, combo, strict=True)}
             parts.append(Part(values, " · ".join(values.values()), level,
-                              {q: estimate(columns[q], members, q, target=target) for q in QUESTIONS}))
+                              {q: estimate(columns[q], members, q, target=target) for q in ORDER}))
     return Population(key, POPULATIONS[key], len(index), _ordered(parts))
 
 

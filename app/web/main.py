@@ -29,6 +29,7 @@ from app.web.routes import (
     imports,
     jobs,
     overview,
+    quality,
     reading,
     studies,
 )
@@ -102,6 +103,9 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.include_router(accounts.router, dependencies=[Depends(require_admin)])
     app.include_router(agreement.router, dependencies=[Depends(require_admin)])
     app.include_router(overview.router, dependencies=[Depends(require_admin)])
+    app.include_router(quality.router, dependencies=[Depends(require_admin)])
+    app.include_router(quality.api, dependencies=[Depends(require_admin)],
+                       responses=ERROR_RESPONSES)
     app.include_router(jobs.router, dependencies=[Depends(require_admin)])
     install_error_handlers(app)
     return app

@@ -1,0 +1,73 @@
+"""/quality and /api/quality: the reason when no study can give an estimate, the corrected
+rates once a study is read, bad values dropped on the page and refused by the API."""
+
+from bs4 import BeautifulSoup
+from sqlalchemy.engine import Engine
+
+from app.models import Role
+from app.settings import Settings
+from tests.quality.conftest import read_study, validation_study
+from tests.web.routes.test_accounts import client_for
+
+
+def test_without_a_study_the_page_and_the_json_say_why(demo_engine: Engine, settings: Settings) -> None:
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    page = admin.get("/quality")
+    assert page.status_code == 200
+    reason = BeautifulSoup(page.text, "html.parser").select_one("#quality-reason")
+    assert reason is not None and "No study" in reason.text
+    data = admin.get("/api/quality").json()
+    assert data["reason"].startswith("No study") and data["populations"] == []
+
+
+def test_an_unread_study_says_it_waits_for_the_readers(demo_engine: Engine, settings: Settings) -> None:
+    validation_study(demo_engine)
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    data = admin.get("/api/quality").json()
+    assert data["study"]["name"] == "quality" and "consensus" in data["reason"]
+
+
+def test_a_read_study_gives_corrected_rates_by_part(demo_engine: Engine, settings: Settings) -> None:
+    study = validation_study(demo_engine)
+    read_study(demo_engine, study)
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    data = admin.get(f"/api/quality?study={study.id}&target=4").json()
+    assert data["reason"] is None and data["target"] == 0.04
+    judged = next(p for p in data["populations"] if p["key"] == "judged")
+    assert judged["edits"] == 321
+    whole = judged["parts"][0]["questions"]["overall"]
+    assert whole["reads"] == 112 and whole["ppi"]["low"] <= whole["ppi"]["value"] <= whole["ppi"]["high"]
+    assert whole["rogan_gladen"] is not None and whole["plan"]["target"] == 0.04
+    accepted = next(p for p in data["populations"] if p["key"] == "accepted")
+    overall = accepted["parts"][0]["questions"]["overall"]
+    # The judge passed every accepted edit: it adds nothing, and the page says so.
+    assert overall["judge_rate"] == 1.0 and overall["lam"] == 0.0 and "every edit" in overall["reason"]
+    small = next(p for p in judged["parts"] if p["level"] == 3 and p["questions"]["overall"]["reads"] < 10)
+    row = small["questions"]["overall"]
+    assert row["ppi"] is None and "no estimate" in row["reason"]
+
+    page = BeautifulSoup(admin.get(f"/quality?study={study.id}&question=compliance").text, "html.parser")
+    rows = page.select("#population-judged table.quality-summary tbody tr")
+    assert [r["data-question"] for r in rows] == ["overall", "compliance", "structure", "realism", "fidelity"]
+    assert page.select_one("#population-judged tr[data-question=compliance]")["class"] == ["chosen"]
+    assert page.select_one("#population-judged tr[data-question=overall] td.ppi strong").text.endswith("%")
+    assert page.select("#population-judged table.quality-parts tr.level-1")
+    assert "more edits read" in page.select_one("#widest").text
+
+
+def test_bad_values_are_dropped_on_the_page_and_refused_by_the_api(demo_engine: Engine,
+                                                                    settings: Settings) -> None:
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    page = admin.get("/quality?target=400&question=beauty")
+    notices = [n.text for n in BeautifulSoup(page.text, "html.parser").select(".notice")]
+    assert page.status_code == 200 and len(notices) == 2 and "'400'" in notices[0]
+    assert admin.get("/api/quality?target=400").status_code == 422
+    assert admin.get("/api/quality?target=abc").status_code == 422
+    assert admin.get("/api/quality?study=99999").status_code == 404
+    assert admin.get("/quality?study=99999").status_code == 404
+
+
+def test_readers_cannot_see_it(demo_engine: Engine, settings: Settings) -> None:
+    reader = client_for(demo_engine, settings, "dr-lee", Role.reader)
+    assert reader.get("/quality").status_code == 403
+    assert reader.get("/api/quality").status_code == 403
