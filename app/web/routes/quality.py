@@ -6,10 +6,16 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from app.errors import Invalid
-from app.quality.report import DEFAULT_TARGET, METHOD, TARGETS, checked_target, quality_report
+from app.quality.report import (
+    DEFAULT_TARGET,
+    METHOD,
+    ORDER,
+    TARGETS,
+    checked_target,
+    quality_report,
+)
 from app.web.deps import IdQuery, SessionDep
 from app.web.templating import render
-from pipeline.vocabulary import QUESTIONS
 
 router = APIRouter(include_in_schema=False)
 api = APIRouter(prefix="/api", tags=["quality"])
@@ -33,11 +39,11 @@ def quality_page(request: Request, session: SessionDep, study: IdQuery = None,
         goal = DEFAULT_TARGET
     report = quality_report(session, study, goal)
     primary = (report.study or {}).get("primary_question", "overall")
-    if question and question not in QUESTIONS:
-        notices.append(f"The question {question!r} was left out: it is one of {', '.join(QUESTIONS)}.")
+    if question and question not in ORDER:
+        notices.append(f"The question {question!r} was left out: it is one of {', '.join(ORDER)}.")
         question = ""
     shown = question or primary
-    context: dict[str, Any] = {"report": report, "question": shown, "questions": QUESTIONS,
+    context: dict[str, Any] = {"report": report, "question": shown, "questions": ORDER,
                                "target_points": goal * 100, "notices": notices,
                                "widest": report.widest(shown), "method": METHOD}
     return render(request, "quality/index.html", context)
