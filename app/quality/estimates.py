@@ -124,8 +124,11 @@ def estimate(columns: Columns, index: np.ndarray, question: str, *, target: floa
         figure = rogan_gladen(y[both] == 1, judge[both] == 1, judge_rate, weights=weights[both],
                               clusters=clusters[both])
         if figure.value is None:
-            rg_reason = ("cannot be computed: the readers gave one answer throughout, or the "
-                         "judge is no better than chance on the sample")
+            rg_reason = ("cannot be computed: " + (
+                "the judge gave one answer throughout, so its specificity or sensitivity is "
+                "unknown" if np.all(judge[both] == judge[both][0]) else
+                "the readers gave one answer throughout" if np.all(y[both] == y[both][0]) else
+                "the judge is no better than chance on the sample"))
         elif figure.low is None or figure.high is None:
             rg_reason = figure.warning
         else:

@@ -53,6 +53,10 @@ def test_a_read_study_gives_corrected_rates_by_part(demo_engine: Engine, setting
     assert page.select_one("#population-judged tr[data-question=overall] td.ppi strong").text.endswith("%")
     assert page.select("#population-judged table.quality-parts tr.level-1")
     assert "more edits read" in page.select_one("#widest").text
+    short = page.select_one("#population-judged table.quality-parts td.reason")
+    assert short is not None and "no estimate" in short["title"]
+    marks = page.select("#population-accepted table.quality-summary sup.note-mark a")
+    assert marks and all(page.select_one(m["href"]) is not None for m in marks)
 
 
 def test_bad_values_are_dropped_on_the_page_and_refused_by_the_api(demo_engine: Engine,
