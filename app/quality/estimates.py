@@ -98,8 +98,9 @@ def estimate(columns: Columns, index: np.ndarray, question: str, *, target: floa
                   f"from {MIN_IMAGES} images)")
         return Row(question, edits, judged, reads, images, judge_rate, None, None, None, None,
                    None, plan, reason)
+    # A census of a fixed data set, read in part: the finite population correction applies.
     readers_est = classical_mean(y[read], weights=weights[read], clusters=clusters[read],
-                                 strata=strata[read], alpha=1 - CONFIDENCE)
+                                 strata=strata[read], alpha=1 - CONFIDENCE, drawn=1 / weights[read])
     readers = Interval.of(readers_est)
     ppi = lam = rho = None
     reason = None
@@ -110,7 +111,8 @@ def estimate(columns: Columns, index: np.ndarray, question: str, *, target: floa
     else:
         estimate_ = ppi_mean(y[both], judge[both], judge[has_judge], weights=weights[both],
                              clusters=clusters[both], clusters_all=clusters[has_judge],
-                             strata=strata[both], alpha=1 - CONFIDENCE, census=True)
+                             strata=strata[both], alpha=1 - CONFIDENCE, census=True,
+                             drawn=1 / weights[both])
         ppi, lam = Interval.of(estimate_), estimate_.lam
         rho = ppi_correlation(y[both], judge[both], weights[both])
         if np.all(judge[has_judge] == judge[has_judge][0]):

@@ -54,8 +54,11 @@ def _codes(labels: Sequence[Hashable] | np.ndarray) -> np.ndarray:
 
 
 def _clustered_variance(terms: np.ndarray, clusters: Sequence[Hashable] | np.ndarray | None,
-                        strata: Sequence[Hashable] | np.ndarray | None = None) -> float:
-    """Var of mean(terms): each term centred on its stratum's mean, summed per cluster."""
+                        strata: Sequence[Hashable] | np.ndarray | None = None,
+                        drawn: np.ndarray | None = None) -> float:
+    """Var of mean(terms): each term centred on its stratum's mean, summed per cluster; with
+    ``drawn`` (each term's chance of having been sampled) the finite population correction
+    1 - f of its stratum scales its share."""
     n = len(terms)
     centred = terms - terms.mean()
     if strata is not None:
@@ -65,6 +68,8 @@ def _clustered_variance(terms: np.ndarray, clusters: Sequence[Hashable] | np.nda
         with np.errstate(invalid="ignore", divide="ignore"):
             means = sums / counts
         centred = terms - means[index]
+    if drawn is not None:
+        centred = centred * np.sqrt(np.clip(1 - np.asarray(drawn, dtype=float), 0.0, 1.0))
     if clusters is None:
         return float((centred ** 2).sum() / n ** 2)
     per_cluster = np.bincount(_codes(clusters), weights=centred)
@@ -94,7 +99,7 @@ def ppi_mean(y: Sequence[float] | np.ndarray, judge: Sequence[float] | np.ndarra
              clusters_all: Sequence[Hashable] | np.ndarray | None = None,
              strata: Sequence[Hashable] | np.ndarray | None = None,
              alpha: float = 0.05, lam: float | None = None,
-             census: bool = False) -> PpiEstimate:
+             census: bool = False, drawn: np.ndarray | None = None) -> PpiEstimate:
     """The PPI++ estimate of the mean of the readers' answer over the whole data set, with
     its two-sided normal interval at level 1 - alpha.
 
@@ -118,7 +123,7 @@ def ppi_mean(y: Sequence[float] | np.ndarray, judge: Sequence[float] | np.ndarra
     imputed = w_all * lam * all_
     rectifier = w * (y_ - lam * judge_)
     value = float(imputed.mean() + rectifier.mean())
-    variance = _clustered_variance(rectifier, clusters, strata)
+    variance = _clustered_variance(rectifier, clusters, strata, drawn if census else None)
     if not census:
         variance += _clustered_variance(imputed, clusters_all)
     se = float(np.sqrt(variance))
@@ -129,7 +134,7 @@ def ppi_mean(y: Sequence[float] | np.ndarray, judge: Sequence[float] | np.ndarra
 def classical_mean(y: Sequence[float] | np.ndarray, *, weights: np.ndarray | None = None,
                    clusters: Sequence[Hashable] | np.ndarray | None = None,
                    strata: Sequence[Hashable] | np.ndarray | None = None,
-                   alpha: float = 0.05) -> PpiEstimate:
+                   alpha: float = 0.05, drawn: np.ndarray | None = None) -> PpiEstimate:
     """The readers alone: the weighted mean of their answers, with the same variance (PPI
     with lambda 0, which is what ``ppi_py``'s classical interval is)."""
     y_ = np.asarray(y, dtype=float)
@@ -139,7 +144,7 @@ def classical_mean(y: Sequence[float] | np.ndarray, *, weights: np.ndarray | Non
     w = normalised(weights, n)
     terms = w * y_
     value = float(terms.mean())
-    se = float(np.sqrt(_clustered_variance(terms, clusters, strata)))
+    se = float(np.sqrt(_clustered_variance(terms, clusters, strata, drawn)))
     z = float(stats.norm.ppf(1 - alpha / 2))
     return PpiEstimate(value, value - z * se, value + z * se, se, 0.0, n, 0)
 
