@@ -93,16 +93,18 @@ def estimate(columns: Columns, index: np.ndarray, question: str, *, target: floa
     short = reads < MIN_READS or images < MIN_IMAGES
     if short:
         plan = _plan(target, None, None, 0.0, edits, reads)
-        reason = (f"{reads} edit{'s' if reads != 1 else ''} read, from {images} source "
-                  f"image{'s' if images != 1 else ''}: no estimate (it needs {MIN_READS} edits "
-                  f"from {MIN_IMAGES} images)")
+        short_reason = (f"{reads} edit{'s' if reads != 1 else ''} read, from {images} source "
+                        f"image{'s' if images != 1 else ''}: no estimate (it needs {MIN_READS} edits "
+                        f"from {MIN_IMAGES} images)")
         return Row(question, edits, judged, reads, images, judge_rate, None, None, None, None,
-                   None, plan, reason)
+                   None, plan, short_reason)
     # A census of a fixed data set, read in part: the finite population correction applies.
     readers_est = classical_mean(y[read], weights=weights[read], clusters=clusters[read],
                                  strata=strata[read], alpha=1 - CONFIDENCE, drawn=1 / weights[read])
     readers = Interval.of(readers_est)
-    ppi = lam = rho = None
+    ppi: Interval | None = None
+    lam: float | None = None
+    rho: float | None = None
     reason = None
     if judged == 0:
         reason = "the judge did not answer this question here (imported runs never scored it)"

@@ -32,7 +32,8 @@ FACETS = ("modality", "direction", "disease")
 def recorded_filter(raw: dict[str, Any]) -> CaseFilter:
     """The CaseFilter a study recorded (lists back to tuples; unknown keys ignored)."""
     known = {f.name for f in fields(CaseFilter)}
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items() if k in known}
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
+                              for k, v in raw.items() if k in known}
     return CaseFilter(**values)
 
 

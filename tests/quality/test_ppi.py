@@ -116,7 +116,7 @@ def test_a_census_of_the_judge_drops_its_term_from_the_variance() -> None:
 
 def test_reading_every_edit_leaves_nothing_to_estimate() -> None:
     """A census read whole: the finite population correction takes the variance to zero."""
-    y, judge, judge_all, _, _ = fixed_data(13, n=50, big_n=50)
+    y, judge, _, _, _ = fixed_data(13, n=50, big_n=50)
     everything = ppi_mean(y, judge, judge, census=True, drawn=np.ones(50))
     assert everything.se == 0 and everything.value == pytest.approx(y.mean())
     half = classical_mean(y, drawn=np.full(50, 0.5))
