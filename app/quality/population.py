@@ -133,10 +133,6 @@ class Labels:
     studies: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    @property
-    def read(self) -> np.ndarray:
-        return self.inclusion > 0
-
 
 def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
     position = {int(a): i for i, a in enumerate(frame.attempt_ids)}

@@ -25,6 +25,7 @@ METHOD = ("PPI++ (Angelopoulos, Duchi and Zrnic 2023) with inverse-inclusion wei
           "studies' recorded strata; variance summed per source image and centred within strata; "
           f"{CONFIDENCE:.0%} normal intervals. Rogan-Gladen with a cluster bootstrap over source "
           "images. Readers alone: the weighted mean of the consensus, same variance.")
+MINIMUM = {"reads": MIN_READS, "source_images": MIN_IMAGES}
 POPULATIONS = {
     "accepted": "accepted edits: the data set as released",
     "judged": "every judged edit: accepted edits and rejected rounds of each task's latest run",
@@ -70,7 +71,7 @@ class QualityReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {"study": self.study, "target": self.target, "confidence": CONFIDENCE,
-                "method": METHOD, "minimum": {"reads": MIN_READS, "source_images": MIN_IMAGES},
+                "method": METHOD, "minimum": MINIMUM,
                 "reason": self.reason, "studies": self.studies,
                 "populations": [p.as_dict() for p in self.populations], "notes": self.notes,
                 "choices": self.choices}
@@ -162,9 +163,10 @@ def _compute(session: Session, root: Study, studies: list[Study], target: float,
                          "answers (a tie waits for the adjudicator).")
         return report
     keys = ["accepted"] if frame.design is Design.accepted else ["accepted", "judged"]
+    columns = _columns(frame, labels)
     for key in keys:
         mask = frame.accepted if key == "accepted" else np.ones(len(frame), dtype=bool)
-        report.populations.append(_population(frame, labels, key, mask, target))
+        report.populations.append(_population(frame, columns, key, mask, target))
     return report
 
 
@@ -178,9 +180,8 @@ def _columns(frame: Frame, labels: Labels) -> dict[str, Columns]:
             for q in QUESTIONS}
 
 
-def _population(frame: Frame, labels: Labels, key: str, mask: np.ndarray,
+def _population(frame: Frame, columns: dict[str, Columns], key: str, mask: np.ndarray,
                 target: float) -> Population:
-    columns = _columns(frame, labels)
     index = np.flatnonzero(mask)
     parts = [Part({}, "all", 0, {q: estimate(columns[q], index, q, target=target,
                                              with_rogan_gladen=True) for q in ORDER})]

@@ -9,6 +9,7 @@ from app.errors import Invalid
 from app.quality.report import (
     DEFAULT_TARGET,
     METHOD,
+    MINIMUM,
     ORDER,
     TARGETS,
     checked_target,
@@ -45,7 +46,8 @@ def quality_page(request: Request, session: SessionDep, study: IdQuery = None,
     shown = question or primary
     context: dict[str, Any] = {"report": report, "question": shown, "questions": ORDER,
                                "target_points": goal * 100, "notices": notices,
-                               "widest": report.widest(shown), "method": METHOD}
+                               "widest": report.widest(shown), "method": METHOD,
+                               "minimum": MINIMUM}
     return render(request, "quality/index.html", context)
 
 

@@ -67,6 +67,8 @@ def test_bad_values_are_dropped_on_the_page_and_refused_by_the_api(demo_engine: 
     assert page.status_code == 200 and len(notices) == 2 and "'400'" in notices[0]
     assert admin.get("/api/quality?target=400").status_code == 422
     assert admin.get("/api/quality?target=abc").status_code == 422
+    assert admin.get("/api/quality?target=nan").status_code == 422
+    assert len(BeautifulSoup(admin.get("/quality?target=nan").text, "html.parser").select(".notice")) == 1
     assert admin.get("/api/quality?study=99999").status_code == 404
     assert admin.get("/quality?study=99999").status_code == 404
 
