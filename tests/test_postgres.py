@@ -134,3 +134,18 @@ def test_a_validation_study_and_its_report_on_postgres(pg_engine: Engine, demo_d
     with Session(pg_engine) as s:
         report = study_report(load(s, setup.study), resamples=200).as_dict()
     assert report["questions"]["overall"]["judge_vs_reference"]["n"] > 0
+
+
+def test_the_quality_frame_on_postgres(pg_engine: Engine, demo_dir: Path) -> None:
+    """The frame's one-pass read of the verdicts of record (answers packed in SQL) gives the
+    pool the study drew from, as on SQLite."""
+    from sqlmodel import Session
+
+    from tests.quality.conftest import validation_study
+    from tests.quality.test_population import _frame_values, _pool, assert_judge_as_stored
+
+    import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
+    study = validation_study(pg_engine)
+    with Session(pg_engine) as s:
+        assert _frame_values(s, study) == _pool(s, study)
+        assert_judge_as_stored(s, study)

@@ -14,12 +14,15 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
-from sqlalchemy import func, select
+import pandas as pd
+from sqlalchemy import Integer, cast, func, select
+from sqlalchemy import case as sql_case
 from sqlmodel import Session, col
 
 from app.agreement.reads import load
 from app.agreement.report import first_reads, question_data
 from app.cases.filters import CaseFilter, where_clauses
+from app.db import driver_rows
 from app.models import Attempt, JudgeVerdict, Task
 from app.studies.models import Design, Study, StudyItem
 from app.studies.pool import SEPARATOR
@@ -43,7 +46,7 @@ class Frame:
 
     design: Design
     attempt_ids: np.ndarray
-    clusters: np.ndarray  # source image per edit
+    clusters: np.ndarray  # source image id per edit (int64)
     accepted: np.ndarray  # bool: the task's accepted edit
     facets: dict[str, np.ndarray]  # modality, direction, disease, outcome, verdict
     judge: dict[str, np.ndarray]  # question -> 1.0 / 0.0, nan where the judge gave no answer
@@ -55,42 +58,92 @@ class Frame:
 def frame_of(session: Session, study: Study) -> Frame:
     raw = json.loads(study.selection)
     design = Design(study.design)
-    case_filter = recorded_filter(raw.get("filter", {}))
-    first = (select(func.min(JudgeVerdict.id)).where(col(JudgeVerdict.attempt_id) == Attempt.id)
-             .correlate(Attempt).scalar_subquery())
-    columns = [col(Attempt.id), col(Task.source_image_id), col(Task.accepted_attempt_id),
-               col(Task.modality), col(Task.direction), col(Task.disease), col(Task.outcome),
-               *(col(c) for c in JUDGE_COLUMNS.values())]
+    dialect = session.get_bind().dialect.name
+    where = where_clauses(recorded_filter(raw.get("filter", {})), dialect)
+    # Three plain scans joined in numpy, each read as driver tuples: on the 88K-task benchmark
+    # (220K judged rounds) the one SQL join with a correlated "first verdict" per edit and
+    # SQLAlchemy's row objects took most of the 2 s the first view may take.
+    tasks = driver_rows(session, select(
+        col(Task.id), col(Task.source_image_id), col(Task.accepted_attempt_id),
+        col(Task.latest_run_id), col(Task.modality), col(Task.direction), col(Task.disease),
+        col(Task.outcome)).where(*where).order_by(col(Task.id)))
+    if not tasks:
+        return _empty(design)
+    _task_ids, image, accepted_id, latest_run, modality, direction, disease, outcome = (
+        zip(*tasks, strict=True))
+    accepted_of = np.asarray(accepted_id, dtype=float)  # nan: no accepted edit
     if design is Design.validation:
         # The validation pool (app/studies/pool.py): judged rounds of the latest run whose
         # verdict of record could be read.
-        query = (select(*columns).join(Attempt, col(Attempt.run_id) == Task.latest_run_id)
-                 .join(JudgeVerdict, col(JudgeVerdict.id) == first)
-                 .where(col(Attempt.image_present).is_(True), col(JudgeVerdict.error).is_(None),
-                        col(JudgeVerdict.qualified).is_not(None)))
+        attempts = np.array(driver_rows(session, select(col(Attempt.id), col(Attempt.run_id)).where(
+            col(Attempt.image_present).is_(True))), dtype=np.int64).reshape(-1, 2)
+        runs = np.asarray(latest_run, dtype=float)
+        run_order = np.argsort(runs, kind="stable")
+        at = np.minimum(np.searchsorted(runs[run_order], attempts[:, 1]), len(runs) - 1)
+        latest = runs[run_order][at] == attempts[:, 1]
+        attempt_ids, task_at = attempts[latest, 0], run_order[at[latest]]
     else:
-        query = (select(*columns).join(Attempt, col(Attempt.id) == Task.accepted_attempt_id)
-                 .outerjoin(JudgeVerdict, col(JudgeVerdict.id) == first))
-    dialect = session.get_bind().dialect.name
-    query = query.where(*where_clauses(case_filter, dialect)).order_by(col(Attempt.id))
-    rows = session.execute(query).all()
-    if not rows:
-        empty = np.array([], dtype=object)
-        return Frame(design, np.array([], dtype=np.int64), empty, np.array([], dtype=bool),
-                     {f: empty for f in (*FACETS, "outcome", "verdict")},
-                     {q: np.array([]) for q in QUESTIONS})
-    table = list(zip(*rows, strict=True))
-    attempt_ids = np.asarray(table[0], dtype=np.int64)
-    judge = {q: np.array([np.nan if v is None else float(v) for v in table[7 + i]])
-             for i, q in enumerate(JUDGE_COLUMNS)}
+        has = ~np.isnan(accepted_of)
+        attempt_ids, task_at = accepted_of[has].astype(np.int64), np.flatnonzero(has)
+    record = _verdicts_of_record(session, attempt_ids)
+    if design is Design.validation:
+        # A verdict could be read: one exists, without an error, with a verdict.
+        keep = record[:, 0] == 1.0
+        keep &= ~np.isnan(record[:, 1])
+        attempt_ids, task_at, record = attempt_ids[keep], task_at[keep], record[keep]
+    order = np.argsort(attempt_ids, kind="stable")
+    attempt_ids, task_at, record = attempt_ids[order], task_at[order], record[order]
+    if not len(attempt_ids):
+        return _empty(design)
+    judge = {q: record[:, 1 + i] for i, q in enumerate(JUDGE_COLUMNS)}
     verdict = np.where(judge["overall"] == 1.0, "pass", "fail").astype(object)
-    facets = {"modality": np.asarray(table[3], dtype=object),
-              "direction": np.asarray(table[4], dtype=object),
-              "disease": np.asarray(table[5], dtype=object),
-              "outcome": np.asarray([o or "" for o in table[6]], dtype=object), "verdict": verdict}
-    return Frame(design, attempt_ids, np.asarray(table[1], dtype=object),
-                 attempt_ids == np.asarray([a if a is not None else -1 for a in table[2]]),
-                 facets, judge)
+    facets = {"modality": np.asarray(modality, dtype=object)[task_at],
+              "direction": np.asarray(direction, dtype=object)[task_at],
+              "disease": np.asarray(disease, dtype=object)[task_at],
+              "outcome": np.asarray([o or "" for o in outcome], dtype=object)[task_at],
+              "verdict": verdict}
+    return Frame(design, attempt_ids, np.asarray(image, dtype=np.int64)[task_at],
+                 accepted_of[task_at] == attempt_ids, facets, judge)
+
+
+def _verdicts_of_record(session: Session, attempt_ids: np.ndarray) -> np.ndarray:
+    """Per attempt, its verdict of record (the first stored): [error-free (1/0; nan when it
+    has none), overall, dimensions...], nan where the judge gave no answer."""
+    # The verdict's answers packed into one base-3 number (0 no, 1 yes, 2 none) plus 3^k when
+    # it has no error: one column instead of seven cut the scan of 220K verdicts by a third.
+    answers = list(JUDGE_COLUMNS.values())
+    packed = sum((func.coalesce(cast(col(c), Integer), 2) * 3 ** k for k, c in enumerate(answers)),
+                 sql_case((col(JudgeVerdict.error).is_(None), 3 ** len(answers)), else_=0))
+    rows = driver_rows(session, select(col(JudgeVerdict.attempt_id), col(JudgeVerdict.id), packed))
+    table = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    table = table[np.lexsort((table[:, 1], table[:, 0]))]
+    firsts, at = np.unique(table[:, 0], return_index=True)
+    record = np.full((len(attempt_ids), 1 + len(answers)), np.nan)
+    if len(firsts):
+        where = np.minimum(np.searchsorted(firsts, attempt_ids), len(firsts) - 1)
+        found = firsts[where] == attempt_ids
+        number = table[at[where[found]], 2]
+        unpacked = np.empty((len(number), 1 + len(answers)))
+        unpacked[:, 0] = number // 3 ** len(answers)
+        for k in range(len(answers)):
+            digit = (number // 3 ** k) % 3
+            unpacked[:, 1 + k] = np.where(digit == 2, np.nan, digit)
+        record[found] = unpacked
+    return record
+
+
+def _empty(design: Design) -> Frame:
+    empty = np.array([], dtype=object)
+    return Frame(design, np.array([], dtype=np.int64), np.array([], dtype=np.int64),
+                 np.array([], dtype=bool), {f: empty for f in (*FACETS, "outcome", "verdict")},
+                 {q: np.array([]) for q in QUESTIONS})
+
+
+def encoded(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct values, each value's index among them). pandas hashes; numpy's unique
+    sorts Python strings one comparison at a time, a second per facet on a large frame."""
+    codes, names = pd.factorize(values, sort=True)
+    return np.asarray(names, dtype=object), codes.astype(np.int64)
 
 
 def family(session: Session, root: Study) -> list[Study]:
@@ -113,13 +166,37 @@ def _in_frame(frame: Frame, raw: dict[str, Any], root_id: int | None) -> np.ndar
     return inside
 
 
-def _stratum_keys(frame: Frame, facets: tuple[str, ...]) -> np.ndarray:
+def grouped(coded: list[tuple[np.ndarray, np.ndarray]]) -> tuple[list[tuple[str, ...]], np.ndarray]:
+    """Edits grouped by a combination of encoded facets: (each group's values, each edit's
+    group). One integer per combination (mixed radix), so grouping is a 1-D integer unique."""
+    combined = np.zeros(len(coded[0][1]) if coded else 0, dtype=np.int64)
+    for names, codes in coded:
+        combined = combined * len(names) + codes
+    numbers, which = np.unique(combined, return_inverse=True)
+    groups = []
+    for number in numbers.tolist():
+        digits = []
+        for names, _ in reversed(coded):
+            number, digit = divmod(number, len(names))
+            digits.append(str(names[digit]))
+        groups.append(tuple(reversed(digits)))
+    return groups, which.ravel()
+
+
+def _stratum_codes(frame: Frame, facets: tuple[str, ...]) -> tuple[dict[str, int], np.ndarray]:
+    """The stratum key ("fail/add/chest_xray") of every edit, as a code, and the codes' keys."""
     if not facets:
-        return np.full(len(frame), "", dtype=object)
-    keys = frame.facets[facets[0]].astype(str)
-    for facet in facets[1:]:
-        keys = np.char.add(np.char.add(keys, SEPARATOR), frame.facets[facet].astype(str))
-    return keys.astype(object)
+        return {"": 0}, np.zeros(len(frame), dtype=np.int64)
+    groups, which = grouped([encoded(frame.facets[f]) for f in facets])
+    return {SEPARATOR.join(g): i for i, g in enumerate(groups)}, which
+
+
+def _positions(frame: Frame, attempt_ids: list[int]) -> np.ndarray:
+    """Each attempt's place in the frame (sorted by attempt id), -1 when it is not there."""
+    wanted = np.asarray(attempt_ids, dtype=np.int64)
+    at = np.minimum(np.searchsorted(frame.attempt_ids, wanted), max(len(frame) - 1, 0))
+    found = (frame.attempt_ids[at] == wanted) if len(frame) else np.zeros(len(wanted), dtype=bool)
+    return np.where(found, at, -1)
 
 
 @dataclass
@@ -135,7 +212,6 @@ class Labels:
 
 
 def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
-    position = {int(a): i for i, a in enumerate(frame.attempt_ids)}
     consensus = {q: np.full(len(frame), np.nan) for q in QUESTIONS}
     not_drawn = np.ones(len(frame))
     strata = np.full(len(frame), "", dtype=object)
@@ -146,12 +222,13 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
         facets = tuple(raw.get("strata_facets") or ())
         items = session.execute(select(col(StudyItem.id), col(StudyItem.attempt_id), col(StudyItem.stratum))
                                 .where(col(StudyItem.study_id) == study.id)).all()
-        keys = _stratum_keys(frame, facets)
+        key_codes, keys = _stratum_codes(frame, facets)
         inside = _in_frame(frame, raw, root_id)
+        position = _positions(frame, [attempt_id for _, attempt_id, _ in items])
         drawn: dict[str, int] = {}
         outside = 0
-        for _, attempt_id, stratum in items:
-            if attempt_id in position:
+        for (_, _, stratum), at in zip(items, position, strict=True):
+            if at >= 0:
                 drawn[stratum] = drawn.get(stratum, 0) + 1
             else:
                 outside += 1
@@ -162,7 +239,7 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
                 notes.append(f"{study.name}: no pool size recorded for stratum {key or 'all'}; "
                              "its edits are left out")
                 continue
-            members = inside & (keys == key)
+            members = inside & (keys == key_codes.get(key, -1))
             not_drawn[members] *= 1 - min(1.0, count / size)
             if study is studies[0]:
                 strata[members] = key
@@ -175,14 +252,14 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
                          "(their task was regenerated since) and are left out")
         data = load(session, study)
         reads = first_reads(data.reads)
-        attempt_of = {item_id: attempt_id for item_id, attempt_id, _ in items}
+        at_item = {item_id: int(at) for (item_id, _, _), at in zip(items, position, strict=True)}
         for question in QUESTIONS:
             table = question_data(data.cases, data.readers, reads, data.decisions, question)
             for case, (value, decided) in zip(data.cases, table.reference(), strict=True):
-                i = position.get(attempt_of.get(case.item_id, -1))
+                i = at_item.get(case.item_id, -1)
                 # The first study that settled an edit gives its consensus.
                 settled = decided.resolved and value is not None
-                if i is not None and settled and np.isnan(consensus[question][i]):
+                if i >= 0 and settled and np.isnan(consensus[question][i]):
                     consensus[question][i] = float(bool(value))
         described.append({"id": study.id, "name": study.name, "design": study.design,
                           "cases": len(items), "readers": len(data.readers),

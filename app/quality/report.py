@@ -15,7 +15,7 @@ from app.errors import Invalid, NotFound
 from app.memo import Memo
 from app.overview.tables import fingerprint as data_fingerprint
 from app.quality.estimates import CONFIDENCE, MIN_IMAGES, MIN_READS, Columns, Row, estimate
-from app.quality.population import FACETS, Frame, Labels, family, frame_of, labels_of
+from app.quality.population import FACETS, Frame, Labels, encoded, family, frame_of, grouped, labels_of
 from app.studies.models import Adjudication, Answer, Assignment, Design, Study
 from pipeline.vocabulary import QUESTIONS
 
@@ -164,9 +164,11 @@ def _compute(session: Session, root: Study, studies: list[Study], target: float,
         return report
     keys = ["accepted"] if frame.design is Design.accepted else ["accepted", "judged"]
     columns = _columns(frame, labels)
+    # Facet values as integer codes, once per frame: a part is then an integer comparison.
+    coded = {facet: encoded(frame.facets[facet]) for facet in FACETS}
     for key in keys:
         mask = frame.accepted if key == "accepted" else np.ones(len(frame), dtype=bool)
-        report.populations.append(_population(frame, columns, key, mask, target))
+        report.populations.append(_population(coded, columns, key, mask, target))
     return report
 
 
@@ -174,30 +176,25 @@ def _columns(frame: Frame, labels: Labels) -> dict[str, Columns]:
     weights = np.zeros(len(frame))
     drawn = labels.inclusion > 0
     weights[drawn] = 1 / labels.inclusion[drawn]
-    clusters = np.unique(frame.clusters.astype(str), return_inverse=True)[1]
-    strata = np.unique(labels.strata.astype(str), return_inverse=True)[1]
+    clusters = np.unique(frame.clusters, return_inverse=True)[1]
+    strata = encoded(labels.strata)[1]
     return {q: Columns(frame.judge[q], labels.consensus[q], weights, clusters, strata)
             for q in QUESTIONS}
 
 
-def _population(frame: Frame, columns: dict[str, Columns], key: str, mask: np.ndarray,
-                target: float) -> Population:
+def _population(coded: dict[str, tuple[np.ndarray, np.ndarray]], columns: dict[str, Columns],
+                key: str, mask: np.ndarray, target: float) -> Population:
     index = np.flatnonzero(mask)
     parts = [Part({}, "all", 0, {q: estimate(columns[q], index, q, target=target,
                                              with_rogan_gladen=True) for q in ORDER})]
-    # Facet values as integer codes: a part is then a few integer comparisons, not string ones.
-    names, codes = {}, {}
-    for facet in FACETS:
-        names[facet], codes[facet] = np.unique(frame.facets[facet][index].astype(str), return_inverse=True)
     for level in range(1, len(FACETS) + 1):
         facets = FACETS[:level]
-        stacked = np.column_stack([codes[f] for f in facets])
-        combos, which = np.unique(stacked, axis=0, return_inverse=True)
-        order = np.argsort(which.ravel(), kind="stable")
-        bounds = np.searchsorted(which.ravel()[order], np.arange(len(combos) + 1))
-        for c, combo in enumerate(combos):
+        groups, which = grouped([(coded[f][0], coded[f][1][index]) for f in facets])
+        order = np.argsort(which, kind="stable")
+        bounds = np.searchsorted(which[order], np.arange(len(groups) + 1))
+        for c, group in enumerate(groups):
             members = index[order[bounds[c]:bounds[c + 1]]]
-            values = {f: str(names[f][v]) for f, v in zip(facets, combo, strict=True)}
+            values = dict(zip(facets, group, strict=True))
             parts.append(Part(values, " · ".join(values.values()), level,
                               {q: estimate(columns[q], members, q, target=target) for q in ORDER}))
     return Population(key, POPULATIONS[key], len(index), _ordered(parts))
