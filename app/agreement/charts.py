@@ -144,3 +144,49 @@ def rounds_chart(ours: dict[int, int], paper: dict[str, float]) -> str:
     axes.legend(frameon=False, labelcolor=TEXT, fontsize=8)
     axes.set_title("Rounds to success", color=TEXT, fontsize=10, loc="left")
     return _svg(figure)
+
+
+def roc_chart(points: Sequence[tuple[float, float]], marks: Sequence[tuple[str, float, float]],
+              title: str) -> str:
+    """An ROC curve: (false positive rate, true positive rate) points, the chance diagonal,
+    and labelled operating points (a threshold's rates)."""
+    figure, axes = _figure(3.9, 3.6)
+    axes.plot([0, 1], [0, 1], color=LINE, linewidth=1, linestyle="--")
+    axes.plot([p[0] for p in points], [p[1] for p in points], color=SERIES["judge"],
+              linewidth=1.8, drawstyle="default")
+    for (label, fpr, tpr), marker in zip(marks, ("o", "s", "^", "D"), strict=False):
+        axes.plot([fpr], [tpr], marker, color=SERIES["readers"], markersize=6, label=label)
+    axes.set_xlim(0, 1)
+    axes.set_ylim(0, 1.02)
+    axes.set_aspect("equal")
+    axes.set_xlabel("1 - specificity (edits readers failed, passed by the score)", color=MUTED,
+                    fontsize=8)
+    axes.set_ylabel("sensitivity", color=MUTED, fontsize=8)
+    axes.grid(color=LINE, linewidth=0.5)
+    if marks:
+        axes.legend(frameon=False, labelcolor=TEXT, fontsize=7, loc="lower right")
+    axes.set_title(title, color=TEXT, fontsize=9, loc="left")
+    return _svg(figure)
+
+
+def reliability_chart(bins: Sequence[tuple[float, float, int]], title: str) -> str:
+    """Mean score against the share readers passed, one point per score bin (size by n), with
+    the diagonal a calibrated score would follow."""
+    figure, axes = _figure(3.9, 3.6)
+    axes.plot([0, 1], [0, 1], color=LINE, linewidth=1, linestyle="--")
+    if bins:
+        top = max(n for _, _, n in bins)
+        axes.plot([b[0] for b in bins], [b[1] for b in bins], color=SERIES["readers"], linewidth=1)
+        axes.scatter([b[0] for b in bins], [b[1] for b in bins],
+                     s=[20 + 80 * n / top for _, _, n in bins], color=SERIES["readers"], zorder=3)
+        for x, y, n in bins:
+            axes.annotate(f"n={n}", (x, y), textcoords="offset points", xytext=(5, -10),
+                          color=MUTED, fontsize=7)
+    axes.set_xlim(0, 1)
+    axes.set_ylim(-0.02, 1.02)
+    axes.set_aspect("equal")
+    axes.set_xlabel("judge's score (bin mean)", color=MUTED, fontsize=8)
+    axes.set_ylabel("share the readers passed", color=MUTED, fontsize=8)
+    axes.grid(color=LINE, linewidth=0.5)
+    axes.set_title(title, color=TEXT, fontsize=9, loc="left")
+    return _svg(figure)

@@ -96,6 +96,20 @@ def _finite(x: float) -> float | None:
     return float(x) if np.isfinite(x) else None
 
 
+@lru_cache(maxsize=8)
+def _draws(k: int, resamples: int, seed: int) -> np.ndarray:
+    """The draws depend on nothing but these three, so a report's many figures over the same
+    number of source images share one (read-only) array instead of drawing it each time."""
+    rng = np.random.default_rng(seed)
+    chosen = rng.integers(0, max(k, 1), size=(resamples, k))
+    offsets = chosen + k * np.arange(resamples)[:, None]
+    counts = np.bincount(offsets.ravel(), minlength=resamples * k)
+    # float32 halves the memory of large studies; sums of counts stay exact.
+    draws = counts.reshape(resamples, k).astype(np.float32)
+    draws.flags.writeable = False
+    return draws
+
+
 class ClusterBootstrap:
     """Resamples of the clusters of one set of cases; the draws are fixed by the seed and the
     number of clusters, so every figure over the same cases sees the same resamples."""
@@ -113,12 +127,7 @@ class ClusterBootstrap:
     def draws(self) -> np.ndarray:
         """Resamples x clusters: how often each cluster was drawn in each resample."""
         if self._draws is None:
-            rng = np.random.default_rng(self.seed)
-            chosen = rng.integers(0, max(self.k, 1), size=(self.resamples, self.k))
-            offsets = chosen + self.k * np.arange(self.resamples)[:, None]
-            counts = np.bincount(offsets.ravel(), minlength=self.resamples * self.k)
-            # float32 halves the memory of large studies; sums of counts stay exact.
-            self._draws = counts.reshape(self.resamples, self.k).astype(np.float32)
+            self._draws = _draws(self.k, self.resamples, self.seed)
         return self._draws
 
     def cluster_sums(self, features: np.ndarray) -> np.ndarray:

@@ -11,6 +11,7 @@ from sqlmodel import Session
 
 from app.cli.stats import find_study
 from app.errors import Invalid
+from app.quality.calibration import Calibration, Figure
 from app.quality.estimates import Interval
 from app.quality.report import ORDER, QualityReport, checked_target, quality_report
 
@@ -23,7 +24,39 @@ class Format(StrEnum):
 
 
 def _interval(i: Interval | None) -> str:
-    return NONE if i is None else f"{i.value:6.1%} [{i.low:.1%}, {i.high:.1%}]"
+    if i is None:
+        return NONE
+    return f"{i.value:6.1%} (no interval)" if i.collapsed else f"{i.value:6.1%} [{i.low:.1%}, {i.high:.1%}]"
+
+
+def _figure(f: Figure | None) -> str:
+    if f is None or f.value is None:
+        return NONE
+    return f"{f.value:.1%}" + ("" if f.low is None else f" [{f.low:.1%}, {f.high:.1%}]")
+
+
+def _calibration(calibration: Calibration) -> list[str]:
+    lines = ["", f"Judge vs readers on {calibration.reads} read edits ({calibration.images} source images)"]
+    if calibration.auc is not None and calibration.auc.value is not None:
+        low, high = calibration.auc.low, calibration.auc.high
+        interval = "" if low is None else f" [{low:.3f}, {high:.3f}]"
+        lines.append(f"ROC AUC of the score: {calibration.auc.value:.3f}{interval}")
+        lines.append(f"score: {calibration.score_source}")
+        for t in calibration.thresholds:
+            lines.append(f"  {t.label} {t.threshold:.2f}: sensitivity {_figure(t.sensitivity)}, "
+                         f"specificity {_figure(t.specificity)}")
+    if calibration.reason:
+        lines.append(calibration.reason)
+    for q, figures in calibration.questions.items():
+        lines.append(f"  {q:<12} sensitivity {_figure(figures['sensitivity']):<24} "
+                     f"specificity {_figure(figures['specificity'])}")
+    if calibration.failures:
+        lines.append("Where the judge fails (disease, direction, round: disagreements of reads):")
+        for f in calibration.failures[:5]:
+            tags = ", ".join(f"{t} x{n}" for t, n in f.tags) or "no tags"
+            lines.append(f"  {f.disease} {f.direction} round {f.round}: {f.disagree} of {f.reads} "
+                         f"({f.too_strict} too strict, {f.too_lenient} too lenient; {tags})")
+    return lines
 
 
 def as_text(report: QualityReport, question: str) -> str:
@@ -48,6 +81,8 @@ def as_text(report: QualityReport, question: str) -> str:
         assumed = f" ({row.plan.assumed})" if row.plan.assumed else ""
         lines += ["", f"Widest on {question}: {widest.label}; about {row.plan.more} more edits read "
                       f"for ±{report.target * 100:g} points{assumed}"]
+    if report.calibration is not None:
+        lines += _calibration(report.calibration)
     lines += [*(f"note: {n}" for n in report.notes), ""]
     return "\n".join(lines)
 

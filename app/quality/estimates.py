@@ -34,6 +34,12 @@ class Interval:
     def half_width(self) -> float:
         return (self.high - self.low) / 2
 
+    @property
+    def collapsed(self) -> bool:
+        """No width at all: every read edit of each stratum had the same answer (or the
+        same residual), so the sample shows no spread. Not a certainty: no interval."""
+        return self.high - self.low < 1e-9
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -137,7 +143,17 @@ def estimate(columns: Columns, index: np.ndarray, question: str, *, target: floa
             rg_reason = figure.warning
         else:
             rg = Interval(figure.value, figure.low, figure.high)
-    plan = _plan(target, ppi or readers, readers_est.se, rho or 0.0, edits, reads)
+    shown = ppi or readers
+    census = reads >= edits
+    if shown.collapsed and not census:
+        spread = ("every read edit of each stratum got the same answer here, so the sample "
+                  "shows no spread and the normal interval has no width: no interval until "
+                  "more edits are read")
+        reason = f"{reason}; {spread}" if reason else spread
+        # The planner cannot rest on a variance of zero: it assumes the worst case.
+        plan = _plan(target, None, None, 0.0, edits, reads)
+    else:
+        plan = _plan(target, shown, readers_est.se, rho or 0.0, edits, reads)
     return Row(question, edits, judged, reads, images, judge_rate, ppi, readers, rg, lam, rho,
                plan, reason, rg_reason)
 

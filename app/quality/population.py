@@ -10,6 +10,7 @@ frame holds it (the stratum counts and pool sizes recorded when each study was m
 """
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -209,6 +210,11 @@ class Labels:
     strata: np.ndarray
     studies: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Of the read edits only (frame position ->): the round, the frozen verdict the study
+    # compared with, and the failure tags the readers chose (for the judge's calibration).
+    rounds: dict[int, int] = field(default_factory=dict)
+    verdicts: dict[int, int] = field(default_factory=dict)
+    tags: dict[int, Counter[str]] = field(default_factory=dict)
 
 
 def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
@@ -216,6 +222,9 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
     not_drawn = np.ones(len(frame))
     strata = np.full(len(frame), "", dtype=object)
     described, notes = [], []
+    rounds: dict[int, int] = {}
+    verdicts: dict[int, int] = {}
+    tags: dict[int, Counter[str]] = {}
     root_id = studies[0].id if studies else None
     for study in studies:
         raw = json.loads(study.selection)
@@ -253,6 +262,16 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
         data = load(session, study)
         reads = first_reads(data.reads)
         at_item = {item_id: int(at) for (item_id, _, _), at in zip(items, position, strict=True)}
+        for case in data.cases:
+            i = at_item.get(case.item_id, -1)
+            if i >= 0 and i not in rounds:
+                rounds[i] = case.round
+                if case.judge_verdict_id is not None:
+                    verdicts[i] = case.judge_verdict_id
+        for read in reads.values():
+            i = at_item.get(read.item_id, -1)
+            if i >= 0 and read.tags:
+                tags.setdefault(i, Counter()).update(read.tags)
         for question in QUESTIONS:
             table = question_data(data.cases, data.readers, reads, data.decisions, question)
             for case, (value, decided) in zip(data.cases, table.reference(), strict=True):
@@ -267,4 +286,4 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
     inclusion = 1 - not_drawn
     for question in QUESTIONS:  # an edit no study drew (a stale pool) cannot carry a weight
         consensus[question][inclusion <= 0] = np.nan
-    return Labels(consensus, inclusion, strata, described, notes)
+    return Labels(consensus, inclusion, strata, described, notes, rounds, verdicts, tags)

@@ -14,6 +14,7 @@ from sqlmodel import Session, col
 from app.errors import Invalid, NotFound
 from app.memo import Memo
 from app.overview.tables import fingerprint as data_fingerprint
+from app.quality.calibration import Calibration, calibration
 from app.quality.estimates import CONFIDENCE, MIN_IMAGES, MIN_READS, Columns, Row, estimate
 from app.quality.population import FACETS, Frame, Labels, encoded, family, frame_of, grouped, labels_of
 from app.studies.models import Adjudication, Answer, Assignment, Design, Study
@@ -33,6 +34,7 @@ POPULATIONS = {
 # The verdict first, then the dimensions it rests on.
 ORDER = ("overall", *(q for q in QUESTIONS if q != "overall"))
 _kept: Memo["QualityReport"] = Memo(16)
+_frames: Memo[Frame] = Memo(4)  # 220K judged edits take about 20 MB
 
 
 @dataclass
@@ -68,13 +70,15 @@ class QualityReport:
     populations: list[Population] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     choices: list[dict[str, Any]] = field(default_factory=list)  # studies to choose from
+    calibration: Calibration | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"study": self.study, "target": self.target, "confidence": CONFIDENCE,
                 "method": METHOD, "minimum": MINIMUM,
                 "reason": self.reason, "studies": self.studies,
                 "populations": [p.as_dict() for p in self.populations], "notes": self.notes,
-                "choices": self.choices}
+                "choices": self.choices,
+                "calibration": self.calibration.as_dict() if self.calibration else None}
 
     def widest(self, question: str) -> Part | None:
         """The modality x direction part whose interval on this question is widest (no
@@ -86,10 +90,17 @@ class QualityReport:
                 if part.level != 2 or row is None or row.plan is None or row.plan.more == 0:
                     continue
                 interval = row.ppi or row.readers
-                width = 2.0 if interval is None else interval.high - interval.low
+                # No estimate, or one without spread, is as uncertain as it gets.
+                width = 2.0 if interval is None or interval.collapsed else interval.high - interval.low
                 if best is None or (width, row.plan.more) > best[:2]:
                     best = (width, row.plan.more, part)
         return best[2] if best else None
+
+
+def forget() -> None:
+    """Drop every kept report and frame (benchmarks time the first view with this)."""
+    _kept.clear()
+    _frames.clear()
 
 
 def checked_target(points: float | None) -> float:
@@ -146,13 +157,20 @@ def quality_report(session: Session, study_id: int | None = None,
             "This study reads whole runs (preference data); the data set's quality is estimated "
             "from a validation or an accepted-edits study."))
     studies = family(session, root)
-    key = (data_fingerprint(session), _answers(session, studies), target)
-    return _kept.get_or_make(key, lambda: _compute(session, root, studies, target, study, listed))
+    data = data_fingerprint(session)
+    key = (data, _answers(session, studies), target)
+    return _kept.get_or_make(key, lambda: _compute(session, root, studies, target, study, listed,
+                                                    data))
 
 
 def _compute(session: Session, root: Study, studies: list[Study], target: float,
-             study: dict[str, Any], listed: list[dict[str, Any]]) -> QualityReport:
-    frame = frame_of(session, root)
+             study: dict[str, Any], listed: list[dict[str, Any]],
+             data: tuple[object, ...]) -> QualityReport:
+    # The frame changes with the data only, not with the answers: kept apart, a new answer
+    # recomputes the figures without reading every judged edit again.
+    recorded = json.loads(root.selection).get("filter", {})
+    frame_key = (data, root.design, json.dumps(recorded, sort_keys=True))
+    frame = _frames.get_or_make(frame_key, lambda: frame_of(session, root))
     if not len(frame):
         return QualityReport(study, target, choices=listed, reason=(
             "The study's frame is empty now: no edit of the data set matches its filter."))
@@ -164,6 +182,7 @@ def _compute(session: Session, root: Study, studies: list[Study], target: float,
         return report
     keys = ["accepted"] if frame.design is Design.accepted else ["accepted", "judged"]
     columns = _columns(frame, labels)
+    report.calibration = calibration(session, frame, labels)
     # Facet values as integer codes, once per frame: a part is then an integer comparison.
     coded = {facet: encoded(frame.facets[facet]) for facet in FACETS}
     for key in keys:

@@ -24,6 +24,9 @@ def test_the_table_the_json_and_the_file(demo_engine: Engine, tmp_path: Path) ->
     assert lines[0] == f"Study {study.id}: quality (validation)"
     assert any(line.startswith("every judged edit") for line in lines)
     assert any(line.startswith("overall ") and "[" in line for line in lines)
+    assert any(line.startswith("ROC AUC of the score: 0.") for line in lines)
+    assert any("the paper's threshold 0.70: sensitivity" in line for line in lines)
+    assert any(line.startswith("Where the judge fails") for line in lines)
     out = tmp_path / "quality.json"
     written = runner.invoke(cli, ["quality", "--format", "json", "--target", "3", "-o", str(out)], env=env)
     assert written.exit_code == 0 and written.output == ""

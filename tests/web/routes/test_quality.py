@@ -77,3 +77,48 @@ def test_readers_cannot_see_it(demo_engine: Engine, settings: Settings) -> None:
     reader = client_for(demo_engine, settings, "dr-lee", Role.reader)
     assert reader.get("/quality").status_code == 403
     assert reader.get("/api/quality").status_code == 403
+
+
+def test_a_part_without_spread_shows_no_interval(demo_engine: Engine, settings: Settings) -> None:
+    """The readers side with the judge on every addition: within each verdict stratum every
+    read addition got the same answer. Its normal interval has no width, which is no
+    certainty: the page says "no interval" and the planner assumes the worst case."""
+    study = validation_study(demo_engine)
+    read_study(demo_engine, study)
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    data = admin.get(f"/api/quality?study={study.id}").json()
+    judged = next(p for p in data["populations"] if p["key"] == "judged")
+    add = next(p for p in judged["parts"] if p["part"] == {"modality": "chest_xray", "direction": "add"})
+    row = add["questions"]["overall"]
+    assert row["ppi"]["low"] == row["ppi"]["high"] and "no spread" in row["reason"]
+    assert row["plan"]["more"] > 0 and row["plan"]["assumed"]
+    page = BeautifulSoup(admin.get(f"/quality?study={study.id}").text, "html.parser")
+    cell = page.select_one('#population-judged tr[data-part="chest_xray · add"] td.ppi .ci')
+    assert cell is not None and cell.text == "no interval"
+
+
+def test_the_judges_calibration_against_the_readers(demo_engine: Engine, settings: Settings) -> None:
+    study = validation_study(demo_engine)
+    read_study(demo_engine, study)
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    calibration = admin.get(f"/api/quality?study={study.id}").json()["calibration"]
+    assert calibration["reads"] == 112 and calibration["reason"] is None
+    assert "rubric weights" in calibration["score_source"]  # imported runs: no stored score
+    auc = calibration["auc"]
+    assert 0.5 < auc["low"] <= auc["value"] <= auc["high"] <= 1.0
+    assert calibration["thresholds"][0]["threshold"] == 0.7
+    assert calibration["roc"][0]["threshold"] is None  # the curve starts at (0, 0)
+    # The readers (judge_rule) fail every third removal the judge passed: too lenient there.
+    assert calibration["failures"] and all(f["too_lenient"] >= 1 and f["direction"] == "remove"
+                                           for f in calibration["failures"])
+    overall = calibration["questions"]["overall"]
+    assert overall["sensitivity"]["value"] == 1.0 and overall["specificity"]["value"] < 1.0
+
+    page = BeautifulSoup(admin.get(f"/quality?study={study.id}").text, "html.parser")
+    assert page.select_one("#calibration-auc strong").text == f"{auc['value']:.3f}"
+    assert page.select_one("#chart-roc svg") is not None
+    assert page.select_one("#chart-reliability svg") is not None
+    assert len(page.select("#calibration-thresholds tbody tr")) == 2
+    assert [r["data-question"] for r in page.select("#calibration-questions tbody tr")] == [
+        "overall", "compliance", "structure", "realism"]  # the imported judge never scored fidelity
+    assert page.select("#calibration-failures tbody tr")
