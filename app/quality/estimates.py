@@ -151,7 +151,7 @@ def estimate(columns: Columns, index: np.ndarray, question: str, *, target: floa
                   "more edits are read")
         reason = f"{reason}; {spread}" if reason else spread
         # The planner cannot rest on a variance of zero: it assumes the worst case.
-        plan = _plan(target, None, None, 0.0, edits, reads)
+        plan = _plan(target, None, None, 0.0, edits, reads, why="no spread in the sample")
     else:
         plan = _plan(target, shown, readers_est.se, rho or 0.0, edits, reads)
     return Row(question, edits, judged, reads, images, judge_rate, ppi, readers, rg, lam, rho,
@@ -159,7 +159,7 @@ def estimate(columns: Columns, index: np.ndarray, question: str, *, target: floa
 
 
 def _plan(target: float, current: Interval | None, readers_se: float | None, rho: float,
-          edits: int, reads: int) -> Plan | None:
+          edits: int, reads: int, why: str = "no estimate yet") -> Plan | None:
     """How many reads bring the interval to +-target: the readers' variance per read (its
     design effect included) gives the reads the readers alone would need; PPI needs fewer,
     by the judge's correlation with them (ppi_py's ppi_mean_power, with the data set as the
@@ -171,7 +171,7 @@ def _plan(target: float, current: Interval | None, readers_se: float | None, rho
     assumed = None
     if readers_se is None or readers_se <= 0:
         variance_per_read = 0.25  # the worst case, a share of one half
-        assumed = "no estimate yet: assumes a share of 50 % and no help from the judge"
+        assumed = f"{why}: assumes a share of 50 % and no help from the judge"
         rho = 0.0
     else:
         variance_per_read = reads * readers_se ** 2

@@ -62,6 +62,10 @@ class StudyPlan:
     viewer_tools: tuple[str, ...] = tuple(VIEWER_TOOLS)
     # The sample-size plan behind the counts (app/studies/planner.py), recorded as given.
     planned: dict[str, Any] | None = None
+    # A follow-up drawn for a quality estimate (app/quality/follow_up.py): the study whose
+    # frame it samples, and the part of that frame (facet -> value) it samples.
+    follow_up_of: int | None = None
+    part: dict[str, str] | None = None
 
 
 def _validate(plan: StudyPlan) -> None:
@@ -131,11 +135,14 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
 
 
 def _selection_json(plan: StudyPlan, pool: dict[str, int]) -> str:
-    return json.dumps({
+    selection: dict[str, Any] = {
         "filter": asdict(plan.case_filter), "design": plan.design.value,
         "strata_facets": list(plan.strata_facets), "per_stratum": plan.per_stratum,
         "pool": pool, "total": plan.total, "seed": plan.seed,
-    }, sort_keys=True)
+    }
+    if plan.follow_up_of is not None:
+        selection |= {"follow_up_of": plan.follow_up_of, "part": plan.part or {}}
+    return json.dumps(selection, sort_keys=True)
 
 
 def _add_items(session: Session, study: Study, sample: dict[str, list[Candidate]]) -> list[StudyItem]:

@@ -2,10 +2,18 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import HTMLResponse, Response
+from starlette.datastructures import FormData
 
+from app.accounts.users import reader_accounts
 from app.errors import Invalid
+from app.quality.follow_up import (
+    FollowUpForm,
+    create_follow_up,
+    follow_up_defaults,
+    follow_up_parts,
+)
 from app.quality.report import (
     DEFAULT_TARGET,
     METHOD,
@@ -15,8 +23,11 @@ from app.quality.report import (
     checked_target,
     quality_report,
 )
+from app.studies.worklist import get_study
 from app.web.deps import IdQuery, SessionDep
-from app.web.templating import render
+from app.web.forms import posted_form, read_form
+from app.web.security import AdminUser
+from app.web.templating import redirect, render
 
 router = APIRouter(include_in_schema=False)
 api = APIRouter(prefix="/api", tags=["quality"])
@@ -38,17 +49,51 @@ def quality_page(request: Request, session: SessionDep, study: IdQuery = None,
         notices.append(f"The target {target!r} was left out: it is a number of points between "
                        f"{TARGETS[0] * 100:g} and {TARGETS[1] * 100:g}.")
         goal = DEFAULT_TARGET
-    report = quality_report(session, study, goal)
-    primary = (report.study or {}).get("primary_question", "overall")
     if question and question not in ORDER:
         notices.append(f"The question {question!r} was left out: it is one of {', '.join(ORDER)}.")
         question = ""
-    shown = question or primary
-    context: dict[str, Any] = {"report": report, "question": shown, "questions": ORDER,
-                               "target_points": goal * 100, "notices": notices,
-                               "widest": report.widest(shown), "method": METHOD,
-                               "minimum": MINIMUM}
-    return render(request, "quality/index.html", context)
+    return render(request, "quality/index.html",
+                  _context(session, study, goal, question) | {"notices": notices})
+
+
+def _context(session: SessionDep, study: int | None, goal: float, question: str,
+             follow_up: dict[str, Any] | None = None,
+             errors: dict[str, str] | None = None) -> dict[str, Any]:
+    report = quality_report(session, study, goal)
+    shown = question or (report.study or {}).get("primary_question", "overall")
+    widest = report.widest(shown)
+    return {"report": report, "question": shown, "questions": ORDER, "target_points": goal * 100,
+            "notices": [], "widest": widest, "method": METHOD, "minimum": MINIMUM,
+            "readers": reader_accounts(session), "parts": follow_up_parts(report),
+            "follow_up": follow_up or follow_up_defaults(report, widest, shown),
+            "errors": errors or {}}
+
+
+@router.post("/quality/follow-up", response_class=HTMLResponse)
+def make_follow_up(request: Request, session: SessionDep, admin: AdminUser,
+                   form: Annotated[FormData, Depends(posted_form)]) -> Response:
+    """A follow-up study of the planner's part, with the root study's design."""
+    posted = read_form(form, FollowUpForm)
+    if posted.value is not None:
+        chosen = posted.value
+        try:
+            root = get_study(session, chosen.study)
+            study = create_follow_up(session, root=root, part=chosen.chosen_part(),
+                                     reads=chosen.reads, reader_ids=chosen.readers,
+                                     name=chosen.name, created_by=admin)
+            return redirect(request, f"/studies/{study.id}")
+        except Invalid as error:
+            session.rollback()
+            posted = posted.refused(error)
+    typed = {**posted.fields, "readers": [_as_id(r) for r in form.getlist("readers")]}
+    root_id = posted.value.study if posted.value else _as_id(posted.fields.get("study"))
+    context = _context(session, root_id, DEFAULT_TARGET, "", typed, posted.errors)
+    return render(request, "quality/index.html", context, status_code=422)
+
+
+def _as_id(value: object) -> int | None:
+    text = str(value or "")
+    return int(text) if text.isdigit() and 0 < int(text) < 2**31 else None
 
 
 @api.get("/quality", summary="The data set's quality, corrected for the judge's errors")

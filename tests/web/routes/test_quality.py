@@ -6,6 +6,7 @@ from sqlalchemy.engine import Engine
 
 from app.models import Role
 from app.settings import Settings
+from tests.accounts import add_user
 from tests.quality.conftest import read_study, validation_study
 from tests.web.routes.test_accounts import client_for
 
@@ -122,3 +123,45 @@ def test_the_judges_calibration_against_the_readers(demo_engine: Engine, setting
     assert [r["data-question"] for r in page.select("#calibration-questions tbody tr")] == [
         "overall", "compliance", "structure", "realism"]  # the imported judge never scored fidelity
     assert page.select("#calibration-failures tbody tr")
+
+
+def test_the_planner_makes_a_follow_up_study(demo_engine: Engine, settings: Settings) -> None:
+    study = validation_study(demo_engine)
+    read_study(demo_engine, study)
+    reader = add_user(demo_engine, "dr-follow", Role.reader)
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    page = BeautifulSoup(admin.get(f"/quality?study={study.id}").text, "html.parser")
+    form = page.select_one("form#follow-up")
+    assert form is not None
+    chosen = form.select_one("select[name=part] option[selected]")
+    # The widest part: chest X-ray additions, whose interval has no width (no spread).
+    assert chosen is not None and chosen["value"] == "chest_xray/add"
+    accepted = admin.get(f"/api/quality?study={study.id}").json()["populations"][0]
+    add = next(p for p in accepted["parts"] if p["part"] == {"modality": "chest_xray", "direction": "add"})
+    assert form.select_one("input[name=reads]")["value"] == str(add["questions"]["overall"]["plan"]["more"])
+    assert form.select_one(f"input[name=readers][value='{reader.id}']") is not None
+
+    refused = admin.post("/quality/follow-up", data={
+        "study": str(study.id), "part": "fundus/remove", "reads": "12", "name": "fundus removals"})
+    assert refused.status_code == 422
+    again = BeautifulSoup(refused.text, "html.parser")
+    assert "active reader" in again.select_one("#error-readers").text
+    assert again.select_one("form#follow-up input[name=name]")["value"] == "fundus removals"
+    assert again.select_one("form#follow-up input[name=reads]")["value"] == "12"
+    kept = again.select_one("form#follow-up select[name=part] option[selected]")
+    assert kept is not None and kept["value"] == "fundus/remove"
+
+    bad = admin.post("/quality/follow-up", data={"study": str(study.id), "part": "fundus/remove",
+                                                 "reads": "lots", "name": "x", "readers": str(reader.id)})
+    assert bad.status_code == 422
+    assert "whole number" in BeautifulSoup(bad.text, "html.parser").select_one("#error-reads").text
+
+    made = admin.post("/quality/follow-up", data={
+        "study": str(study.id), "part": "fundus/remove", "reads": "12", "name": "fundus removals",
+        "readers": str(reader.id)}, follow_redirects=False)
+    assert made.status_code == 303
+    data = admin.get(f"/api/quality?study={study.id}").json()
+    assert [s["name"] for s in data["studies"]] == ["quality", "fundus removals"]
+    assert data["studies"][1]["part"] == {"modality": "fundus", "direction": "remove"}
+    # A follow-up is no study to start from: the list offers the root only.
+    assert [c["name"] for c in data["choices"]] == ["quality"]
