@@ -18,6 +18,7 @@ from rich.table import Table
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import OperationalError
 
+from app.cli.exports import register as register_exports
 from app.cli.pipeline import register as register_pipeline
 from app.cli.pipeline import register_export, register_metrics
 from app.cli.plan import register as register_plan
@@ -193,6 +194,7 @@ register_quality(cli, _engine)
 register_plan(cli)
 register_pipeline(cli, _engine)
 register_export(cli, _engine)
+register_exports(cli, _engine)
 register_metrics(cli, _engine)
 
 

@@ -46,8 +46,11 @@ def _verification(verdict: JudgeVerdict | None, direction: Direction) -> dict[st
 
 
 def export_runs(engine: Engine, target: Path, *, only_regenerated: bool = False,
+                only_attempts: set[int] | None = None,
                 on_progress: Callable[[int, int], None] | None = None) -> int:
-    """Write the runs under ``target`` (which must not exist yet); returns tasks written."""
+    """Write the runs under ``target`` (which must not exist yet); returns tasks written.
+    With ``only_attempts``, only the tasks whose accepted edit is one of them (a curated
+    subset, app/exports/curated.py)."""
     if target.exists():
         raise ExportError(f"{target} already exists; choose a new folder")
     partial = target.with_name(target.name + ".partial")
@@ -57,7 +60,11 @@ def export_runs(engine: Engine, target: Path, *, only_regenerated: bool = False,
     written = 0
     with Session(engine) as session:
         query = select(Task, SourceImage).join(SourceImage, col(SourceImage.id) == Task.source_image_id)
+        if only_attempts is not None:  # tens of thousands of ids: no IN list, a set test
+            query = query.where(col(Task.accepted_attempt_id).is_not(None))
         rows = session.execute(query.order_by(col(Task.id))).all()
+        if only_attempts is not None:
+            rows = [r for r in rows if r[0].accepted_attempt_id in only_attempts]
         for n, (task, source) in enumerate(rows, start=1):
             run = _chosen_run(session, task, only_regenerated)
             if run is not None:

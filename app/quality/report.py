@@ -97,6 +97,29 @@ class QualityReport:
         return best[2] if best else None
 
 
+def subset_estimate(session: Session, attempt_ids: set[int], question: str = "overall",
+                    target: float = DEFAULT_TARGET) -> tuple[dict[str, Any] | None, Row | None]:
+    """The quality of a set of accepted edits (an export's subset), estimated as /quality
+    estimates a part: from the newest study a quality estimate can start from. The set must
+    not be chosen by the readers' answers, or the estimate is biased. (study, row); None
+    when no study can give one."""
+    choices = eligible_studies(session)
+    if not choices:
+        return None, None
+    root = choices[0]
+    frame = _frames.get_or_make(
+        (data_fingerprint(session), root.design,
+         json.dumps(json.loads(root.selection).get("filter", {}), sort_keys=True)),
+        lambda: frame_of(session, root))
+    if not len(frame):
+        return None, None
+    labels = labels_of(session, frame, family(session, root))
+    chosen = np.isin(frame.attempt_ids, np.fromiter(attempt_ids, dtype=np.int64, count=len(attempt_ids)))
+    index = np.flatnonzero(frame.accepted & chosen)
+    study = {"id": root.id, "name": root.name, "design": root.design}
+    return study, estimate(_columns(frame, labels)[question], index, question, target=target)
+
+
 def forget() -> None:
     """Drop every kept report and frame (benchmarks time the first view with this)."""
     _kept.clear()

@@ -1,0 +1,87 @@
+"""`medbanana export-pairs` and `medbanana export-curated`: training exports as folders
+(images, JSON Lines, Parquet, manifest), with a progress bar on a terminal."""
+
+from collections.abc import Callable
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+from app.exports import (
+    CuratedFilter,
+    ExportError,
+    ExportSummary,
+    PairRule,
+    ReadersRule,
+    write_curated,
+    write_pairs,
+)
+from app.exports.curated import Layout
+from app.models import Direction, Modality
+
+console = Console(stderr=True)
+
+
+def _run(describe: str, work: Callable[[Callable[[int, int], None]], ExportSummary]) -> ExportSummary:
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn(), console=console, disable=not console.is_terminal) as bar:
+        progress = bar.add_task(describe, total=None)
+        try:
+            return work(lambda done, total: bar.update(progress, completed=done, total=total))
+        except ExportError as error:
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(1) from None
+
+
+def _counts(summary: ExportSummary) -> str:
+    return ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in summary.counts.items())
+
+
+def register(cli: typer.Typer, engine_factory: object) -> None:
+    @cli.command("export-pairs")
+    def export_pairs(
+        target: Path = typer.Argument(..., help="A new folder for the pairs."),
+        rule: PairRule = typer.Option(PairRule.flip, help="What a pair the readers overturned becomes."),
+        modality: list[Modality] = typer.Option([], help="Only these modalities (repeatable)."),
+        direction: list[Direction] = typer.Option([], help="Only additions or removals."),
+        disease: list[str] = typer.Option([], help="Only these diseases (repeatable)."),
+        link: bool = typer.Option(False, help="Hard-link the images instead of copying them."),
+    ) -> None:
+        """Preference pairs: each task's accepted edit against each failed round of its run
+        (EditReward layout: path_src, path1 preferred, path2, tie)."""
+        from app.cases.filters import CaseFilter
+
+        engine = engine_factory()  # type: ignore[operator]
+        chosen = CaseFilter(modality=tuple(m.value for m in modality),
+                            direction=tuple(d.value for d in direction), disease=tuple(disease))
+        summary = _run("pairs", lambda progress: write_pairs(
+            engine, target, rule=rule, case_filter=chosen, link=link, on_progress=progress))
+        typer.echo(f"wrote {summary.rows:,} pairs and {summary.images:,} images to {target} "
+                   f"({_counts(summary)})")
+
+    @cli.command("export-curated")
+    def export_curated(
+        target: Path = typer.Argument(..., help="A new folder for the subset."),
+        readers: ReadersRule = typer.Option(ReadersRule.not_rejected,
+                                            help="Use of the readers' consensus where they read an edit."),
+        ssim_outside_min: float | None = typer.Option(None, help="Least SSIM outside the change (0 to 1)."),
+        changed_max: float | None = typer.Option(None, help="Most of the image changed, in percent."),
+        psnr_min: float | None = typer.Option(None, help="Least PSNR against the original, in dB."),
+        modality: list[Modality] = typer.Option([], help="Only these modalities (repeatable)."),
+        direction: list[Direction] = typer.Option([], help="Only additions or removals."),
+        disease: list[str] = typer.Option([], help="Only these diseases (repeatable)."),
+        layout: Layout = typer.Option(Layout.parquet,
+                                      help="parquet (with JSON Lines) or the scripts' layout."),
+        link: bool = typer.Option(False, help="Hard-link the images instead of copying them."),
+    ) -> None:
+        """Accepted edits filtered by the readers and the preservation metrics, with a manifest
+        stating the filter, the counts and the subset's estimated quality."""
+        engine = engine_factory()  # type: ignore[operator]
+        chosen = CuratedFilter(modality=tuple(m.value for m in modality),
+                               direction=tuple(d.value for d in direction), disease=tuple(disease),
+                               readers=readers, ssim_outside_min=ssim_outside_min,
+                               changed_max=changed_max, psnr_min=psnr_min)
+        summary = _run("curated", lambda progress: write_curated(
+            engine, target, chosen, layout=layout, link=link, on_progress=progress))
+        typer.echo(f"wrote {summary.rows:,} edits to {target} ({_counts(summary)})")

@@ -1,0 +1,73 @@
+"""The curated subset: filters checked with the value named, the readers' rule, the metric
+bounds, the manifest's counts and quality estimate, and the scripts' layout read back."""
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from PIL import Image
+from sqlalchemy.engine import Engine
+
+from app.db import make_engine, migrate
+from app.exports import CuratedFilter, ExportError, ReadersRule, write_curated
+from app.exports.curated import Layout
+from app.images.metrics_store import compute_pending
+from app.importer import import_tree
+from tests.quality.conftest import read_study, validation_study
+
+
+@pytest.mark.parametrize(("chosen", "words"), [
+    (CuratedFilter(ssim_outside_min=1.5), "ssim-outside-min is 0 to 1, not 1.5"),
+    (CuratedFilter(changed_max=-3), "changed-max is 0 to 100, not -3"),
+    (CuratedFilter(psnr_min=900), "psnr-min is 0 to 100, not 900"),
+])
+def test_out_of_range_filters_are_named(demo_engine: Engine, tmp_path: Path,
+                                        chosen: CuratedFilter, words: str) -> None:
+    with pytest.raises(ExportError, match=words):
+        write_curated(demo_engine, tmp_path / "x", chosen)
+    assert not (tmp_path / "x").exists()
+
+
+def test_the_readers_and_the_metrics_choose_the_edits(demo_engine: Engine, tmp_path: Path) -> None:
+    study = validation_study(demo_engine)
+    read_study(demo_engine, study)
+    compute_pending(demo_engine, limit=10_000)  # the preservation metrics the filter reads
+    every = write_curated(demo_engine, tmp_path / "every", CuratedFilter(readers=ReadersRule.any))
+    passed = write_curated(demo_engine, tmp_path / "passed", CuratedFilter(readers=ReadersRule.accepted))
+    kept = write_curated(demo_engine, tmp_path / "kept", CuratedFilter(ssim_outside_min=0.9995))
+    assert kept.rows < every.rows and passed.rows < every.rows
+    rows = [json.loads(line) for line in (tmp_path / "passed" / "curated.jsonl").read_text().splitlines()]
+    assert rows and all(r["readers"]["overall"] is True for r in rows)
+    kept_rows = pq.read_table(tmp_path / "kept" / "curated.parquet").to_pylist()
+    assert all(r["ssim_outside"] >= 0.9995 for r in kept_rows)
+    assert all((r["readers"] or {}).get("overall") is not False for r in kept_rows)
+    for row in kept_rows[:20]:
+        for key in ("path_src", "path_edit"):
+            with Image.open(tmp_path / "kept" / row[key]) as image:
+                image.verify()
+    manifest = json.loads((tmp_path / "kept" / "manifest.json").read_text())
+    counts = manifest["counts"]
+    assert manifest["filter"] == {"readers": "not-rejected", "ssim_outside_min": 0.9995}
+    assert 0 < counts["after_metrics"] < counts["accepted_edits"]
+    assert counts["kept"] == counts["after_metrics"] - counts["dropped_by_readers"]
+    quality = manifest["quality"]
+    assert quality["study"]["name"] == "quality" and quality["reads"] > 0
+    estimate = quality["estimate"]
+    assert 0 <= estimate["low"] <= estimate["value"] <= estimate["high"] <= 1
+
+
+def test_without_a_read_study_the_manifest_says_why(demo_engine: Engine, tmp_path: Path) -> None:
+    write_curated(demo_engine, tmp_path / "c", CuratedFilter())
+    quality = json.loads((tmp_path / "c" / "manifest.json").read_text())["quality"]
+    assert quality["estimate"] is None and "no read" in quality["reason"]
+
+
+def test_the_scripts_layout_imports_again(demo_engine: Engine, tmp_path: Path, demo_dir: Path) -> None:
+    summary = write_curated(demo_engine, tmp_path / "scripts", CuratedFilter(modality=("fundus",)),
+                            layout=Layout.scripts)
+    assert summary.rows > 0 and (tmp_path / "scripts" / "manifest.json").is_file()
+    engine = make_engine(f"sqlite:///{tmp_path / 'again.db'}")
+    migrate(engine)
+    report = import_tree(engine, tmp_path / "scripts", demo_dir / "source")
+    assert report.tasks_added == summary.rows and not report.problems

@@ -1,0 +1,101 @@
+"""Preference pairs: the rule table, the folder (JSON Lines, Parquet, images, manifest) read
+back, Hugging Face datasets loading it, and nothing half-written."""
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from PIL import Image
+from sqlalchemy.engine import Engine
+
+from app.exports import ExportError, PairRule, write_pairs
+from app.exports.pairs import order
+from tests.quality.conftest import read_study, validation_study
+
+
+@pytest.mark.parametrize(("chosen", "rejected", "rule", "expected"), [
+    (None, None, PairRule.flip, ("keep", False, False)),
+    (True, False, PairRule.flip, ("keep", False, False)),
+    (True, None, PairRule.drop, ("keep", False, False)),
+    (False, True, PairRule.flip, ("flip", False, False)),
+    (False, True, PairRule.drop, ("drop", False, False)),
+    (True, True, PairRule.flip, ("keep", True, False)),
+    (False, False, PairRule.flip, ("keep", True, False)),
+    (False, None, PairRule.flip, ("drop", False, True)),
+    (None, True, PairRule.flip, ("drop", False, True)),
+    (None, True, PairRule.drop, ("drop", False, False)),
+])
+def test_the_rule(chosen: bool | None, rejected: bool | None, rule: PairRule,
+                  expected: tuple[str, bool, bool]) -> None:
+    assert order(chosen, rejected, rule) == expected
+
+
+def _rows(folder: Path) -> list[dict]:  # type: ignore[type-arg]
+    return [json.loads(line) for line in (folder / "pairs.jsonl").read_text().splitlines()]
+
+
+def test_pairs_load_back_with_every_image(demo_engine: Engine, tmp_path: Path) -> None:
+    study = validation_study(demo_engine)
+    read_study(demo_engine, study)  # the readers fail every third removal the judge passed
+    target = tmp_path / "pairs"
+    summary = write_pairs(demo_engine, target, rule=PairRule.flip)
+    rows = _rows(target)
+    manifest = json.loads((target / "manifest.json").read_text())
+    assert manifest["rule"] == "flip" and manifest["counts"]["pairs"] == len(rows) == summary.rows > 50
+    assert pq.read_table(target / "pairs.parquet").num_rows == len(rows)
+    for row in rows:
+        assert row["judge1"]["overall"] is not None and row["path1"] != row["path2"]
+        for key in ("path_src", "path1", "path2"):
+            with Image.open(target / row[key]) as image:
+                image.verify()
+        first, second = row["readers1"], row["readers2"]
+        if row["flipped"]:
+            assert first["overall"] is True and second["overall"] is False
+        elif row["tie"]:
+            assert first["overall"] == second["overall"]
+        else:  # in the judge's order, and no reader says otherwise
+            assert (first or {}).get("overall") is not False
+            assert (second or {}).get("overall") is not True
+    assert any(r["tie"] for r in rows) and manifest["counts"]["dropped_unordered"] > 0
+    assert not (tmp_path / "pairs.partial").exists()
+
+    dropped = write_pairs(demo_engine, tmp_path / "strict", rule=PairRule.drop)
+    assert dropped.rows < summary.rows and not any(r["tie"] for r in _rows(tmp_path / "strict"))
+
+
+def test_hugging_face_datasets_reads_the_parquet(demo_engine: Engine, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    datasets = pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    target = tmp_path / "pairs"
+    write_pairs(demo_engine, target)
+    loaded = datasets.load_dataset("parquet", data_files=str(target / "pairs.parquet"),
+                                   split="train", cache_dir=str(tmp_path / "hf-cache"))
+    assert loaded.num_rows == len(_rows(target))
+    assert {"path_src", "path1", "path2", "tie", "judge1", "readers2"} <= set(loaded.column_names)
+    first = loaded[0]
+    assert (target / first["path1"]).is_file() and isinstance(first["judge1"], dict)
+
+
+def test_an_existing_folder_is_refused_and_a_broken_run_leaves_nothing(demo_engine: Engine,
+                                                                     tmp_path: Path) -> None:
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(ExportError, match="already exists"):
+        write_pairs(demo_engine, tmp_path / "taken")
+
+    def stop(done: int, total: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_pairs(demo_engine, tmp_path / "cut", on_progress=stop)
+    assert not (tmp_path / "cut").exists() and not (tmp_path / "cut.partial").exists()
+
+
+def test_hard_links_share_the_files(demo_engine: Engine, tmp_path: Path) -> None:
+    target = tmp_path / "linked"
+    write_pairs(demo_engine, target, link=True)
+    row = _rows(target)[0]
+    assert (target / row["path1"]).stat().st_nlink >= 2
