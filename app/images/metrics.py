@@ -32,7 +32,7 @@ DILATION = 4  # working pixels around the changed region, excluded from "outside
 ImageSource = Path | bytes
 
 
-def _open(source: ImageSource) -> Image.Image:
+def open_image(source: ImageSource) -> Image.Image:
     return Image.open(io.BytesIO(source) if isinstance(source, bytes) else source)
 
 
@@ -50,7 +50,7 @@ class Preservation:
 
 
 def grey(path: ImageSource, side: int = WORK_SIDE) -> np.ndarray:
-    with _open(path) as image:
+    with open_image(path) as image:
         image.draft("L", (side, side))  # JPEG: decode at a reduced scale, much faster
         small = image.convert("L").resize((side, side), Image.Resampling.BILINEAR)
         return np.asarray(small, dtype=np.float32) / 255.0
@@ -77,7 +77,7 @@ def compare(before: np.ndarray, after: np.ndarray) -> Preservation:
 
 
 def preservation(original: ImageSource, edited: ImageSource) -> Preservation:
-    with _open(original) as image:
+    with open_image(original) as image:
         # Never upsample: a small image is measured at its own size.
         side = min(WORK_SIDE, max(image.size))
     return compare(grey(original, side), grey(edited, side))
@@ -102,7 +102,7 @@ def roi_preservation(original: ImageSource, edited: ImageSource, roi_mask: Calla
                      ) -> RoiPreservation:
     """How well an edit kept to a reader's region, at the same working size as
     :func:`preservation`; ``roi_mask(height, width)`` draws the region on that grid."""
-    with _open(original) as image:
+    with open_image(original) as image:
         side = min(WORK_SIDE, max(image.size))
     before, after = grey(original, side), grey(edited, side)
     roi = roi_mask(side, side)
