@@ -20,7 +20,8 @@ from sklearn.metrics import roc_curve
 from app.agreement.resample import ClusterBootstrap, Figure
 
 # Figure is the type every function here returns; callers outside app.agreement take it here.
-__all__ = ["Bin", "Figure", "RocPoint", "area", "best_threshold", "curve", "rates", "reliability"]
+__all__ = ["Bin", "Figure", "RocPoint", "area", "best_threshold", "curve", "rates", "reader_areas",
+           "reliability"]
 
 
 @dataclass(frozen=True)
@@ -141,3 +142,41 @@ def reliability(truth: Sequence[bool] | np.ndarray, score: Sequence[float] | np.
                          float((w[inside] * s[inside]).sum() / total),
                          float((w[inside] * y[inside]).sum() / total), int(inside.sum())))
     return found
+
+
+def reader_areas(truth: Sequence[bool] | np.ndarray, scores: dict[str, np.ndarray], *,
+                 clusters: Sequence[Hashable] | np.ndarray | None = None) -> dict[str, Figure]:
+    """Each reader's area, and their mean ("readers' mean"), over the same cases: ``scores``
+    maps a reader to one rating per case (nan where the reader did not read it). One
+    resampling of the cases serves every figure, so the mean's interval carries the
+    correlation of readers who read the same cases. The cases are random; the readers are
+    these readers (for readers as a random sample too, the iMRMC export goes to MRMC
+    software)."""
+    y = np.asarray(truth, dtype=bool)
+    names = sorted(scores)
+    levels = np.unique(np.concatenate([np.asarray(scores[r], dtype=float) for r in names]))
+    levels = levels[~np.isnan(levels)]
+    count = len(levels)
+    blocks = []
+    for reader in names:
+        s = np.asarray(scores[reader], dtype=float)
+        block = np.zeros((len(y), 2 * count))
+        read = ~np.isnan(s)
+        at = np.searchsorted(levels, s[read])
+        block[np.flatnonzero(read), at + np.where(y[read], 0, count)] = 1.0
+        blocks.append(block)
+    features = np.hstack(blocks) if blocks else np.zeros((len(y), 0))
+
+    def one(sums: np.ndarray, r: int) -> np.ndarray:
+        part = sums[:, 2 * count * r:2 * count * (r + 1)]
+        passed, failed = part[:, :count], part[:, count:]
+        below = np.cumsum(failed, axis=1) - failed
+        return ((passed * (below + 0.5 * failed)).sum(axis=1)
+                / (passed.sum(axis=1) * failed.sum(axis=1)))
+
+    statistics = {reader: (lambda sums, r=r: one(sums, r)) for r, reader in enumerate(names)}
+    if names:
+        statistics["readers' mean"] = lambda sums: np.mean([one(sums, r) for r in range(len(names))],
+                                                           axis=0)
+    bounds = {name: (0.0, 1.0) for name in statistics}
+    return _boot(clusters, len(y)).figures(features, statistics, n=len(y), bounds=bounds)

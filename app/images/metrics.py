@@ -109,3 +109,26 @@ def roi_preservation(original: ImageSource, edited: ImageSource, roi_mask: Calla
     changed = changed_mask(before, after)
     outside_share = float((changed & ~roi).sum() / changed.sum()) if changed.any() else None
     return RoiPreservation(ssim_outside_roi(before, after, roi), outside_share, side)
+
+
+# How far from the changed region a click may land and still find it, as a share of the
+# image's side: a reader points at a finding, not at its edge pixel.
+CLICK_TOLERANCE = 0.03
+
+
+def click_finds_change(original: ImageSource, edited: ImageSource, x: float, y: float,
+                       tolerance: float = CLICK_TOLERANCE) -> bool | None:
+    """Whether a click at (x, y), each 0 to 1 across the image, falls on the edit's changed
+    region (the mask of :func:`compare`, widened by ``tolerance``); None when the edit
+    changed nothing measurable, so there is nothing to find."""
+    if not (0 <= x <= 1 and 0 <= y <= 1):
+        raise ValueError(f"a click is inside the image: 0 to 1 each way, not ({x:g}, {y:g})")
+    with open_image(original) as image:
+        side = min(WORK_SIDE, max(image.size))
+    mask = changed_mask(grey(original, side), grey(edited, side))
+    if not mask.any():
+        return None
+    reach = max(0, round(tolerance * side))
+    widened = dilation(mask, disk(reach)) if reach else mask
+    row, column = min(side - 1, int(y * side)), min(side - 1, int(x * side))
+    return bool(widened[row, column])

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from app.agreement.roc import area, best_threshold, curve, rates, reliability
+from app.agreement.roc import area, best_threshold, curve, rates, reader_areas, reliability
 
 # Hanley and McNeil (1982), Radiology 143:29, table 1: 109 CT images rated 1 (definitely
 # normal) to 5 (definitely abnormal); 58 normal, 51 abnormal. Their area: 0.893.
@@ -93,3 +93,17 @@ def test_reliability_bins() -> None:
     assert bins[0].mean_score == pytest.approx((0.05 + 3 * 0.08) / 4)
     assert bins[0].passed == pytest.approx(1 / 4)
     assert bins[2].passed == pytest.approx(0.5)  # 1.0 falls in the last, closed bin
+
+
+def test_each_readers_area_and_their_mean() -> None:
+    truth, score = _ratings()
+    rng = np.random.default_rng(11)
+    second = np.clip(score + rng.integers(-1, 2, len(score)), 1, 5).astype(float)
+    second[:10] = np.nan  # the second reader skipped ten cases
+    figures = reader_areas(truth == 1, {"dr-a": score, "dr-b": second})
+    assert figures["dr-a"].value == pytest.approx(2642 / (51 * 58), abs=1e-12)
+    read = ~np.isnan(second)
+    assert figures["dr-b"].value == pytest.approx(roc_auc_score(truth[read], second[read]), abs=1e-12)
+    mean = figures["readers' mean"]
+    assert mean.value == pytest.approx((figures["dr-a"].value + figures["dr-b"].value) / 2)
+    assert mean.low is not None and mean.low < mean.value < (mean.high or 0)

@@ -60,3 +60,20 @@ def test_from_files_at_full_resolution(tmp_path: Path) -> None:
     result = preservation(tmp_path / "a.jpeg", tmp_path / "b.jpeg")
     assert result.side == WORK_SIDE and result.changed_regions == 1
     assert result.changed_fraction == pytest.approx(60 * 60 / WORK_SIDE**2, rel=0.3)
+
+
+def test_a_click_finds_the_change_or_misses_it(tmp_path: Path) -> None:
+    from app.images.metrics import click_finds_change
+
+    original = Image.new("L", (400, 400), 80)
+    edited = original.copy()
+    edited.paste(220, (250, 60, 330, 140))  # the finding: x 0.625-0.825, y 0.15-0.35
+    a, b = tmp_path / "a.png", tmp_path / "b.png"
+    original.save(a)
+    edited.save(b)
+    assert click_finds_change(a, b, 0.72, 0.25) is True
+    assert click_finds_change(a, b, 0.84, 0.25) is True  # just beside it, within the tolerance
+    assert click_finds_change(a, b, 0.2, 0.8) is False
+    assert click_finds_change(a, a, 0.5, 0.5) is None  # nothing changed: nothing to find
+    with pytest.raises(ValueError, match="not \\(1.2, 0.5\\)"):
+        click_finds_change(a, b, 1.2, 0.5)
