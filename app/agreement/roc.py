@@ -11,7 +11,8 @@ score's distinct levels, it resamples with the cluster bootstrap every study fig
 curve's points come from scikit-learn, whose area the tests hold this one to.
 """
 
-from collections.abc import Hashable, Sequence
+import functools
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -174,9 +175,10 @@ def reader_areas(truth: Sequence[bool] | np.ndarray, scores: dict[str, np.ndarra
         return ((passed * (below + 0.5 * failed)).sum(axis=1)
                 / (passed.sum(axis=1) * failed.sum(axis=1)))
 
-    statistics = {reader: (lambda sums, r=r: one(sums, r)) for r, reader in enumerate(names)}
+    statistics: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+        reader: functools.partial(one, r=r) for r, reader in enumerate(names)}
     if names:
-        statistics["readers' mean"] = lambda sums: np.mean([one(sums, r) for r in range(len(names))],
-                                                           axis=0)
+        statistics["readers' mean"] = lambda sums: np.mean(
+            [one(sums, r) for r in range(len(names))], axis=0)
     bounds = {name: (0.0, 1.0) for name in statistics}
     return _boot(clusters, len(y)).figures(features, statistics, n=len(y), bounds=bounds)

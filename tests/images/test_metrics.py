@@ -75,5 +75,5 @@ def test_a_click_finds_the_change_or_misses_it(tmp_path: Path) -> None:
     assert click_finds_change(a, b, 0.84, 0.25) is True  # just beside it, within the tolerance
     assert click_finds_change(a, b, 0.2, 0.8) is False
     assert click_finds_change(a, a, 0.5, 0.5) is None  # nothing changed: nothing to find
-    with pytest.raises(ValueError, match="not \\(1.2, 0.5\\)"):
+    with pytest.raises(ValueError, match=r"not \(1\.2, 0\.5\)"):
         click_finds_change(a, b, 1.2, 0.5)
