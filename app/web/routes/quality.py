@@ -69,6 +69,17 @@ def _context(session: SessionDep, study: int | None, goal: float, question: str,
             "errors": errors or {}}
 
 
+@router.get("/quality/charts", response_class=HTMLResponse)
+def quality_charts(request: Request, session: SessionDep, study: IdQuery = None,
+                   target: TargetQuery = None) -> HTMLResponse:
+    """The calibration charts, drawn after the page: the report is the page's (cached), and
+    matplotlib's drawing stays out of the first view."""
+    calibration = quality_report(session, study, checked_target(target)).calibration
+    charts = calibration.charts() if calibration is not None and calibration.auc is not None else None
+    reason = (calibration.reason if calibration else None) or "no read study yet"
+    return render(request, "quality/_charts.html", {"charts": charts, "reason": reason})
+
+
 @router.post("/quality/follow-up", response_class=HTMLResponse)
 def make_follow_up(request: Request, session: SessionDep, admin: AdminUser,
                    form: Annotated[FormData, Depends(posted_form)]) -> Response:

@@ -19,6 +19,10 @@ def test_without_a_study_the_page_and_the_json_say_why(demo_engine: Engine, sett
     assert reason is not None and "No study" in reason.text
     data = admin.get("/api/quality").json()
     assert data["reason"].startswith("No study") and data["populations"] == []
+    charts = admin.get("/quality/charts")
+    assert charts.status_code == 200
+    assert "No curve" in BeautifulSoup(charts.text, "html.parser").select_one("#charts-none").text
+    assert admin.get("/quality/charts?target=80").status_code == 422
 
 
 def test_an_unread_study_says_it_waits_for_the_readers(demo_engine: Engine, settings: Settings) -> None:
@@ -117,8 +121,11 @@ def test_the_judges_calibration_against_the_readers(demo_engine: Engine, setting
 
     page = BeautifulSoup(admin.get(f"/quality?study={study.id}").text, "html.parser")
     assert page.select_one("#calibration-auc strong").text == f"{auc['value']:.3f}"
-    assert page.select_one("#chart-roc svg") is not None
-    assert page.select_one("#chart-reliability svg") is not None
+    lazy = page.select_one("#calibration-charts")
+    assert lazy is not None and lazy["hx-trigger"] == "load"
+    charts = BeautifulSoup(admin.get(lazy["hx-get"]).text, "html.parser")
+    assert charts.select_one("#chart-roc svg") is not None
+    assert charts.select_one("#chart-reliability svg") is not None
     assert len(page.select("#calibration-thresholds tbody tr")) == 2
     assert [r["data-question"] for r in page.select("#calibration-questions tbody tr")] == [
         "overall", "compliance", "structure", "realism"]  # the imported judge never scored fidelity
