@@ -10,6 +10,7 @@ unbiased estimate of its own; removing edits the readers failed can only raise i
 """
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -30,6 +31,8 @@ from app.jobs import export_runs
 from app.models import Task
 from app.quality.report import subset_estimate
 from pipeline.vocabulary import QUESTIONS
+
+logger = logging.getLogger(__name__)
 
 
 class ReadersRule(StrEnum):
@@ -128,7 +131,9 @@ def write_curated(engine: Engine, target: Path, chosen: CuratedFilter, *,
                     try:
                         source = folder.image(session, ImageKind.source, task.source_image_id)
                         path = folder.image(session, ImageKind.attempt, edit.attempt_id)
-                    except ImageNotFound:
+                    except ImageNotFound as error:
+                        logger.warning("curated export: %s left out, an image cannot be read: %s",
+                                       task.task_key, error)
                         skipped += 1
                         continue
                     answers = readers.get(edit.attempt_id, {})
@@ -196,10 +201,7 @@ def _quality(study: dict[str, Any] | None, row: Any, rule: ReadersRule,
 
 def _scripts(engine: Engine, target: Path, kept: set[int], manifest: dict[str, Any],
              on_progress: Callable[[int, int], None] | None) -> ExportSummary:
-    try:
-        written = export_runs(engine, target, only_attempts=kept, on_progress=on_progress)
-    except Exception as error:  # the scripts' writer names its own refusals
-        raise ExportError(str(error)) from None
+    written = export_runs(engine, target, only_attempts=kept, on_progress=on_progress)
     manifest["counts"]["written_tasks"] = written
     (target / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return ExportSummary(target, written, 0, manifest["counts"])

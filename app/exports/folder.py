@@ -1,12 +1,12 @@
 """An export folder, written as a stream and moved into place at the end: rows go to JSON
 Lines and to Parquet (pyarrow, a row group at a time), images are copied (or hard-linked)
 once each under ``images/``, and ``manifest.json`` says what was written and by which rule.
-An interrupted export leaves only ``TARGET.partial``, which the next run clears."""
+Nothing appears under TARGET until the end: a failure removes ``TARGET.partial``, and one a
+killed process left behind is cleared by the next run."""
 
 import json
 import os
 import shutil
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,13 +15,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from sqlmodel import Session
 
-from app.images.files import ImageKind, ImageNotFound, resolve_image
+from app.images.files import ImageKind, resolve_image
+from app.jobs import ExportError  # one refusal for every export: export-run's too
+
+__all__ = ["ExportError", "ExportFolder", "ExportSummary"]
 
 ROW_GROUP = 2000
-
-
-class ExportError(Exception):
-    pass
 
 
 @dataclass
@@ -101,18 +100,3 @@ class ExportFolder:
         self._jsonl.close()
         self._parquet.close()
         shutil.rmtree(self.partial, ignore_errors=True)
-
-
-def skipped_image(error: ImageNotFound, what: str) -> str:
-    return f"{what}: {error}"
-
-
-def chunks(ids: Iterable[int], size: int) -> Iterable[list[int]]:
-    batch: list[int] = []
-    for i in ids:
-        batch.append(i)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch

@@ -15,6 +15,7 @@ Each round has its own instruction (the judge's failure rewrote it), so both are
 ``instruction`` for the preferred edit, ``instruction2`` for the other.
 """
 
+import logging
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -32,6 +33,8 @@ from app.exports.records import Round, rounds_of, task_chunks
 from app.images.files import ImageKind, ImageNotFound
 from app.models import Task
 from pipeline.vocabulary import QUESTIONS
+
+logger = logging.getLogger(__name__)
 
 
 class PairRule(StrEnum):
@@ -115,7 +118,9 @@ def _task_pairs(session: Session, folder: ExportFolder, task: Task, rounds: list
     try:
         source = folder.image(session, ImageKind.source, task.source_image_id)
         chosen_path = folder.image(session, ImageKind.attempt, chosen.attempt_id)
-    except ImageNotFound:
+    except ImageNotFound as error:
+        logger.warning("pairs export: task %s left out, its image cannot be read: %s",
+                       task.task_key, error)
         counts["skipped_missing_image"] += len(failed)
         return
     for other in failed:
@@ -126,7 +131,9 @@ def _task_pairs(session: Session, folder: ExportFolder, task: Task, rounds: list
             continue
         try:
             other_path = folder.image(session, ImageKind.attempt, other.attempt_id)
-        except ImageNotFound:
+        except ImageNotFound as error:
+            logger.warning("pairs export: round %s of %s left out, its image cannot be read: %s",
+                           other.round, task.task_key, error)
             counts["skipped_missing_image"] += 1
             continue
         first, second = (other, chosen) if decision == "flip" else (chosen, other)

@@ -9,6 +9,7 @@ selection records the root and the part, so the root's estimate takes it in.
 """
 
 import json
+import secrets
 from dataclasses import replace
 from typing import Any
 
@@ -78,7 +79,9 @@ def create_follow_up(session: Session, *, root: Study, part: dict[str, str], rea
     tools = tuple(t for t in json.loads(root.viewer_tools) if t in VIEWER_TOOLS)
     plan = StudyPlan(
         name=name.strip(), case_filter=narrowed, reader_ids=reader_ids,
-        design=Design(root.design), seed=(root.seed or 0) + (root.id or 0) + len(per_stratum),
+        # A fresh seed, recorded with the study: two follow-ups of one part must be independent
+        # draws, as the inclusion probabilities assume, not the same edits twice.
+        design=Design(root.design), seed=secrets.randbelow(2**31),
         strata_facets=facets, per_stratum=per_stratum, primary_question=root.primary_question,
         readers_per_case=min(root.readers_per_case, len(reader_ids)) if root.readers_per_case else None,
         blinded=root.blinded, reveal=Reveal(root.reveal), instructions=root.instructions or "",

@@ -5,13 +5,13 @@ import json
 
 import pytest
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from app.errors import Invalid
 from app.models import Role, User
 from app.quality.follow_up import allocate, create_follow_up
 from app.quality.report import quality_report
-from app.studies.models import Study
+from app.studies.models import Study, StudyItem
 from tests.accounts import add_user
 from tests.quality.conftest import read_study, validation_study
 
@@ -69,3 +69,19 @@ def test_bad_requests_are_refused(demo_engine: Engine, part: dict[str, str], rea
         create_follow_up(session, root=session.get(Study, root.id), part=part, reads=reads,
                          reader_ids=[reader.id or 0] if readers else [], name="x",
                          created_by=_admin(demo_engine))
+
+
+def test_two_follow_ups_of_one_part_are_independent_draws(demo_engine: Engine) -> None:
+    """The same part asked twice gives two draws (a fresh seed, recorded), not one twice."""
+    root = validation_study(demo_engine)
+    reader = add_user(demo_engine, "follow-reader", Role.reader)
+    admin = _admin(demo_engine)
+    with Session(demo_engine) as session:
+        drawn = []
+        for name in ("first", "second"):
+            study = create_follow_up(session, root=session.get(Study, root.id),
+                                     part={"modality": "chest_xray"}, reads=20,
+                                     reader_ids=[reader.id or 0], name=name, created_by=admin)
+            items = session.exec(select(StudyItem.attempt_id).where(StudyItem.study_id == study.id))
+            drawn.append((study.seed, sorted(items)))
+        assert drawn[0][0] != drawn[1][0] and drawn[0][1] != drawn[1][1]
