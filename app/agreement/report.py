@@ -93,6 +93,20 @@ class QuestionData:
                 for case_votes, settled in zip(self.by_case(policy), self.settled, strict=True)]
 
 
+def settled_consensus(data: StudyReads) -> dict[int, dict[str, bool]]:
+    """Item id -> question -> the readers' consensus (the adjudicator's decision on a tie),
+    for every question the readers settled on the case: the label a quality estimate or a
+    training export takes from a study."""
+    reads = first_reads(data.reads)
+    found: dict[int, dict[str, bool]] = {}
+    for question in QUESTIONS:
+        table = question_data(data.cases, data.readers, reads, data.decisions, question)
+        for case, (value, decided) in zip(data.cases, table.reference(), strict=True):
+            if decided.resolved and value is not None:
+                found.setdefault(case.item_id, {})[question] = bool(value)
+    return found
+
+
 def question_data(cases: Sequence[Case], readers: Sequence[str], reads: dict[tuple[str, int], Read],
                   decisions: dict[int, dict[str, str]], question: str) -> QuestionData:
     answers = {name: [reads[(name, c.item_id)].answers[question] if (name, c.item_id) in reads

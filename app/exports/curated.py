@@ -10,9 +10,8 @@ unbiased estimate of its own; removing edits the readers failed can only raise i
 """
 
 import json
-import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -25,14 +24,11 @@ from sqlmodel import Session, col
 from app.cases.filters import CaseFilter, where_clauses
 from app.exports.consensus import consensus_by_attempt
 from app.exports.folder import ExportError, ExportFolder, ExportSummary
-from app.exports.records import rounds_of, task_chunks
-from app.images.files import ImageKind, ImageNotFound
+from app.exports.records import answer_columns, rounds_of, task_chunks
 from app.jobs import export_runs
 from app.models import Task
 from app.quality.report import subset_estimate
 from pipeline.vocabulary import QUESTIONS
-
-logger = logging.getLogger(__name__)
 
 
 class ReadersRule(StrEnum):
@@ -46,6 +42,9 @@ class Layout(StrEnum):
     scripts = "scripts"
 
 
+RANGES = {"ssim_outside_min": (0.0, 1.0), "changed_max": (0.0, 100.0), "psnr_min": (0.0, 100.0)}
+
+
 @dataclass(frozen=True)
 class CuratedFilter:
     modality: tuple[str, ...] = ()
@@ -55,12 +54,9 @@ class CuratedFilter:
     ssim_outside_min: float | None = None  # 0 to 1
     changed_max: float | None = None  # percent of the image, 0 to 100
     psnr_min: float | None = None  # dB, 0 to 100
-    checks: dict[str, tuple[float, float]] = field(default_factory=lambda: {
-        "ssim_outside_min": (0.0, 1.0), "changed_max": (0.0, 100.0), "psnr_min": (0.0, 100.0)},
-        repr=False, compare=False)
 
     def checked(self) -> "CuratedFilter":
-        for name, (low, high) in self.checks.items():
+        for name, (low, high) in RANGES.items():
             value = getattr(self, name)
             if value is not None and not low <= value <= high:
                 raise ExportError(f"{name.replace('_', '-')} is {low:g} to {high:g}, not {value:g}")
@@ -105,10 +101,8 @@ def write_curated(engine: Engine, target: Path, chosen: CuratedFilter, *,
         where = [*base, *chosen.metric_clauses()]
         counts = {"accepted_edits": _count(session, base), "after_metrics": _count(session, where)}
         readers = consensus_by_attempt(session)
-        kept_ids, dropped = _kept(session, where, readers, chosen.readers)
-        counts |= {"dropped_by_readers": dropped, "kept": len(kept_ids)}
-        metric_ids = {i for chunk in task_chunks(session, where)
-                      for i in (t.accepted_attempt_id for t in chunk) if i is not None}
+        metric_ids, kept_ids = _chosen(session, where, readers, chosen.readers)
+        counts |= {"dropped_by_readers": len(metric_ids) - len(kept_ids), "kept": len(kept_ids)}
         study, row = subset_estimate(session, metric_ids)
     manifest: dict[str, Any] = {
         "kind": "curated accepted edits", "filter": chosen.as_dict(), "counts": counts,
@@ -128,22 +122,18 @@ def write_curated(engine: Engine, target: Path, chosen: CuratedFilter, *,
                     edit = next((r for r in rounds if r.attempt_id == task.accepted_attempt_id), None)
                     if edit is None:
                         continue
-                    try:
-                        source = folder.image(session, ImageKind.source, task.source_image_id)
-                        path = folder.image(session, ImageKind.attempt, edit.attempt_id)
-                    except ImageNotFound as error:
-                        logger.warning("curated export: %s left out, an image cannot be read: %s",
-                                       task.task_key, error)
+                    found = folder.source_and_edit(session, task.source_image_id,
+                                                   edit.attempt_id, task.task_key)
+                    if found is None:
                         skipped += 1
                         continue
-                    answers = readers.get(edit.attempt_id, {})
                     folder.add({
                         "task_key": task.task_key, "modality": task.modality,
                         "disease": task.disease, "direction": task.direction,
-                        "path_src": source, "path_edit": path, "instruction": edit.instruction,
-                        "round": edit.round,
-                        "judge": {q: edit.judge.get(q) for q in QUESTIONS} if edit.judge else None,
-                        "readers": {q: answers.get(q) for q in QUESTIONS} if answers else None,
+                        "path_src": found[0], "path_edit": found[1],
+                        "instruction": edit.instruction, "round": edit.round,
+                        "judge": answer_columns(edit.judge),
+                        "readers": answer_columns(readers.get(edit.attempt_id, {})),
                         "ssim_outside": task.final_ssim_outside, "changed": task.final_changed,
                         "psnr": task.final_psnr, "regions": task.final_regions})
                 done += len(chunk)
@@ -160,21 +150,22 @@ def _count(session: Session, where: list[Any]) -> int:
     return session.scalar(select(func.count()).select_from(Task).where(*where)) or 0
 
 
-def _kept(session: Session, where: list[Any], readers: dict[int, dict[str, bool | None]],
-          rule: ReadersRule) -> tuple[set[int], int]:
-    kept, dropped = set(), 0
+def _chosen(session: Session, where: list[Any], readers: dict[int, dict[str, bool | None]],
+            rule: ReadersRule) -> tuple[set[int], set[int]]:
+    """The accepted edits the facet and metric filters keep, and those the readers' rule
+    keeps of them."""
+    found, kept = set(), set()
     for chunk in task_chunks(session, where, size=5000):
         for task in chunk:
             attempt_id = task.accepted_attempt_id
-            verdict = readers.get(attempt_id or 0, {}).get("overall")
             if attempt_id is None:
                 continue
-            if (rule is ReadersRule.not_rejected and verdict is False) or (
-                    rule is ReadersRule.accepted and verdict is not True):
-                dropped += 1
-                continue
-            kept.add(attempt_id)
-    return kept, dropped
+            found.add(attempt_id)
+            verdict = readers.get(attempt_id, {}).get("overall")
+            if not ((rule is ReadersRule.not_rejected and verdict is False)
+                    or (rule is ReadersRule.accepted and verdict is not True)):
+                kept.add(attempt_id)
+    return found, kept
 
 
 def _quality(study: dict[str, Any] | None, row: Any, rule: ReadersRule,

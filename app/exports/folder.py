@@ -5,22 +5,25 @@ Nothing appears under TARGET until the end: a failure removes ``TARGET.partial``
 killed process left behind is cleared by the next run."""
 
 import json
+import logging
 import os
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from sqlmodel import Session
 
-from app.images.files import ImageKind, resolve_image
+from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.jobs import ExportError  # one refusal for every export: export-run's too
 
 __all__ = ["ExportError", "ExportFolder", "ExportSummary"]
 
 ROW_GROUP = 2000
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -58,20 +61,43 @@ class ExportFolder:
         relative = f"images/{'src' if kind is ImageKind.source else 'edit'}/{image_id}{suffix}"
         out = self.partial / relative
         out.parent.mkdir(parents=True, exist_ok=True)
-        if self.link and found.remote is None:
-            try:
-                os.link(found.root / found.path, out)
-            except OSError:
-                self._copy(found, out)
-        else:
-            self._copy(found, out)
+        # Opened through the data root's safe open; a hard link by name is kept only if it
+        # is that very file (a link planted under the root could lead out of it).
+        with found.open() as source:
+            if not (self.link and found.remote is None
+                    and self._linked(source, found.root / found.path, out)):
+                with out.open("wb") as sink:
+                    shutil.copyfileobj(source, sink, 1 << 20)
         self._written[key] = relative
         return relative
 
     @staticmethod
-    def _copy(found: Any, out: Path) -> None:
-        with found.open() as source, out.open("wb") as sink:
-            shutil.copyfileobj(source, sink, 1 << 20)
+    def _linked(source: BinaryIO, name: Path, out: Path) -> bool:
+        """Hard-link ``name`` to ``out`` if what lands there is the regular file ``source``
+        has open (checked after linking, so a swap in between is caught); False, with
+        nothing left at ``out``, when it is not or the file system cannot link."""
+        opened = os.fstat(source.fileno())
+        try:
+            os.link(name, out, follow_symlinks=False)
+        except OSError:
+            return False
+        made = os.lstat(out)
+        if stat.S_ISREG(made.st_mode) and (made.st_ino, made.st_dev) == (opened.st_ino, opened.st_dev):
+            return True
+        out.unlink()
+        return False
+
+    def source_and_edit(self, session: Session, source_id: int, attempt_id: int,
+                        what: str) -> tuple[str, str] | None:
+        """The paths of a task's original and one of its edits, written once; None (and a
+        log line naming ``what``) when either cannot be read, so the row is left out."""
+        try:
+            return (self.image(session, ImageKind.source, source_id),
+                    self.image(session, ImageKind.attempt, attempt_id))
+        except ImageNotFound as error:
+            logger.warning("%s export: %s left out, an image cannot be read: %s",
+                           self.name, what, error)
+            return None
 
     def add(self, row: dict[str, Any]) -> None:
         self._jsonl.write(json.dumps(row, ensure_ascii=False) + "\n")

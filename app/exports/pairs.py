@@ -15,7 +15,6 @@ Each round has its own instruction (the judge's failure rewrote it), so both are
 ``instruction`` for the preferred edit, ``instruction2`` for the other.
 """
 
-import logging
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -29,12 +28,9 @@ from sqlmodel import Session, col
 from app.cases.filters import CaseFilter, where_clauses
 from app.exports.consensus import Consensus, consensus_by_attempt
 from app.exports.folder import ExportFolder, ExportSummary
-from app.exports.records import Round, rounds_of, task_chunks
-from app.images.files import ImageKind, ImageNotFound
+from app.exports.records import Round, answer_columns, rounds_of, task_chunks
 from app.models import Task
 from pipeline.vocabulary import QUESTIONS
-
-logger = logging.getLogger(__name__)
 
 
 class PairRule(StrEnum):
@@ -115,37 +111,29 @@ def _task_pairs(session: Session, folder: ExportFolder, task: Task, rounds: list
     if chosen is None or not failed:
         return
     counts["tasks"] += 1
-    try:
-        source = folder.image(session, ImageKind.source, task.source_image_id)
-        chosen_path = folder.image(session, ImageKind.attempt, chosen.attempt_id)
-    except ImageNotFound as error:
-        logger.warning("pairs export: task %s left out, its image cannot be read: %s",
-                       task.task_key, error)
+    found = folder.source_and_edit(session, task.source_image_id, chosen.attempt_id, task.task_key)
+    if found is None:
         counts["skipped_missing_image"] += len(failed)
         return
+    source, chosen_path = found
     for other in failed:
         decision, tie, unordered = order(readers.get(chosen.attempt_id, {}).get("overall"),
                                          readers.get(other.attempt_id, {}).get("overall"), rule)
         if decision == "drop":
             counts["dropped_unordered" if unordered else "dropped_overturned"] += 1
             continue
-        try:
-            other_path = folder.image(session, ImageKind.attempt, other.attempt_id)
-        except ImageNotFound as error:
-            logger.warning("pairs export: round %s of %s left out, its image cannot be read: %s",
-                           other.round, task.task_key, error)
+        written = folder.source_and_edit(session, task.source_image_id, other.attempt_id,
+                                         f"round {other.round} of {task.task_key}")
+        if written is None:
             counts["skipped_missing_image"] += 1
             continue
+        other_path = written[1]
         first, second = (other, chosen) if decision == "flip" else (chosen, other)
         paths = (other_path, chosen_path) if decision == "flip" else (chosen_path, other_path)
         counts["pairs"] += 1
         counts["flipped"] += decision == "flip"
         counts["ties"] += tie
         folder.add(_row(task, source, paths, first, second, tie, decision == "flip", readers))
-
-
-def _answers(found: dict[str, bool | None]) -> dict[str, Any] | None:
-    return {q: found.get(q) for q in QUESTIONS} if found else None
 
 
 def _row(task: Task, source: str, paths: tuple[str, str], first: Round, second: Round,
@@ -155,6 +143,6 @@ def _row(task: Task, source: str, paths: tuple[str, str], first: Round, second: 
             "path_src": source, "path1": paths[0], "path2": paths[1],
             "instruction": first.instruction, "instruction2": second.instruction,
             "round1": first.round, "round2": second.round, "tie": tie, "flipped": flipped,
-            "judge1": _answers(first.judge), "judge2": _answers(second.judge),
-            "readers1": _answers(readers.get(first.attempt_id, {})),
-            "readers2": _answers(readers.get(second.attempt_id, {}))}
+            "judge1": answer_columns(first.judge), "judge2": answer_columns(second.judge),
+            "readers1": answer_columns(readers.get(first.attempt_id, {})),
+            "readers2": answer_columns(readers.get(second.attempt_id, {}))}

@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from sqlmodel import Session, col
 
 from app.models import Attempt, JudgeVerdict, Task
-from pipeline.vocabulary import DIMENSIONS
+from pipeline.vocabulary import DIMENSIONS, QUESTIONS
 
 Answers = dict[str, bool | None]
 
@@ -21,6 +21,12 @@ class Round:
     round: int
     instruction: str
     judge: Answers  # empty when no readable verdict
+
+
+def answer_columns(found: Answers) -> dict[str, bool | None] | None:
+    """Answers as an export's column: every question, null where unanswered; null when
+    there are none at all (no verdict, or no reader read the edit)."""
+    return {q: found.get(q) for q in QUESTIONS} if found else None
 
 
 def judge_answers(verdict: JudgeVerdict | None) -> Answers:

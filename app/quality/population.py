@@ -21,7 +21,7 @@ from sqlalchemy import case as sql_case
 from sqlmodel import Session, col
 
 from app.agreement.reads import load
-from app.agreement.report import first_reads, question_data
+from app.agreement.report import first_reads, settled_consensus
 from app.cases.filters import CaseFilter, where_clauses
 from app.db import driver_rows
 from app.models import Attempt, JudgeVerdict, Task
@@ -272,14 +272,12 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
             i = at_item.get(read.item_id, -1)
             if i >= 0 and read.tags:
                 tags.setdefault(i, Counter()).update(read.tags)
-        for question in QUESTIONS:
-            table = question_data(data.cases, data.readers, reads, data.decisions, question)
-            for case, (value, decided) in zip(data.cases, table.reference(), strict=True):
-                i = at_item.get(case.item_id, -1)
+        for item_id, answers in settled_consensus(data).items():
+            i = at_item.get(item_id, -1)
+            for question, value in answers.items():
                 # The first study that settled an edit gives its consensus.
-                settled = decided.resolved and value is not None
-                if i >= 0 and settled and np.isnan(consensus[question][i]):
-                    consensus[question][i] = float(bool(value))
+                if i >= 0 and np.isnan(consensus[question][i]):
+                    consensus[question][i] = float(value)
         described.append({"id": study.id, "name": study.name, "design": study.design,
                           "cases": len(items), "readers": len(data.readers),
                           "follow_up_of": raw.get("follow_up_of"), "part": raw.get("part")})

@@ -107,10 +107,7 @@ def subset_estimate(session: Session, attempt_ids: set[int], question: str = "ov
     if not choices:
         return None, None
     root = choices[0]
-    frame = _frames.get_or_make(
-        (data_fingerprint(session), root.design,
-         json.dumps(json.loads(root.selection).get("filter", {}), sort_keys=True)),
-        lambda: frame_of(session, root))
+    frame = _frame(session, root, data_fingerprint(session))
     if not len(frame):
         return None, None
     labels = labels_of(session, frame, family(session, root))
@@ -189,11 +186,7 @@ def quality_report(session: Session, study_id: int | None = None,
 def _compute(session: Session, root: Study, studies: list[Study], target: float,
              study: dict[str, Any], listed: list[dict[str, Any]],
              data: tuple[object, ...]) -> QualityReport:
-    # The frame changes with the data only, not with the answers: kept apart, a new answer
-    # recomputes the figures without reading every judged edit again.
-    recorded = json.loads(root.selection).get("filter", {})
-    frame_key = (data, root.design, json.dumps(recorded, sort_keys=True))
-    frame = _frames.get_or_make(frame_key, lambda: frame_of(session, root))
+    frame = _frame(session, root, data)
     if not len(frame):
         return QualityReport(study, target, choices=listed, reason=(
             "The study's frame is empty now: no edit of the data set matches its filter."))
@@ -212,6 +205,13 @@ def _compute(session: Session, root: Study, studies: list[Study], target: float,
         mask = frame.accepted if key == "accepted" else np.ones(len(frame), dtype=bool)
         report.populations.append(_population(coded, columns, key, mask, target))
     return report
+
+
+def _frame(session: Session, root: Study, data: tuple[object, ...]) -> Frame:
+    """The root study's frame. It changes with the data only, not with the answers: kept
+    apart, a new answer recomputes the figures without reading every judged edit again."""
+    recorded = json.dumps(json.loads(root.selection).get("filter", {}), sort_keys=True)
+    return _frames.get_or_make((data, root.design, recorded), lambda: frame_of(session, root))
 
 
 def _columns(frame: Frame, labels: Labels) -> dict[str, Columns]:

@@ -99,3 +99,30 @@ def test_hard_links_share_the_files(demo_engine: Engine, tmp_path: Path) -> None
     write_pairs(demo_engine, target, link=True)
     row = _rows(target)[0]
     assert (target / row["path1"]).stat().st_nlink >= 2
+
+
+def test_a_link_planted_under_the_root_is_neither_linked_nor_copied(demo_engine: Engine,
+                                                                    tmp_path: Path) -> None:
+    """An edit's file swapped for a link to a file outside the data root: the export leaves
+    that pair out, whether it copies or hard-links, and holds nothing of the outside file."""
+    from sqlmodel import Session
+
+    from app.images.files import ImageKind, resolve_image
+
+    first = write_pairs(demo_engine, tmp_path / "before")
+    row = _rows(tmp_path / "before")[0]
+    attempt_id = int(Path(row["path2"]).stem)
+    with Session(demo_engine) as session:
+        found = resolve_image(session, ImageKind.attempt, attempt_id)
+    planted = found.root / found.path
+    secret = tmp_path / "outside.jpeg"
+    secret.write_bytes(planted.read_bytes())
+    planted.unlink()
+    planted.symlink_to(secret)
+    for link in (False, True):
+        target = tmp_path / f"after-{link}"
+        summary = write_pairs(demo_engine, target, link=link)
+        assert summary.rows == first.rows - 1
+        assert summary.counts["skipped_missing_image"] == first.counts["skipped_missing_image"] + 1
+        inodes = {p.stat().st_ino for p in (target / "images").rglob("*") if p.is_file()}
+        assert secret.stat().st_ino not in inodes
