@@ -2,6 +2,7 @@
 back, Hugging Face datasets loading it, and nothing half-written."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -116,13 +117,19 @@ def test_a_link_planted_under_the_root_is_neither_linked_nor_copied(demo_engine:
         found = resolve_image(session, ImageKind.attempt, attempt_id)
     planted = found.root / found.path
     secret = tmp_path / "outside.jpeg"
-    secret.write_bytes(planted.read_bytes())
-    planted.unlink()
+    # The demo tree is shared by the whole session: the file goes back as it was.
+    kept = tmp_path / "kept.jpeg"
+    shutil.move(planted, kept)
+    shutil.copy2(kept, secret)
     planted.symlink_to(secret)
-    for link in (False, True):
-        target = tmp_path / f"after-{link}"
-        summary = write_pairs(demo_engine, target, link=link)
-        assert summary.rows == first.rows - 1
-        assert summary.counts["skipped_missing_image"] == first.counts["skipped_missing_image"] + 1
-        inodes = {p.stat().st_ino for p in (target / "images").rglob("*") if p.is_file()}
-        assert secret.stat().st_ino not in inodes
+    try:
+        for link in (False, True):
+            target = tmp_path / f"after-{link}"
+            summary = write_pairs(demo_engine, target, link=link)
+            assert summary.rows == first.rows - 1
+            assert summary.counts["skipped_missing_image"] == first.counts["skipped_missing_image"] + 1
+            inodes = {p.stat().st_ino for p in (target / "images").rglob("*") if p.is_file()}
+            assert secret.stat().st_ino not in inodes
+    finally:
+        planted.unlink()
+        shutil.move(kept, planted)
