@@ -19,6 +19,10 @@
   const greyscale = root.dataset.greyscale === "1";
   const digitPresets = root.dataset.presetKeys === "digits";
   const roiInput = root.dataset.roiInput ? document.getElementById(root.dataset.roiInput) : null;
+  // A real-or-edited case: a click (a press without a drag) marks where the change is.
+  const markInputs = root.dataset.markInputs
+    ? root.dataset.markInputs.split(" ").map((id) => document.getElementById(id)) : null;
+  const CLICK_PX = 4; // a press that moves less than this is a click, not a pan
   // The tools this screen gives (a study may withhold some); without the attribute, all.
   const TOOLS = ["window", "flicker", "swipe", "difference"];
   const given = new Set(root.dataset.tools !== undefined ? root.dataset.tools.split(" ").filter(Boolean) : TOOLS);
@@ -43,7 +47,7 @@
   const state = {
     linked: true, width: 1, level: 0.5, invert: false, colour: false, preset: 0,
     flicker: false, swipe: false, swipeAt: 0.5, diff: false,
-    single: false, active: null, roiTool: "off", roi: null,
+    single: false, active: null, roiTool: "off", roi: null, mark: null,
   };
   const filter = document.getElementById("mb-wl");
   const status = root.querySelector("[data-viewer-status]");
@@ -271,7 +275,7 @@
       drag = { kind: "levels", x: event.clientX, y: event.clientY, width: state.width, level: state.level,
         w: pane.frame.clientWidth || 1, h: pane.frame.clientHeight || 1 };
     } else if (event.button === 0) {
-      drag = { kind: "pan", pane };
+      drag = { kind: "pan", pane, x: event.clientX, y: event.clientY };
       pane.pz.handleDown(event);
     } else return;
     event.preventDefault();
@@ -294,8 +298,12 @@
   });
   function pointerUp(event) {
     if (!drag) return;
-    if (drag.kind === "pan") drag.pane.pz.handleUp(event);
-    else if (drag.kind === "roi") finishRoi(drag.points);
+    if (drag.kind === "pan") {
+      drag.pane.pz.handleUp(event);
+      if (markInputs && Math.hypot(event.clientX - drag.x, event.clientY - drag.y) < CLICK_PX) {
+        setMark(point(drag.pane, event));
+      }
+    } else if (drag.kind === "roi") finishRoi(drag.points);
     drag = null;
   }
   document.addEventListener("pointerup", pointerUp);
@@ -327,6 +335,24 @@
         roiInput.dispatchEvent(new Event("change", { bubbles: true }));
       }
     }
+    report();
+  }
+
+  function setMark(at) {
+    state.mark = at;
+    root.querySelectorAll("svg.roi-layer").forEach((svg) => {
+      svg.querySelectorAll("line").forEach((line) => line.remove());
+      if (!at) return;
+      const ARM = 0.035;
+      [[at[0] - ARM, at[1], at[0] + ARM, at[1]], [at[0], at[1] - ARM, at[0], at[1] + ARM]].forEach((c) => {
+        const line = document.createElementNS("http://www.w3.org/2000/svg", "line");
+        ["x1", "y1", "x2", "y2"].forEach((name, i) => line.setAttribute(name, String(c[i])));
+        line.setAttribute("vector-effect", "non-scaling-stroke");
+        svg.appendChild(line);
+      });
+    });
+    markInputs.forEach((input, i) => { input.value = at ? String(at[i]) : ""; });
+    markInputs[0].dispatchEvent(new Event("change", { bubbles: true }));
     report();
   }
 
@@ -363,6 +389,7 @@
     if (state.flicker) parts.push("FLICKER: images swapped");
     if (state.swipe) parts.push("swipe");
     if (state.diff) parts.push("difference map");
+    if (markInputs) parts.push(state.mark ? `change marked at ${Math.round(state.mark[0] * 100)} %, ${Math.round(state.mark[1] * 100)} %` : "no change marked (click the image)");
     if (roiInput) parts.push(state.roi ? `region: ${state.roi.kind === "rect" ? "rectangle" : "freehand"}` : "no region drawn");
     if (state.roiTool !== "off") parts.push(`drawing ${state.roiTool === "rect" ? "a rectangle" : "freehand"}`);
     status.textContent = parts.join(" · ");
@@ -426,6 +453,7 @@
     else if (key === "[") cycleActive(-1);
     else if (key === "o" && roiInput) cycleRoiTool();
     else if (key === "x" && roiInput) setRoi(null);
+    else if (key === "x" && markInputs) setMark(null);
     else return false;
     return true;
   });
@@ -437,6 +465,9 @@
     spaceDown = 0;
   }, true);
 
+  if (markInputs && markInputs.every((input) => input.value !== "")) {
+    setMark(markInputs.map((input) => Number(input.value)));
+  }
   if (roiInput && roiInput.value) {
     try { setRoi(JSON.parse(roiInput.value)); } catch (error) { setRoi(null); }
   }

@@ -76,8 +76,8 @@ def test_study_answers_on_postgres(pg_engine: Engine, demo_dir: Path) -> None:
         a = submit_answer(s, setup.study, first, AnswerIn(**values, submission_id="pg-sub-0001"))
         b = submit_answer(s, setup.study, first, AnswerIn(**values, submission_id="pg-sub-0001"))
         assert a.id == b.id
-        assert reader_progress(s, setup.study.id or 0, reader.id or 0).done == 1
-        assert reader_progress(s, setup.study.id or 0, reader.id or 0).total == 10
+        assert reader_progress(s, setup.study, reader.id or 0).done == 1
+        assert reader_progress(s, setup.study, reader.id or 0).total == 10
         assert undo_last(s, setup.study, reader.id or 0) is not None
         assert latest_answer(s, first.id or 0) is None
         assert next_open(s, setup.study, reader).sequence == 1  # type: ignore[union-attr]

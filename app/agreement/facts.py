@@ -47,6 +47,14 @@ DESIGNS = {
         "estimates": "agreement and both of the judge's errors, over rounds as they occur in runs",
         "cannot": "rounds of one run are read together, so they are clustered with their source image",
     },
+    Design.real_or_edited: {
+        "name": "real or edited: one image per source image, its original or its accepted edit, "
+                "shown alone (a visual Turing test)",
+        "estimates": "whether readers can tell an edit from a real image: ROC AUC of their "
+                     "confidence, sensitivity and specificity, and whether they find the change",
+        "cannot": "nothing about the judge, and no rubric answers: readers only say real or "
+                  "edited (window/level is the only image tool)",
+    },
 }
 
 QUALIFIED = {

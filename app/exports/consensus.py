@@ -7,14 +7,16 @@ from sqlmodel import Session, col
 
 from app.agreement.reads import load
 from app.agreement.report import settled_consensus
-from app.studies.models import Study, StudyItem
+from app.studies.models import Design, Study, StudyItem
 
 Consensus = dict[str, bool | None]
 
 
 def consensus_by_attempt(session: Session) -> dict[int, Consensus]:
     found: dict[int, Consensus] = {}
-    for study in list(session.scalars(select(Study).order_by(col(Study.id)))):
+    studies = session.scalars(select(Study).where(col(Study.design) != Design.real_or_edited)
+                              .order_by(col(Study.id)))
+    for study in list(studies):
         attempt_of = {item_id: attempt_id for item_id, attempt_id in session.execute(
             select(col(StudyItem.id), col(StudyItem.attempt_id))
             .where(col(StudyItem.study_id) == study.id))}

@@ -20,7 +20,7 @@ from app.studies.answers import (
     ensure_open,
 )
 from app.studies.design import StudyError
-from app.studies.models import Adjudication, Study, StudyAdjudicator, StudyItem, StudyReader
+from app.studies.models import Adjudication, Design, Study, StudyAdjudicator, StudyItem, StudyReader
 from app.studies.worklist import NotAssigned
 
 
@@ -31,6 +31,8 @@ class DecisionIn(RubricAnswers):
 
 def assign_adjudicator(session: Session, study: Study, user: User) -> None:
     ensure_open(study)
+    if study.design == Design.real_or_edited:
+        raise StudyError("a real-or-edited study has a truth for every case: nothing to adjudicate")
     if user.role != Role.reader:
         raise StudyError("the adjudicator must be a reader account")
     is_reader = session.scalars(select(StudyReader).where(

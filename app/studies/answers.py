@@ -16,7 +16,16 @@ from app.errors import Conflict, Invalid
 from app.images.roi import MAX_TEXT as ROI_TEXT
 from app.images.roi import Roi, parse_roi
 from app.models import utcnow
-from app.studies.models import Adjudication, Answer, Assignment, Draft, Reveal, Study, StudyStatus
+from app.studies.models import (
+    Adjudication,
+    Answer,
+    Assignment,
+    Draft,
+    RealOrEditedAnswer,
+    Reveal,
+    Study,
+    StudyStatus,
+)
 from app.studies.viewer_tools import tool_use_json, tools_of
 from pipeline.vocabulary import DIMENSIONS
 
@@ -182,7 +191,7 @@ def submit_answer(session: Session, study: Study, assignment: Assignment, answer
                           answer.submission_id, make, then=drop_draft)
 
 
-Versioned = TypeVar("Versioned", Answer, Adjudication)
+Versioned = TypeVar("Versioned", Answer, Adjudication, RealOrEditedAnswer)
 
 
 def append_version(session: Session, study: Study, table: type[Versioned], owner: str,

@@ -18,7 +18,7 @@ from sqlmodel import Session, col
 from app.cases.filters import CaseFilter
 from app.errors import Invalid
 from app.models import Attempt, JudgeVerdict, Role, Task, User
-from app.studies.models import Assignment, Design, Reveal, Study, StudyItem, StudyReader
+from app.studies.models import Assignment, Design, Reveal, Shows, Study, StudyItem, StudyReader
 from app.studies.pool import (
     Candidate,
     candidates,
@@ -66,6 +66,8 @@ class StudyPlan:
     # frame it samples, and the part of that frame (facet -> value) it samples.
     follow_up_of: int | None = None
     part: dict[str, str] | None = None
+    # A real-or-edited study: the share of its cases that show the original, per stratum.
+    original_share: float = 0.5
 
 
 def _validate(plan: StudyPlan) -> None:
@@ -89,6 +91,9 @@ def _validate(plan: StudyPlan) -> None:
                          field="readers_per_case")
     if not 0 <= plan.repeat_fraction <= 0.5:
         raise StudyError("the repeat fraction must be between 0 and 0.5", field="repeat_fraction")
+    if plan.design is Design.real_or_edited and not 0.1 <= plan.original_share <= 0.9:
+        raise StudyError("the share of originals must be between 0.1 and 0.9",
+                         field="original_share")
 
 
 def draw_sample(session: Session, plan: StudyPlan) -> tuple[dict[str, list[Candidate]], dict[str, int]]:
@@ -124,10 +129,11 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
                   seed=plan.seed, selection=_selection_json(plan, pool), created_by=created_by.id,
                   order_secret=secrets.token_hex(16), show_instructions=plan.show_instructions,
                   instructions=checked_instructions(plan.instructions),
-                  viewer_tools=tools_json(plan.viewer_tools))
+                  viewer_tools=tools_json(plan.viewer_tools,
+                                          single_image=plan.design is Design.real_or_edited))
     session.add(study)
     session.flush()
-    items = _add_items(session, study, sample)
+    items = _add_items(session, study, sample, _originals(plan, sample))
     _assign(session, study, items, plan.reader_ids)
     session.commit()
     session.refresh(study)
@@ -142,10 +148,26 @@ def _selection_json(plan: StudyPlan, pool: dict[str, int]) -> str:
     }
     if plan.follow_up_of is not None:
         selection |= {"follow_up_of": plan.follow_up_of, "part": plan.part or {}}
+    if plan.design is Design.real_or_edited:
+        selection["original_share"] = plan.original_share
     return json.dumps(selection, sort_keys=True)
 
 
-def _add_items(session: Session, study: Study, sample: dict[str, list[Candidate]]) -> list[StudyItem]:
+def _originals(plan: StudyPlan, sample: dict[str, list[Candidate]]) -> set[int]:
+    """The tasks of a real-or-edited study whose original is shown instead of their edit:
+    the plan's share of each stratum, drawn with the seed, so truth is balanced within
+    every stratum and reproducible."""
+    if plan.design is not Design.real_or_edited:
+        return set()
+    chosen: set[int] = set()
+    for key, units in sample.items():
+        rng = random.Random(f"{plan.seed}:originals:{key}")
+        chosen.update(c.task_id for c in rng.sample(units, round(len(units) * plan.original_share)))
+    return chosen
+
+
+def _add_items(session: Session, study: Study, sample: dict[str, list[Candidate]],
+               originals: set[int]) -> list[StudyItem]:
     assert study.id is not None
     attempts = [(stratum, c.task_id, attempt_id) for stratum, units in sample.items()
                 for c in units for attempt_id in _attempts_to_read(session, c)]
@@ -153,7 +175,8 @@ def _add_items(session: Session, study: Study, sample: dict[str, list[Candidate]
     known: dict[int, str] = {}  # run id -> its reader's instruction: a run's rounds share it
     items = [StudyItem(study_id=study.id, task_id=task_id, attempt_id=attempt_id, stratum=stratum,
                        judge_verdict_id=record.get(attempt_id), uid=secrets.token_hex(12),
-                       reader_instruction=_reader_instruction(session, task_id, attempt_id, known))
+                       reader_instruction=_reader_instruction(session, task_id, attempt_id, known),
+                       shows=(Shows.original if task_id in originals else Shows.edit).value)
              for stratum, task_id, attempt_id in attempts]
     session.add_all(items)
     session.flush()

@@ -67,6 +67,7 @@ class StudyForm(BaseModel):
     hide_instructions: bool = False
     instructions: str = Field("", max_length=MAX_INSTRUCTIONS)
     viewer_tools: list[ViewerTool] = Field([], max_length=len(VIEWER_TOOLS))
+    original_share: float = Field(0.5, ge=0.1, le=0.9)  # a real-or-edited study's originals
 
     def as_shown(self, extra: Mapping[str, Any]) -> dict[str, Any]:
         """The values to show the form with again, the planner's as typed."""
@@ -104,4 +105,5 @@ def plan_from_form(form: StudyForm, case_filter: CaseFilter, counts: dict[str, i
         repeat_fraction=form.repeat_fraction, blinded=form.blinded, reveal=form.reveal,
         planned=planned, show_instructions=not form.hide_instructions,
         instructions=form.instructions, viewer_tools=tuple(form.viewer_tools),
+        original_share=form.original_share,
     )

@@ -1,11 +1,16 @@
 """A study item's images as the reading and adjudication screens show them: by the item's
 opaque uid, never by the ids behind it, which their errors never name either."""
 
+import hashlib
+import os
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+from PIL import Image
 from sqlmodel import Session
 
+from app.images.blinded import QUALITY, SIZE_STEP, blinded_jpeg, shown_format
 from app.images.diffmap import drawn_diff
 from app.images.files import ImageFile, ImageKind, ImageNotFound, ImageSize, resolve_image
 from app.models import Task
@@ -36,3 +41,27 @@ def item_diff(session: Session, item: StudyItem, size: ImageSize, cache_dir: Pat
                           size, cache_dir)
     except ImageNotFound:
         raise ImageNotFound("this image is missing on disk or cannot be decoded") from None
+
+
+def shown_image(session: Session, item: StudyItem, cache_dir: Path) -> tuple[Path, str]:
+    """The one image a real-or-edited case shows (its edit or its task's original, as the
+    item says), re-encoded blind (app/images/blinded.py) at the original's format, cached;
+    with its tag. The cache file is ours and named by a hash; no reader sees its name."""
+    original = item_image(session, item, "original")
+    shown = original if item.shows == "original" else item_image(session, item, "edit")
+    tag = hashlib.blake2b(f"{original.etag}:{shown.etag}:{QUALITY}:{SIZE_STEP}".encode(),
+                          digest_size=12).hexdigest()
+    target = cache_dir / "blinded" / tag[:2] / f"{tag}.jpeg"
+    if target.is_file():
+        return target, tag
+    try:
+        size, mode = shown_format(original.read_bytes())
+        data = blinded_jpeg(shown.read_bytes(), size, mode)
+    except (OSError, Image.DecompressionBombError):
+        raise ImageNotFound("this image is missing on disk or cannot be decoded") from None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+    with os.fdopen(handle, "wb") as out:
+        out.write(data)
+    os.replace(temp, target)  # atomic: a concurrent request never reads half a file
+    return target, tag

@@ -29,6 +29,17 @@ class Design(StrEnum):
     accepted = "accepted"
     # Whole runs of sampled tasks, every round read (preference data).
     runs = "runs"
+    # A visual Turing test: one image per sampled source image, its original or its accepted
+    # edit, and the reader says which (app/studies/real_or_edited.py). No judge is compared.
+    real_or_edited = "real_or_edited"
+
+
+class Shows(StrEnum):
+    """Which image of its item a study shows: the edit (every design), or in a real-or-edited
+    study the task's original, in the edit's place."""
+
+    edit = "edit"
+    original = "original"
 
 
 class Reveal(StrEnum):
@@ -93,6 +104,9 @@ class StudyItem(SQLModel, table=True):
     # What readers see as the instruction, frozen at creation (app/studies/reader_instruction.py):
     # the same for every round of a task, so it tells no round or verdict apart.
     reader_instruction: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    # The truth of a real-or-edited case: the item's accepted edit or the task's original.
+    shows: str = Field(default=Shows.edit.value, sa_column=Column(String(8), nullable=False,
+                                                                   server_default=Shows.edit.value))
 
 
 class StudyReader(SQLModel, table=True):
@@ -152,6 +166,32 @@ class Answer(SQLModel, table=True):
     # ({"flicker": {"uses": 3, "ms": 2100}, ...}); None when the page sent nothing.
     tool_use: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class RealOrEditedAnswer(SQLModel, table=True):
+    """A version of a reader's answer in a real-or-edited study: append-only like ``Answer``."""
+
+    __tablename__ = "real_or_edited_answer"
+    __table_args__ = (UniqueConstraint("assignment_id", "version"),)
+    id: int | None = Field(default=None, primary_key=True)
+    assignment_id: int = Field(foreign_key="assignment.id", index=True)
+    version: int
+    submission_id: str = Field(sa_column=Column(String(64), nullable=False, unique=True))
+    edited: bool
+    confidence: int
+    # Where the reader says the change is, in shares of the image's width and height (0-1);
+    # only for an "edited" answer, and optional there.
+    click_x: float | None = None
+    click_y: float | None = None
+    time_on_case_ms: int | None = None
+    retracted: bool = False
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+def answer_table(study: Study) -> type[Answer] | type[RealOrEditedAnswer]:
+    """Where a study's answers are kept: every design answers the rubric, but a real-or-edited
+    study."""
+    return RealOrEditedAnswer if study.design == Design.real_or_edited else Answer
 
 
 class Draft(SQLModel, table=True):

@@ -8,9 +8,12 @@ Designs (app/study_models.Design):
 - validation: every judged attempt of each task's latest run (accepted edits and rejected
   rounds) whose verdict of record could be read, stratified by that verdict;
 - accepted: the accepted edit of each task;
-- runs: the tasks themselves, every round of the latest run read.
+- runs: the tasks themselves, every round of the latest run read;
+- real_or_edited: the accepted edit of each task, one task per source image (the draw in
+  app/studies/design.py), shown as the edit or as the task's original.
 """
 
+import hashlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,13 +23,14 @@ from sqlalchemy import func, select
 from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter, where_clauses
-from app.models import Attempt, JudgeVerdict, Task
+from app.models import Attempt, JudgeVerdict, SourceImage, Task
 from app.studies.models import Design
 
 # Facets a study can stratify on; "verdict" is the judge's verdict of record (pass / fail).
 STRATA_FACETS = ("verdict", "direction", "modality", "disease", "outcome")
 DEFAULT_FACETS = {Design.validation: ("verdict", "direction", "modality"),
-                  Design.accepted: ("direction",), Design.runs: ("direction",)}
+                  Design.accepted: ("direction",), Design.runs: ("direction",),
+                  Design.real_or_edited: ("modality",)}
 SEPARATOR = "/"
 
 
@@ -82,6 +86,14 @@ def candidates(session: Session, case_filter: CaseFilter, design: Design,
     elif design is Design.accepted:
         query = (select(*task_columns, col(Task.accepted_attempt_id))
                  .where(col(Task.accepted_attempt_id).is_not(None)).order_by(col(Task.id)))
+    elif design is Design.real_or_edited:
+        # Both images must be there: either may be the one shown, and a case that cannot be
+        # shown would be skipped by readers in a way that depends on the truth.
+        query = (select(*task_columns, col(Task.accepted_attempt_id))
+                 .join(Attempt, col(Attempt.id) == Task.accepted_attempt_id)
+                 .join(SourceImage, col(SourceImage.id) == Task.source_image_id)
+                 .where(col(Attempt.image_present).is_(True), col(SourceImage.present).is_(True))
+                 .order_by(col(Task.id)))
     else:
         query = (select(*task_columns).where(col(Task.thumb_attempt_id).is_not(None))
                  .order_by(col(Task.id)))
@@ -95,7 +107,22 @@ def candidates(session: Session, case_filter: CaseFilter, design: Design,
             values["verdict"] = "pass" if row[7] else "fail"
         attempt_id = row[6] if design is not Design.runs else None
         found.append(Candidate(task_id, attempt_id, {f: str(values[f]) for f in facets}, image))
-    return found
+    return one_per_source_image(found) if design is Design.real_or_edited else found
+
+
+def one_per_source_image(found: list[Candidate]) -> list[Candidate]:
+    """One task of each source image, so that no reader of a real-or-edited study meets an
+    original and its edit (or two edits of one original). The task kept is the one whose
+    hash of (image, task) is least: fixed for the data, blind to the tasks' content, and the
+    same whatever the filter or strata around it."""
+    def draw(c: Candidate) -> bytes:
+        return hashlib.blake2b(f"{c.source_image_id}:{c.task_id}".encode(), digest_size=8).digest()
+
+    kept: dict[int, Candidate] = {}
+    for c in found:
+        if c.source_image_id not in kept or draw(c) < draw(kept[c.source_image_id]):
+            kept[c.source_image_id] = c
+    return sorted(kept.values(), key=lambda c: c.task_id)
 
 
 def stratum_key(values: dict[str, str], facets: tuple[str, ...]) -> str:

@@ -6,7 +6,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.errors import Conflict, Invalid
-from app.studies.models import Answer, Assignment, Study, StudyStatus
+from app.studies.models import Assignment, Design, Study, StudyStatus, answer_table
 from app.studies.viewer_tools import tools_json
 
 MAX_INSTRUCTIONS = 10_000
@@ -25,8 +25,9 @@ def checked_instructions(text: str) -> str | None:
 
 def started(session: Session, study: Study) -> bool:
     """A study starts with its first answer (an undo does not un-start it)."""
+    table = answer_table(study)
     first = session.scalars(
-        select(col(Answer.id)).join(Assignment, col(Assignment.id) == col(Answer.assignment_id))
+        select(col(table.id)).join(Assignment, col(Assignment.id) == col(table.assignment_id))
         .where(col(Assignment.study_id) == study.id).limit(1)).first()
     return first is not None
 
@@ -38,7 +39,8 @@ def change_reading_setup(session: Session, study: Study, instructions: str,
     if started(session, study):
         raise Conflict("readers have started: the instructions and tools are frozen with the study")
     study.instructions = checked_instructions(instructions)
-    study.viewer_tools = tools_json(viewer_tools)
+    study.viewer_tools = tools_json(viewer_tools,
+                                    single_image=study.design == Design.real_or_edited)
     session.add(study)
     session.commit()
     session.refresh(study)

@@ -22,6 +22,8 @@ VIEWER_TOOLS = {
     "swipe": "Swipe (a slider reveals one over the other)",
     "difference": "Difference map |edit - original|",
 }
+# The tools that need the image's pair: a study that shows one image alone cannot give them.
+PAIRED_TOOLS = ("flicker", "swipe", "difference")
 MAX_USES = 100_000
 MAX_MS = 24 * 3600 * 1000  # a day on one case is a tab left open, not a read
 
@@ -36,12 +38,15 @@ def require_tool(study: Study, tool: str) -> None:
         raise Forbidden(f"this study does not give its readers the {tool} tool")
 
 
-def tools_json(tools: list[str] | tuple[str, ...]) -> str:
+def tools_json(tools: list[str] | tuple[str, ...], *, single_image: bool = False) -> str:
+    """The tools as stored; ``single_image`` (a real-or-edited study) leaves out the tools
+    that would show the pair."""
     unknown = sorted(set(tools) - set(VIEWER_TOOLS))
     if unknown:
         raise Invalid(f"unknown viewer tool(s) {', '.join(unknown)}; known: {', '.join(VIEWER_TOOLS)}",
                       field="viewer_tools")
-    return json.dumps([t for t in VIEWER_TOOLS if t in tools])
+    return json.dumps([t for t in VIEWER_TOOLS if t in tools
+                       and not (single_image and t in PAIRED_TOOLS)])
 
 
 def tool_use_json(raw: str | None, allowed: frozenset[str]) -> str | None:

@@ -15,7 +15,7 @@ from sqlmodel import Session, col
 from app.errors import Forbidden, NotFound
 from app.models import Attempt, JudgeVerdict, Task, User
 from app.studies.answers import latest_answer, load_draft
-from app.studies.models import Answer, Assignment, Reveal, Study, StudyItem, StudyReader
+from app.studies.models import Answer, Assignment, Reveal, Study, StudyItem, StudyReader, answer_table
 from app.studies.reader_instruction import reader_instruction
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
 from pipeline.vocabulary import DIMENSIONS, QUESTIONS
@@ -65,19 +65,20 @@ class ReadView:
         return kept if isinstance(kept, str) else secrets.token_urlsafe(18)
 
 
-def _answered(study_id: int, user_id: int | None = None) -> Select[int | None]:
+def _answered(study: Study, user_id: int | None = None) -> Select[int | None]:
     """Assignments whose newest answer version is not a retraction."""
-    newest = (select(col(Answer.retracted)).where(col(Answer.assignment_id) == Assignment.id)
-              .order_by(col(Answer.version).desc()).limit(1).scalar_subquery())
-    query = select(col(Assignment.id)).where(col(Assignment.study_id) == study_id,
+    table = answer_table(study)
+    newest = (select(col(table.retracted)).where(col(table.assignment_id) == Assignment.id)
+              .order_by(col(table.version).desc()).limit(1).scalar_subquery())
+    query = select(col(Assignment.id)).where(col(Assignment.study_id) == study.id,
                                              newest.is_(False))
     return query.where(col(Assignment.user_id) == user_id) if user_id is not None else query
 
 
-def reader_progress(session: Session, study_id: int, user_id: int) -> Progress:
+def reader_progress(session: Session, study: Study, user_id: int) -> Progress:
     total = session.scalar(select(func.count()).select_from(Assignment).where(
-        col(Assignment.study_id) == study_id, col(Assignment.user_id) == user_id)) or 0
-    done = session.scalar(select(func.count()).select_from(_answered(study_id, user_id).subquery()))
+        col(Assignment.study_id) == study.id, col(Assignment.user_id) == user_id)) or 0
+    done = session.scalar(select(func.count()).select_from(_answered(study, user_id).subquery()))
     return Progress(int(done or 0), int(total))
 
 
@@ -85,7 +86,7 @@ def study_progress(session: Session, study: Study) -> list[tuple[User, Progress]
     assert study.id is not None
     readers = session.scalars(select(User).join(StudyReader, col(StudyReader.user_id) == User.id)
                               .where(col(StudyReader.study_id) == study.id).order_by(col(User.name)))
-    return [(u, reader_progress(session, study.id, u.id or 0)) for u in readers]
+    return [(u, reader_progress(session, study, u.id or 0)) for u in readers]
 
 
 def all_studies(session: Session) -> list[tuple[Study, list[tuple[User, Progress]]]]:
@@ -97,7 +98,7 @@ def all_studies(session: Session) -> list[tuple[Study, list[tuple[User, Progress
 def studies_of(session: Session, user: User) -> list[tuple[Study, Progress]]:
     query = (select(Study).join(StudyReader, col(StudyReader.study_id) == Study.id)
              .where(col(StudyReader.user_id) == user.id).order_by(col(Study.id)))
-    return [(s, reader_progress(session, s.id or 0, user.id or 0)) for s in session.scalars(query)]
+    return [(s, reader_progress(session, s, user.id or 0)) for s in session.scalars(query)]
 
 
 def get_study(session: Session, study_id: int) -> Study:
@@ -132,7 +133,7 @@ def is_reader(session: Session, study: Study, user: User) -> bool:
 
 
 def next_open(session: Session, study: Study, user: User) -> Assignment | None:
-    done = _answered(study.id or 0, user.id)
+    done = _answered(study, user.id)
     return session.scalars(select(Assignment).where(
         col(Assignment.study_id) == study.id, col(Assignment.user_id) == user.id,
         col(Assignment.id).not_in(done)).order_by(col(Assignment.sequence)).limit(1)).first()
@@ -163,7 +164,7 @@ def read_view(session: Session, study: Study, user: User, assignment: Assignment
         col(Assignment.sequence) == assignment.sequence + 1)).first()
     return ReadView(
         study=study, assignment=assignment,
-        progress=reader_progress(session, study.id or 0, user.id or 0),
+        progress=reader_progress(session, study, user.id or 0),
         uid=assignment.uid, modality=task.modality,
         instruction=_instruction_for_readers(session, study, item, task, attempt),
         # Drafts are deleted on submit, so one that exists is newer than the answer: an edit

@@ -79,3 +79,26 @@ def test_exif_orientation_is_applied_then_dropped() -> None:
     assert size == (20, 40)
     with Image.open(io.BytesIO(blinded_jpeg(out.getvalue(), size, mode))) as shown:
         assert shown.size == (20, 40) and not shown.getexif()
+
+
+def test_both_files_are_padded_to_the_same_size_step() -> None:
+    from app.images.blinded import SIZE_STEP
+
+    original, edit = _original(), _edit()
+    size, mode = shown_format(original)
+    shown = [blinded_jpeg(original, size, mode), blinded_jpeg(edit, size, mode)]
+    assert {len(data) for data in shown} == {SIZE_STEP}  # small images: one step each
+    for data in shown:
+        end = data.rindex(b"\xff\xd9")
+        assert set(data[end + 2:]) <= {0}  # only zeros after the end-of-image marker
+        with Image.open(io.BytesIO(data)) as image:
+            image.load()
+
+
+def test_a_large_original_is_shown_at_most_max_side() -> None:
+    from app.images.blinded import MAX_SIDE
+
+    big = io.BytesIO()
+    Image.new("L", (4096, 3072), 40).save(big, format="PNG")
+    size, mode = shown_format(big.getvalue())
+    assert size == (MAX_SIDE, MAX_SIDE * 3 // 4) and mode == "L"

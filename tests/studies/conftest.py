@@ -46,3 +46,19 @@ def make_study(engine: Engine, reveal: Reveal = Reveal.never, repeat_fraction: f
 @pytest.fixture
 def setup(demo_engine: Engine) -> StudySetup:
     return make_study(demo_engine)
+
+
+def make_real_or_edited(engine: Engine, readers: int = 2, per_modality: int = 6,
+                        original_share: float = 0.5, repeat_fraction: float = 0.0) -> StudySetup:
+    """A real-or-edited study: ``per_modality`` source images of each modality, about half
+    shown as their original."""
+    admin = add_user(engine, "roe-admin", Role.admin)
+    people = [add_user(engine, f"roe-reader-{i}", Role.reader) for i in range(readers)]
+    outsider = add_user(engine, "roe-outsider", Role.reader)
+    plan = StudyPlan(name="turing", case_filter=CaseFilter(), design=Design.real_or_edited,
+                     reader_ids=[p.id or 0 for p in people], seed=7, strata_facets=("modality",),
+                     per_stratum={m: per_modality for m in ("chest_xray", "brain_mri", "fundus")},
+                     original_share=original_share, repeat_fraction=repeat_fraction)
+    with Session(engine) as session:
+        study = create_study(session=session, plan=plan, created_by=admin)
+    return StudySetup(study, admin, people, outsider)

@@ -43,7 +43,7 @@ def test_submit_is_idempotent_and_edits_are_new_versions(demo_engine: Engine, se
         assert a.id == again.id
         assert [v.version for v in versions] == [1, 2]
         assert latest_answer(s, first.id or 0).overall == "accept"  # type: ignore[union-attr]
-        assert reader_progress(s, setup.study.id or 0, reader.id or 0).done == 1
+        assert reader_progress(s, setup.study, reader.id or 0).done == 1
 
 
 def test_a_submission_id_from_another_case_is_refused(demo_engine: Engine, setup: StudySetup) -> None:

@@ -23,7 +23,7 @@ from app.studies.viewer_tools import VIEWER_TOOLS, require_tool, tools_of
 from app.studies.worklist import get_study
 from app.web.deps import IdPath, SessionDep, SettingsDep
 from app.web.forms import posted_form, read_form
-from app.web.routes.images import diff_response, image_response
+from app.web.routes.images import cached_response, image_response
 from app.web.security import CurrentUser
 from app.web.templating import redirect, render
 
@@ -101,7 +101,7 @@ def adjudication_diff(session: SessionDep, settings: SettingsDep, user: CurrentU
     require_tool(study, "difference")
     item = item_by_uid(session, study, uid)
     known = item_diff(session, item, size, settings.resolved_cache_dir())
-    return diff_response(request, *known, blind=_blind(study, user.id))
+    return cached_response(request, *known, blind=_blind(study, user.id))
 
 
 def _blind(study: Study, user_id: int | None) -> str:

@@ -3,10 +3,11 @@
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Query, Request
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, StreamingResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from pydantic import Field
 
 from app.accounts.users import get_user
+from app.agreement import real_or_edited
 from app.agreement.disagreements import KINDS, Disagreement, case_rows, csv_rows, disagreements
 from app.agreement.report import Slice, slice_choices
 from app.agreement.service import charts_for, report_for, report_json
@@ -15,6 +16,7 @@ from app.agreement.tables import TABLES, rows
 from app.csv_cells import iter_dict_csv
 from app.models import Direction, Modality
 from app.studies.adjudication import assign_adjudicator
+from app.studies.models import Design
 from app.studies.worklist import get_study
 from app.web.deps import MAX_DB_ID, DiseaseName, IdPath, QuestionQuery, SessionDep
 from app.web.templating import redirect, render
@@ -38,13 +40,34 @@ SliceDep = Annotated[Slice, Depends(case_slice)]
 
 @router.get("/studies/{study_id}/agreement", response_class=HTMLResponse)
 def agreement_page(request: Request, session: SessionDep, study_id: IdPath,
-                   scope: SliceDep) -> HTMLResponse:
+                   scope: SliceDep) -> Response:
     study = get_study(session, study_id)
+    if study.design == Design.real_or_edited:  # no rubric, no judge: its own figures
+        return redirect(request, f"/studies/{study_id}/real-or-edited")
     data, report = report_for(session, study, scope)
     context: dict[str, Any] = {"study": study, "report": report,
                                "choices": slice_choices(data.cases), "scope": scope,
                                "tables": TABLES, "query": request.url.query}
     return render(request, "agreement/study.html", context)
+
+
+@router.get("/studies/{study_id}/real-or-edited", response_class=HTMLResponse)
+def real_or_edited_page(request: Request, session: SessionDep, study_id: IdPath) -> HTMLResponse:
+    """Can readers tell an edit from a real image: ROC areas, sensitivity, specificity and
+    localisation, per reader and over the readers."""
+    study = get_study(session, study_id)
+    return render(request, "agreement/real_or_edited.html",
+                  {"study": study, "results": real_or_edited.results(session, study),
+                   "pooled": real_or_edited.POOLED, "mean": real_or_edited.MEAN})
+
+
+@router.get("/studies/{study_id}/real-or-edited.imrmc")
+def real_or_edited_imrmc(session: SessionDep, study_id: IdPath) -> StreamingResponse:
+    """The first reads in the iMRMC input format, for MRMC software (readers as random too)."""
+    study = get_study(session, study_id)
+    lines = real_or_edited.imrmc(session, study)
+    return StreamingResponse(lines, media_type="text/plain; charset=utf-8", headers={
+        "Content-Disposition": f'attachment; filename="study-{study_id}-real-or-edited.imrmc"'})
 
 
 @router.get("/studies/{study_id}/agreement/charts", response_class=HTMLResponse)

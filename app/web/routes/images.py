@@ -65,15 +65,17 @@ def get_diff(request: Request, session: SessionDep, settings: SettingsDep, attem
              size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
     """|edit - original| for one attempt, colour-mapped, transparent where nothing changed."""
     known = attempt_diff(session, attempt_id, size, settings.resolved_cache_dir())
-    return diff_response(request, *known)
+    return cached_response(request, *known)
 
 
-def diff_response(request: Request, path: Path, etag: str, *, blind: str = "") -> Response:
+def cached_response(request: Request, path: Path, etag: str, *, blind: str = "",
+                  media_type: str = "image/png") -> Response:
+    """A file of our cache (a difference map; a blinded JPEG) with its tag."""
     etag = f'"{_blinded(etag.strip(chr(34)), blind)}"'
     headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL}
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
-    return _cached_file(path, "image/png", headers, blind)
+    return _cached_file(path, media_type, headers, blind)
 
 
 @router.get("/images/{kind}/{image_id}", response_class=FileResponse, responses={

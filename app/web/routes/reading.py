@@ -6,11 +6,13 @@ from fastapi import APIRouter, Body, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import FormData
 
+from app.errors import Conflict, Forbidden, NotFound
 from app.images.files import ImageSize
+from app.studies import real_or_edited_answers as real_or_edited
 from app.studies.adjudication import studies_to_adjudicate
 from app.studies.answers import FAILURE_TAGS, AnswerIn, DraftIn, save_draft, submit_answer, undo_last
-from app.studies.images import item_diff, item_image
-from app.studies.models import Assignment, Study
+from app.studies.images import item_diff, item_image, shown_image
+from app.studies.models import Assignment, Design, Study
 from app.studies.viewer_tools import require_tool
 from app.studies.worklist import (
     get_assignment,
@@ -18,11 +20,12 @@ from app.studies.worklist import (
     next_open,
     read_for_reader,
     read_view,
+    reader_progress,
     studies_of,
 )
 from app.web.deps import IdPath, SessionDep, SettingsDep
 from app.web.forms import posted_form, read_form
-from app.web.routes.images import diff_response, image_response
+from app.web.routes.images import cached_response, image_response
 from app.web.security import CurrentUser
 from app.web.templating import redirect, render
 
@@ -53,7 +56,8 @@ def continue_study(request: Request, session: SessionDep, user: CurrentUser,
 def undo(request: Request, session: SessionDep, user: CurrentUser, study_id: IdPath) -> RedirectResponse:
     study = get_study(session, study_id)
     get_assignment(session, study, user, 1)
-    assignment = undo_last(session, study, user.id or 0)
+    undo_of = real_or_edited.undo_last if _one_image(study) else undo_last
+    assignment = undo_of(session, study, user.id or 0)
     target = f"/read/{study_id}/{assignment.sequence}" if assignment else f"/read/{study_id}"
     return redirect(request, target)
 
@@ -62,8 +66,25 @@ def undo(request: Request, session: SessionDep, user: CurrentUser, study_id: IdP
 def reading_screen(request: Request, session: SessionDep, user: CurrentUser, study_id: IdPath,
                    sequence: SequencePath) -> HTMLResponse:
     study = get_study(session, study_id)
-    view = read_view(session, study, user, get_assignment(session, study, user, sequence))
+    assignment = get_assignment(session, study, user, sequence)
+    if _one_image(study):
+        return _real_or_edited_screen(request, session, study, assignment, {}, {})
+    view = read_view(session, study, user, assignment)
     return render(request, "studies/reading/read.html", {"view": view, "tags": FAILURE_TAGS, "errors": {}})
+
+
+def _real_or_edited_screen(request: Request, session: SessionDep, study: Study,
+                           assignment: Assignment, typed: dict[str, object],
+                           errors: dict[str, str]) -> HTMLResponse:
+    view = real_or_edited.case_view(session, study, assignment)
+    return render(request, "studies/reading/real_or_edited.html", {
+        "view": view, "state": typed or view.form_state(), "errors": errors,
+        "progress": reader_progress(session, study, assignment.user_id)},
+        status_code=422 if errors else 200)
+
+
+def _one_image(study: Study) -> bool:
+    return study.design == Design.real_or_edited
 
 
 @router.post("/read/{study_id}/{sequence}", response_class=HTMLResponse)
@@ -72,6 +93,13 @@ def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: I
     # Sync: the body is read by posted_form first, so no pooled connection waits on a client.
     study = get_study(session, study_id)
     assignment = get_assignment(session, study, user, sequence)
+    if _one_image(study):
+        call = read_form(form, real_or_edited.RealOrEditedIn)
+        if call.value is None:
+            return _real_or_edited_screen(request, session, study, assignment, call.fields,
+                                          call.errors or {"form": "the answer was not accepted"})
+        real_or_edited.submit(session, study, assignment, call.value)
+        return redirect(request, f"/read/{study_id}")
     posted = read_form(form, AnswerIn)
     if posted.value is None:
         view = read_view(session, study, user, assignment)
@@ -88,7 +116,10 @@ def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: I
 def put_draft(session: SessionDep, user: CurrentUser, study_id: IdPath, sequence: SequencePath,
               payload: Annotated[DraftIn, Body()]) -> Response:
     study = get_study(session, study_id)
-    save_draft(session, study, get_assignment(session, study, user, sequence), payload)
+    assignment = get_assignment(session, study, user, sequence)
+    if _one_image(study):
+        raise Conflict("a real-or-edited study keeps no drafts: its answer is two keys")
+    save_draft(session, study, assignment, payload)
     return Response(status_code=204)
 
 
@@ -98,6 +129,8 @@ def reading_image(request: Request, session: SessionDep, settings: SettingsDep,
                         which: Literal["original", "edit"],
                         size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
     study = get_study(session, study_id)
+    if _one_image(study):  # /original and /edit would say what the case shows
+        raise Forbidden("a real-or-edited case has one image, at its own address")
     assignment, item = read_for_reader(session, study, user, uid)
     return image_response(request, item_image(session, item, which), size,
                           settings.resolved_cache_dir(), blind=_blind(study, assignment))
@@ -112,7 +145,22 @@ def reading_diff(request: Request, session: SessionDep, settings: SettingsDep,
     require_tool(study, "difference")
     assignment, item = read_for_reader(session, study, user, uid)
     known = item_diff(session, item, size, settings.resolved_cache_dir())
-    return diff_response(request, *known, blind=_blind(study, assignment))
+    return cached_response(request, *known, blind=_blind(study, assignment))
+
+
+@router.get("/read/{study_id}/shown/{uid}")
+def real_or_edited_image(request: Request, session: SessionDep, settings: SettingsDep,
+                         user: CurrentUser, study_id: IdPath,
+                         uid: Annotated[str, IdlessUid]) -> Response:
+    """A real-or-edited case's one image, re-encoded blind: by the read's uid alone, so the
+    address, the headers and the file say nothing of what it is."""
+    study = get_study(session, study_id)
+    if not _one_image(study):
+        raise NotFound("no such image in this study")
+    assignment, item = read_for_reader(session, study, user, uid)
+    path, tag = shown_image(session, item, settings.resolved_cache_dir())
+    return cached_response(request, path, tag, blind=_blind(study, assignment),
+                           media_type="image/jpeg")
 
 
 def _blind(study: Study, assignment: Assignment) -> str:

@@ -1,0 +1,190 @@
+"""The figures of a real-or-edited study: can readers tell an accepted edit from a real image?
+
+Each read is one rating from 1 (certainly real) to 10 (certainly edited)
+(app/studies/real_or_edited.py). Per reader and over the readers: the ROC area of the ratings
+against the truth, with a cluster-bootstrap interval over source images (app/agreement/roc.py;
+a study draws one image per source image, so each case is its own cluster); sensitivity
+(edits called edited) and specificity (originals called real) at the middle of the scale, the
+reader's own call; and localisation, the share of the clicks on called edits that fall on the
+changed region (app/images/metrics.py). An area near 0.5 means readers could not tell.
+
+Only first reads count: a hidden repeat is the same reader on the same image again.
+"""
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date
+
+import numpy as np
+from sqlalchemy import func, select
+from sqlmodel import Session, col
+from statsmodels.stats.proportion import proportion_confint
+
+from app.agreement.roc import Figure, area, rates, reader_areas
+from app.errors import Conflict
+from app.images.files import ImageNotFound
+from app.images.metrics import click_finds_change
+from app.models import Task, User
+from app.studies.images import item_image
+from app.studies.models import Assignment, Design, RealOrEditedAnswer, Shows, Study, StudyItem
+from app.studies.real_or_edited import MIDDLE, imrmc_lines, rating
+
+logger = logging.getLogger(__name__)
+POOLED = "all reads"
+MEAN = "readers' mean"
+# Whether a click found the change, by study secret and answer id: answers never change (an
+# edit is a new row), so neither does the answer; the secret keeps two databases apart.
+_found: dict[tuple[str, int], bool | None] = {}
+
+
+@dataclass(frozen=True)
+class Read:
+    reader: str
+    item_id: int
+    source_image_id: int
+    modality: str
+    is_edit: bool  # the truth: the case showed the edit
+    rating: int
+    answer_id: int
+    click: tuple[float, float] | None
+
+
+@dataclass(frozen=True)
+class Localisation:
+    clicks: int  # clicks on edits the reader called edited
+    found: int  # of them, on the changed region
+    unmeasured: int  # edits with no measurable change, or whose images could not be read
+    low: float | None
+    high: float | None
+
+    @property
+    def share(self) -> float | None:
+        return self.found / self.clicks if self.clicks else None
+
+
+@dataclass
+class ReaderRow:
+    name: str
+    reads: int
+    area: Figure
+    sensitivity: Figure
+    specificity: Figure
+    accuracy: Figure
+    localisation: Localisation
+
+
+@dataclass
+class RealOrEditedResults:
+    study: Study
+    cases: int  # cases read at least once
+    edits: int
+    originals: int
+    rows: list[ReaderRow] = field(default_factory=list)
+    reason: str | None = None  # why there are no figures yet
+
+
+def reads(session: Session, study: Study) -> list[Read]:
+    """Every first read's answer in force."""
+    newest = (select(col(RealOrEditedAnswer.assignment_id),
+                     func.max(RealOrEditedAnswer.version).label("version"))
+              .group_by(col(RealOrEditedAnswer.assignment_id)).subquery())
+    query = (select(RealOrEditedAnswer, col(User.name), col(StudyItem.id), col(StudyItem.shows),
+                    col(Task.source_image_id), col(Task.modality))
+             .join(newest, (col(RealOrEditedAnswer.assignment_id) == newest.c.assignment_id)
+                   & (col(RealOrEditedAnswer.version) == newest.c.version))
+             .join(Assignment, col(Assignment.id) == RealOrEditedAnswer.assignment_id)
+             .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
+             .join(Task, col(Task.id) == StudyItem.task_id)
+             .join(User, col(User.id) == Assignment.user_id)
+             .where(col(Assignment.study_id) == study.id, col(Assignment.repeat_of).is_(None),
+                    col(RealOrEditedAnswer.retracted).is_(False))
+             .order_by(col(StudyItem.id), col(User.name)))
+    found = []
+    for answer, reader, item_id, shows, source, modality in session.execute(query):
+        click = (answer.click_x, answer.click_y) if answer.click_x is not None else None
+        found.append(Read(reader, item_id, source, modality, shows == Shows.edit,
+                          rating(answer.edited, answer.confidence), answer.id or 0, click))
+    return found
+
+
+def results(session: Session, study: Study) -> RealOrEditedResults:
+    if study.design != Design.real_or_edited:
+        raise Conflict(f"study {study.name!r} is not a real-or-edited study")
+    found = reads(session, study)
+    truth = {r.item_id: r.is_edit for r in found}
+    out = RealOrEditedResults(study, len(truth), sum(truth.values()),
+                              sum(1 for e in truth.values() if not e))
+    if not found:
+        out.reason = "no answers yet"
+        return out
+    if not out.edits or not out.originals:
+        out.reason = "the answers so far are all on edits or all on originals: an area needs both"
+        return out
+    items = sorted(truth)
+    at = {item: i for i, item in enumerate(items)}
+    source = {r.item_id: r.source_image_id for r in found}
+    clusters = np.array([source[i] for i in items])
+    y = np.array([truth[i] for i in items])
+    names = sorted({r.reader for r in found})
+    scores = {name: np.full(len(items), np.nan) for name in names}
+    for r in found:
+        scores[r.reader][at[r.item_id]] = r.rating
+    areas = reader_areas(y, scores, clusters=clusters)
+    for name in names:
+        own = [r for r in found if r.reader == name]
+        out.rows.append(_row(session, study, name, own, areas[name]))
+    if len(names) > 1:
+        out.rows.append(_row(session, study, MEAN, found, areas[MEAN]))
+    pooled = area([r.is_edit for r in found], [r.rating for r in found],
+                  clusters=[r.source_image_id for r in found])
+    out.rows.append(_row(session, study, POOLED, found, pooled))
+    return out
+
+
+def _row(session: Session, study: Study, name: str, own: list[Read], auc: Figure) -> ReaderRow:
+    called = rates([r.is_edit for r in own], [r.rating > MIDDLE for r in own],
+                   clusters=[r.source_image_id for r in own])
+    return ReaderRow(name, len(own), auc, called["sensitivity"], called["specificity"],
+                     called["agreement"], _localisation(session, study, own))
+
+
+def _localisation(session: Session, study: Study, own: list[Read]) -> Localisation:
+    hits = [_click_found(session, study, r) for r in own
+            if r.is_edit and r.rating > MIDDLE and r.click is not None]
+    measured = [h for h in hits if h is not None]
+    found = sum(measured)
+    low, high = (proportion_confint(found, len(measured), method="wilson") if measured
+                 else (None, None))
+    return Localisation(len(measured), found, len(hits) - len(measured),
+                        None if low is None else float(low), None if high is None else float(high))
+
+
+def _click_found(session: Session, study: Study, read: Read) -> bool | None:
+    key = (study.order_secret, read.answer_id)
+    if key not in _found:
+        item = session.get(StudyItem, read.item_id)
+        assert item is not None and read.click is not None
+        try:
+            _found[key] = click_finds_change(item_image(session, item, "original").read_bytes(),
+                                             item_image(session, item, "edit").read_bytes(),
+                                             *read.click)
+        except (ImageNotFound, OSError) as error:
+            logger.warning("study %s, item %s: the click could not be checked (%s)",
+                           study.id, item.id, error)
+            return None
+    return _found[key]
+
+
+def imrmc(session: Session, study: Study) -> Iterator[str]:
+    """The study's first reads in the iMRMC input format, one line at a time."""
+    if study.design != Design.real_or_edited:
+        raise Conflict(f"study {study.name!r} is not a real-or-edited study")
+    found = reads(session, study)
+    truth = {r.item_id: r.is_edit for r in found}
+    description = (f"MedBanana Review real-or-edited study {study.name!r}, exported "
+                   f"{date.today().isoformat()}; truth 1 = edited; score 1 certainly real to "
+                   "10 certainly edited; first reads only")
+    for line in imrmc_lines(truth, [(r.reader, r.item_id, r.rating) for r in found],
+                            description=description):
+        yield line + "\n"
