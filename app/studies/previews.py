@@ -3,7 +3,8 @@
 A preview drawn on first request took about 31 ms against 5 ms once cached, so a reader
 could time an image and learn whether someone had opened it before (in another study, or as
 the judge's revealed verdict). With all of a study's previews and difference maps drawn up
-front, every first view is a cached one.
+front, every first view is a cached one. A real-or-edited study's one blinded image per case is
+drawn the same way (encoding it takes longer still).
 """
 
 import logging
@@ -15,8 +16,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from app.images.files import ImageNotFound, ImageSize, sized_file
-from app.studies.images import item_diff, item_image
-from app.studies.models import StudyItem
+from app.studies.images import item_diff, item_image, shown_image
+from app.studies.models import Design, Study, StudyItem
 
 logger = logging.getLogger(__name__)
 
@@ -26,9 +27,15 @@ def warm_previews(engine: Engine, study_id: int, cache_dir: Path) -> int:
     done. A missing or unreadable image is logged and skipped (its screen says so)."""
     started, done = time.perf_counter(), 0
     with Session(engine) as session:
+        study = session.get(Study, study_id)
+        one_image = study is not None and study.design == Design.real_or_edited
         items = session.scalars(select(StudyItem).where(col(StudyItem.study_id) == study_id)).all()
         for item in items:
             try:
+                if one_image:
+                    shown_image(session, item, cache_dir)
+                    done += 1
+                    continue
                 for which in ("original", "edit"):
                     sized_file(item_image(session, item, which), ImageSize.preview, cache_dir)
                 item_diff(session, item, ImageSize.preview, cache_dir)

@@ -1,0 +1,183 @@
+"""The real-or-edited routes: one image by the read's uid, re-encoded so that nothing in the
+address, the headers or the file's metadata tells an original from an edit; answers 303 or
+422 with what was typed kept; the paired images, the difference map and drafts refused; the
+results page and the iMRMC download for admins."""
+
+import io
+import re
+import struct
+from collections import defaultdict
+
+import pytest
+from bs4 import BeautifulSoup
+from fastapi.testclient import TestClient
+from PIL import Image
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app.images.blinded import SIZE_STEP
+from app.models import Attempt, Task
+from app.settings import Settings
+from app.studies.models import Assignment, RealOrEditedAnswer, StudyItem
+from tests.studies.conftest import StudySetup, make_real_or_edited
+from tests.web.routes.test_reading import as_user
+
+
+@pytest.fixture
+def study(demo_engine: Engine) -> StudySetup:
+    return make_real_or_edited(demo_engine, per_modality=4)
+
+
+@pytest.fixture
+def reader(demo_engine: Engine, settings: Settings, study: StudySetup) -> TestClient:
+    return as_user(demo_engine, settings, "roe-reader-0")
+
+
+def _headers(jpeg: bytes) -> bytes:
+    """Every byte before the coded pixels (the segments up to and including start of scan)."""
+    at = 2
+    while jpeg[at + 1] != 0xDA:
+        at += 2 + struct.unpack(">H", jpeg[at + 2:at + 4])[0]
+    return jpeg[:at + 2 + struct.unpack(">H", jpeg[at + 2:at + 4])[0]]
+
+
+def _reads(engine: Engine, study: StudySetup, user_name: str) -> list[tuple[Assignment, StudyItem]]:
+    reader = next(r for r in study.readers if r.name == user_name)
+    with Session(engine) as s:
+        return list(s.execute(select(Assignment, StudyItem)
+                              .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
+                              .where(col(Assignment.user_id) == reader.id)
+                              .order_by(col(Assignment.sequence))).all())
+
+
+def test_the_screen_names_nothing_and_shows_one_image(demo_engine: Engine, reader: TestClient,
+                                                      study: StudySetup) -> None:
+    sid = study.study.id
+    page = reader.get(f"/read/{sid}/1")
+    assert page.status_code == 200
+    html = BeautifulSoup(page.text, "html.parser")
+    images = html.select("#panes img")
+    assert len(images) == 1
+    assert re.fullmatch(rf"/read/{sid}/shown/[0-9a-f]{{24}}", images[0]["src"])
+    assert html.select_one("#instruction") is None  # the instruction names the change
+    assert {i["value"] for i in html.select("input[name=call]")} == {"real", "edited"}
+    assert len(html.select("input[name=confidence]")) == 5
+    assert not html.select("[data-action=flicker], [data-swipe], [data-diff]")
+    with Session(demo_engine) as s:
+        secrets = []
+        for item in s.scalars(select(StudyItem).where(col(StudyItem.study_id) == sid)):
+            attempt, task = s.get(Attempt, item.attempt_id), s.get(Task, item.task_id)
+            assert attempt is not None and task is not None
+            secrets += [task.task_key, (attempt.image_relpath or "").rsplit("/", 1)[-1],
+                        task.disease, item.uid]
+    text = page.text
+    assert not [word for word in secrets if word and word in text]
+    assert "original" not in images[0]["src"] and "edit" not in images[0]["src"]
+
+
+def test_images_tell_nothing_but_their_pixels(demo_engine: Engine, reader: TestClient,
+                                              study: StudySetup) -> None:
+    """Grouped by the shown size and mode, originals and edits carry the same bytes before the
+    coded pixels, lengths in whole size steps, and the same response headers."""
+    sid = study.study.id
+    groups: dict[tuple[tuple[int, int], str], dict[str, set[bytes]]] = defaultdict(lambda: defaultdict(set))
+    header_names: dict[str, set[frozenset[str]]] = defaultdict(set)
+    for assignment, item in _reads(demo_engine, study, "roe-reader-0"):
+        response = reader.get(f"/read/{sid}/shown/{assignment.uid}")
+        assert response.status_code == 200 and response.headers["content-type"] == "image/jpeg"
+        data = response.content
+        assert len(data) % SIZE_STEP == 0
+        assert "last-modified" not in response.headers and "content-disposition" not in response.headers
+        with Image.open(io.BytesIO(data)) as image:
+            assert not image.getexif() and "icc_profile" not in image.info and "comment" not in image.info
+            groups[(image.size, image.mode)][item.shows].add(_headers(data))
+        header_names[item.shows].add(frozenset(response.headers) - {"etag"})
+        again = reader.get(f"/read/{sid}/shown/{assignment.uid}",
+                           headers={"If-None-Match": response.headers["etag"]})
+        assert again.status_code == 304
+    assert header_names["edit"] == header_names["original"] and len(header_names["edit"]) == 1
+    mixed = [g for g in groups.values() if g["edit"] and g["original"]]
+    assert mixed, "the sample should hold an original and an edit of one format"
+    for group in groups.values():
+        assert len(group["edit"] | group["original"]) == 1
+
+
+def test_the_paired_images_drafts_and_other_readers_are_refused(
+        demo_engine: Engine, settings: Settings, reader: TestClient, study: StudySetup) -> None:
+    sid = study.study.id
+    [(first, _), *_] = _reads(demo_engine, study, "roe-reader-0")
+    for which in ("original", "edit"):
+        assert reader.get(f"/read/{sid}/image/{first.uid}/{which}").status_code == 403
+    assert reader.get(f"/read/{sid}/diff/{first.uid}").status_code == 403
+    assert reader.put(f"/read/{sid}/1/draft", json={"confidence": 3}).status_code == 409
+    other = as_user(demo_engine, settings, "roe-reader-1")
+    assert other.get(f"/read/{sid}/shown/{first.uid}").status_code == 403
+    assert as_user(demo_engine, settings, "roe-outsider").get(f"/read/{sid}/1").status_code == 403
+
+
+@pytest.mark.parametrize("form, field", [
+    ({"call": "edited", "confidence": "9"}, "confidence"),
+    ({"call": "perhaps", "confidence": "3"}, "call"),
+    ({"confidence": "3"}, "call"),
+    ({"call": "edited", "confidence": "3", "click_x": "0.5"}, "click_y"),
+    ({"call": "edited", "confidence": "3", "click_x": "2", "click_y": "0.1"}, "click_x"),
+])
+def test_bad_answers_are_422_with_what_was_typed_kept(demo_engine: Engine, reader: TestClient,
+                                                      study: StudySetup, form: dict[str, str],
+                                                      field: str) -> None:
+    response = reader.post(f"/read/{study.study.id}/1", data=form | {"submission_id": "sub-roe-bad-1"})
+    assert response.status_code == 422
+    page = BeautifulSoup(response.text, "html.parser")
+    assert page.select_one(f"#error-{field}") is not None
+    typed = page.select_one("input[name=call][checked]")
+    kept = form.get("call") if form.get("call") in ("real", "edited") else None
+    assert (typed["value"] if typed else None) == kept
+    with Session(demo_engine) as s:
+        assert s.scalars(select(RealOrEditedAnswer)).all() == []
+
+
+def test_an_answer_is_stored_once_and_the_results_and_imrmc_follow(
+        demo_engine: Engine, settings: Settings, reader: TestClient, study: StudySetup) -> None:
+    sid = study.study.id
+    for assignment, item in _reads(demo_engine, study, "roe-reader-0"):
+        call = "edited" if item.shows == "edit" else "real"
+        form = {"call": call, "confidence": "4", "submission_id": f"sub-{assignment.uid}",
+                "time_on_case_ms": "2100", "click_x": "0.5", "click_y": "0.5"}
+        for _ in range(2):  # a double submit stores once
+            posted = reader.post(f"/read/{sid}/{assignment.sequence}", data=form, follow_redirects=False)
+            assert posted.status_code == 303 and posted.headers["location"] == f"/read/{sid}"
+    with Session(demo_engine) as s:
+        stored = s.scalars(select(RealOrEditedAnswer)).all()
+    assert len(stored) == 12 and all(a.time_on_case_ms == 2100 for a in stored)
+    assert all((a.click_x is None) == (not a.edited) for a in stored)
+    admin = as_user(demo_engine, settings, "roe-admin")
+    assert admin.get(f"/studies/{sid}/agreement", follow_redirects=False).headers["location"] \
+        == f"/studies/{sid}/real-or-edited"
+    page = BeautifulSoup(admin.get(f"/studies/{sid}/real-or-edited").text, "html.parser")
+    row = page.select_one('#real-or-edited-table tr[data-reader="roe-reader-0"] td.area')
+    assert row is not None and row.get_text().startswith("1.000")
+    download = admin.get(f"/studies/{sid}/real-or-edited.imrmc")
+    assert download.status_code == 200 and "attachment" in download.headers["content-disposition"]
+    assert "BEGIN DATA:" in download.text.splitlines()
+    assert reader.get(f"/studies/{sid}/real-or-edited").status_code == 403
+    detail = BeautifulSoup(admin.get(f"/studies/{sid}").text, "html.parser")
+    assert detail.select_one("#real-or-edited-link") and not detail.select_one("#agreement-link")
+
+
+def test_the_new_study_form_makes_a_real_or_edited_study(demo_engine: Engine, settings: Settings,
+                                                        study: StudySetup) -> None:
+    admin = as_user(demo_engine, settings, "roe-admin")
+    form = {"name": "second turing", "design": "real_or_edited", "total": "6",
+            "original_share": "0.3", "readers": [str(study.readers[0].id)],
+            "viewer_tools": ["window", "flicker"]}
+    bad = admin.post("/studies", data=form | {"original_share": "0.95"})
+    assert bad.status_code == 422
+    page = BeautifulSoup(bad.text, "html.parser")
+    assert page.select_one("input[name=original_share]")["value"] == "0.95"
+    made = admin.post("/studies", data=form, follow_redirects=False)
+    assert made.status_code == 303
+    with Session(demo_engine) as s:
+        items = s.scalars(select(StudyItem).where(col(StudyItem.study_id) != study.study.id)).all()
+        cached = list((settings.resolved_cache_dir() / "blinded").rglob("*.jpeg"))
+    assert len(items) == 6 and [i.shows for i in items].count("original") == 2  # 0.3 of 6, rounded
+    assert len(cached) >= 6  # drawn when the study was made: no first view is slower
