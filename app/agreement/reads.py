@@ -17,9 +17,10 @@ from sqlalchemy import func, select
 from sqlmodel import Session, col
 
 from app.agreement.stats import Vote
+from app.errors import Conflict
 from app.models import IMPORTED_PROMPT_VERSION, Attempt, JudgeVerdict, Task, User
 from app.studies.adjudication import latest_decisions
-from app.studies.models import Answer, Assignment, Study, StudyItem
+from app.studies.models import Answer, Assignment, Design, Study, StudyItem
 from pipeline.vocabulary import DIMENSIONS, QUESTIONS
 
 CANNOT_ASSESS = "cannot_assess"
@@ -110,6 +111,9 @@ class StudyReads:
 
 
 def load(session: Session, study: Study) -> StudyReads:
+    if study.design == Design.real_or_edited:  # no rubric answers and no judge to compare
+        raise Conflict(f"study {study.name!r} is a real-or-edited study: its figures are at "
+                       f"/studies/{study.id}/real-or-edited")
     cases = _cases(session, study)
     # A version given after the study revealed the judge is kept, and shown in the exports,
     # but never counted: the figures are of judgements made blind to the verdict.

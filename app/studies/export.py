@@ -20,7 +20,8 @@ CHUNK = 500
 
 DESIGN_HEADER = ("study", "seed", "reader", "order_seed", "sequence", "repeat_of_sequence", "item",
                  "stratum", "case_id", "task_key", "modality", "disease", "direction", "round",
-                 "judge_verdict_id")  # the frozen verdict each item is compared with
+                 "judge_verdict_id",  # the frozen verdict each item is compared with
+                 "shows")  # edit, or original (a real-or-edited study's truth)
 
 
 def iter_design_csv(session: Session, study: Study) -> Iterator[str]:
@@ -43,7 +44,8 @@ def iter_design_csv(session: Session, study: Study) -> Iterator[str]:
         rows.writerow((study.name, study.seed, reader, order_seed, assignment.sequence,
                               sequences.get(assignment.repeat_of, "") if assignment.repeat_of else "",
                               item.uid, item.stratum, task.id, task.task_key, task.modality,
-                              task.disease, task.direction, round_, item.judge_verdict_id or ""))
+                              task.disease, task.direction, round_, item.judge_verdict_id or "",
+                              item.shows))
         if n % CHUNK == CHUNK - 1:
             yield rows.take()
     yield rows.take()

@@ -85,7 +85,8 @@ def test_a_reader_answers_by_keyboard_and_the_admin_gets_an_area(
     assert newest is not None and newest.confidence == 3 and not newest.retracted
     assert (newest.click_x is not None) == edited  # a click is kept with "edited" only
     if edited:
-        assert newest.click_x == pytest.approx(0.25, abs=0.02) and newest.click_y == pytest.approx(0.75, abs=0.02)
+        assert (newest.click_x, newest.click_y) == (pytest.approx(0.25, abs=0.02),
+                                                    pytest.approx(0.75, abs=0.02))
 
     admin = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
     log_in(admin, live_server, "roe-admin", f"/studies/{sid}")

@@ -3,6 +3,7 @@ address, the headers or the file's metadata tells an original from an edit; answ
 422 with what was typed kept; the paired images, the difference map and drafts refused; the
 results page and the iMRMC download for admins."""
 
+import csv
 import io
 import re
 import struct
@@ -159,7 +160,13 @@ def test_an_answer_is_stored_once_and_the_results_and_imrmc_follow(
     download = admin.get(f"/studies/{sid}/real-or-edited.imrmc")
     assert download.status_code == 200 and "attachment" in download.headers["content-disposition"]
     assert "BEGIN DATA:" in download.text.splitlines()
+    design = list(csv.DictReader(io.StringIO(admin.get(f"/studies/{sid}/design.csv").text)))
+    with Session(demo_engine) as s:
+        truth = {i.uid: i.shows for i in s.scalars(select(StudyItem).where(col(StudyItem.study_id) == sid))}
+    assert {row["item"]: row["shows"] for row in design} == truth
     assert reader.get(f"/studies/{sid}/real-or-edited").status_code == 403
+    for url in ("report.html", "agreement.json", "disagreements", "reference.csv"):
+        assert admin.get(f"/studies/{sid}/{url}").status_code == 409  # no rubric figures here
     detail = BeautifulSoup(admin.get(f"/studies/{sid}").text, "html.parser")
     assert detail.select_one("#real-or-edited-link") and not detail.select_one("#agreement-link")
 
