@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
 
 import numpy as np
 from sqlalchemy import func, select
@@ -24,18 +25,15 @@ from statsmodels.stats.proportion import proportion_confint
 from app.agreement.roc import Figure, area, rates, reader_areas
 from app.errors import Conflict
 from app.images.files import ImageNotFound
-from app.images.metrics import click_finds_change
+from app.images.metrics import click_in
 from app.models import Task, User
-from app.studies.images import item_image
+from app.studies.images import item_change_region
 from app.studies.models import Assignment, Design, RealOrEditedAnswer, Shows, Study, StudyItem
 from app.studies.real_or_edited import MIDDLE, imrmc_lines, rating
 
 logger = logging.getLogger(__name__)
 POOLED = "all reads"
 MEAN = "readers' mean"
-# Whether a click found the change, by study secret and answer id: answers never change (an
-# edit is a new row), so neither does the answer; the secret keeps two databases apart.
-_found: dict[tuple[str, int], bool | None] = {}
 
 
 @dataclass(frozen=True)
@@ -88,6 +86,8 @@ def reads(session: Session, study: Study) -> list[Read]:
     """Every first read's answer in force."""
     newest = (select(col(RealOrEditedAnswer.assignment_id),
                      func.max(RealOrEditedAnswer.version).label("version"))
+              .join(Assignment, col(Assignment.id) == RealOrEditedAnswer.assignment_id)
+              .where(col(Assignment.study_id) == study.id)
               .group_by(col(RealOrEditedAnswer.assignment_id)).subquery())
     query = (select(RealOrEditedAnswer, col(User.name), col(StudyItem.id), col(StudyItem.shows),
                     col(Task.source_image_id), col(Task.modality))
@@ -108,7 +108,8 @@ def reads(session: Session, study: Study) -> list[Read]:
     return found
 
 
-def results(session: Session, study: Study) -> RealOrEditedResults:
+def results(session: Session, study: Study, cache_dir: Path) -> RealOrEditedResults:
+    """``cache_dir`` keeps each edit's change region (app/studies/images.py)."""
     if study.design != Design.real_or_edited:
         raise Conflict(f"study {study.name!r} is not a real-or-edited study")
     found = reads(session, study)
@@ -131,27 +132,27 @@ def results(session: Session, study: Study) -> RealOrEditedResults:
     for r in found:
         scores[r.reader][at[r.item_id]] = r.rating
     areas = reader_areas(y, scores, clusters=clusters)
+    hits = _clicks_found(session, study, cache_dir, found)
     for name in names:
         own = [r for r in found if r.reader == name]
-        out.rows.append(_row(session, study, name, own, areas[name]))
+        out.rows.append(_row(name, own, areas[name], hits))
     if len(names) > 1:
-        out.rows.append(_row(session, study, MEAN, found, areas[MEAN]))
+        out.rows.append(_row(MEAN, found, areas[MEAN], hits))
     pooled = area([r.is_edit for r in found], [r.rating for r in found],
                   clusters=[r.source_image_id for r in found])
-    out.rows.append(_row(session, study, POOLED, found, pooled))
+    out.rows.append(_row(POOLED, found, pooled, hits))
     return out
 
 
-def _row(session: Session, study: Study, name: str, own: list[Read], auc: Figure) -> ReaderRow:
+def _row(name: str, own: list[Read], auc: Figure, hits: dict[int, bool | None]) -> ReaderRow:
     called = rates([r.is_edit for r in own], [r.rating > MIDDLE for r in own],
                    clusters=[r.source_image_id for r in own])
+    clicked = [hits[r.answer_id] for r in own if r.answer_id in hits]
     return ReaderRow(name, len(own), auc, called["sensitivity"], called["specificity"],
-                     called["agreement"], _localisation(session, study, own))
+                     called["agreement"], _localisation(clicked))
 
 
-def _localisation(session: Session, study: Study, own: list[Read]) -> Localisation:
-    hits = [_click_found(session, study, r) for r in own
-            if r.is_edit and r.rating > MIDDLE and r.click is not None]
+def _localisation(hits: list[bool | None]) -> Localisation:
     measured = [h for h in hits if h is not None]
     found = sum(measured)
     low, high = (proportion_confint(found, len(measured), method="wilson") if measured
@@ -160,20 +161,32 @@ def _localisation(session: Session, study: Study, own: list[Read]) -> Localisati
                         None if low is None else float(low), None if high is None else float(high))
 
 
-def _click_found(session: Session, study: Study, read: Read) -> bool | None:
-    key = (study.order_secret, read.answer_id)
-    if key not in _found:
-        item = session.get(StudyItem, read.item_id)
-        assert item is not None and read.click is not None
-        try:
-            _found[key] = click_finds_change(item_image(session, item, "original").read_bytes(),
-                                             item_image(session, item, "edit").read_bytes(),
-                                             *read.click)
-        except (ImageNotFound, OSError) as error:
-            logger.warning("study %s, item %s: the click could not be checked (%s)",
-                           study.id, item.id, error)
-            return None
-    return _found[key]
+def _clicks_found(session: Session, study: Study, cache_dir: Path,
+                  found: list[Read]) -> dict[int, bool | None]:
+    """Answer id -> whether its click found the change (None: nothing to find, or the images
+    could not be read), for every click on an edit its reader called edited. Each item's
+    region is looked up once, however many readers clicked on it."""
+    regions: dict[int, np.ndarray | None] = {}
+    hits: dict[int, bool | None] = {}
+    for read in found:
+        if not (read.is_edit and read.rating > MIDDLE and read.click is not None):
+            continue
+        if read.item_id not in regions:
+            regions[read.item_id] = _region(session, study, cache_dir, read.item_id)
+        region = regions[read.item_id]
+        hits[read.answer_id] = None if region is None else click_in(region, *read.click)
+    return hits
+
+
+def _region(session: Session, study: Study, cache_dir: Path, item_id: int) -> np.ndarray | None:
+    item = session.get(StudyItem, item_id)
+    assert item is not None
+    try:
+        return item_change_region(session, item, cache_dir)
+    except ImageNotFound as error:
+        logger.warning("study %s, item %s: clicks on it could not be checked (%s)",
+                       study.id, item_id, error)
+        return None
 
 
 def imrmc(session: Session, study: Study) -> Iterator[str]:

@@ -116,19 +116,34 @@ def roi_preservation(original: ImageSource, edited: ImageSource, roi_mask: Calla
 CLICK_TOLERANCE = 0.03
 
 
-def click_finds_change(original: ImageSource, edited: ImageSource, x: float, y: float,
-                       tolerance: float = CLICK_TOLERANCE) -> bool | None:
-    """Whether a click at (x, y), each 0 to 1 across the image, falls on the edit's changed
-    region (the mask of :func:`compare`, widened by ``tolerance``); None when the edit
-    changed nothing measurable, so there is nothing to find."""
-    if not (0 <= x <= 1 and 0 <= y <= 1):
-        raise ValueError(f"a click is inside the image: 0 to 1 each way, not ({x:g}, {y:g})")
+def change_region(original: ImageSource, edited: ImageSource,
+                  tolerance: float = CLICK_TOLERANCE) -> np.ndarray | None:
+    """Where a click finds the edit's change: the changed mask of :func:`compare` at the
+    working side, widened by ``tolerance`` (every pixel within that distance of it); None
+    when the edit changed nothing measurable, so there is nothing to find."""
     with open_image(original) as image:
         side = min(WORK_SIDE, max(image.size))
     mask = changed_mask(grey(original, side), grey(edited, side))
     if not mask.any():
         return None
     reach = max(0, round(tolerance * side))
-    widened = dilation(mask, disk(reach)) if reach else mask
-    row, column = min(side - 1, int(y * side)), min(side - 1, int(x * side))
-    return bool(widened[row, column])
+    # The distance to the mask: the same set as a dilation by disk(reach), in a tenth the time.
+    return mask | (ndimage.distance_transform_edt(~mask) <= reach) if reach else mask
+
+
+def click_in(region: np.ndarray, x: float, y: float) -> bool:
+    """Whether a click at (x, y), each 0 to 1 across the image, falls in the region."""
+    if not (0 <= x <= 1 and 0 <= y <= 1):
+        raise ValueError(f"a click is inside the image: 0 to 1 each way, not ({x:g}, {y:g})")
+    rows, columns = region.shape
+    return bool(region[min(rows - 1, int(y * rows)), min(columns - 1, int(x * columns))])
+
+
+def click_finds_change(original: ImageSource, edited: ImageSource, x: float, y: float,
+                       tolerance: float = CLICK_TOLERANCE) -> bool | None:
+    """Whether a click falls on the edit's change region (:func:`change_region`); None when
+    there is nothing to find."""
+    if not (0 <= x <= 1 and 0 <= y <= 1):
+        raise ValueError(f"a click is inside the image: 0 to 1 each way, not ({x:g}, {y:g})")
+    region = change_region(original, edited, tolerance)
+    return None if region is None else click_in(region, x, y)

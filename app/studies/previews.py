@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from app.images.files import ImageNotFound, ImageSize, sized_file
-from app.studies.images import item_diff, item_image, shown_image
+from app.studies.images import item_change_region, item_diff, item_image, shown_image
 from app.studies.models import Design, Study, StudyItem
 
 logger = logging.getLogger(__name__)
@@ -34,6 +34,8 @@ def warm_previews(engine: Engine, study_id: int, cache_dir: Path) -> int:
             try:
                 if one_image:
                     shown_image(session, item, cache_dir)
+                    if item.shows == "edit":  # where a reader's click would find the change
+                        item_change_region(session, item, cache_dir)
                     done += 1
                     continue
                 for which in ("original", "edit"):

@@ -3,6 +3,7 @@ sensitivity and specificity are counted at the middle of the scale, a click on t
 region counts as found and one far from it does not, and the iMRMC file holds every read."""
 
 import io
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -44,7 +45,7 @@ def _points(session: Session, item: StudyItem) -> tuple[tuple[float, float], tup
         ((far[1] + 0.5) / side, (far[0] + 0.5) / side)
 
 
-def test_figures_match_scikit_learn_and_count_clicks(demo_engine: Engine) -> None:
+def test_figures_match_scikit_learn_and_count_clicks(demo_engine: Engine, tmp_path: Path) -> None:
     setup = make_real_or_edited(demo_engine, per_modality=4)
     expected: dict[str, tuple[list[bool], list[int]]] = {}
     clicked = {"found": 0, "missed": 0}
@@ -71,7 +72,7 @@ def test_figures_match_scikit_learn_and_count_clicks(demo_engine: Engine) -> Non
                 truths.append(truth)
                 ratings.append(rating(call == "edited", confidence))
             expected[reader.name] = (truths, ratings)
-        found = results(s, setup.study)
+        found = results(s, setup.study, tmp_path)
     rows = {row.name: row for row in found.rows}
     assert found.reason is None and found.cases == 12 and found.edits == found.originals == 6
     for name, (truths, ratings) in expected.items():
@@ -90,6 +91,10 @@ def test_figures_match_scikit_learn_and_count_clicks(demo_engine: Engine) -> Non
     good = rows[setup.readers[0].name].localisation
     assert (good.clicks, good.found, good.unmeasured) == (2, 1, 0)
     assert rows[setup.readers[1].name].localisation.clicks == 0
+    assert len(list((tmp_path / "change-regions").rglob("*.npz"))) >= 2  # measured once, kept
+    with Session(demo_engine) as s:
+        again = {row.name: row.localisation for row in results(s, setup.study, tmp_path).rows}
+    assert again[setup.readers[0].name] == good
 
 
 def test_imrmc_holds_every_first_read_with_its_truth(demo_engine: Engine) -> None:
@@ -109,10 +114,10 @@ def test_imrmc_holds_every_first_read_with_its_truth(demo_engine: Engine) -> Non
     assert "NR: 2" in lines and "N0: 3" in lines and "N1: 3" in lines
 
 
-def test_no_answers_says_why_and_another_design_is_refused(demo_engine: Engine) -> None:
+def test_no_answers_says_why_and_another_design_is_refused(demo_engine: Engine, tmp_path: Path) -> None:
     setup = make_real_or_edited(demo_engine, per_modality=2)
     with Session(demo_engine) as s:
-        assert results(s, setup.study).reason == "no answers yet"
+        assert results(s, setup.study, tmp_path).reason == "no answers yet"
     other = make_study(demo_engine)
     with Session(demo_engine) as s, pytest.raises(Conflict):
-        results(s, other.study)
+        results(s, other.study, tmp_path)

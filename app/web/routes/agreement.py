@@ -18,7 +18,7 @@ from app.models import Direction, Modality
 from app.studies.adjudication import assign_adjudicator
 from app.studies.models import Design
 from app.studies.worklist import get_study
-from app.web.deps import MAX_DB_ID, DiseaseName, IdPath, QuestionQuery, SessionDep
+from app.web.deps import MAX_DB_ID, DiseaseName, IdPath, QuestionQuery, SessionDep, SettingsDep
 from app.web.templating import redirect, render
 
 router = APIRouter(include_in_schema=False)
@@ -52,12 +52,14 @@ def agreement_page(request: Request, session: SessionDep, study_id: IdPath,
 
 
 @router.get("/studies/{study_id}/real-or-edited", response_class=HTMLResponse)
-def real_or_edited_page(request: Request, session: SessionDep, study_id: IdPath) -> HTMLResponse:
+def real_or_edited_page(request: Request, session: SessionDep, settings: SettingsDep,
+                        study_id: IdPath) -> HTMLResponse:
     """Can readers tell an edit from a real image: ROC areas, sensitivity, specificity and
     localisation, per reader and over the readers."""
     study = get_study(session, study_id)
     return render(request, "agreement/real_or_edited.html",
-                  {"study": study, "results": real_or_edited.results(session, study),
+                  {"study": study,
+                   "results": real_or_edited.results(session, study, settings.resolved_cache_dir()),
                    "pooled": real_or_edited.POOLED, "mean": real_or_edited.MEAN})
 
 
