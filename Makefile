@@ -71,6 +71,10 @@ bench: install
 	$(BIN)/python benchmarks/case_paint.py
 	$(BIN)/python benchmarks/quota_run.py
 	$(BIN)/python benchmarks/workers.py
+	$(BIN)/python benchmarks/quality.py
+	$(BIN)/python benchmarks/quality_coverage.py
+	$(BIN)/python benchmarks/exports.py
+	$(BIN)/python benchmarks/real_or_edited.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
