@@ -75,6 +75,7 @@ bench: install
 	$(BIN)/python benchmarks/quality_coverage.py
 	$(BIN)/python benchmarks/exports.py
 	$(BIN)/python benchmarks/real_or_edited.py
+	$(BIN)/python benchmarks/real_or_edited_coverage.py --simulations 2000
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
