@@ -42,10 +42,13 @@ class Read:
     item_id: int
     source_image_id: int
     modality: str
+    direction: str  # of the task the image comes from (an original's is its task's, unshown)
     is_edit: bool  # the truth: the case showed the edit
     rating: int
     answer_id: int
     click: tuple[float, float] | None
+    assignment_id: int
+    repeat_of: int | None  # the first read this hidden repeat repeats
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,27 @@ class ReaderRow:
     localisation: Localisation
 
 
+@dataclass(frozen=True)
+class GroupRow:
+    """Every reader's reads of one part of the sample, pooled."""
+
+    label: str
+    reads: int
+    area: Figure | None  # None where the part holds only edits or only originals
+    sensitivity: Figure
+    specificity: Figure
+
+
+@dataclass(frozen=True)
+class Repeats:
+    """A reader's hidden second reads: how often the call was the same as the first time."""
+
+    reader: str
+    pairs: int
+    same_call: int
+    same_rating: int
+
+
 @dataclass
 class RealOrEditedResults:
     study: Study
@@ -79,32 +103,65 @@ class RealOrEditedResults:
     edits: int
     originals: int
     rows: list[ReaderRow] = field(default_factory=list)
+    by_modality: list[GroupRow] = field(default_factory=list)
+    by_direction: list[GroupRow] = field(default_factory=list)  # edits only: sensitivity
+    repeats: list[Repeats] = field(default_factory=list)
     reason: str | None = None  # why there are no figures yet
+
+    def as_dict(self) -> dict[str, object]:
+        def figures(row: ReaderRow | GroupRow) -> dict[str, object]:
+            out = {name: getattr(row, name).as_dict() for name in ("sensitivity", "specificity")}
+            return {"reads": row.reads, "area": row.area.as_dict() if row.area else None, **out}
+
+        return {
+            "study": {"id": self.study.id, "name": self.study.name},
+            "cases": self.cases, "edits": self.edits, "originals": self.originals,
+            "reason": self.reason,
+            "scale": "1 certainly real ... 10 certainly edited; edited above 5.5",
+            "readers": [{"reader": r.name, **figures(r), "accuracy": r.accuracy.as_dict(),
+                         "localisation": {"clicks": r.localisation.clicks,
+                                          "found": r.localisation.found,
+                                          "unmeasured": r.localisation.unmeasured,
+                                          "share": r.localisation.share,
+                                          "low": r.localisation.low, "high": r.localisation.high}}
+                        for r in self.rows],
+            "by_modality": [{"modality": g.label, **figures(g)} for g in self.by_modality],
+            "by_direction": [{"direction": g.label, **figures(g)} for g in self.by_direction],
+            "repeats": [{"reader": r.reader, "pairs": r.pairs, "same_call": r.same_call,
+                         "same_rating": r.same_rating} for r in self.repeats],
+        }
 
 
 def reads(session: Session, study: Study) -> list[Read]:
     """Every first read's answer in force."""
+    return [r for r in _in_force(session, study) if r.repeat_of is None]
+
+
+def _in_force(session: Session, study: Study) -> list[Read]:
+    """Every read's answer in force, hidden repeats included."""
     newest = (select(col(RealOrEditedAnswer.assignment_id),
                      func.max(RealOrEditedAnswer.version).label("version"))
               .join(Assignment, col(Assignment.id) == RealOrEditedAnswer.assignment_id)
               .where(col(Assignment.study_id) == study.id)
               .group_by(col(RealOrEditedAnswer.assignment_id)).subquery())
     query = (select(RealOrEditedAnswer, col(User.name), col(StudyItem.id), col(StudyItem.shows),
-                    col(Task.source_image_id), col(Task.modality))
+                    col(Task.source_image_id), col(Task.modality), col(Task.direction),
+                    col(Assignment.repeat_of))
              .join(newest, (col(RealOrEditedAnswer.assignment_id) == newest.c.assignment_id)
                    & (col(RealOrEditedAnswer.version) == newest.c.version))
              .join(Assignment, col(Assignment.id) == RealOrEditedAnswer.assignment_id)
              .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
              .join(Task, col(Task.id) == StudyItem.task_id)
              .join(User, col(User.id) == Assignment.user_id)
-             .where(col(Assignment.study_id) == study.id, col(Assignment.repeat_of).is_(None),
+             .where(col(Assignment.study_id) == study.id,
                     col(RealOrEditedAnswer.retracted).is_(False))
              .order_by(col(StudyItem.id), col(User.name)))
     found = []
-    for answer, reader, item_id, shows, source, modality in session.execute(query):
+    for answer, reader, item_id, shows, source, modality, direction, repeat_of in session.execute(query):
         click = (answer.click_x, answer.click_y) if answer.click_x is not None else None
-        found.append(Read(reader, item_id, source, modality, shows == Shows.edit,
-                          rating(answer.edited, answer.confidence), answer.id or 0, click))
+        found.append(Read(reader, item_id, source, modality, direction, shows == Shows.edit,
+                          rating(answer.edited, answer.confidence), answer.id or 0, click,
+                          answer.assignment_id, repeat_of))
     return found
 
 
@@ -112,7 +169,8 @@ def results(session: Session, study: Study, cache_dir: Path) -> RealOrEditedResu
     """``cache_dir`` keeps each edit's change region (app/studies/images.py)."""
     if study.design != Design.real_or_edited:
         raise Conflict(f"study {study.name!r} is not a real-or-edited study")
-    found = reads(session, study)
+    every = _in_force(session, study)
+    found = [r for r in every if r.repeat_of is None]
     truth = {r.item_id: r.is_edit for r in found}
     out = RealOrEditedResults(study, len(truth), sum(truth.values()),
                               sum(1 for e in truth.values() if not e))
@@ -141,7 +199,34 @@ def results(session: Session, study: Study, cache_dir: Path) -> RealOrEditedResu
     pooled = area([r.is_edit for r in found], [r.rating for r in found],
                   clusters=[r.source_image_id for r in found])
     out.rows.append(_row(POOLED, found, pooled, hits))
+    out.by_modality = [_group(m, [r for r in found if r.modality == m])
+                       for m in sorted({r.modality for r in found})]
+    out.by_direction = [_group(d, [r for r in found if r.is_edit and r.direction == d])
+                        for d in sorted({r.direction for r in found if r.is_edit})]
+    out.repeats = _repeats(every)
     return out
+
+
+def _group(label: str, part: list[Read]) -> GroupRow:
+    truth = [r.is_edit for r in part]
+    clusters = [r.source_image_id for r in part]
+    both = any(truth) and not all(truth)
+    called = rates(truth, [r.rating > MIDDLE for r in part], clusters=clusters)
+    return GroupRow(label, len(part),
+                    area(truth, [r.rating for r in part], clusters=clusters) if both else None,
+                    called["sensitivity"], called["specificity"])
+
+
+def _repeats(every: list[Read]) -> list[Repeats]:
+    first = {r.assignment_id: r for r in every if r.repeat_of is None}
+    pairs: dict[str, list[tuple[Read, Read]]] = {}
+    for again in every:
+        if again.repeat_of is not None and again.repeat_of in first:
+            pairs.setdefault(again.reader, []).append((first[again.repeat_of], again))
+    return [Repeats(reader, len(both),
+                    sum((a.rating > MIDDLE) == (b.rating > MIDDLE) for a, b in both),
+                    sum(a.rating == b.rating for a, b in both))
+            for reader, both in sorted(pairs.items())]
 
 
 def _row(name: str, own: list[Read], auc: Figure, hits: dict[int, bool | None]) -> ReaderRow:

@@ -16,9 +16,10 @@ from sqlmodel import Session, col, select
 from app.agreement.real_or_edited import MEAN, POOLED, imrmc, results
 from app.errors import Conflict
 from app.images.metrics import WORK_SIDE, changed_mask, grey
+from app.models import Task
 from app.studies import real_or_edited_answers as roe
 from app.studies.images import item_image
-from app.studies.models import Assignment, StudyItem
+from app.studies.models import Assignment, RealOrEditedAnswer, StudyItem
 from app.studies.real_or_edited import rating
 from tests.studies.conftest import make_real_or_edited, make_study
 
@@ -121,3 +122,51 @@ def test_no_answers_says_why_and_another_design_is_refused(demo_engine: Engine, 
     other = make_study(demo_engine)
     with Session(demo_engine) as s, pytest.raises(Conflict):
         results(s, other.study, tmp_path)
+
+
+def test_breakdowns_and_repeats(demo_engine: Engine, tmp_path: Path) -> None:
+    """Per modality, the pooled area is scikit-learn's on that modality's reads; by direction,
+    sensitivity over that direction's edits; a repeat answered the other way counts apart."""
+    setup = make_real_or_edited(demo_engine, readers=1, per_modality=4, repeat_fraction=0.5)
+    expected: dict[str, tuple[list[bool], list[int]]] = {}
+    with Session(demo_engine) as s:
+        rows = s.execute(select(Assignment, StudyItem, Task)
+                         .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
+                         .join(Task, col(Task.id) == StudyItem.task_id)
+                         .where(col(Assignment.study_id) == setup.study.id)
+                         .order_by(col(Assignment.sequence))).all()
+        for assignment, item, task in rows:
+            truth = item.shows == "edit"
+            # Right on chest X-rays, a coin on the others; every repeat called the other way.
+            call = truth if task.modality == "chest_xray" else assignment.item_id % 2 == 0
+            if assignment.repeat_of is not None:
+                call = not call
+            confidence = 2 + assignment.item_id % 4
+            roe.submit(s, setup.study, assignment, roe.RealOrEditedIn.model_validate(
+                {"call": "edited" if call else "real", "confidence": confidence,
+                 "submission_id": f"sub-{assignment.uid}"}))
+            if assignment.repeat_of is None:
+                pair = expected.setdefault(task.modality, ([], []))
+                pair[0].append(truth)
+                pair[1].append(rating(call, confidence))
+        found = results(s, setup.study, tmp_path)
+        edits_by_direction: dict[str, list[bool]] = {}
+        for assignment, item, task in rows:
+            if assignment.repeat_of is None and item.shows == "edit":
+                answer = s.scalars(select(RealOrEditedAnswer).where(
+                    col(RealOrEditedAnswer.assignment_id) == assignment.id)).one()
+                edits_by_direction.setdefault(task.direction, []).append(answer.edited)
+    by_modality = {g.label: g for g in found.by_modality}
+    assert set(by_modality) == set(expected)
+    for modality, (truths, ratings) in expected.items():
+        assert by_modality[modality].area is not None
+        assert by_modality[modality].area.value == pytest.approx(roc_auc_score(truths, ratings))
+    assert by_modality["chest_xray"].sensitivity.value == by_modality["chest_xray"].specificity.value == 1
+    for g in found.by_direction:
+        called = edits_by_direction[g.label]
+        assert g.sensitivity.value == pytest.approx(sum(called) / len(called))
+    [repeats] = found.repeats
+    assert repeats.pairs == 6 and repeats.same_call == 0 and repeats.same_rating == 0
+    as_json = found.as_dict()
+    assert as_json["repeats"] == [{"reader": repeats.reader, "pairs": 6, "same_call": 0, "same_rating": 0}]
+    assert {m["modality"] for m in as_json["by_modality"]} == set(expected)  # type: ignore[index, union-attr]

@@ -63,6 +63,14 @@ def real_or_edited_page(request: Request, session: SessionDep, settings: Setting
                    "pooled": real_or_edited.POOLED, "mean": real_or_edited.MEAN})
 
 
+@router.get("/studies/{study_id}/real-or-edited.json")
+def real_or_edited_json(session: SessionDep, settings: SettingsDep, study_id: IdPath) -> JSONResponse:
+    """Every figure of the results page, with its interval."""
+    study = get_study(session, study_id)
+    found = real_or_edited.results(session, study, settings.resolved_cache_dir())
+    return JSONResponse(found.as_dict())
+
+
 @router.get("/studies/{study_id}/real-or-edited.imrmc")
 def real_or_edited_imrmc(session: SessionDep, study_id: IdPath) -> StreamingResponse:
     """The first reads in the iMRMC input format, for MRMC software (readers as random too)."""

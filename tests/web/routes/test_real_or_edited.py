@@ -157,6 +157,11 @@ def test_an_answer_is_stored_once_and_the_results_and_imrmc_follow(
     page = BeautifulSoup(admin.get(f"/studies/{sid}/real-or-edited").text, "html.parser")
     row = page.select_one('#real-or-edited-table tr[data-reader="roe-reader-0"] td.area')
     assert row is not None and row.get_text().startswith("1.000")
+    assert {r["data-modality"] for r in page.select("#by-modality tr[data-modality]")} == {
+        "chest_xray", "brain_mri", "fundus"}
+    figures = admin.get(f"/studies/{sid}/real-or-edited.json").json()
+    [first] = [r for r in figures["readers"] if r["reader"] == "roe-reader-0"]
+    assert first["area"]["value"] == 1.0 and first["reads"] == 12 and figures["edits"] == 6
     download = admin.get(f"/studies/{sid}/real-or-edited.imrmc")
     assert download.status_code == 200 and "attachment" in download.headers["content-disposition"]
     assert "BEGIN DATA:" in download.text.splitlines()
