@@ -6,6 +6,7 @@ item freezes the judge verdict it is compared with (app/studies/pool.py: the ver
 """
 
 import json
+import math
 import random
 import secrets
 from collections import Counter
@@ -154,15 +155,25 @@ def _selection_json(plan: StudyPlan, pool: dict[str, int]) -> str:
 
 
 def _originals(plan: StudyPlan, sample: dict[str, list[Candidate]]) -> set[int]:
-    """The tasks of a real-or-edited study whose original is shown instead of their edit:
-    the plan's share of each stratum, drawn with the seed, so truth is balanced within
-    every stratum and reproducible."""
+    """The tasks of a real-or-edited study whose original is shown instead of their edit: the
+    plan's share of the whole sample (half up), spread over the strata in proportion (each
+    its share's whole part, the rest to the largest remainders, ties in a seeded order), and
+    drawn within each stratum with the seed: truth is balanced within every stratum and
+    reproducible, and three strata of 3 at a half give 4 or 5 originals, never 6."""
     if plan.design is not Design.real_or_edited:
         return set()
+    total = sum(len(units) for units in sample.values())
+    target = math.floor(total * plan.original_share + 0.5)
+    counts = {key: math.floor(len(units) * plan.original_share) for key, units in sample.items()}
+    keys = sorted(sample)
+    random.Random(f"{plan.seed}:originals").shuffle(keys)
+    keys.sort(key=lambda k: len(sample[k]) * plan.original_share - counts[k], reverse=True)
+    for key in keys[:max(0, target - sum(counts.values()))]:
+        counts[key] += 1
     chosen: set[int] = set()
     for key, units in sample.items():
         rng = random.Random(f"{plan.seed}:originals:{key}")
-        chosen.update(c.task_id for c in rng.sample(units, round(len(units) * plan.original_share)))
+        chosen.update(c.task_id for c in rng.sample(units, counts[key]))
     return chosen
 
 

@@ -107,3 +107,16 @@ def test_setup_after_the_first_answer_is_frozen_and_never_gives_paired_tools(dem
 def test_bad_answers_are_refused(fields: dict[str, object]) -> None:
     with pytest.raises(ValidationError):
         roe.RealOrEditedIn.model_validate({**fields, "submission_id": "roe-00000009"})
+
+
+@pytest.mark.parametrize("per_modality, share, originals", [(3, 0.5, {4, 5}), (4, 0.5, {6}),
+                                                           (3, 0.3, {3}), (4, 0.25, {3})])
+def test_the_share_of_originals_holds_over_the_whole_sample(demo_engine: Engine, per_modality: int,
+                                                            share: float, originals: set[int]) -> None:
+    """Rounding each stratum alone once showed 6 originals of 9 cases asked at a half."""
+    setup = make_real_or_edited(demo_engine, per_modality=per_modality, original_share=share)
+    with Session(demo_engine) as s:
+        shows = Counter(i.shows for i in s.scalars(select(StudyItem).where(
+            col(StudyItem.study_id) == setup.study.id)))
+    assert shows["original"] in originals
+    assert shows["original"] + shows["edit"] == 3 * per_modality
