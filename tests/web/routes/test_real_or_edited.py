@@ -122,6 +122,8 @@ def test_the_paired_images_drafts_and_other_readers_are_refused(
     ({"confidence": "3"}, "call"),
     ({"call": "edited", "confidence": "3", "click_x": "0.5"}, "click_y"),
     ({"call": "edited", "confidence": "3", "click_x": "2", "click_y": "0.1"}, "click_x"),
+    ({"call": "edited", "confidence": "3", "click_x": "nan", "click_y": "0.1"}, "click_x"),
+    ({"call": "edited", "confidence": "3.5"}, "confidence"),
 ])
 def test_bad_answers_are_422_with_what_was_typed_kept(demo_engine: Engine, reader: TestClient,
                                                       study: StudySetup, form: dict[str, str],
