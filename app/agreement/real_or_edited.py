@@ -49,6 +49,7 @@ class Read:
     click: tuple[float, float] | None
     assignment_id: int
     repeat_of: int | None  # the first read this hidden repeat repeats
+    time_on_case_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ def _in_force(session: Session, study: Study) -> list[Read]:
         click = (answer.click_x, answer.click_y) if answer.click_x is not None else None
         found.append(Read(reader, item_id, source, modality, direction, shows == Shows.edit,
                           rating(answer.edited, answer.confidence), answer.id or 0, click,
-                          answer.assignment_id, repeat_of))
+                          answer.assignment_id, repeat_of, answer.time_on_case_ms))
     return found
 
 
@@ -291,3 +292,18 @@ def imrmc(session: Session, study: Study) -> Iterator[str]:
             yield "".join(chunk)
             chunk = []
     yield "".join(chunk)
+
+
+def long_rows(session: Session, study: Study) -> list[dict[str, object]]:
+    """One row per first read, in the long format MRMC analyses start from: reader, case,
+    truth (1 = edited), score (1-10), then what the score is made of and where it was made.
+    The case ids are those of the iMRMC file."""
+    if study.design != Design.real_or_edited:
+        raise Conflict(f"study {study.name!r} is not a real-or-edited study")
+    return [{"reader": r.reader, "case": r.item_id, "truth": int(r.is_edit), "score": r.rating,
+             "call": "edited" if r.rating > MIDDLE else "real",
+             "confidence": r.rating - 5 if r.rating > MIDDLE else 6 - r.rating,
+             "modality": r.modality, "source_image": r.source_image_id,
+             "click_x": r.click[0] if r.click else None, "click_y": r.click[1] if r.click else None,
+             "time_on_case_ms": r.time_on_case_ms}
+            for r in sorted(reads(session, study), key=lambda r: (r.reader, r.item_id))]

@@ -71,6 +71,15 @@ def real_or_edited_json(session: SessionDep, settings: SettingsDep, study_id: Id
     return JSONResponse(found.as_dict())
 
 
+@router.get("/studies/{study_id}/real-or-edited.csv")
+def real_or_edited_csv(session: SessionDep, study_id: IdPath) -> StreamingResponse:
+    """The first reads in long format: reader, case, truth, score, and what the score is made of."""
+    study = get_study(session, study_id)
+    return StreamingResponse(iter_dict_csv(real_or_edited.long_rows(session, study)),
+                             media_type="text/csv", headers={"Content-Disposition":
+                             f'attachment; filename="study-{study_id}-real-or-edited.csv"'})
+
+
 @router.get("/studies/{study_id}/real-or-edited.imrmc")
 def real_or_edited_imrmc(session: SessionDep, study_id: IdPath) -> StreamingResponse:
     """The first reads in the iMRMC input format, for MRMC software (readers as random too)."""

@@ -167,6 +167,12 @@ def test_an_answer_is_stored_once_and_the_results_and_imrmc_follow(
     download = admin.get(f"/studies/{sid}/real-or-edited.imrmc")
     assert download.status_code == 200 and "attachment" in download.headers["content-disposition"]
     assert "BEGIN DATA:" in download.text.splitlines()
+    long = list(csv.DictReader(io.StringIO(admin.get(f"/studies/{sid}/real-or-edited.csv").text)))
+    assert list(long[0])[:4] == ["reader", "case", "truth", "score"] and len(long) == 12
+    imrmc_truth = {line.split(",")[1]: line.split(",")[3] for line in download.text.splitlines()
+                   if line.startswith("-1,")}
+    assert all(imrmc_truth[row["case"]] == row["truth"] for row in long)  # one case id in both
+    assert {row["score"] for row in long} == {"9", "2"}  # right at confidence 4 every time
     design = list(csv.DictReader(io.StringIO(admin.get(f"/studies/{sid}/design.csv").text)))
     with Session(demo_engine) as s:
         truth = {i.uid: i.shows for i in s.scalars(select(StudyItem).where(col(StudyItem.study_id) == sid))}
