@@ -168,8 +168,7 @@ def _in_force(session: Session, study: Study) -> list[Read]:
 
 def results(session: Session, study: Study, cache_dir: Path) -> RealOrEditedResults:
     """``cache_dir`` keeps each edit's change region (app/studies/images.py)."""
-    if study.design != Design.real_or_edited:
-        raise Conflict(f"study {study.name!r} is not a real-or-edited study")
+    _require(study)
     every = _in_force(session, study)
     found = [r for r in every if r.repeat_of is None]
     truth = {r.item_id: r.is_edit for r in found}
@@ -276,10 +275,13 @@ def _region(session: Session, study: Study, cache_dir: Path, item_id: int) -> np
 
 
 def imrmc(session: Session, study: Study) -> Iterator[str]:
-    """The study's first reads in the iMRMC input format, in chunks of lines."""
-    if study.design != Design.real_or_edited:
-        raise Conflict(f"study {study.name!r} is not a real-or-edited study")
-    found = reads(session, study)
+    """The study's first reads in the iMRMC input format, in chunks of lines. Checked and read
+    before the first chunk: a refusal must come before a response starts streaming."""
+    _require(study)
+    return _imrmc_chunks(study, reads(session, study))
+
+
+def _imrmc_chunks(study: Study, found: list[Read]) -> Iterator[str]:
     truth = {r.item_id: r.is_edit for r in found}
     description = (f"MedBanana Review real-or-edited study {study.name!r}, exported "
                    f"{date.today().isoformat()}; truth 1 = edited; score 1 certainly real to "
@@ -294,12 +296,16 @@ def imrmc(session: Session, study: Study) -> Iterator[str]:
     yield "".join(chunk)
 
 
+def _require(study: Study) -> None:
+    if study.design != Design.real_or_edited:
+        raise Conflict(f"study {study.name!r} is not a real-or-edited study")
+
+
 def long_rows(session: Session, study: Study) -> list[dict[str, object]]:
     """One row per first read, in the long format MRMC analyses start from: reader, case,
     truth (1 = edited), score (1-10), then what the score is made of and where it was made.
     The case ids are those of the iMRMC file."""
-    if study.design != Design.real_or_edited:
-        raise Conflict(f"study {study.name!r} is not a real-or-edited study")
+    _require(study)
     return [{"reader": r.reader, "case": r.item_id, "truth": int(r.is_edit), "score": r.rating,
              "call": "edited" if r.rating > MIDDLE else "real",
              "confidence": r.rating - 5 if r.rating > MIDDLE else 6 - r.rating,

@@ -20,7 +20,7 @@ from app.images.blinded import SIZE_STEP
 from app.models import Attempt, Task
 from app.settings import Settings
 from app.studies.models import Assignment, RealOrEditedAnswer, StudyItem
-from tests.studies.conftest import StudySetup, make_real_or_edited
+from tests.studies.conftest import StudySetup, make_real_or_edited, make_study
 from tests.web.routes.test_reading import as_user
 
 
@@ -182,6 +182,16 @@ def test_an_answer_is_stored_once_and_the_results_and_imrmc_follow(
         assert admin.get(f"/studies/{sid}/{url}").status_code == 409  # no rubric figures here
     detail = BeautifulSoup(admin.get(f"/studies/{sid}").text, "html.parser")
     assert detail.select_one("#real-or-edited-link") and not detail.select_one("#agreement-link")
+
+
+def test_another_design_has_no_real_or_edited_figures(demo_engine: Engine, settings: Settings) -> None:
+    """The iMRMC download of a rubric study once started streaming and broke off mid-response."""
+    other = make_study(demo_engine)
+    admin = as_user(demo_engine, settings, "study-admin")
+    for suffix in ("", ".json", ".csv", ".imrmc"):
+        response = admin.get(f"/studies/{other.study.id}/real-or-edited{suffix}")
+        assert response.status_code == 409, suffix
+        assert "not a real-or-edited study" in response.text
 
 
 def test_the_new_study_form_makes_a_real_or_edited_study(demo_engine: Engine, settings: Settings,
