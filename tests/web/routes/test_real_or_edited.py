@@ -182,6 +182,7 @@ def test_an_answer_is_stored_once_and_the_results_and_imrmc_follow(
         assert admin.get(f"/studies/{sid}/{url}").status_code == 409  # no rubric figures here
     detail = BeautifulSoup(admin.get(f"/studies/{sid}").text, "html.parser")
     assert detail.select_one("#real-or-edited-link") and not detail.select_one("#agreement-link")
+    assert detail.select_one("#study-tools").get_text() == "Window/level, invert and presets"
 
 
 def test_another_design_has_no_real_or_edited_figures(demo_engine: Engine, settings: Settings) -> None:
@@ -206,6 +207,9 @@ def test_the_new_study_form_makes_a_real_or_edited_study(demo_engine: Engine, se
     assert page.select_one("input[name=original_share]")["value"] == "0.95"
     made = admin.post("/studies", data=form, follow_redirects=False)
     assert made.status_code == 303
+    page = BeautifulSoup(admin.get(made.headers["location"]).text, "html.parser")
+    boxes = page.select("#field-viewer_tools input[name=viewer_tools]")
+    assert [(b["value"], b.has_attr("checked")) for b in boxes] == [("window", True)]
     with Session(demo_engine) as s:
         items = s.scalars(select(StudyItem).where(col(StudyItem.study_id) != study.study.id)).all()
         cached = list((settings.resolved_cache_dir() / "blinded").rglob("*.jpeg"))
