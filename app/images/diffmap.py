@@ -5,8 +5,6 @@ Drawn once per pair and size, cached on disk under a name made from both files' 
 and served like any cached image afterwards.
 """
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +20,7 @@ from app.images.files import (
     ImageSize,
     resolve_image,
     source_of_attempt,
+    write_cached,
 )
 from app.memo import Memo
 
@@ -67,11 +66,7 @@ def diff_file(original: ImageFile, edited: ImageFile, size: ImageSize, cache_dir
     # and uniform runs compress the PNG several times, so cached maps are sent quickly.
     rgba[level < 0.04] = 0
     image = Image.fromarray((rgba * 255).astype(np.uint8), "RGBA")
-    handle, temp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
-    with os.fdopen(handle, "wb") as out:
-        image.save(out, "PNG", optimize=False)
-    os.replace(temp, target)  # atomic: a concurrent request never reads half a file
-    return target
+    return write_cached(target, lambda out: image.save(out, "PNG", optimize=False))
 
 
 def drawn_diff(original: ImageFile, edited: ImageFile, size: ImageSize,

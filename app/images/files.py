@@ -8,6 +8,7 @@ import hashlib
 import io
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -171,8 +172,20 @@ def _write_resized(source: ImageFile, target: Path, pixels: int) -> Path:
         img.draft("RGB", (pixels, pixels))
         small = img.convert("RGB")
         small.thumbnail((pixels, pixels), Image.Resampling.LANCZOS)
-        handle, temp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+        return write_cached(target, lambda out: small.save(out, "JPEG", quality=CACHE_QUALITY))
+
+
+def write_cached(target: Path, write: Callable[[BinaryIO], object]) -> Path:
+    """A file of our cache, written whole or not at all: ``write`` fills a temporary file
+    beside it, which then replaces the target in one step, so a concurrent request never
+    reads half a file; one that fails leaves no temporary file behind."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+    try:
         with os.fdopen(handle, "wb") as out:
-            small.save(out, "JPEG", quality=CACHE_QUALITY)
-    os.replace(temp, target)  # atomic, so a concurrent reader never sees half a file
+            write(out)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
     return target

@@ -138,12 +138,3 @@ def click_in(region: np.ndarray, x: float, y: float) -> bool:
     rows, columns = region.shape
     return bool(region[min(rows - 1, int(y * rows)), min(columns - 1, int(x * columns))])
 
-
-def click_finds_change(original: ImageSource, edited: ImageSource, x: float, y: float,
-                       tolerance: float = CLICK_TOLERANCE) -> bool | None:
-    """Whether a click falls on the edit's change region (:func:`change_region`); None when
-    there is nothing to find."""
-    if not (0 <= x <= 1 and 0 <= y <= 1):
-        raise ValueError(f"a click is inside the image: 0 to 1 each way, not ({x:g}, {y:g})")
-    region = change_region(original, edited, tolerance)
-    return None if region is None else click_in(region, x, y)

@@ -2,8 +2,7 @@
 opaque uid, never by the ids behind it, which their errors never name either."""
 
 import hashlib
-import os
-import tempfile
+import io
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,10 +12,17 @@ from sqlmodel import Session
 
 from app.images.blinded import QUALITY, SIZE_STEP, blinded_jpeg, shown_format
 from app.images.diffmap import drawn_diff
-from app.images.files import ImageFile, ImageKind, ImageNotFound, ImageSize, resolve_image
+from app.images.files import (
+    ImageFile,
+    ImageKind,
+    ImageNotFound,
+    ImageSize,
+    resolve_image,
+    write_cached,
+)
 from app.images.metrics import CLICK_TOLERANCE, change_region
 from app.models import Task
-from app.studies.models import StudyItem
+from app.studies.models import Shows, StudyItem
 
 BLINDED_MISSING = "this image is missing on disk"
 
@@ -50,7 +56,7 @@ def shown_image(session: Session, item: StudyItem, cache_dir: Path) -> tuple[Pat
     item says), re-encoded blind (app/images/blinded.py) at the original's format, cached;
     with its tag. The cache file is ours and named by a hash; no reader sees its name."""
     original = item_image(session, item, "original")
-    shown = original if item.shows == "original" else item_image(session, item, "edit")
+    shown = original if item.shows == Shows.original else item_image(session, item, "edit")
     tag = hashlib.blake2b(f"{original.etag}:{shown.etag}:{QUALITY}:{SIZE_STEP}".encode(),
                           digest_size=12).hexdigest()
     target = cache_dir / "blinded" / tag[:2] / f"{tag}.jpeg"
@@ -61,12 +67,7 @@ def shown_image(session: Session, item: StudyItem, cache_dir: Path) -> tuple[Pat
         data = blinded_jpeg(shown.read_bytes(), size, mode)
     except (OSError, Image.DecompressionBombError):
         raise ImageNotFound("this image is missing on disk or cannot be decoded") from None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
-    with os.fdopen(handle, "wb") as out:
-        out.write(data)
-    os.replace(temp, target)  # atomic: a concurrent request never reads half a file
-    return target, tag
+    return write_cached(target, lambda out: out.write(data)), tag
 
 
 def item_change_region(session: Session, item: StudyItem, cache_dir: Path) -> np.ndarray | None:
@@ -84,10 +85,8 @@ def item_change_region(session: Session, item: StudyItem, cache_dir: Path) -> np
         region = change_region(original.read_bytes(), edited.read_bytes())
     except (OSError, ValueError, Image.DecompressionBombError):
         raise ImageNotFound("this image is missing on disk or cannot be decoded") from None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
-    with os.fdopen(handle, "wb") as out:
-        np.savez_compressed(out, changed=region is not None,
-                            region=region if region is not None else np.zeros((0, 0), bool))
-    os.replace(temp, target)
+    stored = io.BytesIO()
+    np.savez_compressed(stored, changed=region is not None,
+                        region=region if region is not None else np.zeros((0, 0), bool))
+    write_cached(target, lambda out: out.write(stored.getvalue()))
     return region

@@ -17,7 +17,7 @@ from sqlmodel import Session, col
 
 from app.images.files import ImageNotFound, ImageSize, sized_file
 from app.studies.images import item_change_region, item_diff, item_image, shown_image
-from app.studies.models import Design, Study, StudyItem
+from app.studies.models import Design, Shows, Study, StudyItem
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ def warm_previews(engine: Engine, study_id: int, cache_dir: Path) -> int:
             try:
                 if one_image:
                     shown_image(session, item, cache_dir)
-                    if item.shows == "edit":  # where a reader's click would find the change
+                    if item.shows == Shows.edit:  # where a reader's click would find the change
                         item_change_region(session, item, cache_dir)
                     done += 1
                     continue

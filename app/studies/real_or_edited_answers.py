@@ -13,7 +13,7 @@ from sqlmodel import Session, col
 from app.models import Task
 from app.studies.answers import SUBMISSION_ID, append_version, commit_if_open, ensure_open
 from app.studies.models import Assignment, RealOrEditedAnswer, Study, StudyItem
-from app.studies.viewer_tools import PAIRED_TOOLS, tools_of
+from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
 
 
 class RealOrEditedIn(BaseModel):
@@ -93,7 +93,7 @@ class RealOrEditedView:
     next_uid: str | None
     next_sequence: int | None
     previous_sequence: int | None
-    tools: tuple[str, ...]  # window/level at most: the paired tools are never given here
+    tools: tuple[str, ...]  # window/level at most: the study never stores the paired tools
 
     def form_state(self) -> dict[str, object]:
         if self.shown is None:
@@ -124,4 +124,4 @@ def case_view(session: Session, study: Study, assignment: Assignment) -> RealOrE
         history=history, next_uid=following.uid if following else None,
         next_sequence=following.sequence if following else None,
         previous_sequence=assignment.sequence - 1 if assignment.sequence > 1 else None,
-        tools=tuple(t for t in tools_of(study) if t not in PAIRED_TOOLS))
+        tools=tuple(t for t in VIEWER_TOOLS if t in tools_of(study)))

@@ -34,7 +34,7 @@ def _points(session: Session, item: StudyItem) -> tuple[tuple[float, float], tup
     edit changed nothing measurable."""
     original = item_image(session, item, "original").read_bytes()
     with Image.open(io.BytesIO(original)) as image:
-        side = min(WORK_SIDE, max(image.size))  # the side click_finds_change works at
+        side = min(WORK_SIDE, max(image.size))  # the side change_region works at
     mask = changed_mask(grey(original, side), grey(item_image(session, item, "edit").read_bytes(), side))
     if not mask.any():
         return None

@@ -63,7 +63,7 @@ def test_from_files_at_full_resolution(tmp_path: Path) -> None:
 
 
 def test_a_click_finds_the_change_or_misses_it(tmp_path: Path) -> None:
-    from app.images.metrics import click_finds_change
+    from app.images.metrics import change_region, click_in
 
     original = Image.new("L", (400, 400), 80)
     edited = original.copy()
@@ -71,9 +71,11 @@ def test_a_click_finds_the_change_or_misses_it(tmp_path: Path) -> None:
     a, b = tmp_path / "a.png", tmp_path / "b.png"
     original.save(a)
     edited.save(b)
-    assert click_finds_change(a, b, 0.72, 0.25) is True
-    assert click_finds_change(a, b, 0.84, 0.25) is True  # just beside it, within the tolerance
-    assert click_finds_change(a, b, 0.2, 0.8) is False
-    assert click_finds_change(a, a, 0.5, 0.5) is None  # nothing changed: nothing to find
+    region = change_region(a, b)
+    assert region is not None
+    assert click_in(region, 0.72, 0.25) is True
+    assert click_in(region, 0.84, 0.25) is True  # just beside it, within the tolerance
+    assert click_in(region, 0.2, 0.8) is False
+    assert change_region(a, a) is None  # nothing changed: nothing to find
     with pytest.raises(ValueError, match=r"not \(1\.2, 0\.5\)"):
-        click_finds_change(a, b, 1.2, 0.5)
+        click_in(region, 1.2, 0.5)
