@@ -116,6 +116,11 @@ class JobBatch(SQLModel, table=True):
     state: str = Field(sa_column=Column(String(40), nullable=False))
     # The job tasks in it, in request order, with the round each one's call is for (JSON).
     keys: str = Field(default="[]", sa_column=Column(Text, nullable=False))
+    # What each key's request carried (JSON: key -> fingerprint of its images and texts). A
+    # restart may have to make an input again (an edit the batch had no answer for); an
+    # answer is used only while its member's request still carries the very same inputs.
+    carried: str = Field(default="{}", sa_column=Column(Text, nullable=False,
+                                                          server_default="{}"))
     error: str | None = Field(default=None, sa_column=Column(Text))
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)

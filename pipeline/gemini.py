@@ -118,12 +118,17 @@ class GeminiBackend:
 
     @staticmethod
     def edit_result(response: Any, call: Call) -> Edit:
-        for part in _parts(response):
-            data = getattr(getattr(part, "inline_data", None), "data", None)
-            if data:
-                return Edit(bytes(data), None, call)
+        """The answer's final image. A thought part may carry an interim image (image models
+        think in pictures too); bytes that do not decode as an image are no image at all, so
+        the call is retried as one that sent none."""
+        images = [bytes(data) for part in _parts(response)
+                  if not getattr(part, "thought", False)
+                  and (data := getattr(getattr(part, "inline_data", None), "data", None))]
+        if images and _decodes(images[-1]):
+            return Edit(images[-1], None, call)
         text, _ = _texts(response)
-        return Edit(None, f"No image in response{': ' + text[:200] if text else ''}", call)
+        why = "No image in response" if not images else "No image in response (its image part does not decode)"
+        return Edit(None, f"{why}{': ' + text[:200] if text else ''}", call)
 
     def judge_request(self, task: TaskInfo, original: bytes, edited: bytes,
                       instruction: str) -> "Request":
@@ -225,6 +230,16 @@ def _image(data: bytes) -> types.Part:
     except (OSError, Image.DecompressionBombError):
         mime = "image/jpeg"  # not an image Pillow reads: the API says what is wrong with it
     return types.Part.from_bytes(data=data, mime_type=mime)
+
+
+def _decodes(data: bytes) -> bool:
+    """Whether the bytes are an image Pillow reads to its last pixel."""
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.load()
+        return True
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
+        return False
 
 
 def _parts(response: Any) -> list[Any]:

@@ -7,6 +7,7 @@ The API takes inline batches up to 20 MB; a step's calls over that are split int
 """
 
 import base64
+import hashlib
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +40,20 @@ def request_bytes(request: Request) -> int:
         data = getattr(getattr(item, "inline_data", None), "data", None)
         size += len(base64.b64encode(data)) if data else len(str(item).encode())
     return size + 2_000
+
+
+def fingerprint(request: Request) -> str:
+    """What the request carries, as one hash: the step, each image's bytes and each text. A
+    batch answer belongs to these inputs and to no others."""
+    digest = hashlib.sha256(request.step.encode())
+    for item in request.contents:
+        data = getattr(getattr(item, "inline_data", None), "data", None)
+        text = item if isinstance(item, str) else getattr(item, "text", None)
+        if data:
+            digest.update(b"\x00image\x00" + hashlib.sha256(bytes(data)).digest())
+        else:
+            digest.update(b"\x00text\x00" + str(text if text is not None else item).encode())
+    return digest.hexdigest()
 
 
 def parts(requests: list[Request], limit: int = INLINE_BYTES) -> list[list[int]]:

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from pipeline.backend import Backend, BackendError, Edit, Instruction, Verdict, tokens_used
 from pipeline.estimate import STEP_MODELS, STEP_TOKENS
 from pipeline.ports import Gate, Quota, Round, Rounds, calls_record
-from pipeline.vocabulary import Outcome
+from pipeline.vocabulary import JUDGE_STEP, Outcome
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -206,10 +206,10 @@ async def regenerate(rounds: Rounds, backend: Backend, task_id: int, options: Op
         if edit.image is not None:
             try:
                 verdict = await with_retries(
-                    "verify_image", partial(backend.judge, task, original, edit.image,
+                    JUDGE_STEP, partial(backend.judge, task, original, edit.image,
                                             instruction.text),
                     options.policy, unreadable, cancelled=cancelled,
-                    gate=call_gate(options.quota, backend, "verify_image"))
+                    gate=call_gate(options.quota, backend, JUDGE_STEP))
             except CancelledWhileWaiting:
                 return run_id, None
             except StepFailed as failure:

@@ -46,6 +46,11 @@ DIMENSION_BITS = {
 }
 
 
+# The judge's step, as runs record a failure: its round's edit is stored before the judge is
+# called, so a failure there belongs to that stored round, not to the next one.
+JUDGE_STEP = "verify_image"
+
+
 class Outcome(StrEnum):
     """Where a run stands: open while it has rounds to come, then how it ended."""
 

@@ -131,17 +131,19 @@ class Batch:
 class FakeGemini:
     def __init__(self, respond: Callable[[str, dict[str, Any], int], Reply] = cooperative, *,
                  batch_polls: int = 1,
-                 batch_end: Callable[[Batch], str] = lambda _: "BATCH_STATE_SUCCEEDED") -> None:
+                 batch_end: Callable[[Batch], str] = lambda _: "BATCH_STATE_SUCCEEDED",
+                 hold: Callable[[Batch], bool] = lambda _: False) -> None:
         """``batch_polls``: the gets a batch answers "running" before it ends; ``batch_end``:
         the state it then ends in (a succeeded batch is answered request by request by
-        ``respond``, as generateContent would)."""
+        ``respond``, as generateContent would); ``hold``: a batch is kept running while it
+        says so."""
         self.respond = respond
         self.calls: list[tuple[str, float, dict[str, Any]]] = []
         self.counts: dict[str, int] = defaultdict(int)
         self.lock = threading.Lock()
         self.keys: set[str] = set()
         self.batches: dict[str, Batch] = {}
-        self.batch_polls, self.batch_end = batch_polls, batch_end
+        self.batch_polls, self.batch_end, self.hold = batch_polls, batch_end, hold
         self.batched = 0  # calls answered inside batches (the rest of ``calls`` were direct)
 
     def _create_batch(self, model: str, body: dict[str, Any]) -> Reply:
@@ -162,7 +164,8 @@ class FakeGemini:
             batch.polls += 1
             if batch.state == "BATCH_STATE_PENDING":
                 batch.state = "BATCH_STATE_RUNNING"
-            run_now = batch.state == "BATCH_STATE_RUNNING" and batch.polls > self.batch_polls
+            run_now = (batch.state == "BATCH_STATE_RUNNING" and batch.polls > self.batch_polls
+                       and not self.hold(batch))
         if run_now:
             self._run_batch(batch)
         with self.lock:
@@ -355,6 +358,11 @@ class Tagger:
             return text_reply(json.dumps(VERDICT | {"qualified": seen > 1,
                                                     "reason": f"judged {tag}"}))
         return cooperative(model, body, n)
+
+
+def is_judge_batch(batch: Batch) -> bool:
+    request = batch.requests[0].get("request") or {}
+    return (request.get("generationConfig") or {}).get("responseMimeType") == "application/json"
 
 
 def image_tag(data: bytes) -> str:

@@ -32,13 +32,15 @@ def records(engine: Engine, job_id: int, wave: int, step: str) -> list[JobBatch]
 
 
 def record(engine: Engine, lease: Lease, wave: int, step: str, part: int, model: str,
-            keys: list[str]) -> JobBatch:
-    """The batch, recorded before it is submitted: a restart looks it up by this name."""
+           keys: list[str], carried: dict[str, str]) -> JobBatch:
+    """The batch, recorded before it is submitted: a restart looks it up by this name, and
+    finds what each of its requests carried."""
     display = f"medbanana-job{lease.job_id}-wave{wave}-{step}-{part}-{secrets.token_hex(4)}"
     with Session(engine) as session:
         lease.hold(session)
         record = JobBatch(job_id=lease.job_id, wave=wave, step=step, part=part, model=model,
-                          display_name=display, state=SUBMITTING, keys=json.dumps(keys))
+                          display_name=display, state=SUBMITTING, keys=json.dumps(keys),
+                          carried=json.dumps({k: carried[k] for k in keys}))
         session.add(record)
         session.commit()
         session.refresh(record)
@@ -49,7 +51,7 @@ def update_record(engine: Engine, lease: Lease, record: JobBatch) -> None:
     with Session(engine) as session:
         lease.hold(session)
         session.execute(update(JobBatch).where(col(JobBatch.id) == record.id).values(
-            name=record.name, state=record.state, updated_at=utcnow()))
+            name=record.name, state=record.state, carried=record.carried, updated_at=utcnow()))
         session.commit()
 
 

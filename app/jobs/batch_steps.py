@@ -20,7 +20,7 @@ from app.jobs.lease import Lease
 from app.jobs.rate_limit import CallLimiter
 from pipeline.backend import BackendError, TaskInfo
 from pipeline.gemini import GeminiBackend, Request
-from pipeline.gemini_batch import ENDED, SUCCEEDED, Answer, Batches, parts
+from pipeline.gemini_batch import ENDED, SUCCEEDED, Answer, Batches, fingerprint, parts
 from pipeline.loop import (
     CancelledWhileWaiting,
     RetryPolicy,
@@ -30,7 +30,7 @@ from pipeline.loop import (
     end_on,
     with_retries,
 )
-from pipeline.vocabulary import Outcome
+from pipeline.vocabulary import JUDGE_STEP, Outcome
 
 logger = logging.getLogger(__name__)
 FinishTask = Callable[[int, Outcome | None, str | None], Awaitable[None]]
@@ -125,12 +125,13 @@ class BatchSteps:
         """Each member's answer from the wave's batches of this step: found again when they
         were submitted before, else submitted now; polled until they end."""
         keys = [m.key for m in members]
+        carried = {key: fingerprint(request) for key, request in zip(keys, requests, strict=True)}
         records = await asyncio.to_thread(batch_records.records, self.engine,
                                           self.lease.job_id, wave, step)
         if not records:
             records = [await asyncio.to_thread(
                 batch_records.record, self.engine, self.lease, wave, step, part,
-                self.backend.models[step], [keys[i] for i in indexes])
+                self.backend.models[step], [keys[i] for i in indexes], carried)
                 for part, indexes in enumerate(parts(requests))]
         by_key = dict(zip(keys, requests, strict=True))
         answers: dict[str, Answer] = {}
@@ -138,14 +139,27 @@ class BatchSteps:
             if record.state == APPLIED:
                 continue
             if record.name is None:
-                await self._submit(record, step, by_key)
-            answers |= await self._wait(record)
+                await self._submit(record, step, by_key, carried)
+            sent = json.loads(record.carried or "{}")
+            for key, answer in (await self._wait(record)).items():
+                if key in carried and sent.get(key) == carried[key]:
+                    answers[key] = answer
+                elif key in carried:
+                    # A restart made this member's input again (an edit the batch could not
+                    # give): the answer is about other bytes, so it is dropped and the step
+                    # asked again with what the member holds now.
+                    logger.warning("job %s: %s's %s answer for %s was about inputs that were "
+                                   "since made again; dropped and asked again", self.lease.job_id,
+                                   record.name, step, key)
         return answers
 
-    async def _submit(self, record: JobBatch, step: str, by_key: dict[str, Request]) -> None:
+    async def _submit(self, record: JobBatch, step: str, by_key: dict[str, Request],
+                      carried: dict[str, str]) -> None:
         found = await self._retrying("find_batch", partial(self.batches.find, record.display_name))
         if found is None:
             keys = [k for k in json.loads(record.keys) if k in by_key]
+            # Submitted now, by this worker: what it carries is what it holds now.
+            record.carried = json.dumps({k: carried[k] for k in keys})
             found = await self._retrying("submit_batch", partial(
                 self.batches.submit, step, [by_key[k] for k in keys], keys, record.display_name))
             logger.info("job %s: submitted %s (%d %s calls)", self.lease.job_id, found[0],
@@ -190,4 +204,4 @@ def step_name(step: str, number: int) -> str:
     """The loop's name for the step, as runs and errors record it."""
     if step == "instruction":
         return "generate_prompt" if number == 1 else "update_prompt"
-    return {"edit": "edit_image", "judge": "verify_image"}[step]
+    return {"edit": "edit_image", "judge": JUDGE_STEP}[step]

@@ -30,7 +30,7 @@ from app.models import Attempt, DataRoot, JudgeVerdict, Run, RunOrigin, Task
 from pipeline.backend import TaskInfo
 from pipeline.ports import Round
 from pipeline.redaction import redact_optional
-from pipeline.vocabulary import DIMENSIONS, Outcome
+from pipeline.vocabulary import DIMENSIONS, JUDGE_STEP, Outcome
 
 
 def output_root(engine: Engine, location: str | Path) -> int:
@@ -179,7 +179,8 @@ def finish_run(engine: Engine, run_id: int, outcome: Outcome, *, success_round: 
         # Upstream errors can echo the API key; nothing shaped like one is stored.
         run.failure_step = failure_step
         run.failure_error = redact_optional(failure_error)
-        run.failure_round = len(attempts) + 1 if failure_step else None
+        run.failure_round = (None if not failure_step else
+                             len(attempts) if failure_step == JUDGE_STEP else len(attempts) + 1)
         task = session.get(Task, run.task_id)
         assert task is not None
         verdicts = [{d: getattr(v, d) for d in DIMENSIONS} for v in session.scalars(

@@ -10,11 +10,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.job_models import Job, JobBatch, JobTask
+from app.images.files import ImageKind, resolve_image
 from app.jobs.batch_records import job_batches
 from app.jobs.lease import Lease
 from app.jobs.options import JobOptions
@@ -23,7 +25,18 @@ from app.models import Attempt, JudgeVerdict, Run, utcnow
 from pipeline.gemini import GeminiBackend
 from pipeline.loop import RetryPolicy
 from tests import aio
-from tests.fake_gemini import VERDICT, Batch, FakeGemini, Reply, cooperative, text_reply
+from tests.fake_gemini import (
+    VERDICT,
+    Batch,
+    FakeGemini,
+    Reply,
+    Tagger,
+    cooperative,
+    error_reply,
+    image_tag,
+    is_judge_batch,
+    text_reply,
+)
 from tests.jobs.test_runner import task_ids
 
 QUICK = RetryPolicy(attempts=2, base_seconds=0.0)
@@ -212,7 +225,9 @@ def test_a_batch_submitted_but_not_yet_named_is_found_by_its_display_name(
     with Session(demo_engine) as session:
         job_tasks = session.exec(select(JobTask).where(JobTask.job_id == job_id)).all()
     keys = [f"{t.id}:1" for t in job_tasks]
-    record = _record(demo_engine, lease, 1, "instruction", 0, "gemini-2.5-pro", keys)
+    # What they carried is unknown here: their answers are asked again, never trusted.
+    record = _record(demo_engine, lease, 1, "instruction", 0, "gemini-2.5-pro", keys,
+                     {k: "" for k in keys})
     with fake.serve() as url:
         backend = GeminiBackend("batch-test-key", base_url=url, timeout_seconds=10)
         request = backend.edit_request(b"\xff\xd8\xff", "any")  # the fake answers any request
@@ -272,3 +287,69 @@ def test_cancelling_a_batch_job_cancels_its_batch(demo_engine: Engine, tmp_path:
     assert result["status"] == "cancelled"
     assert [b.state for b in fake.batches.values()] == ["BATCH_STATE_CANCELLED"]
     assert fake.batched == 0
+
+
+@pytest.mark.parametrize(("edit_batch", "issued", "stored"), [
+    ("item error", 3, ["tag-000001", "tag-000003"]),  # B in the batch; A: E1, then E2
+    ("BATCH_STATE_EXPIRED", 4, ["tag-000003", "tag-000004"]),  # every edit made twice
+    ("BATCH_STATE_FAILED", 4, ["tag-000003", "tag-000004"]),
+])
+def test_a_verdict_is_never_stored_with_an_edit_made_again_after_a_restart(
+        demo_engine: Engine, tmp_path: Path, edit_batch: str, issued: int,
+        stored: list[str]) -> None:
+    """The judge batch was sent with edit E1 of a task whose batch edit came back as an item
+    error (or whose edit batch failed or expired); the worker stops while that batch runs,
+    and the next one makes the edit again (E2). The batch's verdict is about E1: it is
+    dropped and E2 judged."""
+    tagger = Tagger()
+
+    def first_edit_fails(model: str, body: dict[str, Any], n: int) -> Reply:
+        if "image" in model and n == 1 and edit_batch == "item error":
+            return error_reply(500, "Internal error encountered.", "INTERNAL")
+        return tagger(model, body, n)
+
+    def edit_batch_ends(batch: Batch) -> str:
+        return (edit_batch if "image" in batch.model and edit_batch != "item error"
+                else "BATCH_STATE_SUCCEEDED")
+
+    judging = threading.Event()
+    fake = FakeGemini(first_edit_fails, batch_end=edit_batch_ends,
+                      hold=lambda b: is_judge_batch(b) and judging.is_set())
+    judging.set()
+    job_id = create_job(demo_engine, task_ids(demo_engine, 2), batch_options(rounds=1))
+    first = claim(demo_engine, job_id)
+    assert first is not None
+    result: dict[str, Any] = {}
+    with fake.serve() as url:
+        backend = GeminiBackend("batch-test-key", base_url=url, timeout_seconds=10)
+        worker = threading.Thread(target=lambda: result.update(status=asyncio.run(run_job(
+            demo_engine, first, lambda _: backend, tmp_path / "out", policy=QUICK))))
+        worker.start()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not any(
+                is_judge_batch(b) for b in fake.batches.values()):
+            time.sleep(0.05)
+        time.sleep(0.3)  # its name is recorded
+        with Session(demo_engine) as session:
+            assert session.exec(select(JobBatch).where(JobBatch.step == "judge")).one().name
+            # The first worker goes silent while its judge batch runs; another takes over.
+            session.execute(update(Job).where(col(Job.id) == job_id).values(
+                heartbeat_at=utcnow() - timedelta(hours=1)))
+            session.commit()
+        second = claim(demo_engine, stale_after=MIN_STALE)
+        assert second is not None
+        judging.clear()
+        status = aio.run(run_job(demo_engine, second, lambda _: backend, tmp_path / "out",
+                                 policy=QUICK))
+        worker.join(20)
+    assert status == "done" and result["status"] == "displaced"
+    assert tagger.issued == issued
+    with Session(demo_engine) as session:
+        rows = session.exec(select(Attempt, JudgeVerdict).join(
+            JudgeVerdict, col(JudgeVerdict.attempt_id) == Attempt.id).join(Run).where(
+            Run.origin == "regeneration")).all()
+        assert len(rows) == 2
+        for attempt, verdict in rows:
+            assert verdict.reason == f"judged {image_tag(resolve_image(session, ImageKind.attempt, attempt.id or 0).path.read_bytes())}"
+        tags = sorted(image_tag(resolve_image(session, ImageKind.attempt, a.id or 0).path.read_bytes()) for a, _ in rows)
+    assert tags == stored  # no edit the first worker made was stored

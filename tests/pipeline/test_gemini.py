@@ -1,5 +1,6 @@
 """The gemini backend: the real google-genai client against a local fake Gemini server."""
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -9,6 +10,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from app.images.files import ImageKind, resolve_image
 from app.jobs import store
 from app.models import Attempt, JudgeVerdict, Run
 from pipeline import loop
@@ -19,7 +21,10 @@ from tests.fake_gemini import (
     FakeGemini,
     Reply,
     cooperative,
+    edited,
     error_reply,
+    first_image,
+    image_reply,
     quota_error,
     text_reply,
 )
@@ -27,6 +32,10 @@ from tests.pipeline.test_loop import a_task
 
 KEY = "fake-key-never-stored-7f3a"
 QUICK = loop.Options(rounds=3, policy=loop.RetryPolicy(attempts=3, base_seconds=0.0))
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
 
 
 def regenerate(engine: Engine, tmp_path: Path, fake: FakeGemini, *, timeout: float = 5.0,
@@ -322,6 +331,7 @@ def test_a_failed_judge_keeps_the_finished_edit(demo_engine: Engine, tmp_path: P
     with Session(demo_engine) as session:
         run = session.get(Run, run_id)
     assert outcome is Outcome.api_failed and run is not None and run.failure_step == "verify_image"
+    assert run.failure_round == attempt.round == 1  # the stored round's judge failed
     assert attempt.image_present and verdict is None  # the edit is there, to be judged later
 
 
@@ -378,3 +388,64 @@ def test_a_dropped_connection_is_retried_even_with_aiohttp_installed(demo_engine
     run_id, outcome = regenerate(demo_engine, tmp_path, FakeGemini(drops_first))
     assert outcome is Outcome.success
     assert [a.round for a, _ in attempts(demo_engine, run_id)] == [1]
+
+
+def test_the_final_image_is_kept_not_a_thought_image(demo_engine: Engine, tmp_path: Path) -> None:
+    """An image model may think in pictures: a part marked ``"thought": true`` is an interim
+    image, and the edit is the answer's final, non-thought image."""
+    def respond(model: str, body: dict[str, Any], n: int) -> Reply:
+        if "image" in model:
+            final = edited(first_image(body))
+            draft = edited(final)
+            return Reply(body={"candidates": [{"content": {"role": "model", "parts": [
+                {"inlineData": {"mimeType": "image/jpeg", "data": b64(draft)}, "thought": True},
+                {"text": "Here is the edited radiograph."},
+                {"inlineData": {"mimeType": "image/jpeg", "data": b64(final)}}]},
+                "finishReason": "STOP"}]})
+        return cooperative(model, body, n)
+
+    fake = FakeGemini(respond)
+    run_id, outcome = regenerate(demo_engine, tmp_path, fake)
+    [(attempt, verdict)] = attempts(demo_engine, run_id)
+    judged = first_image([b for m, _, b in fake.calls if "responseMimeType" in json.dumps(b)][0])
+    with Session(demo_engine) as session:
+        stored = resolve_image(session, ImageKind.attempt, attempt.id or 0).path.read_bytes()
+    edit_request = [b for m, _, b in fake.calls if "image" in m][0]
+    assert outcome is Outcome.success and verdict is not None
+    assert stored == judged == edited(first_image(edit_request))
+
+
+def test_image_bytes_that_do_not_decode_are_no_image_and_retried(demo_engine: Engine,
+                                                                 tmp_path: Path) -> None:
+    """An ``image/jpeg`` part holding an HTML page is not stored or judged: the call counts
+    as one with no image in it, and is retried as one."""
+    page = b"<!DOCTYPE html><html><body>Service temporarily unavailable</body></html>"
+
+    def respond(model: str, body: dict[str, Any], n: int) -> Reply:
+        if "image" in model and n == 1:
+            return image_reply(page)
+        return cooperative(model, body, n)
+
+    fake = FakeGemini(respond)
+    run_id, outcome = regenerate(demo_engine, tmp_path, fake)
+    [(attempt, verdict)] = attempts(demo_engine, run_id)
+    with Session(demo_engine) as session:
+        stored = resolve_image(session, ImageKind.attempt, attempt.id or 0).path.read_bytes()
+    assert outcome is Outcome.success and verdict is not None
+    assert fake.counts["gemini-2.5-flash-image"] == 2 and stored.startswith(b"\xff\xd8")
+
+
+def test_an_answer_that_never_decodes_is_stored_as_no_image(demo_engine: Engine,
+                                                            tmp_path: Path) -> None:
+    def respond(model: str, body: dict[str, Any], n: int) -> Reply:
+        if "image" in model:
+            return image_reply(b"<html>not an image</html>")
+        return cooperative(model, body, n)
+
+    fake = FakeGemini(respond)
+    run_id, _ = regenerate(demo_engine, tmp_path, fake,
+                           options=loop.Options(rounds=1, policy=loop.RetryPolicy(2, 0.0)))
+    [(attempt, verdict)] = attempts(demo_engine, run_id)
+    assert not attempt.image_present and verdict is None
+    assert "does not decode" in (attempt.edit_error or "")
+    assert not any("responseMimeType" in json.dumps(b) for _, _, b in fake.calls)  # never judged
