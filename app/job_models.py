@@ -70,6 +70,7 @@ class Job(SQLModel, table=True):
     failed: int = 0
     api_failed: int = 0
     blocked: int = 0
+    unjudged: int = 0  # runs that ended with no verdict on any round
     cancel_requested: bool = False
     last_errors: str = Field(default="[]", sa_column=Column(Text, nullable=False))
     created_by: int | None = Field(default=None, foreign_key="app_user.id")

@@ -127,7 +127,7 @@ class GeminiBackend:
         if images and _decodes(images[-1]):
             return Edit(images[-1], None, call)
         text, _ = _texts(response)
-        why = "No image in response" if not images else "No image in response (its image part does not decode)"
+        why = "No image in response" + (" (its image part does not decode)" if images else "")
         return Edit(None, f"{why}{': ' + text[:200] if text else ''}", call)
 
     def judge_request(self, task: TaskInfo, original: bytes, edited: bytes,

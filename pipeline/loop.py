@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from pipeline.backend import Backend, BackendError, Edit, Instruction, Verdict, tokens_used
 from pipeline.estimate import STEP_MODELS, STEP_TOKENS
 from pipeline.ports import Gate, Quota, Round, Rounds, calls_record
-from pipeline.vocabulary import JUDGE_STEP, Outcome
+from pipeline.vocabulary import JUDGE_STEP, Outcome, exhausted
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -223,8 +223,15 @@ async def regenerate(rounds: Rounds, backend: Backend, task_id: int, options: Op
             await asyncio.to_thread(partial(rounds.finish_run, run_id, Outcome.success,
                                             success_round=number))
             return run_id, Outcome.success
-    await asyncio.to_thread(rounds.finish_run, run_id, Outcome.failed)
-    return run_id, Outcome.failed
+    history = await asyncio.to_thread(rounds.history, run_id)
+    outcome = exhausted(any(judged(item) for item in history))
+    await asyncio.to_thread(rounds.finish_run, run_id, outcome)
+    return run_id, outcome
+
+
+def judged(item: dict[str, Any]) -> bool:
+    """Whether a stored round (as ``Rounds.history`` gives it) has a verdict the judge gave."""
+    return isinstance(item.get("verdict"), dict) and item["verdict"].get("qualified") is not None
 
 
 async def end_on(rounds: Rounds, run_id: int, failure: StepFailed) -> Outcome:

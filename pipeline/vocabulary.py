@@ -56,7 +56,11 @@ class Outcome(StrEnum):
 
     running = "running"  # open: a job resumes it from its next round
     success = "success"
-    failed = "failed"  # the judge rejected every round
+    failed = "failed"  # the judge rejected every round it judged
+    # Every round ended with no verdict to act on (no image came back, or no verdict could
+    # be read): the judge never rejected anything, so this is not a rejected run, and study
+    # pools and judge figures leave it out.
+    unjudged = "unjudged"
     api_failed = "api_failed"
     # The API refused to answer (a safety or content block): no round was judged for it, so
     # it is neither a rejected edit nor a transient failure worth retrying.
@@ -67,6 +71,12 @@ class Outcome(StrEnum):
     def ended_by_the_loop(self) -> bool:
         """An end the refinement loop reached (not open, not cut short by a cancel)."""
         return self not in (Outcome.running, Outcome.cancelled)
+
+
+def exhausted(judged: bool) -> "Outcome":
+    """How a run ends when its rounds ran out with no accepted edit: failed when the judge
+    rejected at least one round, unjudged when it never gave a verdict at all."""
+    return Outcome.failed if judged else Outcome.unjudged
 
 
 # The ends a run reaches on its own, as tables and exports count them.

@@ -71,3 +71,47 @@ def test_0010_freezes_the_verdict_of_record_of_existing_studies(tmp_path: Path) 
         designs = connection.execute(text("SELECT design FROM study ORDER BY id")).scalars().all()
     engine.dispose()
     assert frozen == [7, 7] and designs == ["accepted", "runs"]
+
+
+def test_0020_gives_runs_never_judged_their_own_outcome(tmp_path: Path) -> None:
+    """A failed run none of whose rounds has a verdict the judge gave (no image, or only
+    unreadable verdicts) becomes "unjudged", and its task too; a run the judge rejected at
+    least once stays failed."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import text
+
+    from app.resources import MIGRATIONS_DIR
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0019")
+        connection.execute(text(
+            "INSERT INTO source_image (id, dataset, modality, category, filename, present) "
+            "VALUES (1, 'Chest-XRay', 'chest_xray', 'normal', 'a.jpeg', 1)"))
+        # Task 1: no image in any round. Task 2: one unreadable verdict. Task 3: rejected.
+        for task_id in (1, 2, 3):
+            connection.execute(text(
+                "INSERT INTO task (id, source_image_id, dataset, modality, disease, direction, "
+                "task_key, n_rounds, failed_mask, outcome, latest_run_id) VALUES "
+                f"({task_id}, 1, 'Chest-XRay', 'chest_xray', 'Edema{task_id}', 'add', 'k{task_id}', 1, 0, "
+                f"'failed', {task_id})"))
+            connection.execute(text(
+                "INSERT INTO run (id, task_id, origin, outcome, n_rounds, fingerprint, created_at) "
+                f"VALUES ({task_id}, {task_id}, 'import', 'failed', 1, 'f{task_id}', '2026-01-01')"))
+            connection.execute(text(
+                "INSERT INTO attempt (id, run_id, round, image_present) "
+                f"VALUES ({task_id}, {task_id}, 1, {int(task_id > 1)})"))
+        connection.execute(text(
+            "INSERT INTO judge_verdict (id, attempt_id, qualified, error, created_at) "
+            "VALUES (1, 2, NULL, 'JSON parse error', '2026-01-01'), "
+            "(2, 3, 0, NULL, '2026-01-01')"))
+    migrate(engine)
+    with engine.connect() as connection:
+        runs = connection.execute(text("SELECT outcome FROM run ORDER BY id")).scalars().all()
+        tasks = connection.execute(text("SELECT outcome FROM task ORDER BY id")).scalars().all()
+    engine.dispose()
+    assert runs == tasks == ["unjudged", "unjudged", "failed"]

@@ -78,7 +78,7 @@ def _print_report(report: ImportReport) -> None:
     table.add_row("files imported", str(report.files_imported))
     table.add_row("files unchanged (skipped)", str(report.files_unchanged))
     table.add_row("tasks added", str(report.tasks_added))
-    for outcome in (Outcome.success, Outcome.failed, Outcome.api_failed):
+    for outcome in (Outcome.success, Outcome.failed, Outcome.unjudged, Outcome.api_failed):
         table.add_row(f"runs added: {outcome}", str(report.runs_added[outcome]))
     table.add_row("runs already imported", str(report.runs_unchanged))
     table.add_row("attempts added", str(report.attempts_added))

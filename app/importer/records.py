@@ -58,6 +58,15 @@ class TaskRecord:
     image_alternatives: list[str] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)
 
+    def settle(self) -> None:
+        """A run the files call failed in which no round has a verdict the judge gave (every
+        edit came back empty, or no verdict could be read) was never judged: it is kept
+        apart from runs the judge rejected."""
+        if self.outcome is Outcome.failed and not any(
+                a.verdict is not None and a.verdict.error is None and a.verdict.qualified is not None
+                for a in self.attempts):
+            self.outcome = Outcome.unjudged
+
     @property
     def success_round(self) -> int | None:
         if self.outcome is Outcome.success and self.attempts:

@@ -118,6 +118,7 @@ class BatchWriter:
         self.state.fingerprints.add((task_id, record.fingerprint))
         for kind, detail in record.warnings:
             self.problem(record.key, kind, detail)
+        record.settle()
         run_id = next(run_ids)
         rows.runs.append(_run_row(record, run_id, task_id, self.import_file_id, self.now))
         attempt_rows = [self._attempt_row(record.key, a, next(attempt_ids), run_id)

@@ -25,8 +25,8 @@ from app.jobs.batch_steps import BatchSteps, Member
 from app.jobs.feedback import reader_feedback
 from app.jobs.rejudge import latest_edit, store_verdicts
 from pipeline.backend import Edit, Instruction, Verdict
-from pipeline.loop import StepFailed, end_on, no_image, round_record, unreadable
-from pipeline.vocabulary import Outcome
+from pipeline.loop import StepFailed, end_on, judged, no_image, round_record, unreadable
+from pipeline.vocabulary import Outcome, exhausted
 
 
 @dataclass
@@ -104,7 +104,7 @@ class BatchRun(BatchSteps):
             await self._finish(job_task_id, run_id, Outcome.success, len(history))
             return True
         if len(history) >= self.rounds:
-            await self._finish(job_task_id, run_id, Outcome.failed)
+            await self._finish(job_task_id, run_id, exhausted(any(judged(h) for h in history)))
             return True
         return False
 

@@ -260,7 +260,8 @@ def _finish_task(engine: Engine, lease: Lease, job_task_id: int, outcome: Outcom
                  error: str | None) -> None:
     """Mark the task done and count it, atomically: concurrent tasks finish at the same
     moment, and a resumed job must never count a task twice."""
-    counters = {Outcome.success: "succeeded", Outcome.failed: "failed", Outcome.blocked: "blocked"}
+    counters = {Outcome.success: "succeeded", Outcome.failed: "failed", Outcome.blocked: "blocked",
+                Outcome.unjudged: "unjudged"}
     column = counters.get(outcome, "api_failed") if outcome is not None else "api_failed"
     job_id = lease.job_id
     with Session(engine) as session:

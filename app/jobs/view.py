@@ -42,7 +42,7 @@ def job_summary(job: Job) -> dict[str, Any]:
     remaining = (job.total - job.done) / (job.done / elapsed) if job.done and elapsed > 0 else None
     return {"id": job.id, "status": job.status, "total": job.total, "done": job.done,
             "succeeded": job.succeeded, "failed": job.failed, "api_failed": job.api_failed,
-            "blocked": job.blocked,
+            "blocked": job.blocked, "unjudged": job.unjudged,
             "waiting_until": waiting,
             "waiting_label": waiting and (waiting.strftime("%H:%M UTC") if waiting.date() == utcnow().date()
                                           else waiting.strftime("%H:%M UTC on %d %b")),

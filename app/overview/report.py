@@ -44,7 +44,7 @@ def _compute(session: Session) -> dict[str, Any]:
     return {
         "table1": [{"modality": r.modality, "direction": r.direction, "diseases": r.diseases,
                     "success": r.success, "failed": r.failed, "api_failed": r.api_failed,
-                    "blocked": r.blocked, "avg_rounds_success": r.avg_rounds_success,
+                    "blocked": r.blocked, "unjudged": r.unjudged, "avg_rounds_success": r.avg_rounds_success,
                     "paper_diseases": r.paper[0] if r.paper else None,
                     "paper_success": r.paper[1] if r.paper else None,
                     "paper_failed": r.paper[2] if r.paper else None,

@@ -32,6 +32,7 @@ class Table1Row:
     failed: int
     api_failed: int
     blocked: int  # refused by the API on safety or content grounds (regenerations only)
+    unjudged: int  # no round of the run was ever judged: neither a success nor a rejection
     avg_rounds_success: float | None
     paper: tuple[int, int, int, float] | None
 
@@ -43,12 +44,13 @@ def table1(session: Session) -> list[Table1Row]:
                     func.sum(case((col(Task.outcome) == Outcome.failed, 1), else_=0)),
                     func.sum(case((col(Task.outcome) == Outcome.api_failed, 1), else_=0)),
                     func.sum(case((col(Task.outcome) == Outcome.blocked, 1), else_=0)),
+                    func.sum(case((col(Task.outcome) == Outcome.unjudged, 1), else_=0)),
                     func.avg(case((col(Task.outcome) == Outcome.success, Task.n_rounds), else_=None)))
              .group_by(col(Task.modality), col(Task.direction))
              .order_by(col(Task.modality), col(Task.direction)))
     return [Table1Row(m, d, int(n), int(s or 0), int(f or 0), int(a or 0), int(b or 0),
-                      float(avg) if avg is not None else None, PAPER_TABLE1.get((m, d)))
-            for m, d, n, s, f, a, b, avg in session.execute(query)]
+                      int(u or 0), float(avg) if avg is not None else None, PAPER_TABLE1.get((m, d)))
+            for m, d, n, s, f, a, b, u, avg in session.execute(query)]
 
 
 def pass_rates(session: Session) -> dict[str, tuple[int, int]]:

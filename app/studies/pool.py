@@ -19,12 +19,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter, where_clauses
 from app.models import Attempt, JudgeVerdict, SourceImage, Task
 from app.studies.models import Design
+from pipeline.vocabulary import Outcome
 
 # Facets a study can stratify on; "verdict" is the judge's verdict of record (pass / fail).
 STRATA_FACETS = ("verdict", "direction", "modality", "disease", "outcome")
@@ -95,7 +96,10 @@ def candidates(session: Session, case_filter: CaseFilter, design: Design,
                  .where(col(Attempt.image_present).is_(True), col(SourceImage.present).is_(True))
                  .order_by(col(Task.id)))
     else:
-        query = (select(*task_columns).where(col(Task.thumb_attempt_id).is_not(None))
+        # A run never judged has no verdict to compare the readers with.
+        query = (select(*task_columns).where(col(Task.thumb_attempt_id).is_not(None),
+                                             or_(col(Task.outcome).is_(None),
+                                                 col(Task.outcome) != Outcome.unjudged))
                  .order_by(col(Task.id)))
     query = query.where(*where_clauses(case_filter, dialect))
     found = []

@@ -100,3 +100,19 @@ def test_a_bad_line_in_json_lines_names_the_line(engine: Engine, tmp_path: Path)
         import_tree(engine, run)
     with Session(engine) as s:
         assert s.exec(select(Task)).all() == []
+
+
+def test_a_failed_run_with_no_judged_round_is_imported_as_unjudged(engine: Engine,
+                                                                   tmp_path: Path) -> None:
+    """A run the files call failed, whose rounds have no verdict the judge gave, was never
+    judged: it is not counted, filtered or sampled as a run the judge rejected."""
+    never = paper_entry("s5-0003", outcome="failed")
+    for item in never["rounds"]:
+        item.pop("verdict")
+    run = tmp_path / "run"
+    write(run, "medbanana.json", [paper_entry("s5-0002", outcome="failed"), never], "array")
+    report = import_tree(engine, run)
+    assert dict(report.runs_added) == {"failed": 1, "unjudged": 1}
+    with Session(engine) as s:
+        outcomes = {t.task_key: t.outcome for t in s.exec(select(Task)).all()}
+    assert outcomes == {"s5-0002-Lung_Opacity": "failed", "s5-0003-Lung_Opacity": "unjudged"}

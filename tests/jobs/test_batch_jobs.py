@@ -15,8 +15,8 @@ from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.job_models import Job, JobBatch, JobTask
 from app.images.files import ImageKind, resolve_image
+from app.job_models import Job, JobBatch, JobTask
 from app.jobs.batch_records import job_batches
 from app.jobs.lease import Lease
 from app.jobs.options import JobOptions
@@ -349,7 +349,9 @@ def test_a_verdict_is_never_stored_with_an_edit_made_again_after_a_restart(
             JudgeVerdict, col(JudgeVerdict.attempt_id) == Attempt.id).join(Run).where(
             Run.origin == "regeneration")).all()
         assert len(rows) == 2
+        tags = []
         for attempt, verdict in rows:
-            assert verdict.reason == f"judged {image_tag(resolve_image(session, ImageKind.attempt, attempt.id or 0).path.read_bytes())}"
-        tags = sorted(image_tag(resolve_image(session, ImageKind.attempt, a.id or 0).path.read_bytes()) for a, _ in rows)
-    assert tags == stored  # no edit the first worker made was stored
+            stored = resolve_image(session, ImageKind.attempt, attempt.id or 0).path.read_bytes()
+            tags.append(image_tag(stored))
+            assert verdict.reason == f"judged {tags[-1]}"
+    assert sorted(tags) == stored  # no edit the first worker made was stored

@@ -134,7 +134,8 @@ def test_an_edit_with_no_image_is_recorded(demo_engine: Engine, tmp_path: Path) 
     run_id, outcome = regenerate(demo_engine, tmp_path, FakeGemini(respond),
                                  options=loop.Options(rounds=1, policy=loop.RetryPolicy(2, 0.0)))
     [(attempt, verdict)] = attempts(demo_engine, run_id)
-    assert outcome is Outcome.failed and verdict is None
+    # No round was judged: not a run the judge rejected.
+    assert outcome is Outcome.unjudged and verdict is None
     assert (attempt.edit_error or "").startswith("No image in response: I cannot edit")
 
 
@@ -407,10 +408,10 @@ def test_the_final_image_is_kept_not_a_thought_image(demo_engine: Engine, tmp_pa
     fake = FakeGemini(respond)
     run_id, outcome = regenerate(demo_engine, tmp_path, fake)
     [(attempt, verdict)] = attempts(demo_engine, run_id)
-    judged = first_image([b for m, _, b in fake.calls if "responseMimeType" in json.dumps(b)][0])
+    judged = first_image(next(b for m, _, b in fake.calls if "responseMimeType" in json.dumps(b)))
     with Session(demo_engine) as session:
         stored = resolve_image(session, ImageKind.attempt, attempt.id or 0).path.read_bytes()
-    edit_request = [b for m, _, b in fake.calls if "image" in m][0]
+    edit_request = next(b for m, _, b in fake.calls if "image" in m)
     assert outcome is Outcome.success and verdict is not None
     assert stored == judged == edited(first_image(edit_request))
 

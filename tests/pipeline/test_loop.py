@@ -13,7 +13,7 @@ from sqlmodel import Session, select
 from app.jobs import store
 from app.models import Attempt, JudgeVerdict, Run, Task
 from pipeline import loop
-from pipeline.backend import BackendError, Edit, TaskInfo
+from pipeline.backend import BackendError, Edit, TaskInfo, Verdict
 from pipeline.offline import OfflineBackend
 from pipeline.vocabulary import Outcome
 from tests import aio
@@ -133,11 +133,48 @@ def test_an_edit_without_an_image_is_recorded_not_fatal(demo_engine: Engine, tmp
     task_id = a_task(demo_engine)
     run_id, outcome = go(demo_engine, tmp_path, NoImage(), task_id,
                          loop.Options(rounds=2, policy=loop.RetryPolicy(attempts=2, base_seconds=0.0)))
-    assert outcome is Outcome.failed
+    # The judge never saw an edit: the run is not one it rejected.
+    assert outcome is Outcome.unjudged
     with Session(demo_engine) as session:
         attempts = session.exec(select(Attempt).where(Attempt.run_id == run_id)).all()
+        task = session.get(Task, task_id)
     assert [a.edit_error for a in attempts] == ["No image in response"] * 2
     assert not any(a.image_present for a in attempts)
+    assert task is not None and task.outcome == "unjudged"
+
+
+class Unreadable(OfflineBackend):
+    async def judge(self, task: TaskInfo, original: bytes, edited: bytes,
+                    instruction: str) -> Verdict:
+        verdict = await super().judge(task, original, edited, instruction)
+        return replace(verdict, fields=None, error="JSON parse error: cut off")
+
+
+def test_a_run_whose_verdicts_were_all_unreadable_is_unjudged(demo_engine: Engine,
+                                                             tmp_path: Path) -> None:
+    _run_id, outcome = go(demo_engine, tmp_path, Unreadable(), a_task(demo_engine),
+                         loop.Options(rounds=2, policy=loop.RetryPolicy(attempts=1, base_seconds=0.0)))
+    assert outcome is Outcome.unjudged
+
+
+class RejectsThenUnreadable(OfflineBackend):
+    def __init__(self) -> None:
+        super().__init__()
+        self.judged = 0
+
+    async def judge(self, task: TaskInfo, original: bytes, edited: bytes,
+                    instruction: str) -> Verdict:
+        verdict = await super().judge(task, original, edited, instruction)
+        self.judged += 1
+        if self.judged == 1:
+            return replace(verdict, fields=(verdict.fields or {}) | {"qualified": False})
+        return replace(verdict, fields=None, error="JSON parse error: cut off")
+
+
+def test_a_run_with_one_rejected_round_is_failed(demo_engine: Engine, tmp_path: Path) -> None:
+    _, outcome = go(demo_engine, tmp_path, RejectsThenUnreadable(), a_task(demo_engine),
+                    loop.Options(rounds=2, policy=loop.RetryPolicy(attempts=1, base_seconds=0.0)))
+    assert outcome is Outcome.failed
 
 
 def test_retry_after_is_honoured() -> None:

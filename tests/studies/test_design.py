@@ -148,3 +148,19 @@ def test_a_stratum_too_small_is_named_and_nothing_is_created(demo_engine: Engine
                 strata_facets=("verdict", "direction"), per_stratum={"pass/add": 60, "fail/add": 5}))
         s.rollback()
         assert s.exec(select(StudyItem)).first() is None
+
+
+def test_a_run_never_judged_is_not_in_the_whole_runs_pool(demo_engine: Engine) -> None:
+    """A whole-runs study compares readers with the judge round by round: a run with no
+    verdict at all has nothing to compare with."""
+    from sqlalchemy import update
+
+    from app.studies.pool import candidates
+
+    with Session(demo_engine) as s:
+        before = candidates(s, CaseFilter(), Design.runs, ())
+        gone = before[0].task_id
+        s.execute(update(Task).where(Task.id == gone).values(outcome="unjudged"))  # type: ignore[arg-type]
+        s.commit()
+        after = candidates(s, CaseFilter(), Design.runs, ())
+    assert [c.task_id for c in after] == [c.task_id for c in before[1:]]
