@@ -351,7 +351,7 @@ def test_a_verdict_is_never_stored_with_an_edit_made_again_after_a_restart(
         assert len(rows) == 2
         tags = []
         for attempt, verdict in rows:
-            stored = resolve_image(session, ImageKind.attempt, attempt.id or 0).path.read_bytes()
-            tags.append(image_tag(stored))
+            data = resolve_image(session, ImageKind.attempt, attempt.id or 0).path.read_bytes()
+            tags.append(image_tag(data))
             assert verdict.reason == f"judged {tags[-1]}"
     assert sorted(tags) == stored  # no edit the first worker made was stored
