@@ -4,7 +4,7 @@ shared by every worker, and the workers' heartbeats (the domain model is app/mod
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import Column, Index, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, Column, Index, String, Text, UniqueConstraint, false
 from sqlmodel import Field, SQLModel
 
 from app.models import utcnow
@@ -30,13 +30,17 @@ class RateLimit(SQLModel, table=True):
 
 
 class RateCall(SQLModel, table=True):
-    """A call to a model, when it was let through: the limiter's sliding window."""
+    """A call to a model: the limiter's sliding window. ``at`` is when it was let through
+    while it is in flight, then when its answer came back: the service counted it on arrival,
+    somewhere in between, so a window that counts it from its return never forgets it early."""
 
     __tablename__ = "rate_call"
     __table_args__ = (Index("ix_rate_call_model_at", "model", "at"),)
     id: int | None = Field(default=None, primary_key=True)
     model: str = Field(sa_column=Column(String(100), nullable=False))
     at: datetime = Field(default_factory=utcnow)
+    in_flight: bool = Field(default=False, sa_column=Column(Boolean, nullable=False,
+                                                            server_default=false()))
     # Input and output tokens the call used, filled in when it answers (tokens per minute).
     tokens: int = 0
 

@@ -305,13 +305,18 @@ class Quota:
     over it gets the real 429 with the seconds until the window has room."""
 
     def __init__(self, allowed: int, window: float = 60.0,
-                 respond: Callable[[str, dict[str, Any], int], Reply] = cooperative) -> None:
+                 respond: Callable[[str, dict[str, Any], int], Reply] = cooperative, *,
+                 arrival: Callable[[int], float] = lambda _: 0.0) -> None:
+        """``arrival(n)``: seconds between the model's n-th request leaving the client and the
+        service counting it (a large upload, a busy network), which vary from call to call."""
         self.allowed, self.window, self.respond = allowed, window, respond
+        self.arrival = arrival
         self.lock = threading.Lock()
         self.served: dict[str, list[float]] = defaultdict(list)
         self.refused = 0
 
     def __call__(self, model: str, body: dict[str, Any], n: int) -> Reply:
+        time.sleep(self.arrival(n))
         now = time.monotonic()
         with self.lock:
             recent = [t for t in self.served[model] if now - t < self.window]

@@ -8,6 +8,11 @@ and records its own only when every limit leaves room. So the check and the reco
 step for all workers together, and no sliding window ever holds more than allowed, whatever
 the number of jobs and machines. A call is recorded with the tokens it is expected to use
 and corrected to what the answer reports.
+
+The service counts a call when it arrives, which is after it was let through here and
+before its answer comes back. So a call counts here for as long as it is in flight, and then
+from the moment its answer came back: a window never lets a call go while the service may
+still count an earlier one, and a quota set equal to the service's draws no 429.
 """
 
 import asyncio
@@ -31,6 +36,9 @@ SHOWN_WAIT = 5.0
 # Records older than this are of no use to any window (the longest is a day); pruned now
 # and then.
 KEEP = timedelta(hours=25)
+# A call still marked in flight after this long belongs to a worker that died mid-call (the
+# backend's own timeout is 300 s): it stops holding the window then.
+FLIGHT_LIMIT = timedelta(minutes=10)
 
 
 @dataclass(frozen=True)
@@ -81,9 +89,14 @@ class CallLimiter:
     def gate(self, model: str, tokens: int) -> "Gate":
         """A step's way through this limiter (pipeline/ports.py's Quota)."""
         return Gate(self, model, tokens)
-    def settle(self, ticket: int, tokens: int) -> None:
+    def settle(self, ticket: int, tokens: int | None) -> None:
+        """The call came back (answered or failed): it counts from now, with the tokens it
+        used when they are known."""
+        values: dict[str, object] = {"at": utcnow(), "in_flight": False}
+        if tokens is not None:
+            values["tokens"] = tokens
         with Session(self.engine) as session:
-            session.execute(update(RateCall).where(col(RateCall.id) == ticket).values(tokens=tokens))
+            session.execute(update(RateCall).where(col(RateCall.id) == ticket).values(**values))
             session.commit()
 
     def _try(self, model: str, tokens: int) -> tuple[int | None, float]:
@@ -100,10 +113,13 @@ class CallLimiter:
             # A little longer than the window: the service counts arrivals, which come a
             # few milliseconds after the moment recorded here.
             minute_ago = now - timedelta(seconds=quota.minute * 1.02 + 0.05)
+            flying = (col(RateCall.in_flight).is_(True)
+                      & (col(RateCall.at) > now - FLIGHT_LIMIT))
             if quota.per_minute or quota.tokens_per_minute:
                 calls, oldest, used = session.execute(
                     select(func.count(), func.min(RateCall.at), func.sum(RateCall.tokens))
-                    .where(col(RateCall.model) == model, col(RateCall.at) > minute_ago)).one()
+                    .where(col(RateCall.model) == model,
+                           (col(RateCall.at) > minute_ago) | flying)).one()
                 over_calls = quota.per_minute is not None and calls >= quota.per_minute
                 # A call bigger than the whole budget still goes, alone, or it never would.
                 over_tokens = (quota.tokens_per_minute is not None and calls > 0
@@ -114,13 +130,13 @@ class CallLimiter:
                 day_ago = now - timedelta(seconds=quota.day * 1.0001 + 0.05)
                 calls, oldest = session.execute(
                     select(func.count(), func.min(RateCall.at))
-                    .where(col(RateCall.model) == model, col(RateCall.at) > day_ago)).one()
+                    .where(col(RateCall.model) == model, (col(RateCall.at) > day_ago) | flying)).one()
                 if calls >= quota.per_day:
                     waits.append(_until_out(oldest, day_ago))
             if max(waits) > 0:
                 session.rollback()
                 return None, max(waits)
-            record = RateCall(model=model, at=now, tokens=tokens)
+            record = RateCall(model=model, at=now, tokens=tokens, in_flight=True)
             session.add(record)
             self._calls += 1
             if self._calls % 500 == 0:
@@ -175,7 +191,7 @@ class Gate:
         return await self.limiter.acquire(self.model, self.tokens)
 
     async def used(self, ticket: int | None, tokens: int | None) -> None:
-        if ticket is not None and tokens is not None:
+        if ticket is not None:
             await asyncio.to_thread(self.limiter.settle, ticket, tokens)
 
     async def waiting(self, seconds: float) -> None:

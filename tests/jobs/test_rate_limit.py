@@ -24,8 +24,10 @@ def test_two_workers_share_each_models_limit(request: pytest.FixtureRequest, dat
     let_through: dict[str, list[float]] = {"text-model": [], "image-model": []}
 
     async def call(limiter: CallLimiter, model: str) -> None:
-        await limiter.acquire(model)
+        ticket = await limiter.acquire(model)
         let_through[model].append(time.monotonic())
+        assert ticket is not None
+        limiter.settle(ticket, None)  # answered at once
 
     async def everyone() -> None:
         await asyncio.gather(*(call(workers[i % 2], model) for i in range(9)
@@ -56,8 +58,10 @@ def test_a_daily_quota_holds_calls_until_the_day_has_room(engine: Engine) -> Non
 
     async def six() -> None:
         for _ in range(6):
-            await limiter.acquire("m")
+            ticket = await limiter.acquire("m")
             times.append(time.monotonic())
+            assert ticket is not None
+            limiter.settle(ticket, None)
 
     aio.run(six())
     # Four go at once; the fifth waits for the first to leave the two-second "day".
@@ -83,3 +87,26 @@ def test_tokens_per_minute_count_what_calls_really_used(engine: Engine) -> None:
     # A call expected to use more than the whole budget still goes, when it goes alone.
     huge = CallLimiter(engine, Quota(tokens_per_minute=1_000, minute=1.0))
     assert aio.run(huge.acquire("other", 50_000)) is not None
+
+
+def test_a_call_counts_while_in_flight_and_from_its_return(engine: Engine) -> None:
+    """The service counts a call on arrival, somewhere between its leaving and its answer: it
+    holds the window while it is in flight, however long, and then from when it came back."""
+    limiter = CallLimiter(engine, Quota(per_minute=1, minute=0.5))
+
+    async def three() -> list[float]:
+        first = await limiter.acquire("m")
+        assert first is not None
+        start = time.monotonic()
+        waiting = asyncio.ensure_future(limiter.acquire("m"))
+        await asyncio.sleep(1.0)  # in flight for two "minutes": nothing else goes
+        assert not waiting.done()
+        limiter.settle(first, 100)
+        returned = time.monotonic()
+        second = await waiting
+        assert second is not None
+        return [start, returned, time.monotonic()]
+
+    _start, returned, second = aio.run(three())
+    # The second call waited out a whole window from the first one's return.
+    assert second - returned >= 0.45
