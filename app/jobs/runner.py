@@ -10,10 +10,11 @@ import asyncio
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.engine import Engine
@@ -155,6 +156,10 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
                 displaced.set()
                 cancel.set()
                 return
+            except Exception:
+                # A dropped connection: the next beat gets a fresh one. Were beats to stop
+                # silently, the job would be taken from a worker that is still running it.
+                logger.warning("job %s: heartbeat not written", job_id, exc_info=True)
 
     async def one(job_task: JobTask) -> None:
         async with gate:
@@ -224,7 +229,12 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
         if options.mode == "batch":
             await in_batches()
         else:
-            await asyncio.gather(*(one(t) for t in pending))
+            await _all(one(t) for t in pending)
+    except Exception:
+        # Every task of the job is stopped by now (_all): nothing more is written under this
+        # lease, and another worker may take the job at once rather than after it goes stale.
+        await asyncio.to_thread(_give_up, engine, lease)
+        raise
     finally:
         beater.cancel()
     if displaced.is_set():
@@ -233,6 +243,38 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
         return await asyncio.to_thread(_close, engine, lease)
     except Displaced:
         return DISPLACED
+
+
+async def _all(tasks: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Run the job's tasks together. The first one to fail cancels every other, and all of
+    them have stopped before its error is raised: a task left running would go on calling
+    Gemini and writing under a lease its job no longer stands behind."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            for task in tasks:
+                group.create_task(task)
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None
+
+
+def _give_up(engine: Engine, lease: Lease) -> None:
+    """Hand the job back after an error: a new lease (so that no late write of this worker
+    lands) and a heartbeat long past, so that the next worker free claims it. Tried on a
+    fresh connection, and again once, since the error is often a dropped connection."""
+    for attempt in (1, 2):
+        try:
+            with Session(engine) as session:
+                session.execute(update(Job).where(
+                    col(Job.id) == lease.job_id, col(Job.lease) == lease.token,
+                    col(Job.status) == JobStatus.running).values(
+                    lease=Job.lease + 1, heartbeat_at=utcnow() - timedelta(days=1)))
+                session.commit()
+            logger.warning("job %s given up after an error; another worker takes it over",
+                           lease.job_id)
+            return
+        except Exception:
+            logger.warning("job %s: could not be given up (try %d of 2)", lease.job_id, attempt,
+                           exc_info=True)
 
 
 def _job(engine: Engine, job_id: int) -> Job:

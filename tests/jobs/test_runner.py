@@ -1,11 +1,13 @@
 """Jobs: counted exactly, cancellable, claimed once, and they survive a SIGKILLed worker."""
 
+import asyncio
 import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import func
@@ -208,3 +210,55 @@ def test_the_call_timeout_is_set_from_the_cli(demo_engine: Engine, tmp_path: Pat
     backend = make_backend(JobOptions(backend="gemini", timeout_seconds=42))
     assert isinstance(backend, GeminiBackend) and backend.timeout_seconds == 42
     assert CliRunner().invoke(cli, ["pipeline", "run", "--timeout", "1"]).exit_code == 2
+
+
+def test_a_failed_write_stops_every_task_of_the_job_and_gives_it_up(
+        demo_engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write that fails (the database dropped the connection of a worker paused past its
+    idle limit) ends the job here: its other tasks are cancelled and awaited, nothing more is
+    called or written for it, and the next worker can claim it at once."""
+    from sqlalchemy.exc import OperationalError
+
+    from app.jobs import store
+    from pipeline.gemini import GeminiBackend
+    from tests.fake_gemini import FakeGemini, Reply, cooperative
+
+    def slow(model: str, body: dict[str, Any], n: int) -> Reply:
+        reply = cooperative(model, body, n)
+        reply.delay = 0.3
+        return reply
+
+    real = store.save_round
+    saved = {"n": 0}
+
+    def drops(*args: Any, **kwargs: Any) -> int:
+        saved["n"] += 1
+        if saved["n"] == 1:
+            raise OperationalError("UPDATE job", {}, Exception(
+                "terminating connection due to idle-session timeout"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store, "save_round", drops)
+    job_id = create_job(demo_engine, task_ids(demo_engine, 4),
+                        JobOptions(backend="gemini", rounds=3, concurrency=4))
+    lease = claim(demo_engine, job_id)
+    assert lease is not None
+    fake = FakeGemini(slow)
+    with fake.serve() as url:
+        backend = GeminiBackend("runner-test-key", base_url=url, timeout_seconds=10)
+
+        async def worker() -> tuple[int, int]:
+            """The job fails; the worker's event loop lives on, as a real worker's does."""
+            with pytest.raises(OperationalError):
+                await run_job(demo_engine, lease, lambda _: backend, tmp_path / "out",
+                              policy=RetryPolicy(attempts=1, base_seconds=0.0))
+            calls, writes = len(fake.calls), saved["n"]
+            await asyncio.sleep(1.5)  # several more rounds of calls, were any task alive
+            return len(fake.calls) - calls, saved["n"] - writes
+
+        assert aio.run(worker()) == (0, 0)
+    with Session(demo_engine) as session:
+        job = session.get(Job, job_id)
+        assert job is not None and job.status == "running" and job.lease == lease.token + 1
+    again = claim(demo_engine)  # at once, not after the job's heartbeat went stale
+    assert again is not None and again.job_id == job_id

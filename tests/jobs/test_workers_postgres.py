@@ -46,6 +46,16 @@ def test_four_workers_survive_pause_kill_and_takeover(pg_server: PostgresServer,
                                                       tmp_path: Path) -> None:
     url = pg_server.create_database("four_workers")
     engine = make_engine(url)
+    with engine.connect() as connection:
+        # The server drops the connections of a paused worker, as a managed PostgreSQL with
+        # an idle-session limit does: on waking, its writes fail, and its job must be given
+        # up whole, not left half running.
+        connection.exec_driver_sql("ALTER DATABASE four_workers SET idle_session_timeout = '4s'")
+        connection.exec_driver_sql(
+            "ALTER DATABASE four_workers SET idle_in_transaction_session_timeout = '4s'")
+        connection.commit()
+    engine.dispose()
+    engine = make_engine(url)
     migrate(engine)
     import_tree(engine, demo_dir / "run", demo_dir / "source")
     with Session(engine) as session:
