@@ -1,8 +1,10 @@
 """An export folder, written as a stream and moved into place at the end: rows go to JSON
 Lines and to Parquet (pyarrow, a row group at a time), images are copied (or hard-linked)
 once each under ``images/``, and ``manifest.json`` says what was written and by which rule.
-Nothing appears under TARGET until the end: a failure removes ``TARGET.partial``, and one a
-killed process left behind is cleared by the next run."""
+
+Nothing appears under TARGET until the end: the folder is staged beside it under a fresh,
+unique name and moved there whole (app/staging.py), and a failure removes only that.
+"""
 
 import json
 import logging
@@ -19,6 +21,7 @@ from sqlmodel import Session
 
 from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.jobs import ExportError  # one refusal for every export: export-run's too
+from app.staging import discard_folder, place_folder, stage_folder
 
 __all__ = ["ExportError", "ExportFolder", "ExportSummary"]
 
@@ -41,9 +44,8 @@ class ExportFolder:
         if not target.parent.is_dir():
             raise ExportError(f"{target.parent} is not a folder")
         self.target = target
-        self.partial = target.with_name(target.name + ".partial")
-        shutil.rmtree(self.partial, ignore_errors=True)
-        (self.partial / "images").mkdir(parents=True)
+        self.partial = stage_folder(target)
+        (self.partial / "images").mkdir()
         self.name, self.schema, self.link = name, schema, link
         self._jsonl = (self.partial / f"{name}.jsonl").open("w", encoding="utf-8")
         self._parquet = pq.ParquetWriter(self.partial / f"{name}.parquet", schema)
@@ -119,10 +121,15 @@ class ExportFolder:
                     "files": {"jsonl": f"{self.name}.jsonl", "parquet": f"{self.name}.parquet",
                               "images": "images/"}}
         (self.partial / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-        self.partial.rename(self.target)
+        try:
+            place_folder(self.partial, self.target)
+        except FileExistsError as error:
+            discard_folder(self.partial)
+            raise ExportError(f"{error}; nothing was written there") from None
         return ExportSummary(self.target, self.rows, len(self._written), manifest.get("counts", {}))
 
     def abandon(self) -> None:
         self._jsonl.close()
-        self._parquet.close()
-        shutil.rmtree(self.partial, ignore_errors=True)
+        if self._parquet.is_open:
+            self._parquet.close()
+        discard_folder(self.partial)

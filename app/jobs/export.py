@@ -7,7 +7,6 @@ the database. Files are written under a temporary folder and moved into place at
 so an interrupted export leaves nothing half-written under DIR.
 """
 
-import shutil
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +20,7 @@ from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.importer import layout
 from app.importer.scripts_files import ScriptsFolder, final_image
 from app.models import Attempt, Direction, JudgeVerdict, Run, SourceImage, Task
+from app.staging import discard_folder, place_folder, stage_folder
 from pipeline.vocabulary import ENDS, Outcome
 
 
@@ -53,9 +53,24 @@ def export_runs(engine: Engine, target: Path, *, only_regenerated: bool = False,
     subset, app/exports/curated.py)."""
     if target.exists():
         raise ExportError(f"{target} already exists; choose a new folder")
-    partial = target.with_name(target.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
+    if not target.parent.is_dir():
+        raise ExportError(f"{target.parent} is not a folder")
+    partial = stage_folder(target)
+    try:
+        written = _write_runs(engine, partial, only_regenerated, only_attempts, on_progress)
+        place_folder(partial, target)
+    except FileExistsError as error:
+        discard_folder(partial)
+        raise ExportError(f"{error}; nothing was written there") from None
+    except BaseException:
+        discard_folder(partial)
+        raise
+    return written
+
+
+def _write_runs(engine: Engine, partial: Path, only_regenerated: bool,
+                only_attempts: set[int] | None,
+                on_progress: Callable[[int, int], None] | None) -> int:
     folders: dict[tuple[str, Direction], ScriptsFolder] = defaultdict(ScriptsFolder)
     written = 0
     with Session(engine) as session:
@@ -74,7 +89,6 @@ def export_runs(engine: Engine, target: Path, *, only_regenerated: bool = False,
                 on_progress(n, len(rows))
     for (dataset, direction), files in folders.items():
         files.write(partial, dataset, direction)
-    partial.rename(target)
     return written
 
 

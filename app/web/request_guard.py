@@ -11,9 +11,18 @@ read of a body fails at once with 401 when the request carries neither a session
 bearer token, and with 413 when the declared or the streamed size passes the cap. The
 exceptions are HTTPExceptions raised while FastAPI reads the body, so they reach the app's
 one error renderer like any other.
+
+A multipart body is read whole here (no route takes a file, and a form is small), parsed
+by the parser the routes use, and every name and value it yields is checked before the app
+sees it: what is checked is exactly what a route would store. Media types are compared
+without regard to case, as HTTP has them.
 """
 
+from collections.abc import AsyncGenerator
+
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
+from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -51,7 +60,8 @@ class RequestGuard:
         limit = PUBLIC_BODY_BYTES if public else MAX_BODY_BYTES
         signed_in = public or _has_credentials(scope)
         declared = _content_length(scope)
-        textual = _is_text_body(scope)
+        media = _media_type(scope)
+        textual = media.startswith(TEXT_MEDIA)
         received = 0
         tail = b""  # the end of the previous chunk: a "%00" may be split between two
 
@@ -74,7 +84,8 @@ class RequestGuard:
                 tail = body[-5:]
             return message
 
-        await self.app(scope, guarded, send)
+        await self.app(scope, _checked_multipart(scope, guarded)
+                       if media.startswith("multipart/") else guarded, send)
 
 
 def _has_credentials(scope: Scope) -> bool:
@@ -99,12 +110,61 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-def _is_text_body(scope: Scope) -> bool:
+TEXT_MEDIA = ("application/x-www-form-urlencoded", "application/json", "text/")
+
+
+def _media_type(scope: Scope) -> str:
     for name, value in scope.get("headers", []):
         if name == b"content-type":
-            return value.startswith((b"application/x-www-form-urlencoded", b"application/json",
-                                     b"text/"))
-    return False
+            return value.decode("latin-1").strip().lower()
+    return ""
+
+
+def _checked_multipart(scope: Scope, receive: Receive) -> Receive:
+    """At the app's first read: the whole multipart body (through the guard's caps), decoded
+    as the routes will decode it, with a NUL refused in any name or value; then the body,
+    unchanged, to the app. Raised while the app reads, so the one error renderer answers."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()  # a disconnect, as the server reports it
+        sent = True
+        body = await _whole_body(receive)
+        await _refuse_nul_in_form(scope, body)
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
+async def _whole_body(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            break
+    return b"".join(chunks)
+
+
+async def _refuse_nul_in_form(scope: Scope, body: bytes) -> None:
+    async def stream() -> AsyncGenerator[bytes, None]:
+        yield body
+
+    try:
+        form = await MultiPartParser(Headers(scope=scope), stream()).parse()
+    except MultiPartException as error:
+        raise HTTPException(400, f"the form could not be read: {error.message}") from None
+    try:
+        for key, value in form.multi_items():
+            texts = [key, value] if isinstance(value, str) else [key, value.filename or ""]
+            if any("\x00" in text for text in texts):
+                raise HTTPException(422, NUL_MESSAGE)
+    finally:
+        await form.close()
 
 
 def _has_nul(data: bytes) -> bool:

@@ -1,0 +1,32 @@
+"""A folder written beside its destination and moved there whole at the end.
+
+The staging folder is made fresh under a unique name by the call that creates it
+(``tempfile.mkdtemp``: one ``mkdir``, which fails rather than follow or reuse anything at that
+name), so no link or folder planted beforehand is ever written through, reused or deleted.
+A failure removes only the folder this process made. One a killed process left behind keeps
+its name (``.TARGET.<random>.partial``) for a person to remove; no later run deletes it.
+"""
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+
+def stage_folder(target: Path) -> Path:
+    """A new, empty, private folder beside ``target``."""
+    return Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
+
+
+def place_folder(staged: Path, target: Path) -> None:
+    """Move the finished folder to ``target``; FileExistsError when something took that name
+    meanwhile (a rename would silently replace an empty folder there)."""
+    if os.path.lexists(target):
+        raise FileExistsError(f"{target} appeared while the export was written")
+    staged.chmod(0o755)  # private while it was written; an export is meant to be read
+    os.rename(staged, target)
+
+
+def discard_folder(staged: Path) -> None:
+    """Remove a folder this process staged (never one it did not make)."""
+    shutil.rmtree(staged, ignore_errors=True)

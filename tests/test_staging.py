@@ -1,0 +1,62 @@
+"""Exports are staged in a fresh folder of their own: a link planted at the old staging name
+is never written through or moved into place, and a folder there is never deleted."""
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy.engine import Engine
+
+from app.exports import CuratedFilter, PairRule, write_curated, write_pairs
+from app.exports.curated import Layout
+from app.jobs.export import export_runs
+
+EXPORTS: dict[str, Callable[[Engine, Path], Any]] = {
+    "export-pairs": lambda engine, target: write_pairs(engine, target, rule=PairRule.flip),
+    "export-curated": lambda engine, target: write_curated(engine, target, CuratedFilter()),
+    "export-curated --layout scripts": lambda engine, target: write_curated(
+        engine, target, CuratedFilter(), layout=Layout.scripts),
+    "export-run": export_runs,
+}
+
+
+@pytest.mark.parametrize("export", list(EXPORTS))
+def test_a_planted_link_is_never_written_through(demo_engine: Engine, tmp_path: Path,
+                                                 export: str) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    target = out / "export"
+    (out / "export.partial").symlink_to(elsewhere)
+    EXPORTS[export](demo_engine, target)
+    assert list(elsewhere.iterdir()) == []  # nothing written where the link leads
+    assert target.is_dir() and not target.is_symlink() and any(target.iterdir())
+    assert (out / "export.partial").is_symlink()  # left as it was
+    assert sorted(p.name for p in out.iterdir()) == ["export", "export.partial"]
+
+
+@pytest.mark.parametrize("export", list(EXPORTS))
+def test_a_folder_it_did_not_make_is_never_deleted(demo_engine: Engine, tmp_path: Path,
+                                                   export: str) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    kept = out / "export.partial"
+    kept.mkdir()
+    (kept / "notes.txt").write_text("someone's work")
+
+    def stop(*_: Any) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        if export == "export-pairs":
+            write_pairs(demo_engine, out / "export", on_progress=stop)
+        elif export == "export-run":
+            export_runs(demo_engine, out / "export", on_progress=stop)
+        else:
+            write_curated(demo_engine, out / "export", CuratedFilter(), on_progress=stop,
+                          layout=Layout.scripts if "scripts" in export else Layout.parquet)
+    assert (kept / "notes.txt").read_text() == "someone's work"
+    # What the broken run staged is gone; nothing else appeared.
+    assert sorted(p.name for p in out.iterdir()) == ["export.partial"]
