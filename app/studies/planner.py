@@ -22,7 +22,17 @@ CONFIDENCE = 0.95
 
 
 class PlanError(Invalid):
-    """Values no study can be planned from; the message says which."""
+    """Values no study can be planned from; the message says which, and ``field`` names the
+    planner's input at fault."""
+
+
+# Bounds of a plausible reader study. A half-width under half a point asks for tens of
+# thousands of reads (at agreement 0.5, ±0.005 is 38,415 cases); below that the answer is
+# only arithmetic (1e-300 divided by zero, 1e-9 gave 18 digits of cases).
+MIN_HALF_WIDTH = 0.005
+MAX_HALF_WIDTH = 0.5
+MIN_AGREEMENT, MAX_AGREEMENT = 0.01, 0.99
+MAX_EDITS_PER_IMAGE = 100
 
 
 @dataclass(frozen=True)
@@ -60,10 +70,11 @@ def sample_edits_per_image(pool_sizes: list[int], cases: int) -> float:
 
 
 def design_effect(edits_per_image: float, icc: float | None) -> float:
-    if not edits_per_image >= 1:
-        raise PlanError("edits per source image must be at least 1")
+    if not 1 <= edits_per_image <= MAX_EDITS_PER_IMAGE:
+        raise PlanError(f"edits per source image must be between 1 and {MAX_EDITS_PER_IMAGE}",
+                        "plan_edits_per_image")
     if icc is not None and not 0 <= icc <= 1:
-        raise PlanError("the intraclass correlation (ICC) must be between 0 and 1")
+        raise PlanError("the intraclass correlation (ICC) must be between 0 and 1", "plan_icc")
     if icc is None:
         return edits_per_image
     return 1 + (edits_per_image - 1) * icc
@@ -78,24 +89,28 @@ def kappa_variance_unit(kappa: float, prevalence: float) -> float:
 def plan_cases(agreement: float, half_width: float, *, edits_per_image: float = 1.0,
                icc: float | None = None, kappa: float | None = None,
                prevalence: float | None = None) -> Plan:
-    if not 0 < agreement < 1:
-        raise PlanError("the expected agreement must lie strictly between 0 and 1")
-    if not 0 < half_width < 0.5:
-        raise PlanError("the half-width must lie strictly between 0 and 0.5 (e.g. 0.05 for ±5 points)")
+    if not MIN_AGREEMENT <= agreement <= MAX_AGREEMENT:
+        raise PlanError(f"the expected agreement must be between {MIN_AGREEMENT} and "
+                        f"{MAX_AGREEMENT}", "plan_agreement")
+    if not MIN_HALF_WIDTH <= half_width < MAX_HALF_WIDTH:
+        raise PlanError(f"the half-width must be at least {MIN_HALF_WIDTH} and under "
+                        f"{MAX_HALF_WIDTH} (e.g. 0.05 for ±5 points)", "plan_half_width")
     effect = design_effect(edits_per_image, icc)
     z = _z()
     independent = math.ceil(z**2 * agreement * (1 - agreement) / half_width**2)
     kappa_cases = None
     if kappa is not None or prevalence is not None:
         if kappa is None or prevalence is None:
-            raise PlanError("plan kappa with both an expected kappa and a prevalence")
-        if not 0 < prevalence < 1:
-            raise PlanError("the prevalence (share of edits that pass) must lie strictly between 0 and 1")
-        if not -1 < kappa < 1:
-            raise PlanError("the expected kappa must lie strictly between -1 and 1")
+            raise PlanError("plan kappa with both an expected kappa and a prevalence",
+                            "plan_kappa" if kappa is None else "plan_prevalence")
+        if not MIN_AGREEMENT <= prevalence <= MAX_AGREEMENT:
+            raise PlanError(f"the prevalence (share of edits that pass) must be between "
+                            f"{MIN_AGREEMENT} and {MAX_AGREEMENT}", "plan_prevalence")
+        if not -0.99 <= kappa <= 0.99:
+            raise PlanError("the expected kappa must be between -0.99 and 0.99", "plan_kappa")
         unit = kappa_variance_unit(kappa, prevalence)
         if unit <= 0:
-            raise PlanError("that kappa is impossible at that prevalence")
+            raise PlanError("that kappa is impossible at that prevalence", "plan_kappa")
         kappa_cases = math.ceil(math.ceil(z**2 * unit / half_width**2) * effect)
     return Plan(agreement, half_width, edits_per_image, icc, effect, independent,
                 math.ceil(independent * effect), kappa, prevalence, kappa_cases)

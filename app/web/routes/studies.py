@@ -109,7 +109,8 @@ def plan_fragment(
                           icc=_optional(plan_icc, "ICC"), kappa=_optional(plan_kappa, "kappa"),
                           prevalence=_optional(plan_prevalence, "prevalence"))
     except PlanError as error:
-        response = render(request, "studies/_plan.html", {"plan": None, "error": str(error)},
+        response = render(request, "studies/_plan.html",
+                          {"plan": None, "error": str(error), "field": error.field},
                           status_code=422)
         response.headers["HX-Reswap"] = "innerHTML"  # show the reason where the answer goes
         return response
@@ -122,7 +123,8 @@ def _optional(text: str, what: str) -> float | None:
     try:
         return float(text)
     except ValueError:
-        raise PlanError(f"the {what} must be a number, not {text!r}") from None
+        raise PlanError(f"the {what} must be a number, not {text!r}",
+                        f"plan_{what.lower()}") from None
 
 
 @router.post("/studies", response_class=HTMLResponse)

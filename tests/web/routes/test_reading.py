@@ -266,10 +266,18 @@ def test_the_strata_and_the_planner_answer_as_fragments(demo_engine: Engine, set
     plan = admin.get("/studies/new/plan?plan_agreement=0.81&plan_half_width=0.05"
                      "&plan_edits_per_image=4&plan_icc=0.215", headers={"HX-Request": "true"})
     assert BeautifulSoup(plan.text, "html.parser").select_one("#plan-cases strong").text == "390"
-    for query in ("plan_agreement=1.5&plan_half_width=0.05", "plan_agreement=0.8&plan_half_width=0",
-                  "plan_agreement=0.8&plan_half_width=0.05&plan_icc=abc"):
+    for query, field in (("plan_agreement=1.5&plan_half_width=0.05", "plan_agreement"),
+                         ("plan_agreement=0.8&plan_half_width=0", "plan_half_width"),
+                         # Was a 500 (division by zero), and "614633411311059968 cases".
+                         ("plan_agreement=0.9&plan_half_width=1e-300", "plan_half_width"),
+                         ("plan_agreement=0.9&plan_half_width=1e-9", "plan_half_width"),
+                         ("plan_agreement=1e-300&plan_half_width=0.05", "plan_agreement"),
+                         ("plan_agreement=0.8&plan_half_width=0.05&plan_edits_per_image=1e300",
+                          "plan_edits_per_image"),
+                         ("plan_agreement=0.8&plan_half_width=0.05&plan_icc=abc", "plan_icc")):
         bad = admin.get(f"/studies/new/plan?{query}", headers={"HX-Request": "true"})
-        assert bad.status_code == 422 and BeautifulSoup(bad.text, "html.parser").select_one("#plan-error")
+        error = BeautifulSoup(bad.text, "html.parser").select_one("#plan-error")
+        assert bad.status_code == 422 and error is not None and error["data-field"] == field, query
 
 
 def test_progress_shows_for_readers_and_admins(demo_engine: Engine, settings: Settings,
