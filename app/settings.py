@@ -84,8 +84,10 @@ class Settings(BaseSettings):
         description="The path prefix a reverse proxy serves the app under, e.g. /medbanana.",
     )
     forwarded_allow_ips: str = Field(
-        default="127.0.0.1",
-        description="Proxies whose X-Forwarded-For/-Proto are trusted (comma-separated, or *).",
+        default="",
+        description="Proxies whose X-Forwarded-For/-Proto are trusted (comma-separated "
+                    "addresses); none by default, so no client can choose the address its "
+                    "failed logins count against.",
     )
     log_format: Literal["text", "json"] = Field(
         default="text", description="text, or json for one JSON object per line.",

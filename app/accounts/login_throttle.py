@@ -1,4 +1,14 @@
-"""Failed logins locked out by account and by address, with doubling back-off.
+"""Failed logins locked out with doubling back-off, counted three ways:
+
+- per account *and* address (5 failures): someone mistyping, or a stranger guessing at one
+  account from one place. It locks only that pair, so a stranger cannot lock a known user
+  out: the user's own logins come from another pair.
+- per account (50): guesses at one account from many addresses. Slow on purpose: a stranger
+  at one address is stopped by the pair's lock long before this counts up.
+- per address (30): guesses spread over many accounts from one address. Its lock holds only
+  for names that failed from that address, or that are no account: behind a proxy that sends
+  no X-Forwarded-For everyone shares one address, and a user who types the right password
+  there is let in.
 
 Kept in the database, so every server process (serve --workers N) counts the same failures.
 A locked key is refused before its password is checked: a flood of guesses then costs no
@@ -13,14 +23,15 @@ from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
-from app.accounts.users import authenticate
+from app.accounts.users import authenticate, find_user
 from app.models import LoginThrottle, User, as_utc, utcnow
 
 logger = logging.getLogger(__name__)
 
 # Failures allowed before a lock: a person mistypes a few times; a shared hospital NAT
 # address carries many people, so it gets more room than one account.
-ACCOUNT_LIMIT = 5
+PAIR_LIMIT = 5
+ACCOUNT_LIMIT = 50
 ADDRESS_LIMIT = 30
 FIRST_LOCK = timedelta(seconds=30)
 MAX_LOCK = timedelta(minutes=15)
@@ -42,7 +53,10 @@ class LoginLocked(Exception):
 def log_in(session: Session, name: str, password: str, address: str | None) -> User:
     """The account, when it is not locked out and the password matches."""
     keys = keys_for(name, address)
-    locked = seconds_locked(session, keys)
+    pair, account, *by_address = keys
+    locked = seconds_locked(session, [pair, account])
+    if by_address and (_failed(session, pair) or find_user(session, name) is None):
+        locked = max(locked, seconds_locked(session, by_address))
     if locked:
         raise LoginLocked(locked)
     user = authenticate(session, name, password)
@@ -62,10 +76,18 @@ class Key:
 
 
 def keys_for(name: str, address: str | None) -> list[Key]:
-    keys = [Key(f"user:{name.lower()[:64]}", ACCOUNT_LIMIT)]
+    """The pair's key, the account's, and the address's when it is known."""
+    account = name.lower()[:64]
+    where = (address or "unknown")[:100]
+    keys = [Key(f"pair:{account}@{where}", PAIR_LIMIT), Key(f"user:{account}", ACCOUNT_LIMIT)]
     if address:
-        keys.append(Key(f"addr:{address[:100]}", ADDRESS_LIMIT))
+        keys.append(Key(f"addr:{where}", ADDRESS_LIMIT))
     return keys
+
+
+def _failed(session: Session, key: Key) -> bool:
+    row = session.get(LoginThrottle, key.value)
+    return row is not None and row.failures > 0
 
 
 def seconds_locked(session: Session, keys: list[Key]) -> int:
@@ -96,10 +118,10 @@ def record_failure(session: Session, keys: list[Key]) -> None:
 
 
 def record_success(session: Session, keys: list[Key]) -> None:
-    """The account's count restarts; the address keeps its count (one success from an
-    address does not excuse a flood of guesses at other accounts)."""
-    session.execute(update(LoginThrottle).where(col(LoginThrottle.key) == keys[0].value)
-                    .values(failures=0, locked_until=None, window_start=utcnow()))
+    """The pair's and the account's counts restart; the address keeps its count (one
+    success from an address does not excuse a flood of guesses at other accounts)."""
+    session.execute(update(LoginThrottle).where(col(LoginThrottle.key).in_(
+        [k.value for k in keys[:2]])).values(failures=0, locked_until=None, window_start=utcnow()))
     session.commit()
 
 

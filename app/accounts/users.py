@@ -3,10 +3,12 @@
 import hashlib
 import logging
 import secrets
+import string
 from datetime import timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
@@ -20,7 +22,7 @@ _hasher = PasswordHasher()
 # Long enough to resist guessing, short enough to type from a printed demo sheet.
 DEMO_PASSWORD_BYTES = 12
 MIN_PASSWORD_LENGTH = 8
-NAME_PATTERN_HINT = "letters, digits, '.', '_' or '-', at most 64"
+NAME_PATTERN_HINT = "letters a-z, digits, '.', '_' or '-' (no accents or other scripts), at most 64"
 # A token that leaks should stop working on its own; `users token --expires-days` changes it.
 TOKEN_LIFETIME_DAYS = 90
 MAX_TOKEN_LIFETIME_DAYS = 730
@@ -45,14 +47,26 @@ class UserError(Invalid):
     """A request about users that cannot be honoured; the message says why."""
 
 
-def _check_name(name: str) -> None:
-    if not (0 < len(name) <= 64) or not all(c.isalnum() or c in "._-" for c in name):
+# ASCII only: a name in any script can be spelt with letters that look like another's
+# ("demo-adm" + a Cyrillic i + "n" beside "demo-admin"), and a reader chosen from a list, or
+# an admin read in the audit log, must be the one it seems.
+NAME_CHARACTERS = frozenset(string.ascii_letters + string.digits + "._-")
+
+
+def _check_name(session: Session, name: str) -> None:
+    if not (0 < len(name) <= 64) or not set(name) <= NAME_CHARACTERS:
         raise UserError(f"user name {name!r} must be {NAME_PATTERN_HINT} characters", field="name")
+    # Names that differ only in case look alike too.
+    taken = session.scalars(select(col(User.name)).where(
+        func.lower(col(User.name)) == name.lower())).first()
+    if taken is not None:
+        raise UserError(f"a user named {taken!r} already exists; choose a name that does not "
+                        "differ from it only in capitals", field="name")
 
 
 def create_user(*, session: Session, name: str, role: Role, password: str,
                 is_demo: bool = False, actor: User | None = None) -> User:
-    _check_name(name)
+    _check_name(session, name)
     if len(password) < MIN_PASSWORD_LENGTH:
         raise UserError(f"the password must have at least {MIN_PASSWORD_LENGTH} characters",
                         field="password")

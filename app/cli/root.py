@@ -139,8 +139,11 @@ def serve(
     _engine()
     # Behind a reverse proxy: its X-Forwarded-For/-Proto are believed from the listed
     # addresses only, so the client's address and https are right in logs and cookies.
+    # None listed: no forwarded header is believed from anyone (uvicorn's own default
+    # would believe 127.0.0.1, and any local process could then pick its address).
+    trusted = settings.forwarded_allow_ips.strip()
     uvicorn.run("app.web.main:create_app", factory=True, host=host, port=port, workers=workers,
-                proxy_headers=True, forwarded_allow_ips=settings.forwarded_allow_ips,
+                proxy_headers=bool(trusted), forwarded_allow_ips=trusted or None,
                 log_config=None, access_log=False)
 
 

@@ -70,6 +70,10 @@ def test_bad_account_input_keeps_the_form(demo_engine: Engine, settings: Setting
                                ({"name": "ok-name", "role": "reader", "password": "short"}, "password",
                                 "at least 8"),
                                ({"name": "chief", "role": "admin"}, "name", "already exists"),
+                               # A Cyrillic i (U+0456): looks like "chief", is another name.
+                               ({"name": "ch\u0456ef", "role": "admin"}, "name", "must be"),
+                               ({"name": "Chief", "role": "admin"}, "name", "already exists"),
+                               ({"name": "café", "role": "reader"}, "name", "must be"),
                                ({"name": "x", "role": "superuser"}, "role", "choose one of")):
         refused = admin.post("/accounts", data=data)
         assert refused.status_code == 422, data
@@ -81,6 +85,7 @@ def test_bad_account_input_keeps_the_form(demo_engine: Engine, settings: Setting
         assert page.select_one("#account-form input[name=password]").get("value") is None  # never echoed
     with Session(demo_engine) as s:
         assert find_user(s, "ok-name") is None
+        assert all(find_user(s, n) is None for n in ("ch\u0456ef", "Chief", "café"))
         chief = find_user(s, "chief")
         assert chief is not None
     own = admin.post(f"/accounts/{chief.id}/deactivate")

@@ -3,6 +3,7 @@ deactivated accounts, revoked and expired tokens are refused; ids are never hand
 guessing passwords gets locked out (security review, finding 4 and 6)."""
 
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -20,8 +21,8 @@ from tests.accounts import PASSWORD, add_user, login
 from tests.web.routes.test_auth import csrf_from
 
 
-def _browser(engine: Engine, settings: Settings) -> TestClient:
-    return TestClient(create_app(settings, engine))
+def _browser(engine: Engine, settings: Settings, address: str = "testclient") -> TestClient:
+    return TestClient(create_app(settings, engine), client=(address, 50000))
 
 
 def _copy_cookies(source: TestClient, engine: Engine, settings: Settings) -> TestClient:
@@ -103,13 +104,13 @@ def test_tokens_expire_are_revoked_and_record_their_use(engine: Engine) -> None:
         assert user_for_token(session, second) is None
 
 
-def test_guessing_is_locked_out_by_account_with_back_off(demo_engine: Engine, settings: Settings,
+def test_guessing_is_locked_out_by_account_and_address_with_back_off(demo_engine: Engine, settings: Settings,
                                                          caplog: pytest.LogCaptureFixture) -> None:
     add_user(demo_engine, "dr-d")
     browser = _browser(demo_engine, settings)
     form = browser.get("/login")
     token = csrf_from(form.text)
-    for _ in range(login_throttle.ACCOUNT_LIMIT):
+    for _ in range(login_throttle.PAIR_LIMIT):
         answer = browser.post("/login", data={"name": "dr-d", "password": "wrong guess!",
                                               "csrf_token": token})
         assert answer.status_code == 401
@@ -118,9 +119,9 @@ def test_guessing_is_locked_out_by_account_with_back_off(demo_engine: Engine, se
     assert 0 < int(locked.headers["Retry-After"]) <= login_throttle.FIRST_LOCK.total_seconds()
     # The form keeps the name and says why, and the right password waits for the lock.
     assert 'value="dr-d"' in locked.text and "Try again in" in locked.text
-    assert any("login locked for user:dr-d" in r.getMessage() for r in caplog.records)
+    assert any("login locked for pair:dr-d@testclient" in r.getMessage() for r in caplog.records)
     with Session(demo_engine) as session:
-        row = session.get(LoginThrottle, "user:dr-d")
+        row = session.get(LoginThrottle, "pair:dr-d@testclient")
         row.locked_until = None  # the lock ran out
         session.add(row)
         session.commit()
@@ -141,3 +142,74 @@ def test_one_address_guessing_many_accounts_is_locked(demo_engine: Engine, setti
                 for i in range(login_throttle.ADDRESS_LIMIT + 1)]
     assert statuses[:login_throttle.ADDRESS_LIMIT] == [401] * login_throttle.ADDRESS_LIMIT
     assert statuses[-1] == 429
+
+
+def test_a_stranger_cannot_lock_a_known_user_out(demo_engine: Engine, settings: Settings) -> None:
+    """Wrong passwords for dr-e from one address lock that address's tries at dr-e only:
+    dr-e, at their own desk, logs in with the right password at once."""
+    add_user(demo_engine, "dr-e")
+    stranger = _browser(demo_engine, settings, "203.0.113.9")
+    token = csrf_from(stranger.get("/login").text)
+    statuses = [stranger.post("/login", data={"name": "dr-e", "password": "wrong guess!",
+                                               "csrf_token": token}).status_code
+                for _ in range(40)]
+    assert statuses[:login_throttle.PAIR_LIMIT] == [401] * login_throttle.PAIR_LIMIT
+    assert set(statuses[login_throttle.PAIR_LIMIT:]) == {429}
+    own = _browser(demo_engine, settings, "10.1.2.3")
+    own_token = csrf_from(own.get("/login").text)
+    answer = own.post("/login", data={"name": "dr-e", "password": PASSWORD,
+                                      "csrf_token": own_token}, follow_redirects=False)
+    assert answer.status_code == 303
+
+
+def test_a_shared_address_does_not_lock_out_the_right_password(demo_engine: Engine,
+                                                                settings: Settings) -> None:
+    """Behind a proxy that sends no X-Forwarded-For everyone has the proxy's address: once
+    it is locked for failures spread over many names, a user who types the right password
+    is still let in; the names that failed there, and unknown names, are not."""
+    add_user(demo_engine, "dr-f")
+    add_user(demo_engine, "dr-g")
+    proxy = _browser(demo_engine, settings, "10.0.0.5")
+    token = csrf_from(proxy.get("/login").text)
+
+    def attempt(name: str, password: str) -> int:
+        return proxy.post("/login", data={"name": name, "password": password, "csrf_token": token},
+                          follow_redirects=False).status_code
+
+    for i in range(login_throttle.ADDRESS_LIMIT):
+        assert attempt(f"guess-{i}", "x" * 9) == 401
+    assert attempt("guess-new", "x" * 9) == 429  # no account: the address's lock holds
+    assert attempt("guess-1", "x" * 9) == 429  # failed here before
+    assert attempt("dr-f", PASSWORD) == 303
+    # A user who mistyped here while the address is locked waits for the lock.
+    proxy = _browser(demo_engine, settings, "10.0.0.5")
+    token = csrf_from(proxy.get("/login").text)
+    assert attempt("dr-g", "mistyped!") == 401
+    assert attempt("dr-g", PASSWORD) == 429
+
+
+def test_no_forwarded_header_is_believed_unless_a_proxy_is_named(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """By default the server believes no X-Forwarded-For from anyone (uvicorn alone would
+    believe 127.0.0.1, and any local process could choose the address its guesses count
+    against); a named proxy's are believed."""
+    import uvicorn
+    from typer.testing import CliRunner
+
+    from app.cli.root import cli
+    from app.settings import get_settings
+
+    seen: list[dict[str, object]] = []
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **kw: seen.append(kw))
+    monkeypatch.setenv("MEDBANANA_DATABASE_URL", f"sqlite:///{tmp_path / 'a.db'}")
+    monkeypatch.setenv("MEDBANANA_VAR_DIR", str(tmp_path / "var"))
+    monkeypatch.setenv("MEDBANANA_DEMO", "true")
+    monkeypatch.delenv("MEDBANANA_FORWARDED_ALLOW_IPS", raising=False)
+    runner = CliRunner()
+    get_settings.cache_clear()
+    assert runner.invoke(cli, ["serve"]).exit_code == 0
+    monkeypatch.setenv("MEDBANANA_FORWARDED_ALLOW_IPS", "10.0.0.5")
+    get_settings.cache_clear()
+    assert runner.invoke(cli, ["serve"]).exit_code == 0
+    assert [(s["proxy_headers"], s["forwarded_allow_ips"]) for s in seen] == [
+        (False, None), (True, "10.0.0.5")]
