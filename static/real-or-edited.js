@@ -1,5 +1,6 @@
-// The real-or-edited reading screen: r / e answer real or edited, 1-5 (with or without
-// Shift, as on the rubric's screen) the confidence, Enter submits, p or Backspace opens the
+// The real-or-edited reading screen: r / e answer real or edited, Shift+1-5 the confidence
+// (the same key for the same meaning in every design: on the rubric's screen the plain
+// digits answer its questions), Enter submits, p or Backspace opens the
 // case before, u undoes. Each key lights up what it changed; a submit with an answer missing
 // names it and puts the focus there instead of sending the form. Time on case runs from the
 // image shown to submit, paused while the tab is hidden.
@@ -60,7 +61,7 @@
 
   window.MedBanana.keys.add("answers", (event) => {
     const digit = /^Digit([1-5])$/.exec(event.code);
-    if (digit) choose("confidence", digit[1]);
+    if (digit && event.shiftKey) choose("confidence", digit[1]);
     else if (event.key === "r") choose("call", "real");
     else if (event.key === "e") choose("call", "edited");
     else if (event.key === "Enter") form.requestSubmit();

@@ -95,6 +95,15 @@ def judge_identity(data: StudyReads) -> list[dict[str, Any]]:
             for label, n in sorted(data.judges.items())]
 
 
+def judge_named(data: StudyReads) -> str:
+    """The judge as its verdicts recorded it, for a title: never a model nobody recorded."""
+    labels = sorted(data.judges)
+    if not labels:
+        return "the judge"
+    named = [label.split(": ", 1)[1] if label.startswith("imported") else label for label in labels]
+    return "the judge (" + "; ".join(named) + ")"
+
+
 def design_sentence(study: Study, data: StudyReads, readers: list[dict[str, Any]]) -> str:
     n = len(data.readers)
     k = study.readers_per_case
@@ -207,6 +216,7 @@ def study_facts(session: Session, study: Study, data: StudyReads,
                    "primary_question": study.primary_question,
                    "plan": json.loads(study.plan) if study.plan else None},
         "judge": judge_identity(data),
+        "judge_named": judge_named(data),
         "reader_details": readers,
         "dates": {k: v.isoformat() if v else None for k, v in dates(study, data).items()},
         "flow": {q: flow(data, q, cases_in_scope) | {"eligible": eligible} for q in QUESTIONS},

@@ -19,10 +19,12 @@ from app.resources import TEMPLATES_DIR
 from app.studies.adjudication import adjudicator_of
 from app.studies.models import Study
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
+from app.wording import plural
 from pipeline.rubric import MODALITIES, rubric
 from pipeline.vocabulary import QUESTIONS
 
 _env = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=select_autoescape())
+_env.filters["plural"] = plural
 
 
 def describe_filter(case_filter: dict[str, Any]) -> str:

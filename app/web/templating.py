@@ -11,6 +11,7 @@ from fastapi.templating import Jinja2Templates
 from app.jobs import BATCH_TARGET_HOURS, PRICES_AS_OF, dollars, duration, tokens
 from app.resources import TEMPLATES_DIR
 from app.web.security import csrf_token
+from app.wording import plural
 from pipeline.redaction import redact
 from pipeline.rubric import rubric
 from pipeline.vocabulary import LABELS, QUESTIONS, Dimension
@@ -19,6 +20,7 @@ templates = Jinja2Templates(directory=TEMPLATES_DIR)
 templates.env.globals["urlencode"] = urlencode
 # Errors stored before redaction was applied on the way in still never show a key.
 templates.env.filters["redact"] = redact
+templates.env.filters["plural"] = plural
 # A job's estimate reads the same on the page as in the CLI.
 templates.env.filters.update(duration=duration, dollars=dollars, token_count=tokens)
 templates.env.globals.update(prices_as_of=PRICES_AS_OF, batch_hours=BATCH_TARGET_HOURS)

@@ -50,7 +50,10 @@ def test_a_reader_answers_by_keyboard_and_the_admin_gets_an_area(
         edited = truth[_uid(page)]
         wrong = case == 4  # one confident slip
         page.keyboard.press("r" if edited == wrong else "e")
-        page.keyboard.press("5" if wrong else "Shift+Digit5" if case % 2 else "4")
+        if case == 1:  # a plain digit is no confidence here, as on the rubric's screen
+            page.keyboard.press("4")
+            expect(page.locator("input[name=confidence]:checked")).to_have_count(0)
+        page.keyboard.press("Shift+Digit5" if wrong or case % 2 else "Shift+Digit4")
         chosen = page.locator("input[name=call]:checked")
         expect(chosen).to_have_value("real" if edited == wrong else "edited")
         page.keyboard.press("Enter")
@@ -71,7 +74,7 @@ def test_a_reader_answers_by_keyboard_and_the_admin_gets_an_area(
     page.mouse.click(box["x"] + box["width"] * 0.25, box["y"] + box["height"] * 0.75)
     expect(page.locator("[data-viewer-status]")).to_contain_text("change marked at 25 %, 75 %")
     page.keyboard.press("e" if edited else "r")
-    page.keyboard.press("3")
+    page.keyboard.press("Shift+Digit3")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "real-or-edited-1366.png"))
     page.set_viewport_size({"width": 1024, "height": 768})

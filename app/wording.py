@@ -1,0 +1,6 @@
+"""Words that change with a count, for every page and report alike."""
+
+
+def plural(word: str, n: object) -> str:
+    """"case" | plural(1) is "case", | plural(3) is "cases": never "1 cases read"."""
+    return word if n == 1 else word + "s"
