@@ -139,3 +139,39 @@ def test_the_tools_a_reader_uses_are_recorded_with_the_answer(browser: Browser, 
     used = json.loads(answer.tool_use or "{}")
     assert set(used) == {"flicker", "window"} and used["flicker"]["uses"] == 1
     assert used["flicker"]["ms"] >= 100
+
+
+@pytest.mark.parametrize("view", [VIEW, {"width": 1024, "height": 768}])
+def test_the_whole_instruction_and_every_tag_are_shown(browser: Browser, demo_engine: Engine,
+                                                       live_server: str, view: dict[str, int]) -> None:
+    """Compliance is judged against the instruction's last word: a long instruction is shown
+    whole, on screen, with nothing to scroll; and no failure tag is cut short."""
+    from app.studies.models import StudyItem
+
+    study = make_study(demo_engine).study
+    long = ("Add a moderate right-sided pleural effusion that blunts the costophrenic angle and "
+            "tracks up the lateral chest wall with a meniscus; keep the cardiac silhouette, the "
+            "mediastinum, the left lung, the ribs, the clavicles, the soft tissues and the "
+            "support devices exactly as they are, match the noise texture and the exposure of "
+            "the original, and do not change the image's size, orientation or markers. END.")
+    with Session(demo_engine) as session:
+        first = session.exec(select(StudyItem).where(StudyItem.study_id == study.id)).all()
+        for item in first:
+            item.reader_instruction = long
+            session.add(item)
+        session.commit()
+    page = browser.new_context(viewport=view).new_page()
+    log_in(page, live_server, "reader-0", f"/read/{study.id}")
+    page.wait_for_function(IMAGES_SHOWN)
+    instruction = page.locator("#instruction")
+    expect(instruction).to_contain_text("END.")
+    hidden = instruction.evaluate("e => e.scrollHeight - e.clientHeight")
+    assert hidden <= 1, f"{hidden} px of the instruction hidden"
+    box = instruction.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= view["height"], box
+    for label in page.locator(".tag-grid label, fieldset.choice > legend").all():
+        assert label.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), label.inner_text()
+    expect(page.locator('fieldset[data-name="overall"] > legend')).to_have_text("a/r Keep in the data set?")
+    assert page.evaluate("document.scrollingElement.scrollHeight") <= view["height"]
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"reading-long-instruction-{view['width']}.png"))
