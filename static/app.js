@@ -87,3 +87,11 @@
     img.replaceWith(box);
   }, true);
 })();
+
+// The study's instructions, when they are due (templates/studies/reading/_panel.html): shown
+// as a modal in front of the case, so they are read before the first answer.
+(function () {
+  "use strict";
+  const due = document.querySelector("dialog[data-show-now]");
+  if (due && typeof due.showModal === "function") due.showModal();
+})();

@@ -23,6 +23,9 @@ window.MedBanana = window.MedBanana || {};
   }
 
   document.addEventListener("keydown", (event) => {
+    // A modal dialog (the study's instructions) has the keys: Enter and Esc close it, and
+    // nothing behind it is answered while it is open.
+    if (document.querySelector("dialog[open]:modal")) return;
     if (typing(event.target)) {
       if (event.key === "Escape") event.target.blur(); // keys go back to the screen
       return;

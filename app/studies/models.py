@@ -116,6 +116,9 @@ class StudyReader(SQLModel, table=True):
     study_id: int = Field(foreign_key="study.id", index=True)
     user_id: int = Field(foreign_key="app_user.id", index=True)
     order_seed: int
+    # A digest of the study instructions this reader was last shown in full
+    # (app/studies/instructions_seen.py): shown again whenever they differ from it.
+    instructions_seen: str | None = Field(default=None, sa_column=Column(String(64), nullable=True))
 
 
 class Assignment(SQLModel, table=True):

@@ -175,3 +175,54 @@ def test_the_whole_instruction_and_every_tag_are_shown(browser: Browser, demo_en
     assert page.evaluate("document.scrollingElement.scrollHeight") <= view["height"]
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"reading-long-instruction-{view['width']}.png"))
+
+
+def test_study_instructions_open_on_the_first_case_and_after_a_change(
+        browser: Browser, demo_engine: Engine, live_server: str) -> None:
+    """Folded at the foot of the panel a reader may never open them: they are shown in full
+    in front of the reader's first case, keys answer nothing behind them, Enter closes them,
+    and they come back on the next case opened after an admin changed them."""
+    from app.studies.models import Study
+
+    study = make_study(demo_engine).study
+
+    def write(text: str) -> None:
+        with Session(demo_engine) as session:
+            row = session.get(Study, study.id)
+            assert row is not None
+            row.instructions = text
+            session.add(row)
+            session.commit()
+
+    write("Judge realism at full resolution. Ignore the burnt-in labels.")
+    page = browser.new_context(viewport=VIEW).new_page()
+    log_in(page, live_server, "reader-0", f"/read/{study.id}")
+    shown = page.locator("#study-instructions-now")
+    expect(shown).to_be_visible()
+    expect(shown).to_contain_text("Ignore the burnt-in labels.")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "study-instructions-1366.png"))
+    page.keyboard.press("1")  # read, not answered: the instructions have the keys
+    expect(page.locator('input[name="compliance"]:checked')).to_have_count(0)
+    page.keyboard.press("Enter")
+    expect(shown).to_be_hidden()
+    page.keyboard.press("1")
+    expect(page.locator('input[name="compliance"][value="yes"]')).to_be_checked()
+    page.goto(f"{live_server}/read/{study.id}/2")
+    expect(page.locator("#study-instructions-now")).to_have_count(0)  # seen, unchanged
+    write("Judge realism at full resolution. Ignore the burnt-in labels. Use window presets.")
+    page.goto(f"{live_server}/read/{study.id}/2")
+    expect(page.locator("#study-instructions-now")).to_contain_text("Use window presets.")
+    page.keyboard.press("Escape")
+    expect(page.locator("#study-instructions-now")).to_be_hidden()
+
+
+def test_the_admins_instructions_box_has_the_pages_width(page: Page, demo_engine: Engine,
+                                                        live_server: str) -> None:
+    study = make_study(demo_engine).study
+    page.set_viewport_size(VIEW)
+    page.goto(f"{live_server}/studies/{study.id}")
+    box = page.locator('#setup-form textarea[name="instructions"]').bounding_box()
+    form = page.locator("#setup-form").bounding_box()
+    assert box is not None and form is not None
+    assert box["width"] >= 0.9 * form["width"] and box["width"] > 600, (box, form)

@@ -12,6 +12,7 @@ from app.studies import real_or_edited_answers as real_or_edited
 from app.studies.adjudication import studies_to_adjudicate
 from app.studies.answers import FAILURE_TAGS, AnswerIn, DraftIn, save_draft, submit_answer, undo_last
 from app.studies.images import item_diff, item_image, shown_image
+from app.studies.instructions_seen import instructions_due
 from app.studies.models import Assignment, Design, Study
 from app.studies.viewer_tools import require_tool
 from app.studies.worklist import (
@@ -67,18 +68,21 @@ def reading_screen(request: Request, session: SessionDep, user: CurrentUser, stu
                    sequence: SequencePath) -> HTMLResponse:
     study = get_study(session, study_id)
     assignment = get_assignment(session, study, user, sequence)
+    due = instructions_due(session, study, user.id or 0)
     if _one_image(study):
-        return _real_or_edited_screen(request, session, study, assignment, {}, {})
+        return _real_or_edited_screen(request, session, study, assignment, {}, {}, due)
     view = read_view(session, study, user, assignment)
-    return render(request, "studies/reading/read.html", {"view": view, "tags": FAILURE_TAGS, "errors": {}})
+    return render(request, "studies/reading/read.html", {"view": view, "tags": FAILURE_TAGS,
+                                                         "errors": {}, "instructions_due": due})
 
 
 def _real_or_edited_screen(request: Request, session: SessionDep, study: Study,
                            assignment: Assignment, typed: dict[str, object],
-                           errors: dict[str, str]) -> HTMLResponse:
+                           errors: dict[str, str], instructions_due: bool = False) -> HTMLResponse:
     view = real_or_edited.case_view(session, study, assignment)
     return render(request, "studies/reading/real_or_edited.html", {
         "view": view, "state": typed or view.form_state(), "errors": errors,
+        "instructions_due": instructions_due,
         "progress": reader_progress(session, study, assignment.user_id)},
         status_code=422 if errors else 200)
 
