@@ -7,7 +7,7 @@ import secrets
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import Column, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, Column, Integer, String, Text, UniqueConstraint, true
 from sqlmodel import Field, SQLModel
 
 from app.models import utcnow
@@ -65,6 +65,12 @@ class Study(SQLModel, table=True):
     readers_per_case: int | None = None
     repeat_fraction: float = 0.0
     seed: int = 0
+    # Every image a reader will be shown is drawn before any reader may open the study
+    # (app/studies/previews.py): a first view slower than a cached one would tell a reader
+    # that nobody had opened that image before. Studies made before this are ready.
+    images_ready: bool = Field(default=True, sa_column=Column(
+        Boolean, nullable=False, server_default=true()))
+    images_drawn: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default="0"))
     # Draws which reader reads which case and each reader's order. Unlike the seed (a design
     # choice, shown with the study), no reader can learn it, so no reader can rebuild the
     # order in which the accepted edit of a task comes up.

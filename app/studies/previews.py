@@ -1,49 +1,119 @@
-"""Every preview a study's readers will be shown, drawn when the study is made.
+"""Every image a study's readers will be shown, drawn when the study is made, before any
+reader may open it.
 
 A preview drawn on first request took about 31 ms against 5 ms once cached, so a reader
 could time an image and learn whether someone had opened it before (in another study, or as
-the judge's revealed verdict). With all of a study's previews and difference maps drawn up
-front, every first view is a cached one. A real-or-edited study's one blinded image per case is
-drawn the same way (encoding it takes longer still).
+the judge's revealed verdict). So a new study is marked as preparing; its previews,
+difference maps (a real-or-edited study: its one blinded image per case, and each edit's
+change region) are drawn; only then is it opened to its readers, and every first view is a
+cached one. The study page shows "preparing images (n of N)" meanwhile. A preparation cut
+short by a restart is taken up again when the app starts.
 """
 
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
+from app.errors import Conflict
 from app.images.files import ImageNotFound, ImageSize, sized_file
 from app.studies.images import item_change_region, item_diff, item_image, shown_image
 from app.studies.models import Design, Shows, Study, StudyItem
 
 logger = logging.getLogger(__name__)
+# How often the count of drawn items is written: often enough for a live progress bar,
+# rarely enough not to add a write per item.
+PROGRESS_EVERY = 1.0
+
+
+@dataclass(frozen=True)
+class Preparation:
+    drawn: int
+    total: int
+
+    @property
+    def text(self) -> str:
+        return f"preparing images ({self.drawn} of {self.total})"
+
+
+def preparation(session: Session, study: Study) -> Preparation | None:
+    """None when the study's images are all drawn; else how far the drawing is."""
+    if study.images_ready:
+        return None
+    total = session.scalar(select(func.count()).select_from(StudyItem).where(
+        col(StudyItem.study_id) == study.id)) or 0
+    return Preparation(min(study.images_drawn, total), total)
+
+
+def require_prepared(session: Session, study: Study) -> None:
+    """Readers wait until every image of the study is drawn (409 until then)."""
+    found = preparation(session, study)
+    if found is not None:
+        raise Conflict(f"This study opens once its images are drawn: {found.text}. "
+                       "Try again in a moment.")
+
+
+def mark_preparing(session: Session, study: Study) -> None:
+    study.images_ready, study.images_drawn = False, 0
+    session.add(study)
+    session.commit()
+
+
+def unprepared(engine: Engine) -> list[int]:
+    with Session(engine) as session:
+        return [i for i in session.scalars(select(col(Study.id)).where(
+            col(Study.images_ready).is_(False))).all() if i is not None]
 
 
 def warm_previews(engine: Engine, study_id: int, cache_dir: Path) -> int:
-    """Draw the previews and difference maps of every item; returns how many items were
-    done. A missing or unreadable image is logged and skipped (its screen says so)."""
-    started, done = time.perf_counter(), 0
+    """Draw the images of every item, then open the study to its readers; returns how many
+    items were drawn. A missing or unreadable image is logged and skipped (its screen says
+    so); any other failure is logged and leaves the study preparing, to be taken up again."""
+    started, done, last = time.perf_counter(), 0, time.monotonic()
     with Session(engine) as session:
         study = session.get(Study, study_id)
         one_image = study is not None and study.design == Design.real_or_edited
-        items = session.scalars(select(StudyItem).where(col(StudyItem.study_id) == study_id)).all()
-        for item in items:
+        items = session.scalars(select(StudyItem).where(col(StudyItem.study_id) == study_id)
+                                .order_by(col(StudyItem.id))).all()
+        for n, item in enumerate(items, start=1):
             try:
                 if one_image:
                     shown_image(session, item, cache_dir)
                     if item.shows == Shows.edit:  # where a reader's click would find the change
                         item_change_region(session, item, cache_dir)
-                    done += 1
-                    continue
-                for which in ("original", "edit"):
-                    sized_file(item_image(session, item, which), ImageSize.preview, cache_dir)
-                item_diff(session, item, ImageSize.preview, cache_dir)
+                else:
+                    for which in ("original", "edit"):
+                        sized_file(item_image(session, item, which), ImageSize.preview, cache_dir)
+                    item_diff(session, item, ImageSize.preview, cache_dir)
                 done += 1
             except ImageNotFound as error:
                 logger.warning("study %s item %s: preview not drawn: %s", study_id, item.id, error)
-    logger.info("study %s: previews of %d of %d items drawn in %.1f s", study_id, done,
-                len(items), time.perf_counter() - started)
+            if time.monotonic() - last >= PROGRESS_EVERY:
+                _drawn(engine, study_id, n)
+                last = time.monotonic()
+    with Session(engine) as session:
+        session.execute(update(Study).where(col(Study.id) == study_id).values(
+            images_ready=True, images_drawn=len(items)))
+        session.commit()
+    logger.info("study %s: previews of %d of %d items drawn in %.1f s; open to its readers",
+                study_id, done, len(items), time.perf_counter() - started)
     return done
+
+
+def prepare_unfinished(engine: Engine, cache_dir: Path) -> None:
+    """Take up every preparation a stopped process left unfinished (at start-up)."""
+    for study_id in unprepared(engine):
+        try:
+            warm_previews(engine, study_id, cache_dir)
+        except Exception:  # a background thread: logged, and the next study still drawn
+            logger.exception("study %s: its images could not be prepared", study_id)
+
+
+def _drawn(engine: Engine, study_id: int, n: int) -> None:
+    with Session(engine) as session:
+        session.execute(update(Study).where(col(Study.id) == study_id).values(images_drawn=n))
+        session.commit()

@@ -2,6 +2,7 @@
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -14,6 +15,7 @@ from app.db import make_engine
 from app.logging_setup import configure_logging
 from app.resources import STATIC_DIR
 from app.settings import Settings, get_settings
+from app.studies.previews import prepare_unfinished
 from app.web.errors import install_error_handlers
 from app.web.request_guard import RequestGuard
 from app.web.request_log import RequestLogMiddleware
@@ -43,6 +45,10 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """With the app, an in-process pipeline worker (unless settings.worker is false): it
     runs queued jobs and resumes those a dead process left behind."""
     settings: Settings = app.state.settings
+    # A study whose images a stopped process did not finish drawing stays closed to its
+    # readers until they are: taken up again here, in the background.
+    threading.Thread(target=prepare_unfinished, args=(app.state.engine, settings.resolved_cache_dir()),
+                     name="prepare-studies", daemon=True).start()
     if not settings.worker:
         yield
         return

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, BackgroundTasks, Depends, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.datastructures import FormData
 
@@ -23,8 +23,9 @@ from app.quality.report import (
     checked_target,
     quality_report,
 )
+from app.studies.previews import mark_preparing, warm_previews
 from app.studies.worklist import get_study
-from app.web.deps import IdQuery, SessionDep
+from app.web.deps import IdQuery, SessionDep, SettingsDep
 from app.web.forms import posted_form, read_form
 from app.web.security import AdminUser
 from app.web.templating import redirect, render
@@ -82,6 +83,7 @@ def quality_charts(request: Request, session: SessionDep, study: IdQuery = None,
 
 @router.post("/quality/follow-up", response_class=HTMLResponse)
 def make_follow_up(request: Request, session: SessionDep, admin: AdminUser,
+                   settings: SettingsDep, background: BackgroundTasks,
                    form: Annotated[FormData, Depends(posted_form)]) -> Response:
     """A follow-up study of the planner's part, with the root study's design."""
     posted = read_form(form, FollowUpForm)
@@ -92,6 +94,10 @@ def make_follow_up(request: Request, session: SessionDep, admin: AdminUser,
             study = create_follow_up(session, root=root, part=chosen.chosen_part(),
                                      reads=chosen.reads, reader_ids=chosen.readers,
                                      name=chosen.name, created_by=admin)
+            # As any new study: readers wait until every image is drawn.
+            mark_preparing(session, study)
+            background.add_task(warm_previews, request.app.state.engine, study.id or 0,
+                                settings.resolved_cache_dir())
             return redirect(request, f"/studies/{study.id}")
         except Invalid as error:
             session.rollback()

@@ -14,6 +14,7 @@ from app.studies.answers import FAILURE_TAGS, AnswerIn, DraftIn, save_draft, sub
 from app.studies.images import item_diff, item_image, shown_image
 from app.studies.instructions_seen import instructions_due
 from app.studies.models import Assignment, Design, Study
+from app.studies.previews import preparation, require_prepared
 from app.studies.viewer_tools import require_tool
 from app.studies.worklist import (
     get_assignment,
@@ -38,8 +39,10 @@ IdlessUid = Path(pattern=r"^[0-9a-f]{24}$")
 
 @router.get("/read", response_class=HTMLResponse)
 def my_studies(request: Request, session: SessionDep, user: CurrentUser) -> HTMLResponse:
-    return render(request, "studies/reading/list.html", {"studies": studies_of(session, user),
-                                                 "adjudicating": studies_to_adjudicate(session, user)})
+    studies = studies_of(session, user)
+    return render(request, "studies/reading/list.html", {
+        "studies": studies, "adjudicating": studies_to_adjudicate(session, user),
+        "preparing": {s.id: preparation(session, s) for s, _ in studies}})
 
 
 @router.get("/read/{study_id}")
@@ -47,6 +50,7 @@ def continue_study(request: Request, session: SessionDep, user: CurrentUser,
                    study_id: IdPath) -> RedirectResponse:
     study = get_study(session, study_id)
     get_assignment(session, study, user, 1)  # 403 for a study that is not theirs
+    require_prepared(session, study)
     following = next_open(session, study, user)
     target = f"/read/{study_id}/{following.sequence}" if following else f"/read?done={study_id}"
     return redirect(request, target)
@@ -68,6 +72,7 @@ def reading_screen(request: Request, session: SessionDep, user: CurrentUser, stu
                    sequence: SequencePath) -> HTMLResponse:
     study = get_study(session, study_id)
     assignment = get_assignment(session, study, user, sequence)
+    require_prepared(session, study)
     due = instructions_due(session, study, user.id or 0)
     if _one_image(study):
         return _real_or_edited_screen(request, session, study, assignment, {}, {}, due)
@@ -133,6 +138,7 @@ def reading_image(request: Request, session: SessionDep, settings: SettingsDep,
                         which: Literal["original", "edit"],
                         size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
     study = get_study(session, study_id)
+    require_prepared(session, study)
     if _one_image(study):  # /original and /edit would say what the case shows
         raise Forbidden("a real-or-edited case has one image, at its own address")
     assignment, item = read_for_reader(session, study, user, uid)
@@ -146,6 +152,7 @@ def reading_diff(request: Request, session: SessionDep, settings: SettingsDep,
                  size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
     """The difference map by the item's uid: like the images, it names no attempt."""
     study = get_study(session, study_id)
+    require_prepared(session, study)
     require_tool(study, "difference")
     assignment, item = read_for_reader(session, study, user, uid)
     known = item_diff(session, item, size, settings.resolved_cache_dir())
@@ -159,6 +166,7 @@ def real_or_edited_image(request: Request, session: SessionDep, settings: Settin
     """A real-or-edited case's one image, re-encoded blind: by the read's uid alone, so the
     address, the headers and the file say nothing of what it is."""
     study = get_study(session, study_id)
+    require_prepared(session, study)
     if not _one_image(study):
         raise NotFound("no such image in this study")
     assignment, item = read_for_reader(session, study, user, uid)

@@ -28,7 +28,7 @@ from app.studies.forms import (
 from app.studies.models import Design, Study, StudyStatus
 from app.studies.planner import PlanError, plan_cases, sample_edits_per_image
 from app.studies.pool import DEFAULT_FACETS, STRATA_FACETS, check_facets, strata_table
-from app.studies.previews import warm_previews
+from app.studies.previews import mark_preparing, preparation, warm_previews
 from app.studies.reading_setup import change_reading_setup, started
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
 from app.studies.worklist import all_studies, get_study, study_progress, study_reader
@@ -152,8 +152,9 @@ def create_study_route(
         facets = tuple(form.facets) if form else ()
         context = _form_context(session, case_filter, design, facets, shown, posted.errors, counts)
         return render(request, "studies/new.html", context, status_code=422)
-    # After the answer is sent: drawing every preview takes a while for a large study.
+    # Readers wait until every image is drawn; the drawing runs after the answer is sent.
     assert study.id is not None
+    mark_preparing(session, study)
     background.add_task(warm_previews, request.app.state.engine, study.id,
                         settings.resolved_cache_dir())
     return redirect(request, f"/studies/{study.id}")
@@ -168,6 +169,7 @@ def _study_context(session: SessionDep, study: Study) -> dict[str, Any]:
     in_study = {r.id for r, _ in progress}
     selection = recorded_selection(study)
     context = {"study": study, "progress": progress, "selection": selection,
+               "preparing": preparation(session, study),
                "design": DESIGNS[selection.design],
                "criteria": recorded_criteria(selection.filter),
                "adjudicator": adjudicator_of(session, study),

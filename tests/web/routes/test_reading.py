@@ -487,3 +487,61 @@ def test_exports_neutralise_spreadsheet_formulas(demo_engine: Engine, settings: 
     design = list(csv.DictReader(io.StringIO(admin.get(f"/studies/{sid}/design.csv").text)))
     assert {r["task_key"] for r in design if r["task_key"].startswith(("'@", "@"))} == {
         "'@SUM(1+1)*cmd|' /C calc'!A0"}
+
+
+def test_readers_wait_until_every_image_of_a_new_study_is_drawn(
+        demo_engine: Engine, settings: Settings, study: StudySetup, reader: TestClient) -> None:
+    """A first view slower than a cached one tells a reader nobody opened that image before:
+    a study opens only when all of its images are drawn, and says how far that is."""
+    from app.studies.models import Study
+    from app.studies.previews import mark_preparing, prepare_unfinished
+
+    sid = study.study.id
+    with Session(demo_engine) as session:
+        row = session.get(Study, sid)
+        assert row is not None
+        mark_preparing(session, row)
+        uid = session.exec(select(StudyItem.uid).where(StudyItem.study_id == sid)).first()
+    for path in (f"/read/{sid}", f"/read/{sid}/1", f"/read/{sid}/image/{uid}/edit"):
+        refused = reader.get(path, follow_redirects=False)
+        assert refused.status_code == 409, path
+        assert "preparing images (0 of 8)" in refused.text
+    listed = BeautifulSoup(reader.get("/read").text, "html.parser")
+    assert listed.select_one(f'.preparing[data-study="{sid}"]').text == "preparing images (0 of 8)"
+    assert listed.select_one("#my-studies a.continue") is None
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    shown = BeautifulSoup(admin.get(f"/studies/{sid}", headers={"HX-Request": "true"}).text,
+                          "html.parser")
+    assert "Preparing images (0 of 8)" in shown.select_one("#study-preparing").text
+    # A process that stopped mid-way: the next start takes the drawing up again.
+    prepare_unfinished(demo_engine, settings.resolved_cache_dir())
+    assert reader.get(f"/read/{sid}/1").status_code == 200
+    assert BeautifulSoup(admin.get(f"/studies/{sid}").text, "html.parser").select_one(
+        "#study-preparing") is None
+
+
+def test_a_study_made_in_the_browser_is_drawn_before_it_opens(
+        demo_engine: Engine, settings: Settings, study: StudySetup, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.studies.models import Study
+    from app.web.routes import studies as studies_route
+
+    seen: list[bool] = []
+    real = studies_route.warm_previews
+
+    def watching(engine: Engine, study_id: int, cache_dir: object) -> int:
+        with Session(engine) as session:
+            row = session.get(Study, study_id)
+            assert row is not None
+            seen.append(row.images_ready)  # closed to readers while drawing
+        return real(engine, study_id, cache_dir)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(studies_route, "warm_previews", watching)
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    made = admin.post("/studies?modality=chest_xray&outcome=success", data={
+        "name": "drawn first", "design": "accepted", "facets": "direction", "readers": str(study.readers[0].id),
+        "seed": "7", "n:add": "2", "n:remove": "2"}, follow_redirects=False)
+    assert made.status_code == 303, made.text[:500]
+    assert seen == [False]
+    with Session(demo_engine) as session:
+        row = session.exec(select(Study).where(Study.name == "drawn first")).one()
+        assert row.images_ready and row.images_drawn == 4
