@@ -224,6 +224,11 @@
       img.className = "layer layer-diff";
       img.alt = `Difference map: ${pane.frame.dataset.label}`;
       img.draggable = false;
+      // Until the map has come, the pane says it is coming: an empty overlay must never be
+      // taken for "nothing changed".
+      pane.frame.dataset.diffState = "loading";
+      img.addEventListener("load", () => { pane.frame.dataset.diffState = "ready"; report(); });
+      img.addEventListener("error", () => { pane.frame.dataset.diffState = "failed"; report(); });
       img.src = pane.frame.dataset.diff;
       pane.stage.insertBefore(img, pane.stage.querySelector(".roi-layer"));
     });
@@ -388,7 +393,12 @@
     } else parts.push("colour image: window/level off (c)");
     if (state.flicker) parts.push("FLICKER: images swapped");
     if (state.swipe) parts.push("swipe");
-    if (state.diff) parts.push("difference map");
+    if (state.diff) {
+      const states = panes.map((pane) => pane.frame.dataset.diffState).filter(Boolean);
+      if (states.includes("loading")) parts.push("difference map: drawing…");
+      else if (states.includes("failed")) parts.push("difference map could not be drawn");
+      else parts.push("difference map");
+    }
     if (markInputs) parts.push(state.mark ? `change marked at ${Math.round(state.mark[0] * 100)} %, ${Math.round(state.mark[1] * 100)} %` : "no change marked (click the image)");
     if (roiInput) parts.push(state.roi ? `region: ${state.roi.kind === "rect" ? "rectangle" : "freehand"}` : "no region drawn");
     if (state.roiTool !== "off") parts.push(`drawing ${state.roiTool === "rect" ? "a rectangle" : "freehand"}`);

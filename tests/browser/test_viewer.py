@@ -183,3 +183,28 @@ def test_swipe_difference_opacity_and_full_screen(page: Page, live_server: str,
     page.keyboard.press("Escape")
     expect(page.locator("#viewer")).not_to_have_class(re.compile(r"\bsingle\b"))
     assert page.locator("#panes figure.pane:visible").count() >= 3
+
+
+def test_a_difference_map_on_its_way_says_so_on_the_pane(page: Page, live_server: str,
+                                                         demo_engine: Engine) -> None:
+    """An overlay still being drawn must not be read as "nothing changed": until the map has
+    come, the pane and the status line say it is being drawn."""
+    from playwright.sync_api import Route
+
+    held: list[Route] = []
+    page.route(re.compile(r"/images/diff/"), lambda route: held.append(route))
+    open_case(page, live_server, task_with_most_rounds(demo_engine, "chest_xray"))
+    page.keyboard.press("d")
+    frame = page.locator(".viewport").nth(1)
+    expect(frame).to_have_attribute("data-diff-state", "loading")
+    label = frame.evaluate("f => getComputedStyle(f, '::after').content")
+    assert "drawing the difference map" in label
+    expect(page.locator("[data-viewer-status]")).to_contain_text("difference map: drawing")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "viewer-diff-loading.png"))
+    for route in held:
+        route.continue_()
+    page.unroute(re.compile(r"/images/diff/"))
+    expect(frame).to_have_attribute("data-diff-state", "ready")
+    assert frame.evaluate("f => getComputedStyle(f, '::after').content") in ("none", "normal")
+    expect(page.locator("[data-viewer-status]")).not_to_contain_text("drawing")
