@@ -225,6 +225,11 @@ def _attempts_to_read(session: Session, unit: Candidate) -> list[int]:
     return list(session.scalars(query))
 
 
+# Reads between a case's first read and its hidden repeat, at the least: the repeat must be
+# read as a new case, not recognised as the one just answered.
+REPEAT_GAP = 5
+
+
 def _assign(session: Session, study: Study, items: list[StudyItem], reader_ids: list[int]) -> None:
     assert study.id is not None
     canonical = sorted(items, key=lambda i: i.id or 0)
@@ -247,17 +252,43 @@ def _add_worklist(session: Session, study: Study, user_id: int, own: list[StudyI
     assert study.id is not None
     order = sorted(own, key=lambda i: i.id or 0)
     random.Random(order_seed).shuffle(order)
+    repeats = round(len(order) * study.repeat_fraction)
+    first_at, repeat_at = repeat_order(len(order), repeats, random.Random(f"{order_seed}:repeat"))
     first_reads = []
-    for sequence, item in enumerate(order, start=1):
+    for item, sequence in zip(order, first_at, strict=True):
         assignment = Assignment(study_id=study.id, user_id=user_id, item_id=item.id or 0,
                                 sequence=sequence)
         session.add(assignment)
         first_reads.append(assignment)
     session.flush()
-    repeats = round(len(first_reads) * study.repeat_fraction)
-    if repeats:
-        # Shown again after every first read, in a fresh order, and marked nowhere on screen.
-        chosen = random.Random(f"{order_seed}:repeat").sample(first_reads, repeats)
-        for offset, original in enumerate(chosen, start=1):
-            session.add(Assignment(study_id=study.id, user_id=user_id, item_id=original.item_id,
-                                   sequence=len(first_reads) + offset, repeat_of=original.id))
+    for sequence, index in repeat_at:  # marked nowhere on screen
+        original = first_reads[index]
+        session.add(Assignment(study_id=study.id, user_id=user_id, item_id=original.item_id,
+                               sequence=sequence, repeat_of=original.id))
+
+
+def repeat_order(first: int, repeats: int, draw: random.Random) -> tuple[list[int], list[tuple[int, int]]]:
+    """Where the first reads and the hidden repeats go in one reader's order of
+    ``first + repeats`` reads: (the sequence of each first read, in the shuffled order;
+    (sequence, index of the first read it repeats) of each repeat).
+
+    Repeats placed last were easy to spot (every read after the last new case is one), so
+    they are spread at random over the second half of the order, each at least REPEAT_GAP
+    reads after its first read (less only where the study is too small to allow it). Which
+    first reads are repeated is drawn among those far enough back."""
+    total = first + repeats
+    if not repeats:
+        return list(range(1, first + 1)), []
+    half = total // 2
+    slots = sorted(draw.sample(range(half + 1, total + 1), repeats))
+    taken = set(slots)
+    first_at = [s for s in range(1, total + 1) if s not in taken]
+    gap = max(1, min(REPEAT_GAP, min(slots) - 1))
+    left = list(range(first))
+    placed = []
+    for slot in slots:
+        eligible = [i for i in left if first_at[i] <= slot - gap] or [i for i in left if first_at[i] < slot]
+        index = draw.choice(eligible)
+        left.remove(index)
+        placed.append((slot, index))
+    return first_at, placed

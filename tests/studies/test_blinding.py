@@ -107,13 +107,47 @@ def test_repeats_have_their_own_uids_and_etags(demo_engine: Engine, settings: Se
     sid = setup.study.id
     a = client.get(f"/read/{sid}/image/{first.uid}/edit")
     b = client.get(f"/read/{sid}/image/{repeat.uid}/edit")
-    assert a.status_code == b.status_code == 200 and a.content == b.content
+    # The same pixels in bytes of their own: a reader who hashes the files finds no repeat.
+    assert a.status_code == b.status_code == 200 and a.content != b.content
+    assert pixels(a.content) == pixels(b.content)
     assert a.headers["etag"] != b.headers["etag"]
     assert "last-modified" not in a.headers and "last-modified" not in b.headers
     assert client.get(f"/read/{sid}/image/{first.uid}/edit",
                       headers={"If-None-Match": a.headers["etag"]}).status_code == 304
     diff = client.get(f"/read/{sid}/diff/{repeat.uid}")
     assert diff.status_code == 200 and "last-modified" not in diff.headers
+    first_diff = client.get(f"/read/{sid}/diff/{first.uid}")
+    assert diff.content != first_diff.content and pixels(diff.content) == pixels(first_diff.content)
+    # The same read gets the same bytes again (its ETag stands for them).
+    assert client.get(f"/read/{sid}/image/{repeat.uid}/edit").content == b.content
+
+
+def pixels(data: bytes) -> bytes:
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as image:
+        return image.tobytes()
+
+
+def test_hidden_repeats_are_spread_over_the_second_half_well_after_their_first_read(
+        demo_engine: Engine) -> None:
+    """Placed last, every read after the last new case was a repeat: they are spread over
+    the second half of each reader's order, each at least REPEAT_GAP reads after the first."""
+    from app.studies.design import REPEAT_GAP
+
+    setup = make_study(demo_engine, repeat_fraction=0.5, design=Design.validation)
+    with Session(demo_engine) as s:
+        reads = s.exec(select(Assignment).where(Assignment.study_id == setup.study.id)).all()
+    by_id = {r.id: r for r in reads}
+    for reader in setup.readers:
+        mine = sorted((r for r in reads if r.user_id == reader.id), key=lambda r: r.sequence)
+        assert [r.sequence for r in mine] == list(range(1, len(mine) + 1))
+        repeats = [r for r in mine if r.repeat_of is not None]
+        assert len(repeats) == 8  # half of 16
+        assert all(r.sequence > len(mine) // 2 for r in repeats)
+        assert all(r.sequence - by_id[r.repeat_of].sequence >= REPEAT_GAP for r in repeats)
+        # Not all at the end: a new case comes after the first repeat.
+        assert any(r.repeat_of is None for r in mine if r.sequence > repeats[0].sequence)
 
 
 def test_the_same_image_in_two_studies_has_unrelated_etags(demo_engine: Engine, settings: Settings) -> None:
@@ -127,7 +161,8 @@ def test_the_same_image_in_two_studies_has_unrelated_etags(demo_engine: Engine, 
     direct = admin.get(f"/images/attempt/{item.attempt_id}")
     reader = client_for(demo_engine, settings, "reader-0")
     blinded = reader.get(f"/read/{setup.study.id}/image/{read.uid}/edit")
-    assert direct.content == blinded.content and direct.headers["etag"] != blinded.headers["etag"]
+    assert direct.headers["etag"] != blinded.headers["etag"]
+    assert direct.content != blinded.content and pixels(direct.content) == pixels(blinded.content)
 
 
 def test_answers_after_a_reveal_are_kept_flagged_and_left_out(demo_engine: Engine,

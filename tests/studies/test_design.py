@@ -70,15 +70,17 @@ def test_k_readers_per_case_balances_the_load(demo_engine: Engine) -> None:
     assert max(loads.values()) - min(loads.values()) <= 1
 
 
-def test_repeat_reads_come_after_the_first_reads(demo_engine: Engine) -> None:
+def test_repeat_reads_come_in_the_second_half_after_their_first_reads(demo_engine: Engine) -> None:
     readers, admin = people(demo_engine, 1)
     with Session(demo_engine) as s:
         create_study(session=s, plan=plan(readers, repeat_fraction=0.25), created_by=admin)
         worklist = s.exec(select(Assignment).order_by(col(Assignment.sequence))).all()
-    assert len(worklist) == 10
-    assert [a.repeat_of is not None for a in worklist] == [False] * 8 + [True] * 2
-    firsts = {a.id: a.item_id for a in worklist[:8]}
-    assert all(firsts[a.repeat_of] == a.item_id for a in worklist[8:])  # type: ignore[index]
+    assert len(worklist) == 10 and [a.sequence for a in worklist] == list(range(1, 11))
+    repeats = [a for a in worklist if a.repeat_of is not None]
+    assert len(repeats) == 2 and all(a.sequence > 5 for a in repeats)
+    firsts = {a.id: a for a in worklist if a.repeat_of is None}
+    assert all(firsts[a.repeat_of].item_id == a.item_id  # type: ignore[index]
+               and firsts[a.repeat_of].sequence < a.sequence for a in repeats)  # type: ignore[index]
 
 
 def test_failed_rounds_can_be_read_too(demo_engine: Engine) -> None:

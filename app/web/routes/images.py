@@ -16,6 +16,7 @@ from app.images.files import (
     resolve_image,
     sized_file,
 )
+from app.images.read_marks import marked, read_mark
 from app.web.deps import IdPath, SessionDep, SettingsDep
 from app.web.schemas import ErrorOut
 
@@ -38,15 +39,19 @@ def image_response(request: Request, image: ImageFile, size: ImageSize,
         return Response(status_code=304, headers=headers)
     if size is ImageSize.full:  # a data root's file: read through the safe open, never by name
         media_type = SUFFIX_TYPES.get(image.path.suffix.lower(), "image/jpeg")
-        return Response(image.read_bytes(), media_type=media_type, headers=headers)
+        data = image.read_bytes()
+        return Response(marked(data, read_mark(blind, etag)) if blind else data,
+                        media_type=media_type, headers=headers)
     return _cached_file(sized_file(image, size, cache_dir), "image/jpeg", headers, blind)
 
 
 def _cached_file(path: Path, media_type: str, headers: dict[str, str], blind: str) -> Response:
     """A file of our cache. Blinded: sent as bytes, since FileResponse would add the file's
-    Last-Modified, which tells when the image was first drawn, that is, first opened."""
+    Last-Modified, which tells when the image was first drawn, that is, first opened; and
+    marked for the read, so that two reads of one image never share their bytes."""
     if blind:
-        return Response(path.read_bytes(), media_type=media_type, headers=headers)
+        data = marked(path.read_bytes(), read_mark(blind, headers["ETag"]))
+        return Response(data, media_type=media_type, headers=headers)
     return FileResponse(path, media_type=media_type, headers=headers)
 
 

@@ -521,7 +521,8 @@ def test_readers_wait_until_every_image_of_a_new_study_is_drawn(
 
 
 def test_a_study_made_in_the_browser_is_drawn_before_it_opens(
-        demo_engine: Engine, settings: Settings, study: StudySetup, monkeypatch: pytest.MonkeyPatch) -> None:
+        demo_engine: Engine, settings: Settings, study: StudySetup,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     from app.studies.models import Study
     from app.web.routes import studies as studies_route
 
@@ -538,8 +539,9 @@ def test_a_study_made_in_the_browser_is_drawn_before_it_opens(
     monkeypatch.setattr(studies_route, "warm_previews", watching)
     admin = as_user(demo_engine, settings, "study-admin", Role.admin)
     made = admin.post("/studies?modality=chest_xray&outcome=success", data={
-        "name": "drawn first", "design": "accepted", "facets": "direction", "readers": str(study.readers[0].id),
-        "seed": "7", "n:add": "2", "n:remove": "2"}, follow_redirects=False)
+        "name": "drawn first", "design": "accepted", "facets": "direction",
+        "readers": str(study.readers[0].id), "seed": "7", "n:add": "2", "n:remove": "2"},
+        follow_redirects=False)
     assert made.status_code == 303, made.text[:500]
     assert seen == [False]
     with Session(demo_engine) as session:
