@@ -11,6 +11,7 @@ PORT ?= 8000
 .PHONY: demo test test-postgres install system-deps lint typecheck pytest serve bench clean
 
 $(STAMP): pyproject.toml
+	@echo "installing into $(VENV) (a minute or two on a fresh machine)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'

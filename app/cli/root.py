@@ -10,7 +10,6 @@ from rich.console import Console
 from rich.progress import (
     BarColumn,
     DownloadColumn,
-    Progress,
     TaskProgressColumn,
     TimeRemainingColumn,
 )
@@ -22,6 +21,7 @@ from app.cli.exports import register as register_exports
 from app.cli.pipeline import register as register_pipeline
 from app.cli.pipeline import register_export, register_metrics
 from app.cli.plan import register as register_plan
+from app.cli.progress import progress
 from app.cli.quality import register as register_quality
 from app.cli.stats import register as register_stats
 from app.cli.users import demo_users, users_cli
@@ -58,14 +58,10 @@ def import_command(
 ) -> None:
     """Import a Med-Banana run (scripts' layout or the paper's schema). Safe to repeat."""
     engine = _engine()
-    with Progress("[progress.description]{task.description}", BarColumn(), TaskProgressColumn(),
-                  DownloadColumn(), TimeRemainingColumn(), console=console,
-                  disable=not console.is_terminal) as bar:
-        task = bar.add_task("importing", total=None)
+    with progress(console, "importing", BarColumn(), TaskProgressColumn(), DownloadColumn(),
+                  TimeRemainingColumn()) as update:
         try:
-            report = import_tree(engine, run_root, source,
-                                 on_progress=lambda done, total: bar.update(
-                                     task, completed=done, total=total))
+            report = import_tree(engine, run_root, source, on_progress=update)
         except ImportFileError as error:
             _say(f"error: {error.path}: {error.problem}")
             _say("Nothing from that file was written; files before it are imported.")
@@ -109,10 +105,10 @@ def demo_data(
     """Write a deterministic synthetic run (procedural phantoms, not patient images)."""
     from app.demo.generate import MISSING_ORIGINAL, write_demo
 
-    with Progress(console=console, disable=not console.is_terminal) as bar:
-        task = bar.add_task("drawing phantoms", total=None)
-        tasks = write_demo(out, size, workers=workers,
-                           on_progress=lambda d, t: bar.update(task, completed=d, total=t))
+    console.print(f"drawing a synthetic demo run at {size} px with {workers} processes "
+                  "(a minute or two here; longer on a busy machine)")
+    with progress(console, "drawing phantoms") as update:
+        tasks = write_demo(out, size, workers=workers, on_progress=update)
     console.print(f"wrote {len(tasks)} synthetic tasks to {out}/run and sources to {out}/source")
     dataset, disease, stem = MISSING_ORIGINAL
     _say(f"one original, {dataset}/{disease}/{stem}.jpeg, is left out on purpose: the import "

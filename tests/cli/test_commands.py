@@ -48,6 +48,10 @@ def test_demo_data_writes_the_scripts_layout(runner: CliRunner, tmp_path: Path) 
     assert result.exit_code == 0, result.output
     progress = json.loads((tmp_path / "demo/run/Chest-XRay-edit/progress.json").read_text())
     assert set(progress.values()) == {"success", "failed", "api_failed"}
+    # With no terminal (make's output in a log), the drawing still says how far it is.
+    said = result.output + (result.stderr if result.stderr_bytes is not None else "")
+    lines = [line for line in said.splitlines() if line.startswith("drawing phantoms: ")]
+    assert len(lines) >= 5 and lines[-1].endswith("(100 %)"), said
 
 
 def test_users_add_token_and_demo_accounts(runner: CliRunner) -> None:
