@@ -97,11 +97,9 @@ def judge_identity(data: StudyReads) -> list[dict[str, Any]]:
 
 def judge_named(data: StudyReads) -> str:
     """The judge as its verdicts recorded it, for a title: never a model nobody recorded."""
-    labels = sorted(data.judges)
-    if not labels:
-        return "the judge"
-    named = [label.split(": ", 1)[1] if label.startswith("imported") else label for label in labels]
-    return "the judge (" + "; ".join(named) + ")"
+    named = [label.split(": ", 1)[1] if label.startswith("imported") else f"the judge {label}"
+             for label in sorted(data.judges)]
+    return " and ".join(named) if named else "the judge"
 
 
 def design_sentence(study: Study, data: StudyReads, readers: list[dict[str, Any]]) -> str:

@@ -453,6 +453,10 @@ def test_an_admin_records_a_readers_qualification_for_the_report(
     assert row.select_one('input[name="experience_years"]')["value"] == "12"
     report = BeautifulSoup(admin.get(f"/studies/{sid}/report.html").text, "html.parser")
     assert "consultant radiologist" in report.select_one("#reader-table").get_text()
+    # Named as its verdicts recorded it: the demo's are imported, their model not recorded.
+    title = report.select_one("#title").get_text()
+    assert "agreement of the run's own judge (model not recorded) with radiologists" in title
+    assert "Gemini" not in title
     url = f"/studies/{sid}/readers/{reader_id}"
     assert admin.post(url, data={"experience_years": "200"}).status_code == 422
     assert admin.post(f"/studies/{sid}/readers/{study.outsider.id}", data={}).status_code == 404
@@ -547,3 +551,10 @@ def test_a_study_made_in_the_browser_is_drawn_before_it_opens(
     with Session(demo_engine) as session:
         row = session.exec(select(Study).where(Study.name == "drawn first")).one()
         assert row.images_ready and row.images_drawn == 4
+
+
+def test_counts_agree_with_their_nouns() -> None:
+    from app.wording import plural
+
+    assert [f"{n} {plural('case', n)} read" for n in (0, 1, 2)] == [
+        "0 cases read", "1 case read", "2 cases read"]
