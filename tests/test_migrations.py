@@ -4,6 +4,7 @@ from pathlib import Path
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy import Connection, text
 from sqlmodel import SQLModel
 
 import app.job_models
@@ -19,21 +20,25 @@ def test_models_and_migrations_agree(template_db: Path) -> None:
     engine.dispose()
 
 
-def test_0010_freezes_the_verdict_of_record_of_existing_studies(tmp_path: Path) -> None:
-    """A study made before 0010 gets, per item, its attempt's first verdict (not a later
-    re-judgement), and include_failed_rounds becomes the "runs" design."""
+def upgrade_to(connection: Connection, revision: str) -> None:
+    """The schema as it stood at ``revision``, to put rows of that time into."""
     from alembic import command
     from alembic.config import Config
-    from sqlalchemy import text
 
     from app.resources import MIGRATIONS_DIR
 
-    engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.attributes["connection"] = connection
+    command.upgrade(config, revision)
+
+
+def test_0010_freezes_the_verdict_of_record_of_existing_studies(tmp_path: Path) -> None:
+    """A study made before 0010 gets, per item, its attempt's first verdict (not a later
+    re-judgement), and include_failed_rounds becomes the "runs" design."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
     with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, "0009")
+        upgrade_to(connection, "0009")
         connection.execute(text(
             "INSERT INTO app_user (id, name, role, password_hash, is_demo, created_at) "
             "VALUES (1, 'admin', 'admin', 'x', 0, '2026-01-01')"))
@@ -77,18 +82,9 @@ def test_0020_gives_runs_never_judged_their_own_outcome(tmp_path: Path) -> None:
     """A failed run none of whose rounds has a verdict the judge gave (no image, or only
     unreadable verdicts) becomes "unjudged", and its task too; a run the judge rejected at
     least once stays failed."""
-    from alembic import command
-    from alembic.config import Config
-    from sqlalchemy import text
-
-    from app.resources import MIGRATIONS_DIR
-
     engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
     with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, "0019")
+        upgrade_to(connection, "0019")
         connection.execute(text(
             "INSERT INTO source_image (id, dataset, modality, category, filename, present) "
             "VALUES (1, 'Chest-XRay', 'chest_xray', 'normal', 'a.jpeg', 1)"))

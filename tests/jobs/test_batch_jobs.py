@@ -6,6 +6,7 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -55,16 +56,30 @@ def run(engine: Engine, tmp_path: Path, fake: FakeGemini, job_id: int) -> str:
 
 
 def worker_with_a_batch(engine: Engine, lease: Lease, backend: GeminiBackend, fake: FakeGemini,
-                        tmp_path: Path, result: dict[str, Any]) -> threading.Thread:
-    """A worker running the job in a thread of its own, once its first batch is submitted;
-    its final status goes into ``result``."""
+                        tmp_path: Path, result: dict[str, Any],
+                        until: Callable[[Batch], bool] = lambda _: True) -> threading.Thread:
+    """A worker running the job in a thread of its own, once it has submitted a batch that
+    ``until`` picks (its first, unless told), and the batch's name is recorded; its final
+    status goes into ``result``."""
     worker = threading.Thread(target=lambda: result.update(status=asyncio.run(run_job(
         engine, lease, lambda _: backend, tmp_path / "out", policy=QUICK))))
     worker.start()
     deadline = time.monotonic() + 20
-    while not fake.batches and time.monotonic() < deadline:
+    while not any(until(b) for b in list(fake.batches.values())) and time.monotonic() < deadline:
         time.sleep(0.05)
+    time.sleep(0.3)  # its name is recorded
     return worker
+
+
+def take_over(engine: Engine, job_id: int) -> Lease:
+    """The job's worker goes silent; another claims the job."""
+    with Session(engine) as session:
+        session.execute(update(Job).where(col(Job.id) == job_id).values(
+            heartbeat_at=utcnow() - timedelta(hours=1)))
+        session.commit()
+    lease = claim(engine, stale_after=MIN_STALE)
+    assert lease is not None
+    return lease
 
 
 def test_a_batch_regeneration_is_stored_like_an_interactive_one(demo_engine: Engine,
@@ -156,14 +171,8 @@ def test_a_worker_taking_over_polls_the_batches_and_never_submits_again(demo_eng
         backend = GeminiBackend("batch-test-key", base_url=url, timeout_seconds=10)
         worker = worker_with_a_batch(demo_engine, first, backend, fake, tmp_path, result)
         assert len(fake.batches) == 1
-        time.sleep(0.3)  # its name is recorded
         # The first worker goes silent; another takes the job over and batches now end.
-        with Session(demo_engine) as session:
-            session.execute(update(Job).where(col(Job.id) == job_id).values(
-                heartbeat_at=utcnow() - timedelta(hours=1)))
-            session.commit()
-        second = claim(demo_engine, stale_after=MIN_STALE)
-        assert second is not None
+        second = take_over(demo_engine, job_id)
         fake.batch_polls = 0
         status = aio.run(run_job(demo_engine, second, lambda _: backend, tmp_path / "out",
                                  policy=QUICK))
@@ -322,22 +331,12 @@ def test_a_verdict_is_never_stored_with_an_edit_made_again_after_a_restart(
     result: dict[str, Any] = {}
     with fake.serve() as url:
         backend = GeminiBackend("batch-test-key", base_url=url, timeout_seconds=10)
-        worker = threading.Thread(target=lambda: result.update(status=asyncio.run(run_job(
-            demo_engine, first, lambda _: backend, tmp_path / "out", policy=QUICK))))
-        worker.start()
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not any(
-                is_judge_batch(b) for b in fake.batches.values()):
-            time.sleep(0.05)
-        time.sleep(0.3)  # its name is recorded
+        worker = worker_with_a_batch(demo_engine, first, backend, fake, tmp_path, result,
+                                     until=is_judge_batch)
         with Session(demo_engine) as session:
             assert session.exec(select(JobBatch).where(JobBatch.step == "judge")).one().name
-            # The first worker goes silent while its judge batch runs; another takes over.
-            session.execute(update(Job).where(col(Job.id) == job_id).values(
-                heartbeat_at=utcnow() - timedelta(hours=1)))
-            session.commit()
-        second = claim(demo_engine, stale_after=MIN_STALE)
-        assert second is not None
+        # The first worker goes silent while its judge batch runs; another takes over.
+        second = take_over(demo_engine, job_id)
         judging.clear()
         status = aio.run(run_job(demo_engine, second, lambda _: backend, tmp_path / "out",
                                  policy=QUICK))
