@@ -10,6 +10,7 @@ with its step and error, and the rounds done so far are kept.
 """
 
 import asyncio
+import contextlib
 import logging
 import random
 from collections.abc import Awaitable, Callable
@@ -84,6 +85,13 @@ async def with_retries(step: str, call: Callable[[], Awaitable[T]], policy: Retr
         ticket = await gate.enter() if gate is not None else None
         try:
             result = await call()
+        except asyncio.CancelledError:
+            # The job stopped mid-call: the call may have arrived, so the quota counts it
+            # from now (rather than holding its place as in flight until that runs out).
+            if gate is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(gate.used(ticket, None))
+            raise
         except BackendError as error:
             last = error
             if gate is not None:  # a refused call used no tokens; a failed one, unknown

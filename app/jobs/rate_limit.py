@@ -37,8 +37,9 @@ SHOWN_WAIT = 5.0
 # and then.
 KEEP = timedelta(hours=25)
 # A call still marked in flight after this long belongs to a worker that died mid-call (the
-# backend's own timeout is 300 s): it stops holding the window then.
-FLIGHT_LIMIT = timedelta(minutes=10)
+# backend's own timeout is 300 s, and a cancelled call is marked as returned): it stops
+# holding the window then.
+FLIGHT_LIMIT = timedelta(minutes=6)
 
 
 @dataclass(frozen=True)

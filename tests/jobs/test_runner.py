@@ -14,7 +14,7 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from app.job_models import Job, JobTask
+from app.job_models import Job, JobTask, RateCall
 from app.jobs.options import JobOptions
 from app.jobs.runner import claim, create_job, request_cancel, run_job
 from app.models import Attempt, Run, Task
@@ -240,7 +240,8 @@ def test_a_failed_write_stops_every_task_of_the_job_and_gives_it_up(
 
     monkeypatch.setattr(store, "save_round", drops)
     job_id = create_job(demo_engine, task_ids(demo_engine, 4),
-                        JobOptions(backend="gemini", rounds=3, concurrency=4))
+                        JobOptions(backend="gemini", rounds=3, concurrency=4,
+                                   requests_per_minute=1000))
     lease = claim(demo_engine, job_id)
     assert lease is not None
     fake = FakeGemini(slow)
@@ -262,3 +263,6 @@ def test_a_failed_write_stops_every_task_of_the_job_and_gives_it_up(
         assert job is not None and job.status == "running" and job.lease == lease.token + 1
     again = claim(demo_engine)  # at once, not after the job's heartbeat went stale
     assert again is not None and again.job_id == job_id
+    with Session(demo_engine) as session:
+        # The calls cut short hold no place in the quota as if still in flight.
+        assert session.exec(select(RateCall).where(RateCall.in_flight == True)).all() == []  # noqa: E712
