@@ -102,6 +102,8 @@ def test_the_papers_pilot_end_to_end(browser: Browser, demo_engine: Engine,
     readers = [add_user(demo_engine, name, Role.reader) for name in names]
     admin = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
     study_id = create_pilot(admin, live_server, [r.id or 0 for r in readers])
+    # Readers wait until every image is drawn; the page says how far that is and updates.
+    expect(admin.locator("#study-preparing")).to_have_count(0, timeout=90_000)
     for name in names:
         row = admin.locator(f'.reader-progress[data-reader="{name}"]')
         expect(row.locator(".done")).to_have_text("0")
