@@ -97,7 +97,10 @@ def plan_cases(agreement: float, half_width: float, *, edits_per_image: float = 
                         f"{MAX_HALF_WIDTH} (e.g. 0.05 for ±5 points)", "plan_half_width")
     effect = design_effect(edits_per_image, icc)
     z = _z()
-    independent = math.ceil(z**2 * agreement * (1 - agreement) / half_width**2)
+    # Rounded up once, at the end: ceil(ceil(n) * effect) could ask for one case more
+    # (236.48 x 1.6 needs 379, not ceil(237 x 1.6) = 380).
+    exact = z**2 * agreement * (1 - agreement) / half_width**2
+    independent = math.ceil(exact)
     kappa_cases = None
     if kappa is not None or prevalence is not None:
         if kappa is None or prevalence is None:
@@ -111,7 +114,7 @@ def plan_cases(agreement: float, half_width: float, *, edits_per_image: float = 
         unit = kappa_variance_unit(kappa, prevalence)
         if unit <= 0:
             raise PlanError("that kappa is impossible at that prevalence", "plan_kappa")
-        kappa_cases = math.ceil(math.ceil(z**2 * unit / half_width**2) * effect)
+        kappa_cases = math.ceil(z**2 * unit / half_width**2 * effect)
     return Plan(agreement, half_width, edits_per_image, icc, effect, independent,
-                math.ceil(independent * effect), kappa, prevalence, kappa_cases)
+                math.ceil(exact * effect), kappa, prevalence, kappa_cases)
 

@@ -12,7 +12,15 @@ def test_the_issue_numbers_237_and_390() -> None:
     clustered = plan_cases(0.81, 0.05, edits_per_image=4, icc=0.215)
     assert clustered.independent_cases == 237 and clustered.cases == 390
     # Without an ICC each image counts once: the design effect is the edits per image.
-    assert plan_cases(0.81, 0.05, edits_per_image=2).cases == 474
+    assert plan_cases(0.81, 0.05, edits_per_image=2).cases == 473  # ceil(236.48 x 2)
+
+
+def test_the_plan_is_rounded_up_once() -> None:
+    """236.48 independent cases at a design effect of 1.6 need ceil(378.4) = 379; rounding
+    the 236.48 up first asked for 380."""
+    plan = plan_cases(0.81, 0.05, edits_per_image=2, icc=0.6)
+    assert plan.design_effect == pytest.approx(1.6)
+    assert plan.independent_cases == 237 and plan.cases == 379
 
 
 def test_kappa_variance_is_statsmodels_for_equal_margins() -> None:
