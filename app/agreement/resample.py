@@ -22,6 +22,11 @@ A resample where a figure is undefined (a kappa whose raters used one category, 
 drawn empty) is dropped, counted and reported; the interval comes from the rest. The same
 method serves every figure, so intervals are comparable. With fewer than ``FEW_CLUSTERS``
 source images an interval is still shown, with a warning.
+
+A share that is the same in every resample (18 of 18 agree, none too lenient) would get a
+zero-width interval, which cannot be right: it gets a Clopper-Pearson interval instead, with
+each source image counted once (Korn & Graubard's effective sample size at the worst design
+effect, since none can be estimated from a share without spread), and the figure says so.
 """
 
 from collections.abc import Callable, Hashable, Sequence
@@ -39,7 +44,8 @@ CONFIDENCE = 0.95
 # covered 91.4 %; at 25 images every interval covers 94-96 %.
 FEW_CLUSTERS = 12
 METHOD = ("cluster bootstrap over source images, BCa with the tail expanded for few clusters "
-          "(Efron 1987; Hesterberg 2015)")
+          "(Efron 1987; Hesterberg 2015); a share equal in every resample (at 0 or 1): "
+          "Clopper-Pearson with each source image counted once (Korn & Graubard 1998)")
 
 Statistic = Callable[[np.ndarray], np.ndarray]
 
@@ -90,6 +96,21 @@ def bca_interval(values: np.ndarray, estimate: float, jackknife: np.ndarray, res
                   for z in (z_tail, -z_tail)]
     low, high = np.percentile(values, [100 * shares[0], 100 * shares[1]])
     return float(low), float(high)
+
+
+# An interval narrower than this is no interval (a proportion at 0 or 1 in every resample).
+DEGENERATE = 1e-12
+
+
+def clopper_pearson(share: float, size: float) -> tuple[float, float]:
+    """The exact binomial interval of a share of ``size`` observations (which may be an
+    effective, fractional size: Korn & Graubard 1998); 18 of 18 gives [0.8147, 1]."""
+    successes = share * size
+    tail = (1 - CONFIDENCE) / 2
+    low = 0.0 if successes <= 0 else float(stats.beta.ppf(tail, successes, size - successes + 1))
+    high = 1.0 if successes >= size else float(stats.beta.ppf(1 - tail, successes + 1,
+                                                              size - successes))
+    return low, high
 
 
 def _finite(x: float) -> float | None:
@@ -182,6 +203,14 @@ class ClusterBootstrap:
         low, high = bca_interval(finite, value, left_out[np.isfinite(left_out)], self.k, clusters)
         if bounds is not None:
             low, high = max(bounds[0], low), min(bounds[1], high)
+        if bounds == (0.0, 1.0) and high - low < DEGENERATE:
+            # Every resample gave the same share (18 of 18, or none): no bootstrap interval
+            # can be right there. A Clopper-Pearson interval instead, each source image
+            # counted as one observation, since the design effect cannot be estimated.
+            low, high = clopper_pearson(value, clusters)
+            note = (f"every resample equal: Clopper-Pearson interval on {clusters} source "
+                    "images (Korn & Graubard 1998)")
+            warning = f"{warning}; {note}" if warning else note
         if dropped:
             note = f"undefined in {dropped} of {len(values)} resamples (left out)"
             warning = f"{warning}; {note}" if warning else note

@@ -49,13 +49,17 @@ def agreement(t: np.ndarray) -> np.ndarray:
 
 
 def kappa(t: np.ndarray) -> np.ndarray:
-    """Cohen's kappa; undefined where chance agreement is 1 (both raters used one category)."""
+    """Cohen's kappa; undefined where either rater used one category only. Then the formula
+    gives 0 (or 0/0), which would read as "agreement no better than chance" about a rater
+    who made no distinction at all."""
     n = _n(t)
     a_pass = ratio(t[..., PP] + t[..., PF], n)
     b_pass = ratio(t[..., PP] + t[..., FP], n)
     chance = a_pass * b_pass + (1 - a_pass) * (1 - b_pass)
+    constant = (a_pass <= 0) | (a_pass >= 1) | (b_pass <= 0) | (b_pass >= 1)
     with np.errstate(all="ignore"):
-        return np.where(np.isclose(chance, 1.0), np.nan, (agreement(t) - chance) / (1 - chance))
+        return np.where(constant | np.isclose(chance, 1.0), np.nan,
+                        (agreement(t) - chance) / (1 - chance))
 
 
 def pabak(t: np.ndarray) -> np.ndarray:

@@ -81,3 +81,35 @@ def test_undefined_figures_say_so() -> None:
     assert same.figures["agreement"].value == 1
     empty = compare([None], [True], singletons(1))
     assert all(empty.figures[name].value is None for name in FIGURES)
+
+
+def test_a_share_at_one_or_zero_gets_a_clopper_pearson_interval_not_zero_width() -> None:
+    """18 of 18 readers' passes, the judge lenient in none: every resample gives the same
+    share, so a bootstrap interval would be [1, 1] and [0, 0]. Clopper-Pearson over the
+    source images gives the published 18/18 interval [0.8147, 1] (statsmodels' "beta")."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    judge, reference = expand(18, 0, 0, 0)
+    figures = compare(judge, reference, singletons(18)).figures
+    low, high = proportion_confint(18, 18, alpha=0.05, method="beta")
+    assert figures["agreement"].value == 1.0
+    assert figures["agreement"].low == pytest.approx(0.814698, abs=1e-6) == pytest.approx(low)
+    assert figures["agreement"].high == 1.0 == pytest.approx(high)
+    lenient = figures["a_more_lenient"]
+    assert lenient.value == 0.0 and lenient.low == 0.0
+    assert lenient.high == pytest.approx(proportion_confint(0, 18, alpha=0.05, method="beta")[1])
+    assert "Clopper-Pearson" in (lenient.warning or "")
+
+
+def test_clustered_cases_count_once_per_source_image_at_the_bound() -> None:
+    """36 agreeing cases on 9 source images: no more evidence than 9 observations."""
+    judge, reference = expand(36, 0, 0, 0)
+    figures = compare(judge, reference, ClusterBootstrap([i // 4 for i in range(36)],
+                                                         resamples=500)).figures
+    assert figures["agreement"].low == pytest.approx(0.025 ** (1 / 9))
+
+
+def test_kappa_is_undefined_when_one_rater_is_constant() -> None:
+    """A judge that passed every edit made no distinction: its kappa is undefined, not 0."""
+    judge, reference = expand(30, 10, 0, 0)  # the judge passes all 40
+    assert compare(judge, reference, singletons(40)).figures["kappa"].value is None
