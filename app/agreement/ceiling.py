@@ -29,14 +29,31 @@ def pair_counts(judge: Sequence[Vote], readers: Sequence[Sequence[Vote]]) -> np.
     return out
 
 
-def _verdict(difference: Figure) -> str:
+# "Within" is a claim of equivalence: the whole interval of the difference must lie inside
+# this margin. An interval that merely holds 0 is absence of evidence, and says so.
+EQUIVALENCE_MARGIN = 0.05
+# A conclusion rests on at least this many compared cases and source images; below that
+# the page says there are too few to compare.
+MIN_CASES = 30
+MIN_IMAGES = 10
+
+
+def verdict(difference: Figure, margin: float = EQUIVALENCE_MARGIN) -> str:
+    """The conclusion on the judge against the readers' agreement with each other, as a
+    clause, as far as the interval of the difference supports it."""
+    if difference.n < MIN_CASES or difference.clusters < MIN_IMAGES:
+        return (f"too few cases to compare (n = {difference.n} cases, "
+                f"{difference.clusters} source images; {MIN_CASES} and {MIN_IMAGES} needed)")
     if difference.low is None or difference.high is None:
-        return "undetermined"
+        return "no interval, so no conclusion"
     if difference.high < 0:
-        return "below the readers' agreement with each other"
+        return "the judge is below the readers' agreement with each other"
     if difference.low > 0:
-        return "above the readers' agreement with each other"
-    return "within the readers' agreement with each other"
+        return "the judge is above the readers' agreement with each other"
+    if -margin <= difference.low and difference.high <= margin:
+        return f"the judge is within the readers' agreement with each other (margin ± {margin:g})"
+    return (f"inconclusive: the interval holds no difference but reaches past the margin "
+            f"± {margin:g}")
 
 
 def human_ceiling(judge: Sequence[Vote], readers: Sequence[Sequence[Vote]],
@@ -52,4 +69,4 @@ def human_ceiling(judge: Sequence[Vote], readers: Sequence[Sequence[Vote]],
     return {name: f.as_dict() for name, f in figures.items()} | {
         "judge_vs_readers_pairs": int(counts[:, 1].sum()),
         "reader_vs_reader_pairs": int(counts[:, 3].sum()),
-        "judge_is": _verdict(figures["difference"])}
+        "margin": EQUIVALENCE_MARGIN, "judge_is": verdict(figures["difference"])}
