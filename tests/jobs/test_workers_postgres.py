@@ -104,6 +104,19 @@ def start_worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
                             stderr=subprocess.STDOUT)
 
 
+def stop_workers(processes: list[subprocess.Popen[bytes]]) -> None:
+    """Continue any paused worker, then stop every one (killed if it will not stop)."""
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGCONT)
+            process.terminate()
+    for process in processes:
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
 def test_four_workers_survive_pause_kill_and_takeover(pg_server: PostgresServer, demo_dir: Path,
                                                       tmp_path: Path) -> None:
     url, engine, ids = demo_database(pg_server, demo_dir, "four_workers", 24)
@@ -131,15 +144,7 @@ def test_four_workers_survive_pause_kill_and_takeover(pg_server: PostgresServer,
             paused.send_signal(signal.SIGCONT)  # wakes with calls in flight for a lost job
             time.sleep(4)
         finally:
-            for worker in workers:
-                if worker.poll() is None:
-                    worker.send_signal(signal.SIGCONT)
-                    worker.terminate()
-            for worker in workers:
-                try:
-                    worker.wait(10)
-                except subprocess.TimeoutExpired:
-                    worker.kill()
+            stop_workers(workers)
 
     by_run = every_round_paired(engine, 24)
     # The fake rejects each task's first verdict and accepts the next. Usually that is round 1
@@ -181,15 +186,7 @@ def test_a_paused_workers_job_is_taken_over_in_time_and_it_writes_nothing_more(
             wait_for(lambda: jobs(engine)[0].status == "done", 120, "the job to finish")
             time.sleep(4)  # time for any late write of the holder to land, were it able to
         finally:
-            for process in started:
-                if process.poll() is None:
-                    process.send_signal(signal.SIGCONT)
-                    process.terminate()
-            for process in started:
-                try:
-                    process.wait(10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+            stop_workers(started)
     job = jobs(engine)[0]
     assert job.id == job_id and job.lease == 2, job.lease  # taken over once, never back
     every_round_paired(engine, len(ids))
