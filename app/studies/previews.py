@@ -71,8 +71,9 @@ def unprepared(engine: Engine) -> list[int]:
 
 def warm_previews(engine: Engine, study_id: int, cache_dir: Path) -> int:
     """Draw the images of every item, then open the study to its readers; returns how many
-    items were drawn. A missing or unreadable image is logged and skipped (its screen says
-    so); any other failure is logged and leaves the study preparing, to be taken up again."""
+    items were drawn. An image that is missing or cannot be drawn is logged and skipped (its
+    screen says so); a failure of the database leaves the study preparing, to be taken up
+    again at the next start."""
     started, done, last = time.perf_counter(), 0, time.monotonic()
     with Session(engine) as session:
         study = session.get(Study, study_id)
@@ -92,6 +93,10 @@ def warm_previews(engine: Engine, study_id: int, cache_dir: Path) -> int:
                 done += 1
             except ImageNotFound as error:
                 logger.warning("study %s item %s: preview not drawn: %s", study_id, item.id, error)
+            except Exception:
+                # One image that cannot be drawn must not keep the whole study closed: its
+                # screen says it cannot be shown, and the rest are drawn.
+                logger.exception("study %s item %s: preview not drawn", study_id, item.id)
             if time.monotonic() - last >= PROGRESS_EVERY:
                 _drawn(engine, study_id, n)
                 last = time.monotonic()

@@ -558,3 +558,29 @@ def test_counts_agree_with_their_nouns() -> None:
 
     assert [f"{n} {plural('case', n)} read" for n in (0, 1, 2)] == [
         "0 cases read", "1 case read", "2 cases read"]
+
+
+def test_one_image_that_cannot_be_drawn_does_not_keep_a_study_closed(
+        demo_engine: Engine, settings: Settings, study: StudySetup,
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from app.studies import previews
+    from app.studies.models import Study
+
+    real, calls = previews.item_diff, {"n": 0}
+
+    def breaks_once(*args: object, **kwargs: object) -> object:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise OSError("image file is truncated")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(previews, "item_diff", breaks_once)
+    with Session(demo_engine) as session:
+        row = session.get(Study, study.study.id)
+        assert row is not None
+        previews.mark_preparing(session, row)
+    assert previews.warm_previews(demo_engine, study.study.id or 0, settings.resolved_cache_dir()) == 7
+    with Session(demo_engine) as session:
+        row = session.get(Study, study.study.id)
+        assert row is not None and row.images_ready
+    assert any("preview not drawn" in r.getMessage() for r in caplog.records)
