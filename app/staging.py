@@ -19,10 +19,13 @@ def stage_folder(target: Path) -> Path:
 
 
 def place_folder(staged: Path, target: Path) -> None:
-    """Move the finished folder to ``target``; FileExistsError when something took that name
-    meanwhile (a rename would silently replace an empty folder there)."""
+    """Move the finished folder to ``target``. When something took that name meanwhile (a
+    rename would silently replace an empty folder there), the staged folder is removed and
+    FileExistsError raised: nothing was written there."""
     if os.path.lexists(target):
-        raise FileExistsError(f"{target} appeared while the export was written")
+        discard_folder(staged)
+        raise FileExistsError(f"{target} appeared while the export was written; nothing was "
+                              "written there")
     staged.chmod(0o755)  # private while it was written; an export is meant to be read
     os.rename(staged, target)
 

@@ -60,3 +60,15 @@ def test_a_folder_it_did_not_make_is_never_deleted(demo_engine: Engine, tmp_path
     assert (kept / "notes.txt").read_text() == "someone's work"
     # What the broken run staged is gone; nothing else appeared.
     assert sorted(p.name for p in out.iterdir()) == ["export.partial"]
+
+
+def test_a_target_made_meanwhile_is_left_alone_and_the_staged_folder_removed(tmp_path: Path) -> None:
+    from app.staging import place_folder, stage_folder
+
+    target = tmp_path / "export"
+    staged = stage_folder(target)
+    (staged / "rows.jsonl").write_text("{}\n")
+    target.mkdir()  # an empty folder a rename would silently replace
+    with pytest.raises(FileExistsError, match="nothing was written there"):
+        place_folder(staged, target)
+    assert not staged.exists() and target.is_dir() and list(target.iterdir()) == []

@@ -124,8 +124,7 @@ class ExportFolder:
         try:
             place_folder(self.partial, self.target)
         except FileExistsError as error:
-            discard_folder(self.partial)
-            raise ExportError(f"{error}; nothing was written there") from None
+            raise ExportError(str(error)) from None
         return ExportSummary(self.target, self.rows, len(self._written), manifest.get("counts", {}))
 
     def abandon(self) -> None:

@@ -60,8 +60,7 @@ def export_runs(engine: Engine, target: Path, *, only_regenerated: bool = False,
         written = _write_runs(engine, partial, only_regenerated, only_attempts, on_progress)
         place_folder(partial, target)
     except FileExistsError as error:
-        discard_folder(partial)
-        raise ExportError(f"{error}; nothing was written there") from None
+        raise ExportError(str(error)) from None
     except BaseException:
         discard_folder(partial)
         raise

@@ -12,9 +12,10 @@ from app.studies.models import Study, StudyReader
 
 def instructions_due(session: Session, study: Study, user_id: int) -> bool:
     """Whether this reader is to be shown the study's instructions now; recorded as shown."""
-    if not (study.instructions or "").strip():
+    text = study.instructions or ""
+    if not text.strip():
         return False
-    digest = hashlib.sha256(study.instructions.encode()).hexdigest()  # type: ignore[union-attr]
+    digest = hashlib.sha256(text.encode()).hexdigest()
     changed = session.execute(update(StudyReader).where(
         col(StudyReader.study_id) == study.id, col(StudyReader.user_id) == user_id,
         (col(StudyReader.instructions_seen).is_(None))
