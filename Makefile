@@ -15,6 +15,12 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	# The confidence sequences are held to confseq (tests/test_confidence_sequence.py). Its
+	# release pins a pybind11 that does not build on Python 3.11, so it is built against the
+	# current one, without build isolation; it needs Boost's headers (system-deps).
+	$(MAKE) --no-print-directory system-deps
+	$(BIN)/pip install --quiet scikit-build cmake pybind11
+	$(BIN)/pip install --quiet --no-build-isolation confseq==0.0.11
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -25,6 +31,7 @@ system-deps:
 	[ -x /usr/bin/chromium ] || need="$$need chromium"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need="$$need postgresql"; \
 	[ -d /usr/share/fonts/truetype/dejavu ] || need="$$need fonts-dejavu-core"; \
+	[ -d /usr/include/boost ] || need="$$need libboost-dev"; \
 	if [ -n "$$need" ]; then \
 	  echo "installing:$$need"; \
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \

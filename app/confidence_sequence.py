@@ -1,0 +1,108 @@
+"""Confidence sequences: intervals that hold at every look at a growing sample, and at a stop
+chosen by looking (anytime-valid), for a share of cases counted over source images.
+
+The method is the hedged betting confidence sequence of Waudby-Smith & Ramdas ("Estimating
+means of bounded random variables by betting", JRSS-B 86(1), 2024, Theorem 3 with the
+predictable plug-in empirical-Bernstein bets of their eq. (26), the hedged capital of
+Section 4.2 and the grid of Section 5), as the ``confseq`` package implements it
+(``confseq.betting.betting_cs``: theta 1/2, bets truncated at half of 1/m and 1/(1-m), a grid
+of 1000); the tests hold this code to that package. Written here because the package builds a
+C++ extension against Boost and pulls matplotlib and multiprocess into a server.
+
+One departure, which reduces to the package's construction when every unit holds one case:
+the unit is a source image holding several cases, and the figure is a share of cases (a
+ratio: hits over cases, summed over images). For a candidate share m, the bet on image i is on
+``a_i - m * b_i``, where ``a_i`` and ``b_i`` are the image's hits and cases scaled by a bound
+known before it arrives (0 <= a_i <= b_i <= 1). At the true share this has mean 0 whatever
+the image's size, so the capital is a nonnegative martingale and Ville's inequality gives the
+guarantee: with probability at least 1 - alpha, the true share lies in every interval of the
+sequence. A weight per image (an inverse inclusion probability) enters through ``a`` and
+``b`` alike.
+
+Images are taken as independent draws from the sampled population (with replacement): for a
+sample small beside its pool the difference is negligible; benchmarks/sequential_coverage.py
+measures the coverage under the real draw without replacement and under peeking.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+ALPHA = 0.05
+GRID = 1000  # the candidate shares are 0, 1/GRID, ..., 1
+TRUNCATION = 0.5  # bets stay within half of what would stake the whole capital
+METHOD = ("anytime-valid confidence sequence: hedged betting (Waudby-Smith & Ramdas, JRSS-B "
+          "2024), predictable plug-in empirical-Bernstein bets, source images as the unit, "
+          "running intersection")
+
+
+def predictable_bets(x: np.ndarray, alpha: float) -> np.ndarray:
+    """The predictable plug-in empirical-Bernstein bets of Waudby-Smith & Ramdas (eq. 26),
+    regularised by one pseudo-observation of mean 1/2 and variance 1/4 as in ``confseq``: the
+    bet on observation t uses observations 1..t-1 only."""
+    t = np.arange(1, len(x) + 1)
+    mean = np.minimum((0.5 + np.cumsum(x)) / (t + 1), 1)
+    variance = (0.25 + np.cumsum((x - mean) ** 2)) / (t + 1)
+    before = np.append(0.25, variance[:-1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bets = np.sqrt(2 * np.log(1 / alpha) / (t * np.log(1 + t) * before))
+    return np.nan_to_num(bets, nan=0.0, posinf=0.0)
+
+
+@dataclass(frozen=True)
+class Sequence:
+    """The interval after each unit, in arrival order."""
+
+    low: np.ndarray
+    high: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.low)
+
+    @property
+    def half_width(self) -> np.ndarray:
+        return (self.high - self.low) / 2
+
+
+def ratio_sequence(a: np.ndarray, b: np.ndarray, *, alpha: float = ALPHA, grid: int = GRID,
+                   running_intersection: bool = True) -> Sequence:
+    """The confidence sequence of sum(a) / sum(b) over units arriving in the given order.
+
+    ``a`` and ``b`` are each unit's hits and cases, scaled by a bound fixed before the unit
+    arrived, so that 0 <= a <= b <= 1. A unit with b = 0 (nothing compared) bets nothing."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError("a and b must be two sequences of the same length")
+    if len(a) and (a.min() < 0 or (a > b + 1e-12).any() or b.max() > 1 + 1e-12):
+        raise ValueError("each unit needs 0 <= a <= b <= 1")
+    if not len(a):
+        return Sequence(np.zeros(0), np.zeros(0))
+    shares = np.linspace(0.0, 1.0, grid + 1)[:, None]
+    bets = predictable_bets(a, alpha / 2)[None, :]
+    bet = a[None, :] - shares * b[None, :]  # the stake's outcome, mean 0 at the true share
+    with np.errstate(divide="ignore"):
+        up = np.minimum(bets, TRUNCATION / shares)
+        down = np.minimum(bets, TRUNCATION / (1 - shares))
+    # Logs: a product of thousands of factors over- or underflows. Every factor is at least
+    # 1/2 (the truncation), so each log is finite.
+    gain_up = np.cumsum(np.log1p(up * bet), axis=1)
+    gain_down = np.cumsum(np.log1p(-down * bet), axis=1)
+    capital = np.maximum(gain_up, gain_down) + np.log(0.5)
+    inside = capital <= np.log(1 / alpha)
+    low = np.zeros(len(a))
+    high = np.ones(len(a))
+    any_in = inside.any(axis=0)
+    first = np.argmax(inside, axis=0)
+    last = grid - np.argmax(inside[::-1], axis=0)
+    low[any_in] = np.maximum(0.0, shares[first[any_in], 0] - 1 / grid)
+    high[any_in] = np.minimum(1.0, shares[last[any_in], 0] + 1 / grid)
+    if running_intersection:
+        low, high = np.maximum.accumulate(low), np.minimum.accumulate(high)
+    return Sequence(low, high)
+
+
+def mean_sequence(x: np.ndarray, **options: float | int | bool) -> Sequence:
+    """The confidence sequence of the mean of values in [0, 1], one per unit."""
+    x = np.asarray(x, dtype=float)
+    return ratio_sequence(x, np.ones_like(x), **options)  # type: ignore[arg-type]
