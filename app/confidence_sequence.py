@@ -106,3 +106,16 @@ def mean_sequence(x: np.ndarray, **options: float | int | bool) -> Sequence:
     """The confidence sequence of the mean of values in [0, 1], one per unit."""
     x = np.asarray(x, dtype=float)
     return ratio_sequence(x, np.ones_like(x), **options)  # type: ignore[arg-type]
+
+
+def expected_half_width(share: float, units: int, *, runs: int = 7, seed: int = 0,
+                        alpha: float = ALPHA) -> float:
+    """The median half-width after ``units`` units of one case each at this share (fixed
+    seeds): what reading a whole sample can be expected to give, to refuse a target out of
+    reach before anyone reads."""
+    if units < 1:
+        return 0.5
+    rng = np.random.default_rng(seed)
+    widths = [float(mean_sequence((rng.random(units) < share).astype(float), alpha=alpha,
+                                  grid=250).half_width[-1]) for _ in range(runs)]
+    return float(np.median(widths))

@@ -57,7 +57,7 @@ def verdict(difference: Figure, margin: float = EQUIVALENCE_MARGIN) -> str:
 
 
 def human_ceiling(judge: Sequence[Vote], readers: Sequence[Sequence[Vote]],
-                  boot: ClusterBootstrap) -> dict[str, Any]:
+                  boot: ClusterBootstrap, margin: float = EQUIVALENCE_MARGIN) -> dict[str, Any]:
     counts = pair_counts(judge, readers)
     figures = boot.figures(counts, {
         "judge_vs_readers": lambda s: ratio(s[..., 0], s[..., 1]),
@@ -69,4 +69,4 @@ def human_ceiling(judge: Sequence[Vote], readers: Sequence[Sequence[Vote]],
     return {name: f.as_dict() for name, f in figures.items()} | {
         "judge_vs_readers_pairs": int(counts[:, 1].sum()),
         "reader_vs_reader_pairs": int(counts[:, 3].sum()),
-        "margin": EQUIVALENCE_MARGIN, "judge_is": verdict(figures["difference"])}
+        "margin": margin, "judge_is": verdict(figures["difference"], margin)}

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.agreement.ceiling import human_ceiling
+from app.agreement.ceiling import EQUIVALENCE_MARGIN, human_ceiling
 from app.agreement.multiplicity import holm_adjusted
 from app.agreement.readers import among_readers
 from app.agreement.reads import CANNOT_ASSESS, Case, Read, StudyReads, vote
@@ -146,7 +146,8 @@ def subgroups(cases: Sequence[Case], resamples: int) -> Subgroups:
             for disease, where in sorted(groups.items())}
 
 
-def question_report(data: QuestionData, boot: ClusterBootstrap, diseases: Subgroups) -> QuestionReport:
+def question_report(data: QuestionData, boot: ClusterBootstrap, diseases: Subgroups,
+                    margin: float = EQUIVALENCE_MARGIN) -> QuestionReport:
     readers = list(data.readers)
     votes = data.votes()
     by_case = data.by_case()
@@ -170,7 +171,7 @@ def question_report(data: QuestionData, boot: ClusterBootstrap, diseases: Subgro
         reader_pairs=[{"a": a, "b": b, **compare(votes[a], votes[b], boot).as_dict()}
                       for i, a in enumerate(readers) for b in readers[i + 1:]] if several else [],
         among_readers=among_readers([votes[n] for n in readers], boot) if several else None,
-        human_ceiling=(human_ceiling(data.judge, [votes[n] for n in readers], boot)
+        human_ceiling=(human_ceiling(data.judge, [votes[n] for n in readers], boot, margin)
                        if several else None),
         cannot_assess={name: Counter(data.answers[name])[CANNOT_ASSESS] for name in readers},
         missing={name: sum(1 for a in data.answers[name] if a is None) for name in readers},
@@ -214,13 +215,13 @@ def _judge_b(data: StudyReads, cases: Sequence[Case], readers: Sequence[str],
 
 
 def study_report(data: StudyReads, scope: Slice = Slice(), *, resamples: int = RESAMPLES,
-                 primary: str = "overall") -> AgreementReport:
+                 primary: str = "overall", margin: float = EQUIVALENCE_MARGIN) -> AgreementReport:
     cases = [c for c in data.cases if scope.admits(c)]
     reads = first_reads(data.reads)
     boot = ClusterBootstrap([c.cluster for c in cases], resamples=resamples)
     diseases = subgroups(cases, resamples)
     questions = {q: question_report(question_data(cases, data.readers, reads, data.decisions, q),
-                                    boot, diseases) for q in QUESTIONS}
+                                    boot, diseases, margin) for q in QUESTIONS}
     secondary = [q for q in QUESTIONS if q != primary]
     return AgreementReport(
         slice=scope.as_dict(),

@@ -14,16 +14,18 @@ from sqlmodel import Session, col
 from app.agreement.charts import report_charts
 from app.agreement.consistency import judge_consistency
 from app.agreement.facts import achieved_precision, study_facts
+from app.agreement.monitoring import Watch, parse_targets, watch
 from app.agreement.reads import StudyReads, load
 from app.agreement.report import Slice, study_report
 from app.agreement.report_types import AgreementReport
 from app.memo import Memo
 from app.models import JudgeVerdict, User
-from app.studies.models import Adjudication, Answer, Assignment, Study, StudyItem
+from app.studies.models import Adjudication, Answer, Assignment, Design, Study, StudyItem
 
 KEEP = 32
 _reports: Memo[tuple[StudyReads, AgreementReport]] = Memo(KEEP)
 _charts: Memo[dict[str, str]] = Memo(KEEP)
+_watches: Memo[Watch] = Memo(KEEP)
 
 
 def _fingerprint(session: Session, study: Study) -> tuple[object, ...]:
@@ -53,7 +55,7 @@ def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads
     found = _reports.get(key)
     if found is None:
         data = load(session, study)
-        report = study_report(data, scope, primary=study.primary_question)
+        report = study_report(data, scope, primary=study.primary_question, margin=study.margin)
         in_scope = {c.item_id for c in data.cases if scope.admits(c)}
         read = select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id)
         report = replace(
@@ -63,6 +65,15 @@ def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads
         found = (data, report)
         _reports.put(key, found)
     return found
+
+
+def watch_for(session: Session, study: Study) -> Watch | None:
+    """The study's figures as they stand, with their anytime-valid intervals and targets;
+    None for a real-or-edited study, which compares no judge."""
+    if study.design == Design.real_or_edited:
+        return None
+    return _watches.get_or_make(_fingerprint(session, study), lambda: watch(
+        load(session, study), study.primary_question, parse_targets(study.targets)))
 
 
 def charts_for(session: Session, study: Study, scope: Slice) -> dict[str, str]:

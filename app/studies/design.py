@@ -30,6 +30,7 @@ from app.studies.pool import (
 )
 from app.studies.reader_instruction import reader_instruction
 from app.studies.reading_setup import checked_instructions
+from app.studies.targets import check_targets, field_of
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_json
 from pipeline.vocabulary import QUESTIONS
 
@@ -69,6 +70,10 @@ class StudyPlan:
     part: dict[str, str] | None = None
     # A real-or-edited study: the share of its cases that show the original, per stratum.
     original_share: float = 0.5
+    # The equivalence margin of "the judge is within the readers' agreement", and the
+    # half-width wanted per endpoint (app/studies/targets.py).
+    margin: float = 0.05
+    targets: dict[str, float] = field(default_factory=dict)
 
 
 def _validate(plan: StudyPlan) -> None:
@@ -92,6 +97,12 @@ def _validate(plan: StudyPlan) -> None:
                          field="readers_per_case")
     if not 0 <= plan.repeat_fraction <= 0.5:
         raise StudyError("the repeat fraction must be between 0 and 0.5", field="repeat_fraction")
+    if not 0 < plan.margin <= 0.5:
+        raise StudyError(f"the equivalence margin must be above 0 and at most 0.5 (not {plan.margin:g})",
+                         field="margin")
+    if plan.targets and plan.design is Design.real_or_edited:
+        raise StudyError("a real-or-edited study compares no judge: its targets are not used",
+                         field=field_of(next(iter(plan.targets))))
     if plan.design is Design.real_or_edited and not 0.1 <= plan.original_share <= 0.9:
         raise StudyError("the share of originals must be between 0.1 and 0.9",
                          field="original_share")
@@ -126,6 +137,8 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
     study = Study(name=plan.name, blinded=plan.blinded, reveal=plan.reveal.value,
                   design=plan.design.value, primary_question=plan.primary_question,
                   plan=json.dumps(plan.planned, sort_keys=True) if plan.planned else None,
+                  margin=plan.margin,
+                  targets=json.dumps(plan.targets, sort_keys=True) if plan.targets else None,
                   readers_per_case=plan.readers_per_case, repeat_fraction=plan.repeat_fraction,
                   seed=plan.seed, selection=_selection_json(plan, pool), created_by=created_by.id,
                   order_secret=secrets.token_hex(16), show_instructions=plan.show_instructions,
@@ -135,10 +148,19 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
     session.add(study)
     session.flush()
     items = _add_items(session, study, sample, _originals(plan, sample))
+    _check_targets(plan, len(items))
     _assign(session, study, items, plan.reader_ids)
     session.commit()
     session.refresh(study)
     return study
+
+
+def _check_targets(plan: StudyPlan, cases: int) -> None:
+    anticipated = plan.planned.get("agreement") if plan.planned else None
+    try:
+        check_targets(plan.targets, cases=cases, anticipated_agreement=anticipated)
+    except Invalid as error:
+        raise StudyError(str(error), field=error.field) from error
 
 
 def _selection_json(plan: StudyPlan, pool: dict[str, int]) -> str:

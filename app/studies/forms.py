@@ -11,6 +11,7 @@ from app.studies.design import StudyError, StudyPlan
 from app.studies.models import Design, Reveal
 from app.studies.planner import plan_cases
 from app.studies.reading_setup import MAX_INSTRUCTIONS
+from app.studies.targets import ENDPOINTS, MAX_TARGET, field_of
 from app.studies.viewer_tools import VIEWER_TOOLS
 
 ViewerTool = Literal[*VIEWER_TOOLS]  # type: ignore[valid-type]
@@ -68,6 +69,15 @@ class StudyForm(BaseModel):
     instructions: str = Field("", max_length=MAX_INSTRUCTIONS)
     viewer_tools: list[ViewerTool] = Field([], max_length=len(VIEWER_TOOLS))
     original_share: float = Field(0.5, ge=0.1, le=0.9)  # a real-or-edited study's originals
+    margin: float = Field(0.05, gt=0, le=0.5)
+    # The half-width at which the study may stop, per endpoint (app/studies/targets.py).
+    target_agreement: float | None = Field(None, gt=0, le=MAX_TARGET)
+    target_too_strict: float | None = Field(None, gt=0, le=MAX_TARGET)
+    target_too_lenient: float | None = Field(None, gt=0, le=MAX_TARGET)
+
+    def targets(self) -> dict[str, float]:
+        return {e: value for e in ENDPOINTS
+                if (value := getattr(self, field_of(e))) is not None}
 
     def as_shown(self, extra: Mapping[str, Any]) -> dict[str, Any]:
         """The values to show the form with again, the planner's as typed."""
@@ -105,5 +115,5 @@ def plan_from_form(form: StudyForm, case_filter: CaseFilter, counts: dict[str, i
         repeat_fraction=form.repeat_fraction, blinded=form.blinded, reveal=form.reveal,
         planned=planned, show_instructions=not form.hide_instructions,
         instructions=form.instructions, viewer_tools=tuple(form.viewer_tools),
-        original_share=form.original_share,
+        original_share=form.original_share, margin=form.margin, targets=form.targets(),
     )

@@ -7,7 +7,7 @@ import secrets
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import Boolean, Column, Integer, String, Text, UniqueConstraint, true
+from sqlalchemy import Boolean, Column, Float, Integer, String, Text, UniqueConstraint, true
 from sqlmodel import Field, SQLModel
 
 from app.models import utcnow
@@ -63,6 +63,12 @@ class Study(SQLModel, table=True):
     plan: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     # None: every reader reads every case (fully crossed); k: that many readers per case.
     readers_per_case: int | None = None
+    # The judge is "within" the readers' agreement with each other only when the whole
+    # interval of the difference lies inside +- this margin (app/agreement/ceiling.py).
+    margin: float = Field(default=0.05, sa_column=Column(Float, nullable=False, server_default="0.05"))
+    # The half-width wanted per endpoint, as JSON ({"agreement": 0.05, ...}): the study may
+    # stop once its anytime-valid interval is that narrow (app/agreement/monitoring.py).
+    targets: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     repeat_fraction: float = 0.0
     seed: int = 0
     # Every image a reader will be shown is drawn before any reader may open the study

@@ -42,10 +42,16 @@ def words(error: Mapping[str, Any]) -> str:
         return "tick the box or leave it empty"
     if kind == "enum" or kind == "literal_error":
         return f"choose one of {context.get('expected', 'the listed values')}"
-    if kind in ("greater_than_equal", "greater_than"):
-        return f"at least {context.get('ge', context.get('gt'))}"
-    if kind in ("less_than_equal", "less_than"):
-        return f"at most {context.get('le', context.get('lt'))}"
+    # A strict bound is worded as one: "at least 0" would invite the 0 just refused.
+    if kind == "greater_than_equal":
+        return f"at least {context.get('ge')}"
+    if kind == "greater_than":
+        bound = context.get("gt")
+        return f"greater than {bound:g}" if isinstance(bound, float) else f"greater than {bound}"
+    if kind == "less_than_equal":
+        return f"at most {context.get('le')}"
+    if kind == "less_than":
+        return f"less than {context.get('lt')}"
     if kind == "string_too_long":
         return f"at most {context.get('max_length')} characters"
     if kind == "string_too_short":

@@ -10,6 +10,7 @@ from starlette.datastructures import FormData
 from app.accounts.users import describe_user, reader_accounts
 from app.agreement.facts import DESIGNS, recorded_selection
 from app.agreement.long_csv import iter_long_csv
+from app.agreement.service import watch_for
 from app.cases.filters import CaseFilter, recorded_criteria
 from app.errors import Invalid
 from app.studies.adjudication import adjudicator_of
@@ -169,7 +170,7 @@ def _study_context(session: SessionDep, study: Study) -> dict[str, Any]:
     in_study = {r.id for r, _ in progress}
     selection = recorded_selection(study)
     context = {"study": study, "progress": progress, "selection": selection,
-               "preparing": preparation(session, study),
+               "preparing": preparation(session, study), "watch": watch_for(session, study),
                "design": DESIGNS[selection.design],
                "criteria": recorded_criteria(selection.filter),
                "adjudicator": adjudicator_of(session, study),

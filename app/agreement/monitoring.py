@@ -1,0 +1,200 @@
+"""Watching a running study: each endpoint's interval that holds at every look
+(app/confidence_sequence.py), whether the study's target for it is met, and the reads still
+needed to meet it, projected.
+
+A source image enters the sequence once every read assigned on its cases is in, in the order
+images were completed; its cases are compared as they stood then, with the readers'
+consensus on the primary question and without adjudication (an adjudication comes later and
+would change a past observation). Ties are left out, as in the primary analysis before
+adjudication. Readers read in a random order, so completed images arrive as draws from the
+study's sample.
+
+The projection continues the observed sequence with images resampled from those completed
+(a fixed seed), up to the images the study has left; it is a projection, labelled so, and
+needs at least MIN_IMAGES_TO_PROJECT completed images.
+"""
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from app.agreement.reads import Case, StudyReads, vote
+from app.agreement.reference import consensus
+from app.agreement.report import first_reads
+from app.confidence_sequence import ALPHA, METHOD, ratio_sequence
+
+# endpoint -> (what it is, whether a compared case counts: judge, reference -> hit)
+ENDPOINTS: dict[str, tuple[str, Callable[[bool, bool], bool]]] = {
+    "agreement": ("agreement of the judge with the readers", lambda judge, ref: judge == ref),
+    "too_strict": ("judge too strict (fails what the readers pass)",
+                   lambda judge, ref: ref and not judge),
+    "too_lenient": ("judge too lenient (passes what the readers fail)",
+                    lambda judge, ref: judge and not ref),
+}
+MIN_IMAGES_TO_PROJECT = 10
+PROJECTIONS = 15
+PROJECTION_GRID = 250  # coarser than the figures' grid: a projection, not a figure
+SEED = 20240
+
+
+def parse_targets(raw: str | None) -> dict[str, float]:
+    return {k: float(v) for k, v in json.loads(raw).items()} if raw else {}
+
+
+@dataclass(frozen=True)
+class ImageObservation:
+    cluster: object
+    completed_at: datetime | None
+    judge_ref: list[tuple[bool, bool]]  # per compared case
+
+
+@dataclass(frozen=True)
+class EndpointWatch:
+    endpoint: str
+    label: str
+    estimate: float | None
+    low: float | None
+    high: float | None
+    cases: int
+    images: int
+    target: float | None
+    met: bool
+    met_after_images: int | None
+    met_at: datetime | None
+    # Projected, when not met: the further source images and reads needed (None: not
+    # projected yet, or not reached with this study's images), and the half-width expected
+    # once every image of the study is read.
+    images_needed: int | None
+    reads_needed: int | None
+    final_half_width: float | None
+
+    @property
+    def half_width(self) -> float | None:
+        return None if self.low is None or self.high is None else (self.high - self.low) / 2
+
+    def as_dict(self) -> dict[str, Any]:
+        found = asdict(self)
+        found["met_at"] = self.met_at.isoformat() if self.met_at else None
+        return found | {"half_width": self.half_width}
+
+
+@dataclass(frozen=True)
+class Watch:
+    question: str
+    reads_done: int
+    reads_planned: int
+    images_complete: int
+    images_total: int
+    endpoints: list[EndpointWatch]
+    confidence: float
+    method: str
+
+    @property
+    def targets_set(self) -> bool:
+        return any(e.target is not None for e in self.endpoints)
+
+    @property
+    def precise_enough(self) -> bool:
+        """Every endpoint with a target has met it (and at least one has a target)."""
+        return self.targets_set and all(e.met for e in self.endpoints if e.target is not None)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"question": self.question, "reads_done": self.reads_done,
+                "reads_planned": self.reads_planned, "images_complete": self.images_complete,
+                "images_total": self.images_total, "confidence": self.confidence,
+                "method": self.method, "precise_enough": self.precise_enough,
+                "endpoints": [e.as_dict() for e in self.endpoints]}
+
+
+def completed_images(data: StudyReads, question: str) -> list[ImageObservation]:
+    """Every source image whose assigned reads are all in, in the order they were completed."""
+    reads = first_reads(data.reads)
+    by_image: dict[object, list[Case]] = {}
+    for case in data.cases:
+        by_image.setdefault(case.cluster, []).append(case)
+    found = []
+    for cluster, cases in by_image.items():
+        answered = [reads.get((name, c.item_id)) for c in cases for name in c.assigned]
+        if not answered or any(r is None for r in answered):
+            continue
+        times = [r.answered_at for r in answered if r is not None and r.answered_at is not None]
+        pairs = []
+        for c in cases:
+            reference, _ = consensus([vote(reads[(name, c.item_id)].answers[question])
+                                      for name in c.assigned])
+            judge = c.judge.get(question)
+            if judge is not None and reference is not None:
+                pairs.append((bool(judge), bool(reference)))
+        found.append(ImageObservation(cluster, max(times, default=None), pairs))
+    found.sort(key=lambda o: (o.completed_at or datetime.min, str(o.cluster)))
+    return found
+
+
+def _counts(images: list[ImageObservation],
+            hit: Callable[[bool, bool], bool]) -> tuple[np.ndarray, np.ndarray]:
+    hits = np.array([sum(hit(j, r) for j, r in o.judge_ref) for o in images], dtype=float)
+    sizes = np.array([len(o.judge_ref) for o in images], dtype=float)
+    return hits, sizes
+
+
+def _project(hits: np.ndarray, sizes: np.ndarray, bound: int, left: int,
+             target: float) -> tuple[int | None, float | None]:
+    """(further images needed, median; None when most projections do not get there with the
+    images left) and the median half-width once every image left is read."""
+    rng = np.random.default_rng(SEED)
+    needed: list[float] = []
+    finals = []
+    for _ in range(PROJECTIONS):
+        pick = rng.integers(0, len(hits), left)
+        a = np.concatenate([hits, hits[pick]]) / bound
+        b = np.concatenate([sizes, sizes[pick]]) / bound
+        half = ratio_sequence(a, b, grid=PROJECTION_GRID).half_width
+        finals.append(float(half[-1]))
+        reached = np.nonzero(half[len(hits):] <= target)[0]
+        needed.append(float(reached[0] + 1) if len(reached) else math.inf)
+    median = float(np.median(needed))
+    return (None if math.isinf(median) else math.ceil(median)), float(np.median(finals))
+
+
+def watch(data: StudyReads, question: str, targets: dict[str, float]) -> Watch:
+    images = completed_images(data, question)
+    per_image: dict[object, int] = {}
+    for case in data.cases:
+        per_image[case.cluster] = per_image.get(case.cluster, 0) + 1
+    bound = max(per_image.values(), default=1)  # known when the study was drawn
+    planned = sum(len(c.assigned) for c in data.cases)
+    done = sum(1 for r in data.reads if not r.repeat)
+    reads_per_image = planned / len(per_image) if per_image else 0.0
+    left = len(per_image) - len(images)
+    endpoints = []
+    for name, (label, hit) in ENDPOINTS.items():
+        hits, sizes = _counts(images, hit)
+        sequence = ratio_sequence(hits / bound, sizes / bound)
+        cases = int(sizes.sum())
+        target = targets.get(name)
+        estimate = float(hits.sum() / cases) if cases else None
+        low = float(sequence.low[-1]) if cases else None
+        high = float(sequence.high[-1]) if cases else None
+        met_index = (np.nonzero(sequence.half_width <= target)[0] if target is not None and cases
+                     else np.zeros(0, dtype=int))
+        met = bool(len(met_index))
+        images_needed = final = None
+        if target is not None and not met and int((sizes > 0).sum()) >= MIN_IMAGES_TO_PROJECT:
+            images_needed, final = _project(hits, sizes, bound, left, target)
+        endpoints.append(EndpointWatch(
+            endpoint=name, label=label, estimate=estimate, low=low, high=high, cases=cases,
+            images=int((sizes > 0).sum()), target=target, met=met,
+            met_after_images=int(met_index[0]) + 1 if met else None,
+            met_at=images[int(met_index[0])].completed_at if met else None,
+            images_needed=images_needed,
+            reads_needed=(math.ceil(images_needed * reads_per_image)
+                          if images_needed is not None else None),
+            final_half_width=final))
+    return Watch(question=question, reads_done=done, reads_planned=planned,
+                 images_complete=len(images), images_total=len(per_image), endpoints=endpoints,
+                 confidence=1 - ALPHA, method=METHOD)

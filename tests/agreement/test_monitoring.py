@@ -1,0 +1,108 @@
+"""Watching a running study: which images count and when, the anytime-valid figures, targets,
+and the projection of reads still needed."""
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+
+from app.agreement.monitoring import MIN_IMAGES_TO_PROJECT, watch
+from app.agreement.reads import Case, Read, StudyReads
+from app.confidence_sequence import mean_sequence, ratio_sequence
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def case(item: int, image: int, judge: bool | None, readers: tuple[str, ...] = ("a", "b")) -> Case:
+    return Case(item_id=item, uid=f"u{item}", task_id=item, task_key=f"t{item}", source_image_id=image,
+                modality="chest_xray", disease="nodule", direction="add", round=1,
+                judge={} if judge is None else {"overall": judge}, assigned=readers)
+
+
+def read(item: int, reader: str, accept: bool, minute: int) -> Read:
+    return Read(item_id=item, reader=reader, answers={"overall": "accept" if accept else "reject"},
+                repeat=False, time_on_case_ms=1000, version=1,
+                answered_at=START + timedelta(minutes=int(minute)))
+
+
+def study(judges: list[bool], references: list[bool], *, unread: set[int] = frozenset(),
+          order: list[int] | None = None) -> StudyReads:
+    """One case per image; both readers give the reference; image i is completed at minute
+    order[i] (default i)."""
+    cases = [case(i, i, j) for i, j in enumerate(judges)]
+    minutes = order or list(range(len(judges)))
+    reads = [read(i, name, ref, minutes[i]) for i, ref in enumerate(references)
+             for name in ("a", "b") if not (i in unread and name == "b")]
+    return StudyReads(cases=cases, reads=reads, readers=["a", "b"])
+
+
+def test_an_image_counts_once_every_read_assigned_on_it_is_in():
+    data = study([True, True, False], [True, False, False], unread={1})
+    agreement = watch(data, "overall", {}).endpoints[0]
+    assert (agreement.cases, agreement.images) == (2, 2)  # image 1 waits for reader b
+    assert agreement.estimate == 1.0
+
+
+def test_the_interval_is_the_confidence_sequence_of_the_images_in_completion_order():
+    rng = np.random.default_rng(5)
+    judges = [bool(j) for j in rng.random(80) < 0.8]
+    references = [j if rng.random() < 0.85 else not j for j in judges]
+    order = list(rng.permutation(80))
+    result = watch(study(judges, references, order=order), "overall", {})
+    hits = np.array([j == r for j, r in zip(judges, references, strict=True)], dtype=float)
+    sequence = mean_sequence(hits[np.argsort(order)])
+    agreement = result.endpoints[0]
+    assert (agreement.low, agreement.high) == (sequence.low[-1], sequence.high[-1])
+    assert agreement.estimate == hits.mean() and agreement.cases == 80
+    strict = next(e for e in result.endpoints if e.endpoint == "too_strict")
+    assert strict.estimate == np.mean([r and not j for j, r in zip(judges, references, strict=True)])
+
+
+def test_images_of_several_cases_are_one_unit_scaled_by_the_largest_image():
+    cases = [case(0, 0, True), case(1, 0, False), case(2, 1, True)]
+    reads = [read(i, n, True, i) for i in range(3) for n in ("a", "b")]
+    agreement = watch(StudyReads(cases, reads, ["a", "b"]), "overall", {}).endpoints[0]
+    sequence = ratio_sequence(np.array([1, 1]) / 2, np.array([2, 1]) / 2)
+    assert (agreement.low, agreement.high, agreement.images) == (sequence.low[-1], sequence.high[-1], 2)
+
+
+def test_a_tie_is_left_out_and_an_unjudged_case_too():
+    cases = [case(0, 0, True), case(1, 1, None), case(2, 2, True)]
+    reads = [read(0, "a", True, 0), read(0, "b", False, 0), read(1, "a", True, 1),
+             read(1, "b", True, 1), read(2, "a", True, 2), read(2, "b", True, 2)]
+    agreement = watch(StudyReads(cases, reads, ["a", "b"]), "overall", {}).endpoints[0]
+    assert agreement.cases == 1 and agreement.images == 1
+
+
+def test_a_met_target_says_when_and_the_study_may_stop():
+    judges = [True] * 300
+    result = watch(study(judges, judges), "overall", {"agreement": 0.05})
+    agreement = result.endpoints[0]
+    assert agreement.met and agreement.half_width is not None and agreement.half_width <= 0.05
+    assert agreement.met_after_images is not None and agreement.met_after_images < 300
+    assert agreement.met_at == START + timedelta(minutes=agreement.met_after_images - 1)
+    assert result.precise_enough
+
+
+def test_an_unmet_target_is_projected_only_after_enough_images():
+    rng = np.random.default_rng(9)
+    judges = list(rng.random(400) < 0.8)
+    references = [j if rng.random() < 0.8 else not j for j in judges]
+    few = watch(study(judges, references, unread=set(range(MIN_IMAGES_TO_PROJECT - 1, 400))),
+                "overall", {"agreement": 0.08})
+    assert few.endpoints[0].images_needed is None and few.endpoints[0].final_half_width is None
+    some = watch(study(judges, references, unread=set(range(60, 400))), "overall", {"agreement": 0.08})
+    agreement = some.endpoints[0]
+    assert not agreement.met and not some.precise_enough
+    assert agreement.images_needed is not None and 0 < agreement.images_needed <= 340
+    assert agreement.reads_needed == agreement.images_needed * 2  # two readers per image
+    out_of_reach = watch(study(judges, references, unread=set(range(60, 400))), "overall",
+                         {"agreement": 0.01}).endpoints[0]
+    assert out_of_reach.images_needed is None
+    assert out_of_reach.final_half_width is not None and out_of_reach.final_half_width > 0.01
+
+
+def test_reads_done_and_planned_count_first_reads():
+    result = watch(study([True] * 4, [True] * 4, unread={2, 3}), "overall", {})
+    assert (result.reads_done, result.reads_planned) == (6, 8)
+    assert (result.images_complete, result.images_total) == (2, 4)
+    assert not result.precise_enough  # no target: nothing to be precise enough for

@@ -1,0 +1,90 @@
+"""A study's targets and equivalence margin: typed on the new-study form, refused with the
+field named when they cannot be used, and watched on the study page."""
+
+import pytest
+from bs4 import BeautifulSoup
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, func, select
+
+from app.models import Role
+from app.settings import Settings
+from app.studies.models import Study
+from tests.agreement.test_report import answer_all
+from tests.studies.conftest import StudySetup, make_study
+from tests.web.routes.test_reading import as_user
+
+
+@pytest.fixture
+def study(demo_engine: Engine) -> StudySetup:
+    return make_study(demo_engine)
+
+
+def form(study: StudySetup, **extra: str) -> dict[str, object]:
+    return {"name": "watched", "design": "validation", "facets": ["verdict", "direction"],
+            "n:pass/add": "20", "n:fail/add": "20", "n:pass/remove": "20", "n:fail/remove": "20",
+            "seed": "7", "readers": [str(r.id) for r in study.readers], "primary_question": "overall",
+            **extra}
+
+
+def studies(engine: Engine) -> int:
+    with Session(engine) as session:
+        return session.scalar(select(func.count()).select_from(Study)) or 0
+
+
+def test_targets_and_the_margin_are_kept_with_the_study(demo_engine: Engine, settings: Settings,
+                                                        study: StudySetup) -> None:
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    created = admin.post("/studies?modality=chest_xray", follow_redirects=False,
+                         data=form(study, target_agreement="0.3", target_too_lenient="0.25",
+                                   margin="0.08"))
+    assert created.status_code == 303
+    with Session(demo_engine) as session:
+        made = session.scalars(select(Study).where(col(Study.name) == "watched")).one()
+        assert made.margin == 0.08 and made.targets == '{"agreement": 0.3, "too_lenient": 0.25}'
+    page = BeautifulSoup(admin.get(created.headers["location"]).text, "html.parser")
+    rows = {r["data-endpoint"]: r for r in page.select("#watch-table tbody tr")}
+    assert rows["agreement"].select_one(".target").text.strip() == "± 0.3"
+    assert rows["too_strict"].select_one(".target").text.strip() == "none"
+    assert page.select_one("#interim").text.startswith("Interim: 0 of 160 planned reads")
+    assert page.select_one("#precise-enough") is None
+
+
+@pytest.mark.parametrize(("typed", "field", "words"), [
+    ({"target_agreement": "0"}, "target_agreement", "greater than 0"),
+    ({"target_too_strict": "-0.1"}, "target_too_strict", "greater than 0"),
+    ({"target_agreement": "0.01"}, "target_agreement", "out of reach"),
+    ({"target_too_lenient": "lots"}, "target_too_lenient", "number"),
+    ({"margin": "0"}, "margin", "greater than 0"),
+])
+def test_a_target_that_cannot_be_used_is_refused_beside_its_field_and_nothing_is_made(
+        demo_engine: Engine, settings: Settings, study: StudySetup, typed: dict[str, str],
+        field: str, words: str) -> None:
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    before = studies(demo_engine)
+    refused = admin.post("/studies?modality=chest_xray", data=form(study, **typed))
+    assert refused.status_code == 422
+    page = BeautifulSoup(refused.text, "html.parser")
+    assert words in page.select_one(f"#field-{field}").find_next(id=f"error-{field}").text
+    assert page.select_one(f'input[name="{field}"]')["value"] == typed[field]  # kept as typed
+    assert page.select_one('input[name="name"]')["value"] == "watched"
+    assert studies(demo_engine) == before
+
+
+def test_the_study_page_says_precise_enough_once_every_target_is_met(
+        demo_engine: Engine, settings: Settings) -> None:
+    setup = make_study(demo_engine)
+    with Session(demo_engine) as session:
+        study = session.get(Study, setup.study.id)
+        assert study is not None
+        study.targets = '{"agreement": 0.49}'
+        session.add(study)
+        session.commit()
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    page = BeautifulSoup(admin.get(f"/studies/{setup.study.id}").text, "html.parser")
+    assert page.select_one("#precise-enough") is None
+    answer_all(demo_engine, setup, {name: ["yes"] * 8 for name in ("reader-0", "reader-1")})
+    page = BeautifulSoup(admin.get(f"/studies/{setup.study.id}").text, "html.parser")
+    agreement = page.select_one('#watch-table tr[data-endpoint="agreement"]')
+    assert "met after" in agreement.select_one(".status").text
+    assert page.select_one("#precise-enough").text.startswith("Precise enough: the study may stop.")
+    assert page.select_one("#interim").text.startswith("Interim: 16 of 16 planned reads")
