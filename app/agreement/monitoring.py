@@ -198,3 +198,33 @@ def watch(data: StudyReads, question: str, targets: dict[str, float]) -> Watch:
     return Watch(question=question, reads_done=done, reads_planned=planned,
                  images_complete=len(images), images_total=len(per_image), endpoints=endpoints,
                  confidence=1 - ALPHA, method=METHOD)
+
+
+def stopping_rule(w: Watch) -> str:
+    """The rule the study was run under, in one sentence for the report's methods."""
+    targets = [f"{e.label} ± {e.target:g}" for e in w.endpoints if e.target is not None]
+    if not targets:
+        return ("No stopping rule was set: the study was planned to run to its planned reads; "
+                "the anytime-valid intervals are reported beside the fixed-sample ones.")
+    return ("The study could stop as soon as the anytime-valid interval of every target was at "
+            f"most as wide as its target ({'; '.join(targets)}; {w.question}), however often "
+            "it had been looked at; otherwise it ran to its planned reads.")
+
+
+def stopping_outcome(w: Watch, *, locked: bool, locked_at: datetime | None) -> str:
+    """When and why the study stopped, or that it is still running (interim)."""
+    progress = f"{w.reads_done} of {w.reads_planned} planned reads"
+    if not locked:
+        return f"Interim: {progress}; the study is still open."
+    when = f" on {locked_at:%Y-%m-%d}" if locked_at else ""
+    met = [e for e in w.endpoints if e.target is not None and e.met]
+    if w.precise_enough:
+        last = max(met, key=lambda e: e.met_after_images or 0)
+        return (f"Stopped{when} after {progress}: every target was met, the last ({last.label}) "
+                f"after {last.met_after_images} fully read source images.")
+    if w.reads_done >= w.reads_planned:
+        missed = [e.label for e in w.endpoints if e.target is not None and not e.met]
+        return (f"Stopped{when} when every planned read was done ({progress})"
+                + (f"; not met: {', '.join(missed)}." if missed else "."))
+    return (f"Locked{when} by the study's administrator after {progress}, before "
+            + ("every target was met." if w.targets_set else "every planned read was done."))

@@ -72,7 +72,7 @@ class OtherJudge:
 
 # Added by the study's service (app/agreement/service.py), which knows the study beyond its
 # reads; absent from the JSON of a report made from reads alone.
-STUDY_PARTS = ("facts", "achieved", "judge_self_consistency")
+STUDY_PARTS = ("facts", "achieved", "judge_self_consistency", "monitoring")
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,9 @@ class AgreementReport:
     facts: dict[str, Any] | None = field(default=None)
     achieved: dict[str, Any] | None = field(default=None)
     judge_self_consistency: dict[str, Any] | None = field(default=None)
+    # The study's figures with their anytime-valid intervals, its targets, stopping rule and
+    # outcome (app/agreement/monitoring.py).
+    monitoring: dict[str, Any] | None = field(default=None)
 
     def as_dict(self) -> dict[str, Any]:
         found = asdict(self)

@@ -14,13 +14,13 @@ from sqlmodel import Session, col
 from app.agreement.charts import report_charts
 from app.agreement.consistency import judge_consistency
 from app.agreement.facts import achieved_precision, study_facts
-from app.agreement.monitoring import Watch, parse_targets, watch
+from app.agreement.monitoring import Watch, parse_targets, stopping_outcome, stopping_rule, watch
 from app.agreement.reads import StudyReads, load
 from app.agreement.report import Slice, study_report
 from app.agreement.report_types import AgreementReport
 from app.memo import Memo
 from app.models import JudgeVerdict, User
-from app.studies.models import Adjudication, Answer, Assignment, Design, Study, StudyItem
+from app.studies.models import Adjudication, Answer, Assignment, Design, Study, StudyItem, StudyStatus
 
 KEEP = 32
 _reports: Memo[tuple[StudyReads, AgreementReport]] = Memo(KEEP)
@@ -61,7 +61,8 @@ def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads
         report = replace(
             report, facts=study_facts(session, study, data, in_scope),
             achieved=achieved_precision(report, study),
-            judge_self_consistency=judge_consistency(session, session.scalars(read)).as_dict())
+            judge_self_consistency=judge_consistency(session, session.scalars(read)).as_dict(),
+            monitoring=_monitoring(session, study))
         found = (data, report)
         _reports.put(key, found)
     return found
@@ -74,6 +75,16 @@ def watch_for(session: Session, study: Study) -> Watch | None:
         return None
     return _watches.get_or_make(_fingerprint(session, study), lambda: watch(
         load(session, study), study.primary_question, parse_targets(study.targets)))
+
+
+def _monitoring(session: Session, study: Study) -> dict[str, Any] | None:
+    found = watch_for(session, study)
+    if found is None:
+        return None
+    locked = study.status == StudyStatus.locked
+    return found.as_dict() | {
+        "interim": not locked, "rule": stopping_rule(found),
+        "outcome": stopping_outcome(found, locked=locked, locked_at=study.locked_at)}
 
 
 def charts_for(session: Session, study: Study, scope: Slice) -> dict[str, str]:

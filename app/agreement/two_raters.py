@@ -144,13 +144,16 @@ def compare(a: Sequence[Vote], b: Sequence[Vote], boot: ClusterBootstrap,
     counts = one_hot.sum(axis=0).astype(int)
     table = Table2x2(*(int(c) for c in counts))
     figures = boot.figures(one_hot, {name: FIGURES[name] for name in names}, n=table.n, bounds=BOUNDS)
+    per_cluster = boot.cluster_sums(one_hot)
+    # The source images holding a compared case, as every other figure of the pair counts them
+    # (not every image of the slice: 51 against 50 for the same 94 cases).
+    clusters = int(per_cluster.any(axis=1).sum())
     for name, index in INDICES.items():
         with np.errstate(all="ignore"):
             value = float(index(counts[None, :].astype(float))[0])
-        figures[name] = Figure(value if np.isfinite(value) else None, n=table.n, clusters=boot.k,
+        figures[name] = Figure(value if np.isfinite(value) else None, n=table.n, clusters=clusters,
                                warning="descriptive index: no interval")
     discordant = table.a_pass_b_fail + table.a_fail_b_pass
     exact = float(mcnemar(table.array(), exact=True).pvalue) if discordant else None
-    per_cluster = boot.cluster_sums(one_hot)
     clustered = clustered_mcnemar(per_cluster[:, PF] - per_cluster[:, FP]) if discordant else None
     return PairAgreement(table, len(a) - table.n, figures, exact, clustered)

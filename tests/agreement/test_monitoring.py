@@ -106,3 +106,24 @@ def test_reads_done_and_planned_count_first_reads():
     assert (result.reads_done, result.reads_planned) == (6, 8)
     assert (result.images_complete, result.images_total) == (2, 4)
     assert not result.precise_enough  # no target: nothing to be precise enough for
+
+
+def test_the_outcome_says_when_and_why_the_study_stopped():
+    from app.agreement.monitoring import stopping_outcome, stopping_rule
+
+    done = watch(study([True] * 300, [True] * 300), "overall", {"agreement": 0.05})
+    when = datetime(2026, 3, 4, tzinfo=UTC)
+    assert "agreement of the judge with the readers ± 0.05; overall" in stopping_rule(done)
+    assert stopping_outcome(done, locked=True, locked_at=when).startswith(
+        "Stopped on 2026-03-04 after 600 of 600 planned reads: every target was met")
+    assert stopping_outcome(done, locked=False, locked_at=None) == (
+        "Interim: 600 of 600 planned reads; the study is still open.")
+    short = watch(study([True, False] * 20, [True] * 40), "overall", {"agreement": 0.05})
+    assert stopping_outcome(short, locked=True, locked_at=when) == (
+        "Stopped on 2026-03-04 when every planned read was done (80 of 80 planned reads); "
+        "not met: agreement of the judge with the readers.")
+    untargeted = watch(study([True] * 4, [True] * 4, unread={3}), "overall", {})
+    assert stopping_rule(untargeted).startswith("No stopping rule was set")
+    assert stopping_outcome(untargeted, locked=True, locked_at=None) == (
+        "Locked by the study's administrator after 7 of 8 planned reads, before every planned "
+        "read was done.")

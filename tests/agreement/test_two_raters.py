@@ -113,3 +113,14 @@ def test_kappa_is_undefined_when_one_rater_is_constant() -> None:
     """A judge that passed every edit made no distinction: its kappa is undefined, not 0."""
     judge, reference = expand(30, 10, 0, 0)  # the judge passes all 40
     assert compare(judge, reference, singletons(40)).figures["kappa"].value is None
+
+
+def test_every_figure_of_a_pair_counts_the_same_source_images() -> None:
+    """An image whose one case the reference left open holds no compared case: the indices
+    counted it (51 images) where agreement and kappa did not (50)."""
+    judge, reference = expand(40, 5, 3, 10)
+    judge, reference = [*judge, True], [*reference, None]
+    result = compare(judge, reference, ClusterBootstrap([i // 2 for i in range(58)] + [99],
+                                                         resamples=200)).figures
+    counted = {name: f.clusters for name, f in result.items()}
+    assert set(counted.values()) == {29}, counted

@@ -88,3 +88,29 @@ def test_the_study_page_says_precise_enough_once_every_target_is_met(
     assert "met after" in agreement.select_one(".status").text
     assert page.select_one("#precise-enough").text.startswith("Precise enough: the study may stop.")
     assert page.select_one("#interim").text.startswith("Interim: 16 of 16 planned reads")
+
+
+def test_the_report_states_the_rule_and_when_and_why_the_study_stopped(
+        demo_engine: Engine, settings: Settings) -> None:
+    setup = make_study(demo_engine)
+    with Session(demo_engine) as session:
+        study = session.get(Study, setup.study.id)
+        assert study is not None
+        study.targets = '{"agreement": 0.49}'
+        session.add(study)
+        session.commit()
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    answer_all(demo_engine, setup, {"reader-0": ["yes"] * 8, "reader-1": ["yes"] * 8},
+               skip={"reader-0": {7}, "reader-1": set(range(8))})
+    page = BeautifulSoup(admin.get(f"/studies/{setup.study.id}/agreement").text, "html.parser")
+    assert page.select_one("#interim").text.startswith(
+        "Interim: 7 of 16 planned reads; the study is still open.")
+    report = BeautifulSoup(admin.get(f"/studies/{setup.study.id}/report.html").text, "html.parser")
+    assert "agreement of the judge with the readers ± 0.49" in report.select_one("#stopping-rule").text
+    assert report.select_one("#interim").text.startswith("Interim: 7 of 16")
+    assert [li["data-endpoint"] for li in report.select("#endpoints li")] == [
+        "agreement", "kappa", "too_strict", "too_lenient", "human_ceiling"]
+    assert admin.post(f"/studies/{setup.study.id}/lock", follow_redirects=False).status_code == 303
+    report = BeautifulSoup(admin.get(f"/studies/{setup.study.id}/report.html").text, "html.parser")
+    outcome = report.select_one("#stopping-outcome").text
+    assert outcome.startswith("Locked on ") and "after 7 of 16 planned reads, before every target was met" in outcome
