@@ -113,4 +113,5 @@ def test_the_report_states_the_rule_and_when_and_why_the_study_stopped(
     assert admin.post(f"/studies/{setup.study.id}/lock", follow_redirects=False).status_code == 303
     report = BeautifulSoup(admin.get(f"/studies/{setup.study.id}/report.html").text, "html.parser")
     outcome = report.select_one("#stopping-outcome").text
-    assert outcome.startswith("Locked on ") and "after 7 of 16 planned reads, before every target was met" in outcome
+    assert outcome.startswith("Locked on ")
+    assert "after 7 of 16 planned reads, before every target was met" in outcome
