@@ -89,7 +89,7 @@ def _one(rng: np.random.Generator, hits: np.ndarray, sizes: np.ndarray, truth: f
          target: float, images: int, found: dict[str, dict[str, list[float]]]) -> None:
     order = rng.permutation(POOL)[:images]
     h, s = hits[order], sizes[order]
-    sequence = ratio_sequence(h / MAX_CASES, s / MAX_CASES)
+    sequence = ratio_sequence(h / MAX_CASES, s / MAX_CASES, planned=images)
     for name, (low, high) in (("anytime-valid", (sequence.low, sequence.high)),
                               ("fixed-sample", fixed_sample(h, s))):
         first = max(FIRST_LOOK_IMAGES, int(np.searchsorted(np.cumsum(s), FIRST_LOOK_CASES)) + 1) - 1
@@ -106,7 +106,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--studies", type=int, default=2000)
     parser.add_argument("--target", type=float, default=0.05)
-    parser.add_argument("--images", type=int, default=2000, help="the most images a study reads")
+    parser.add_argument("--images", type=int, default=600,
+                        help="the study's size in source images: the most it reads, and what "
+                             "the bets are tuned for, as the study page tunes them")
     parser.add_argument("--seed", type=int, default=27)
     args = parser.parse_args()
     started = time.perf_counter()

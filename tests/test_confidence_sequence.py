@@ -76,3 +76,18 @@ def test_values_that_break_the_bound_are_refused(a, b):
 
 def test_no_units_give_an_empty_sequence():
     assert len(mean_sequence(np.zeros(0))) == 0
+
+
+@pytest.mark.parametrize("planned", [100, 400])
+def test_bets_tuned_to_a_planned_size_are_the_packages_fixed_n_bets(betting, planned):
+    from confseq.betting_strategies import lambda_predmix_eb
+
+    x = (np.random.default_rng(planned).random(300) < 0.8).astype(float)
+    ours = mean_sequence(x, planned=planned)
+    tuned = lambda data, m: lambda_predmix_eb(data, alpha=0.025, fixed_n=planned)  # noqa: E731
+    low, high = betting.betting_cs(x, lambdas_fns_positive=tuned, lambdas_fns_negative=tuned,
+                                   alpha=0.05, breaks=1000, running_intersection=True)
+    np.testing.assert_allclose(ours.low, low, atol=1e-12)
+    np.testing.assert_allclose(ours.high, high, atol=1e-12)
+    at = min(planned, 300) - 1
+    assert ours.half_width[at] < mean_sequence(x).half_width[at]  # narrower where planned

@@ -142,8 +142,8 @@ def _counts(images: list[ImageObservation],
     return hits, sizes
 
 
-def _project(hits: np.ndarray, sizes: np.ndarray, bound: int, left: int,
-             target: float) -> tuple[int | None, float | None]:
+def _project(hits: np.ndarray, sizes: np.ndarray, bound: int, left: int, target: float,
+             planned: int) -> tuple[int | None, float | None]:
     """(further images needed, median; None when most projections do not get there with the
     images left) and the median half-width once every image left is read."""
     rng = np.random.default_rng(SEED)
@@ -153,7 +153,7 @@ def _project(hits: np.ndarray, sizes: np.ndarray, bound: int, left: int,
         pick = rng.integers(0, len(hits), left)
         a = np.concatenate([hits, hits[pick]]) / bound
         b = np.concatenate([sizes, sizes[pick]]) / bound
-        half = ratio_sequence(a, b, grid=PROJECTION_GRID).half_width
+        half = ratio_sequence(a, b, grid=PROJECTION_GRID, planned=planned).half_width
         finals.append(float(half[-1]))
         reached = np.nonzero(half[len(hits):] <= target)[0]
         needed.append(float(reached[0] + 1) if len(reached) else math.inf)
@@ -174,7 +174,8 @@ def watch(data: StudyReads, question: str, targets: dict[str, float]) -> Watch:
     endpoints = []
     for name, (label, hit) in ENDPOINTS.items():
         hits, sizes = _counts(images, hit)
-        sequence = ratio_sequence(hits / bound, sizes / bound)
+        # Bets tuned to the study's size: narrowest when every image is read.
+        sequence = ratio_sequence(hits / bound, sizes / bound, planned=max(1, len(per_image)))
         cases = int(sizes.sum())
         target = targets.get(name)
         estimate = float(hits.sum() / cases) if cases else None
@@ -185,7 +186,7 @@ def watch(data: StudyReads, question: str, targets: dict[str, float]) -> Watch:
         met = bool(len(met_index))
         images_needed = final = None
         if target is not None and not met and int((sizes > 0).sum()) >= MIN_IMAGES_TO_PROJECT:
-            images_needed, final = _project(hits, sizes, bound, left, target)
+            images_needed, final = _project(hits, sizes, bound, left, target, len(per_image))
         endpoints.append(EndpointWatch(
             endpoint=name, label=label, estimate=estimate, low=low, high=high, cases=cases,
             images=int((sizes > 0).sum()), target=target, met=met,

@@ -49,7 +49,7 @@ def test_the_interval_is_the_confidence_sequence_of_the_images_in_completion_ord
     order = list(rng.permutation(80))
     result = watch(study(judges, references, order=order), "overall", {})
     hits = np.array([j == r for j, r in zip(judges, references, strict=True)], dtype=float)
-    sequence = mean_sequence(hits[np.argsort(order)])
+    sequence = mean_sequence(hits[np.argsort(order)], planned=80)
     agreement = result.endpoints[0]
     assert (agreement.low, agreement.high) == (sequence.low[-1], sequence.high[-1])
     assert agreement.estimate == hits.mean() and agreement.cases == 80
@@ -61,7 +61,7 @@ def test_images_of_several_cases_are_one_unit_scaled_by_the_largest_image():
     cases = [case(0, 0, True), case(1, 0, False), case(2, 1, True)]
     reads = [read(i, n, True, i) for i in range(3) for n in ("a", "b")]
     agreement = watch(StudyReads(cases, reads, ["a", "b"]), "overall", {}).endpoints[0]
-    sequence = ratio_sequence(np.array([1, 1]) / 2, np.array([2, 1]) / 2)
+    sequence = ratio_sequence(np.array([1, 1]) / 2, np.array([2, 1]) / 2, planned=2)
     assert (agreement.low, agreement.high, agreement.images) == (sequence.low[-1], sequence.high[-1], 2)
 
 
