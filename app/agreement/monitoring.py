@@ -27,6 +27,7 @@ from app.agreement.reads import Case, StudyReads, vote
 from app.agreement.reference import consensus
 from app.agreement.report import first_reads
 from app.confidence_sequence import ALPHA, METHOD, ratio_sequence
+from pipeline.vocabulary import QUESTIONS
 
 # endpoint -> (what it is, whether a compared case counts: judge, reference -> hit)
 ENDPOINTS: dict[str, tuple[str, Callable[[bool, bool], bool]]] = {
@@ -91,6 +92,7 @@ class Watch:
     images_complete: int
     images_total: int
     endpoints: list[EndpointWatch]
+    agreement: dict[str, EndpointWatch]  # each question's judge-reader agreement
     confidence: float
     method: str
 
@@ -108,7 +110,8 @@ class Watch:
                 "reads_planned": self.reads_planned, "images_complete": self.images_complete,
                 "images_total": self.images_total, "confidence": self.confidence,
                 "method": self.method, "precise_enough": self.precise_enough,
-                "endpoints": [e.as_dict() for e in self.endpoints]}
+                "endpoints": [e.as_dict() for e in self.endpoints],
+                "agreement": {q: e.as_dict() for q, e in self.agreement.items()}}
 
 
 def completed_images(data: StudyReads, question: str) -> list[ImageObservation]:
@@ -161,44 +164,61 @@ def _project(hits: np.ndarray, sizes: np.ndarray, bound: int, left: int, target:
     return (None if math.isinf(median) else math.ceil(median)), float(np.median(finals))
 
 
+@dataclass(frozen=True)
+class _Study:
+    """What every endpoint's sequence shares: the images' bound, the study's size, and what
+    is left of it."""
+
+    bound: int  # the most cases an image of the study holds, known when it was drawn
+    images: int
+    left: int
+    reads_per_image: float
+
+
+def _endpoint(images: list[ImageObservation], name: str, target: float | None,
+              shape: _Study) -> EndpointWatch:
+    label, hit = ENDPOINTS[name]
+    hits, sizes = _counts(images, hit)
+    # Bets tuned to the study's size: narrowest when every image is read.
+    sequence = ratio_sequence(hits / shape.bound, sizes / shape.bound, planned=max(1, shape.images))
+    cases = int(sizes.sum())
+    met_index = (np.nonzero(sequence.half_width <= target)[0] if target is not None and cases
+                 else np.zeros(0, dtype=int))
+    met = bool(len(met_index))
+    images_needed = final = None
+    if target is not None and not met and int((sizes > 0).sum()) >= MIN_IMAGES_TO_PROJECT:
+        images_needed, final = _project(hits, sizes, shape.bound, shape.left, target, shape.images)
+    return EndpointWatch(
+        endpoint=name, label=label, estimate=float(hits.sum() / cases) if cases else None,
+        low=float(sequence.low[-1]) if cases else None,
+        high=float(sequence.high[-1]) if cases else None, cases=cases,
+        images=int((sizes > 0).sum()), target=target, met=met,
+        met_after_images=int(met_index[0]) + 1 if met else None,
+        met_at=images[int(met_index[0])].completed_at if met else None,
+        images_needed=images_needed,
+        reads_needed=(math.ceil(images_needed * shape.reads_per_image)
+                      if images_needed is not None else None),
+        final_half_width=final)
+
+
 def watch(data: StudyReads, question: str, targets: dict[str, float]) -> Watch:
-    images = completed_images(data, question)
+    """The primary question's endpoints with their targets, and every question's agreement."""
     per_image: dict[object, int] = {}
     for case in data.cases:
         per_image[case.cluster] = per_image.get(case.cluster, 0) + 1
-    bound = max(per_image.values(), default=1)  # known when the study was drawn
     planned = sum(len(c.assigned) for c in data.cases)
     done = sum(1 for r in data.reads if not r.repeat)
-    reads_per_image = planned / len(per_image) if per_image else 0.0
-    left = len(per_image) - len(images)
-    endpoints = []
-    for name, (label, hit) in ENDPOINTS.items():
-        hits, sizes = _counts(images, hit)
-        # Bets tuned to the study's size: narrowest when every image is read.
-        sequence = ratio_sequence(hits / bound, sizes / bound, planned=max(1, len(per_image)))
-        cases = int(sizes.sum())
-        target = targets.get(name)
-        estimate = float(hits.sum() / cases) if cases else None
-        low = float(sequence.low[-1]) if cases else None
-        high = float(sequence.high[-1]) if cases else None
-        met_index = (np.nonzero(sequence.half_width <= target)[0] if target is not None and cases
-                     else np.zeros(0, dtype=int))
-        met = bool(len(met_index))
-        images_needed = final = None
-        if target is not None and not met and int((sizes > 0).sum()) >= MIN_IMAGES_TO_PROJECT:
-            images_needed, final = _project(hits, sizes, bound, left, target, len(per_image))
-        endpoints.append(EndpointWatch(
-            endpoint=name, label=label, estimate=estimate, low=low, high=high, cases=cases,
-            images=int((sizes > 0).sum()), target=target, met=met,
-            met_after_images=int(met_index[0]) + 1 if met else None,
-            met_at=images[int(met_index[0])].completed_at if met else None,
-            images_needed=images_needed,
-            reads_needed=(math.ceil(images_needed * reads_per_image)
-                          if images_needed is not None else None),
-            final_half_width=final))
+    by_question = {q: completed_images(data, q) for q in QUESTIONS}
+    images = by_question[question]
+    shape = _Study(bound=max(per_image.values(), default=1), images=len(per_image),
+                   left=len(per_image) - len(images),
+                   reads_per_image=planned / len(per_image) if per_image else 0.0)
+    endpoints = [_endpoint(images, name, targets.get(name), shape) for name in ENDPOINTS]
+    agreement = {q: endpoints[0] if q == question else _endpoint(found, "agreement", None, shape)
+                 for q, found in by_question.items()}
     return Watch(question=question, reads_done=done, reads_planned=planned,
                  images_complete=len(images), images_total=len(per_image), endpoints=endpoints,
-                 confidence=1 - ALPHA, method=METHOD)
+                 agreement=agreement, confidence=1 - ALPHA, method=METHOD)
 
 
 def stopping_rule(w: Watch) -> str:

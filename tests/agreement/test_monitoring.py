@@ -8,6 +8,7 @@ import numpy as np
 from app.agreement.monitoring import MIN_IMAGES_TO_PROJECT, watch
 from app.agreement.reads import Case, Read, StudyReads
 from app.confidence_sequence import mean_sequence, ratio_sequence
+from pipeline.vocabulary import DIMENSIONS
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -19,7 +20,9 @@ def case(item: int, image: int, judge: bool | None, readers: tuple[str, ...] = (
 
 
 def read(item: int, reader: str, accept: bool, minute: int) -> Read:
-    return Read(item_id=item, reader=reader, answers={"overall": "accept" if accept else "reject"},
+    answers = {q: "yes" if accept else "no" for q in DIMENSIONS}
+    return Read(item_id=item, reader=reader,
+                answers=answers | {"overall": "accept" if accept else "reject"},
                 repeat=False, time_on_case_ms=1000, version=1,
                 answered_at=START + timedelta(minutes=int(minute)))
 
@@ -53,6 +56,8 @@ def test_the_interval_is_the_confidence_sequence_of_the_images_in_completion_ord
     agreement = result.endpoints[0]
     assert (agreement.low, agreement.high) == (sequence.low[-1], sequence.high[-1])
     assert agreement.estimate == hits.mean() and agreement.cases == 80
+    assert result.agreement["overall"] is agreement
+    assert result.agreement["compliance"].cases == 0  # the judge answered only "overall"
     strict = next(e for e in result.endpoints if e.endpoint == "too_strict")
     assert strict.estimate == np.mean([r and not j for j, r in zip(judges, references, strict=True)])
 
