@@ -93,16 +93,17 @@ class QuestionData:
                 for case_votes, settled in zip(self.by_case(policy), self.settled, strict=True)]
 
 
-def settled_consensus(data: StudyReads) -> dict[int, dict[str, bool]]:
+def settled_consensus(data: StudyReads, policy: Policy = PRIMARY) -> dict[int, dict[str, bool]]:
     """Item id -> question -> the readers' consensus (the adjudicator's decision on a tie),
     for every question the readers settled on the case: the label a quality estimate or a
-    training export takes from a study."""
+    training export takes from a study. Under another policy (a sensitivity analysis), what
+    the policy decides counts as settled too (a tie counted as pass)."""
     reads = first_reads(data.reads)
     found: dict[int, dict[str, bool]] = {}
     for question in QUESTIONS:
         table = question_data(data.cases, data.readers, reads, data.decisions, question)
-        for case, (value, decided) in zip(data.cases, table.reference(), strict=True):
-            if decided.resolved and value is not None:
+        for case, (value, decided) in zip(data.cases, table.reference(policy), strict=True):
+            if value is not None and (decided.resolved or policy != PRIMARY):
                 found.setdefault(case.item_id, {})[question] = bool(value)
     return found
 

@@ -21,6 +21,7 @@ from sqlalchemy import case as sql_case
 from sqlmodel import Session, col
 
 from app.agreement.reads import load
+from app.agreement.reference import PRIMARY, Policy
 from app.agreement.report import first_reads, settled_consensus
 from app.cases.filters import CaseFilter, where_clauses
 from app.db import driver_rows
@@ -215,10 +216,25 @@ class Labels:
     rounds: dict[int, int] = field(default_factory=dict)
     verdicts: dict[int, int] = field(default_factory=dict)
     tags: dict[int, Counter[str]] = field(default_factory=dict)
+    # Edits some study drew, settled by its readers or not (app/quality/nonresponse.py).
+    drawn: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    # The consensus when what the readers left open is counted one way or the other:
+    # policy name -> question -> value per edit (the sensitivity lines).
+    sensitivity: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+
+
+# How the sensitivity lines count what the readers left open (app/agreement/reference.py).
+SENSITIVITY = {
+    "ties_as_pass": Policy(ties=True), "ties_as_fail": Policy(ties=False),
+    "cannot_assess_as_pass": Policy(cannot_assess=True),
+    "cannot_assess_as_fail": Policy(cannot_assess=False),
+}
 
 
 def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
     consensus = {q: np.full(len(frame), np.nan) for q in QUESTIONS}
+    sensitivity = {name: {q: np.full(len(frame), np.nan) for q in QUESTIONS} for name in SENSITIVITY}
+    drawn_edits = np.zeros(len(frame), dtype=bool)
     not_drawn = np.ones(len(frame))
     strata = np.full(len(frame), "", dtype=object)
     described, notes = [], []
@@ -234,6 +250,7 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
         key_codes, keys = _stratum_codes(frame, facets)
         inside = _in_frame(frame, raw, root_id)
         position = _positions(frame, [attempt_id for _, attempt_id, _ in items])
+        drawn_edits[position[position >= 0]] = True
         drawn: dict[str, int] = {}
         outside = 0
         for (_, _, stratum), at in zip(items, position, strict=True):
@@ -272,16 +289,20 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
             i = at_item.get(read.item_id, -1)
             if i >= 0 and read.tags:
                 tags.setdefault(i, Counter()).update(read.tags)
-        for item_id, answers in settled_consensus(data).items():
-            i = at_item.get(item_id, -1)
-            for question, value in answers.items():
-                # The first study that settled an edit gives its consensus.
-                if i >= 0 and np.isnan(consensus[question][i]):
-                    consensus[question][i] = float(value)
+        for target, policy in [(consensus, PRIMARY), *((sensitivity[name], policy)
+                                                      for name, policy in SENSITIVITY.items())]:
+            for item_id, answers in settled_consensus(data, policy).items():
+                i = at_item.get(item_id, -1)
+                for question, value in answers.items():
+                    # The first study that settled an edit gives its consensus.
+                    if i >= 0 and np.isnan(target[question][i]):
+                        target[question][i] = float(value)
         described.append({"id": study.id, "name": study.name, "design": study.design,
                           "cases": len(items), "readers": len(data.readers),
                           "follow_up_of": raw.get("follow_up_of"), "part": raw.get("part")})
     inclusion = 1 - not_drawn
-    for question in QUESTIONS:  # an edit no study drew (a stale pool) cannot carry a weight
-        consensus[question][inclusion <= 0] = np.nan
-    return Labels(consensus, inclusion, strata, described, notes, rounds, verdicts, tags)
+    for values in (consensus, *sensitivity.values()):
+        for question in QUESTIONS:  # an edit no study drew (a stale pool) cannot carry a weight
+            values[question][inclusion <= 0] = np.nan
+    return Labels(consensus, inclusion, strata, described, notes, rounds, verdicts, tags,
+                  drawn_edits & (inclusion > 0), sensitivity)

@@ -16,6 +16,7 @@ from app.memo import Memo
 from app.overview.tables import fingerprint as data_fingerprint
 from app.quality.calibration import Calibration, calibration
 from app.quality.estimates import CONFIDENCE, MIN_IMAGES, MIN_READS, Columns, Row, estimate
+from app.quality.nonresponse import within_stratum
 from app.quality.population import FACETS, Frame, Labels, encoded, family, frame_of, grouped, labels_of
 from app.studies.models import Adjudication, Answer, Assignment, Design, Study
 from pipeline.vocabulary import QUESTIONS
@@ -55,10 +56,15 @@ class Population:
     label: str
     edits: int
     parts: list[Part]
+    # The whole population counted with what the readers left open one way or the other:
+    # policy (app/quality/population.py SENSITIVITY) -> question -> row.
+    sensitivity: dict[str, dict[str, Row]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {"key": self.key, "label": self.label, "edits": self.edits,
-                "parts": [p.as_dict() for p in self.parts]}
+                "parts": [p.as_dict() for p in self.parts],
+                "sensitivity": {name: {q: r.as_dict() for q, r in rows.items()}
+                                for name, rows in self.sensitivity.items()}}
 
 
 @dataclass
@@ -198,12 +204,17 @@ def _compute(session: Session, root: Study, studies: list[Study], target: float,
         return report
     keys = ["accepted"] if frame.design is Design.accepted else ["accepted", "judged"]
     columns = _columns(frame, labels)
+    alternatives = {name: _columns(frame, labels, values) for name, values in labels.sensitivity.items()}
     report.calibration = calibration(session, frame, labels)
     # Facet values as integer codes, once per frame: a part is then an integer comparison.
     coded = {facet: encoded(frame.facets[facet]) for facet in FACETS}
     for key in keys:
         mask = frame.accepted if key == "accepted" else np.ones(len(frame), dtype=bool)
-        report.populations.append(_population(coded, columns, key, mask, target))
+        population = _population(coded, columns, key, mask, target)
+        index = np.flatnonzero(mask)
+        population.sensitivity = {name: {q: estimate(alt[q], index, q, target=target) for q in ORDER}
+                                  for name, alt in alternatives.items()}
+        report.populations.append(population)
     return report
 
 
@@ -214,13 +225,20 @@ def _frame(session: Session, root: Study, data: tuple[object, ...]) -> Frame:
     return _frames.get_or_make((data, root.design, recorded), lambda: frame_of(session, root))
 
 
-def _columns(frame: Frame, labels: Labels) -> dict[str, Columns]:
+def _columns(frame: Frame, labels: Labels,
+             consensus: dict[str, np.ndarray] | None = None) -> dict[str, Columns]:
+    """Each question's columns; the settled edits weighted within their stratum for the drawn
+    edits the readers left open (app/quality/nonresponse.py)."""
     weights = np.zeros(len(frame))
-    drawn = labels.inclusion > 0
-    weights[drawn] = 1 / labels.inclusion[drawn]
+    eligible = labels.inclusion > 0
+    weights[eligible] = 1 / labels.inclusion[eligible]
     clusters = np.unique(frame.clusters, return_inverse=True)[1]
     strata = encoded(labels.strata)[1]
-    return {q: Columns(frame.judge[q], labels.consensus[q], weights, clusters, strata)
+    values = consensus or labels.consensus
+    drawn = labels.drawn if len(labels.drawn) else eligible & ~np.isnan(labels.consensus["overall"])
+    return {q: Columns(frame.judge[q], values[q],
+                       within_stratum(weights, drawn, ~np.isnan(values[q]), strata),
+                       clusters, strata)
             for q in QUESTIONS}
 
 

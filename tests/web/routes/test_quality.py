@@ -172,3 +172,18 @@ def test_the_planner_makes_a_follow_up_study(demo_engine: Engine, settings: Sett
     assert data["studies"][1]["part"] == {"modality": "fundus", "direction": "remove"}
     # A follow-up is no study to start from: the list offers the root only.
     assert [c["name"] for c in data["choices"]] == ["quality"]
+
+
+def test_the_sensitivity_lines_stand_under_each_population(demo_engine: Engine, settings: Settings) -> None:
+    study = validation_study(demo_engine)
+    read_study(demo_engine, study)
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    page = BeautifulSoup(admin.get(f"/quality?study={study.id}").text, "html.parser")
+    lines = page.select('details.quality-sensitivity[data-population="judged"] tbody tr')
+    assert [r["data-policy"] for r in lines] == [
+        "primary", "ties_as_pass", "ties_as_fail", "cannot_assess_as_pass", "cannot_assess_as_fail"]
+    assert all(r.select_one("td strong").text.endswith("%") for r in lines)
+    data = admin.get(f"/api/quality?study={study.id}").json()
+    judged = next(p for p in data["populations"] if p["key"] == "judged")
+    assert set(judged["sensitivity"]) == {"ties_as_pass", "ties_as_fail", "cannot_assess_as_pass",
+                                          "cannot_assess_as_fail"}
