@@ -93,6 +93,14 @@ class QuestionData:
                 for case_votes, settled in zip(self.by_case(policy), self.settled, strict=True)]
 
 
+# Ways of counting what the readers left open, for the sensitivity analyses (app/quality too).
+SENSITIVITY = {
+    "ties_as_pass": Policy(ties=True), "ties_as_fail": Policy(ties=False),
+    "cannot_assess_as_pass": Policy(cannot_assess=True),
+    "cannot_assess_as_fail": Policy(cannot_assess=False),
+}
+
+
 def settled_consensus(data: StudyReads, policy: Policy = PRIMARY) -> dict[int, dict[str, bool]]:
     """Item id -> question -> the readers' consensus (the adjudicator's decision on a tie),
     for every question the readers settled on the case: the label a quality estimate or a

@@ -21,8 +21,7 @@ from sqlalchemy import case as sql_case
 from sqlmodel import Session, col
 
 from app.agreement.reads import load
-from app.agreement.reference import PRIMARY, Policy
-from app.agreement.report import first_reads, settled_consensus
+from app.agreement.report import SENSITIVITY, first_reads, settled_consensus
 from app.cases.filters import CaseFilter, where_clauses
 from app.db import driver_rows
 from app.models import Attempt, JudgeVerdict, Task
@@ -223,14 +222,6 @@ class Labels:
     sensitivity: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
 
 
-# How the sensitivity lines count what the readers left open (app/agreement/reference.py).
-SENSITIVITY = {
-    "ties_as_pass": Policy(ties=True), "ties_as_fail": Policy(ties=False),
-    "cannot_assess_as_pass": Policy(cannot_assess=True),
-    "cannot_assess_as_fail": Policy(cannot_assess=False),
-}
-
-
 def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
     consensus = {q: np.full(len(frame), np.nan) for q in QUESTIONS}
     sensitivity = {name: {q: np.full(len(frame), np.nan) for q in QUESTIONS} for name in SENSITIVITY}
@@ -289,9 +280,10 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
             i = at_item.get(read.item_id, -1)
             if i >= 0 and read.tags:
                 tags.setdefault(i, Counter()).update(read.tags)
-        for target, policy in [(consensus, PRIMARY), *((sensitivity[name], policy)
-                                                      for name, policy in SENSITIVITY.items())]:
-            for item_id, answers in settled_consensus(data, policy).items():
+        for target, policy in [(consensus, None), *((sensitivity[name], policy)
+                                                    for name, policy in SENSITIVITY.items())]:
+            settled = settled_consensus(data, policy) if policy else settled_consensus(data)
+            for item_id, answers in settled.items():
                 i = at_item.get(item_id, -1)
                 for question, value in answers.items():
                     # The first study that settled an edit gives its consensus.
