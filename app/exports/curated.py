@@ -10,6 +10,7 @@ unbiased estimate of its own; removing edits the readers failed can only raise i
 """
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -27,7 +28,7 @@ from app.exports.folder import ExportError, ExportFolder, ExportSummary
 from app.exports.records import answer_columns, rounds_of, task_chunks
 from app.jobs import export_runs
 from app.models import Task
-from app.quality.report import subset_estimate
+from app.quality.report import SubsetEstimate, subset_estimate
 from pipeline.vocabulary import QUESTIONS
 
 
@@ -103,10 +104,11 @@ def write_curated(engine: Engine, target: Path, chosen: CuratedFilter, *,
         readers = consensus_by_attempt(session)
         metric_ids, kept_ids = _chosen(session, where, readers, chosen.readers)
         counts |= {"dropped_by_readers": len(metric_ids) - len(kept_ids), "kept": len(kept_ids)}
-        study, row = subset_estimate(session, metric_ids)
+        quality = subset_estimate(session, metric_ids)
+        outside = _modalities(session, quality.outside) if quality else {}
     manifest: dict[str, Any] = {
         "kind": "curated accepted edits", "filter": chosen.as_dict(), "counts": counts,
-        "quality": _quality(study, row, chosen.readers, counts)}
+        "quality": _quality(quality, outside, chosen.readers, counts)}
     if layout is Layout.scripts:
         return _scripts(engine, target, kept_ids, manifest, on_progress)
     folder = ExportFolder(target, "curated", SCHEMA, link=link)
@@ -168,26 +170,46 @@ def _chosen(session: Session, where: list[Any], readers: dict[int, dict[str, boo
     return found, kept
 
 
-def _quality(study: dict[str, Any] | None, row: Any, rule: ReadersRule,
+def _modalities(session: Session, attempt_ids: set[int]) -> dict[str, int]:
+    """How many of these accepted edits each modality holds."""
+    found: Counter[str] = Counter()
+    ids = sorted(attempt_ids)
+    for start in range(0, len(ids), 5000):
+        found.update(session.scalars(select(col(Task.modality)).where(
+            col(Task.accepted_attempt_id).in_(ids[start:start + 5000]))))
+    return dict(sorted(found.items()))
+
+
+def _quality(found: SubsetEstimate | None, outside: dict[str, int], rule: ReadersRule,
              counts: dict[str, int]) -> dict[str, Any]:
-    if study is None or row is None:
+    if found is None:
         return {"estimate": None, "reason": "no read validation or accepted-edits study to "
                                             "estimate from (see /quality)"}
+    frame = {"inside": len(found.inside), "outside": len(found.outside),
+             "outside_by_modality": outside,
+             "note": "the estimate is claimed only for the kept edits inside the study's sampled "
+                     "frame; no study sampled the others, so it says nothing of them"}
+    row = found.row
+    if row is None:
+        return {"estimate": None, "study": found.study, "frame": frame,
+                "reason": "none of the kept edits lie inside the sampled frame of study "
+                          f"{found.study['name']!r}: no estimate can be claimed for them"}
     shown = row.ppi or row.readers
-    found: dict[str, Any] = {
-        "of": "the accepted edits the facet and metric filters keep "
-              f"({counts['after_metrics']:,}), before the readers' rule",
-        "study": study, "question": "overall", "reads": row.reads,
+    result: dict[str, Any] = {
+        "of": f"the {len(found.inside):,} of the {counts['after_metrics']:,} accepted edits the "
+              "facet and metric filters keep that lie inside the study's sampled frame, before "
+              "the readers' rule",
+        "frame": frame, "study": found.study, "question": "overall", "reads": row.reads,
         "estimate": None if shown is None else {"value": shown.value, "low": shown.low,
                                                 "high": shown.high,
                                                 "method": "PPI++" if row.ppi else "readers alone"},
         "judge_rate": row.judge_rate, "reason": row.reason}
     if rule is ReadersRule.accepted:
-        found["after_readers"] = "every kept edit was read and passed by the readers' consensus"
+        result["after_readers"] = "every kept edit was read and passed by the readers' consensus"
     elif rule is ReadersRule.not_rejected and counts["dropped_by_readers"]:
-        found["after_readers"] = (f"{counts['dropped_by_readers']} edits the readers failed were "
-                                  "left out, which can only raise the estimate")
-    return found
+        result["after_readers"] = (f"{counts['dropped_by_readers']} edits the readers failed were "
+                                   "left out, which can only raise the estimate")
+    return result
 
 
 def _scripts(engine: Engine, target: Path, kept: set[int], manifest: dict[str, Any],

@@ -103,24 +103,40 @@ class QualityReport:
         return best[2] if best else None
 
 
+@dataclass(frozen=True)
+class SubsetEstimate:
+    """A subset's quality, claimed only for its edits inside the sampled frame."""
+
+    study: dict[str, Any]
+    row: Row | None  # None when no edit of the subset lies in the frame
+    inside: set[int]  # attempt ids of the subset inside the study's sampled frame
+    outside: set[int]  # the rest: no study sampled them, so nothing is said of them
+
+
 def subset_estimate(session: Session, attempt_ids: set[int], question: str = "overall",
-                    target: float = DEFAULT_TARGET) -> tuple[dict[str, Any] | None, Row | None]:
+                    target: float = DEFAULT_TARGET) -> SubsetEstimate | None:
     """The quality of a set of accepted edits (an export's subset), estimated as /quality
-    estimates a part: from the newest study a quality estimate can start from. The set must
-    not be chosen by the readers' answers, or the estimate is biased. (study, row); None
-    when no study can give one."""
+    estimates a part: from the newest study a quality estimate can start from, and only for
+    the edits inside that study's sampled frame (a chest X-ray study says nothing of brain
+    MRI edits). The set must not be chosen by the readers' answers, or the estimate is
+    biased. None when no study can give one."""
     choices = eligible_studies(session)
     if not choices:
-        return None, None
+        return None
     root = choices[0]
     frame = _frame(session, root, data_fingerprint(session))
+    study = {"id": root.id, "name": root.name, "design": root.design}
     if not len(frame):
-        return None, None
+        return SubsetEstimate(study, None, set(), set(attempt_ids))
     labels = labels_of(session, frame, family(session, root))
     chosen = np.isin(frame.attempt_ids, np.fromiter(attempt_ids, dtype=np.int64, count=len(attempt_ids)))
-    index = np.flatnonzero(frame.accepted & chosen)
-    study = {"id": root.id, "name": root.name, "design": root.design}
-    return study, estimate(_columns(frame, labels)[question], index, question, target=target)
+    # The frame holds every edit the studies could have drawn, read or not; weights of zero
+    # mark the edits of strata no study sampled (a stale pool), which are outside too.
+    sampled = labels.inclusion > 0
+    index = np.flatnonzero(frame.accepted & chosen & sampled)
+    inside = {int(a) for a in frame.attempt_ids[index]}
+    row = estimate(_columns(frame, labels)[question], index, question, target=target) if inside else None
+    return SubsetEstimate(study, row, inside, set(attempt_ids) - inside)
 
 
 def forget() -> None:

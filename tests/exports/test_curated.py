@@ -8,12 +8,18 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 from sqlalchemy.engine import Engine
+from sqlmodel import Session
 
+from app.cases.filters import CaseFilter
 from app.db import make_engine, migrate
 from app.exports import CuratedFilter, ExportError, ReadersRule, write_curated
 from app.exports.curated import Layout
 from app.images.metrics_store import compute_pending
 from app.importer import import_tree
+from app.models import Role
+from app.studies.design import StudyPlan, create_study
+from app.studies.models import Design
+from tests.accounts import add_user
 from tests.quality.conftest import read_study, validation_study
 
 
@@ -71,3 +77,30 @@ def test_the_scripts_layout_imports_again(demo_engine: Engine, tmp_path: Path, d
     migrate(engine)
     report = import_tree(engine, tmp_path / "scripts", demo_dir / "source")
     assert report.tasks_added == summary.rows and not report.problems
+
+
+def test_the_estimate_is_claimed_only_inside_the_sampled_frame(demo_engine: Engine, tmp_path: Path) -> None:
+    """A chest X-ray study's estimate went into the manifest of a subset holding brain MRI
+    and fundus edits no study had sampled."""
+    admin = add_user(demo_engine, "chest-admin", Role.admin)
+    people = [add_user(demo_engine, f"chest-reader-{i}", Role.reader) for i in range(2)]
+    plan = StudyPlan(name="chest only", case_filter=CaseFilter(modality=("chest_xray",)),
+                     design=Design.validation, reader_ids=[p.id or 0 for p in people], seed=3,
+                     strata_facets=("verdict",), per_stratum={"pass": 30, "fail": 30})
+    with Session(demo_engine) as session:
+        study = create_study(session=session, plan=plan, created_by=admin)
+    read_study(demo_engine, study)
+    write_curated(demo_engine, tmp_path / "all", CuratedFilter(readers=ReadersRule.any))
+    manifest = json.loads((tmp_path / "all" / "manifest.json").read_text())
+    quality, counts = manifest["quality"], manifest["counts"]
+    frame = quality["frame"]
+    assert frame["inside"] + frame["outside"] == counts["after_metrics"]
+    assert set(frame["outside_by_modality"]) == {"brain_mri", "fundus"}
+    assert sum(frame["outside_by_modality"].values()) == frame["outside"] > 0
+    assert quality["of"].startswith(f"the {frame['inside']:,} of the {counts['after_metrics']:,}")
+    assert quality["estimate"] is not None
+    only_fundus = write_curated(demo_engine, tmp_path / "fundus",
+                                CuratedFilter(modality=("fundus",), readers=ReadersRule.any))
+    assert only_fundus.rows > 0
+    fundus = json.loads((tmp_path / "fundus" / "manifest.json").read_text())["quality"]
+    assert fundus["estimate"] is None and "none of the kept edits" in fundus["reason"]
