@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from app.agreement.clustering import Clustering, observed_clustering
 from app.agreement.reads import StudyReads
 from app.agreement.reference import Decided
 from app.agreement.report import first_reads, question_data
@@ -223,14 +224,29 @@ def study_facts(session: Session, study: Study, data: StudyReads,
     }
 
 
-def achieved_precision(report: AgreementReport, study: Study) -> dict[str, object]:
-    """The primary question's achieved half-width (half the interval), beside the one planned."""
+def primary_clustering(data: StudyReads, study: Study, cases_in_scope: set[int]) -> Clustering | None:
+    """The observed design effect and ICC of the primary question's agreement with the
+    reference (app/agreement/clustering.py): what the planner offers for the next study."""
+    cases = [c for c in data.cases if c.item_id in cases_in_scope]
+    q = question_data(cases, data.readers, first_reads(data.reads), data.decisions,
+                      study.primary_question)
+    pairs = [(judge == value, case.cluster) for case, judge, (value, _)
+             in zip(cases, q.judge, q.reference(), strict=True)
+             if judge is not None and value is not None]
+    return observed_clustering([a for a, _ in pairs], [c for _, c in pairs])
+
+
+def achieved_precision(report: AgreementReport, study: Study,
+                       clustering: Clustering | None = None) -> dict[str, object]:
+    """The primary question's achieved half-width (half the interval), beside the one planned,
+    with the clustering observed."""
     question = study.primary_question
     figure = report.questions[question].judge_vs_reference["agreement"]
     half = ((figure["high"] - figure["low"]) / 2 if figure["low"] is not None
             and figure["high"] is not None else None)
     return {"question": question, "agreement": figure["value"], "half_width": half,
-            "n": figure["n"], "planned": json.loads(study.plan) if study.plan else None}
+            "n": figure["n"], "planned": json.loads(study.plan) if study.plan else None,
+            "clustering": clustering.as_dict() if clustering else None}
 
 
 def limitations(report: AgreementReport) -> list[str]:

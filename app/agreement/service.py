@@ -6,6 +6,7 @@ everything the figures rest on.
 """
 
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from sqlalchemy import func, select
@@ -13,7 +14,7 @@ from sqlmodel import Session, col
 
 from app.agreement.charts import report_charts
 from app.agreement.consistency import judge_consistency
-from app.agreement.facts import achieved_precision, study_facts
+from app.agreement.facts import achieved_precision, primary_clustering, study_facts
 from app.agreement.monitoring import Watch, parse_targets, stopping_outcome, stopping_rule, watch
 from app.agreement.reads import StudyReads, load
 from app.agreement.report import Slice, study_report
@@ -60,7 +61,7 @@ def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads
         read = select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id)
         report = replace(
             report, facts=study_facts(session, study, data, in_scope),
-            achieved=achieved_precision(report, study),
+            achieved=achieved_precision(report, study, primary_clustering(data, study, in_scope)),
             judge_self_consistency=judge_consistency(session, session.scalars(read)).as_dict(),
             monitoring=_monitoring(session, study))
         found = (data, report)
@@ -85,6 +86,31 @@ def _monitoring(session: Session, study: Study) -> dict[str, Any] | None:
     return found.as_dict() | {
         "interim": not locked, "rule": stopping_rule(found),
         "outcome": stopping_outcome(found, locked=locked, locked_at=study.locked_at)}
+
+
+_observed: Memo[dict[str, Any] | None] = Memo(KEEP)
+OFFERED = 5  # the newest locked studies whose clustering the planner offers
+
+
+def observed_in_finished(session: Session) -> list[dict[str, Any]]:
+    """The clustering observed in the newest locked studies, for the planner to offer. A
+    locked study never changes, so each is computed once."""
+    found = []
+    locked = session.scalars(select(Study).where(
+        col(Study.status) == StudyStatus.locked, col(Study.design) != Design.real_or_edited)
+        .order_by(col(Study.locked_at).desc()).limit(OFFERED))
+    for study in locked:
+        key = (str(session.get_bind().engine.url), study.id, study.locked_at)
+        clustering = _observed.get_or_make(key, partial(_clustering, session, study))
+        if clustering is not None:
+            found.append({"study": study.name, **clustering})
+    return found
+
+
+def _clustering(session: Session, study: Study) -> dict[str, Any] | None:
+    data = load(session, study)
+    found = primary_clustering(data, study, {c.item_id for c in data.cases})
+    return found.as_dict() if found else None
 
 
 def charts_for(session: Session, study: Study, scope: Slice) -> dict[str, str]:

@@ -10,7 +10,7 @@ from starlette.datastructures import FormData
 from app.accounts.users import describe_user, reader_accounts
 from app.agreement.facts import DESIGNS, recorded_selection
 from app.agreement.long_csv import iter_long_csv
-from app.agreement.service import watch_for
+from app.agreement.service import observed_in_finished, watch_for
 from app.cases.filters import CaseFilter, recorded_criteria
 from app.errors import Invalid
 from app.studies.adjudication import adjudicator_of
@@ -67,6 +67,7 @@ def _form_context(session: SessionDep, case_filter: CaseFilter, design: Design,
                   facets: tuple[str, ...], form: dict[str, Any], errors: dict[str, str],
                   counts: dict[str, int] | None = None) -> dict[str, Any]:
     return {"filter": case_filter, "readers": reader_accounts(session),
+            "observed": observed_in_finished(session),
             "errors": errors, "form": form, "prefix": COUNT_PREFIX, "viewer_tools": VIEWER_TOOLS,
             **_strata_context(session, case_filter, design, facets, counts)}
 
