@@ -162,6 +162,11 @@ def predicted_disagreement(pool: "Sequence[PoolImage] | Pool",
     before any read, the paper's rate raised where the score lies near the threshold."""
     arrays = _as_pool(pool)
     where, flipped, _ = arrays.edits_of(observed)
+    return disagreement_from(arrays, where, flipped)
+
+
+def disagreement_from(arrays: Pool, where: np.ndarray, flipped: np.ndarray) -> np.ndarray:
+    """``predicted_disagreement`` from the observed edits' positions and outcomes."""
     if not len(where):
         return np.minimum(0.95, PRIOR_DISAGREEMENT * arrays.score_weight)
     overall = (flipped.sum() + SMOOTHING * PRIOR_DISAGREEMENT) / (len(flipped) + SMOOTHING)
@@ -181,7 +186,11 @@ def predicted_spread(pool: "Sequence[PoolImage] | Pool", observed: Sequence[Obse
     sqrt(sum d_j (1 - d_j) + (sum (1 - d_j) - theta m)^2), d_j the edit's predicted overturn
     rate and theta the mean predicted agreement."""
     arrays = _as_pool(pool)
-    d = predicted_disagreement(arrays, observed)
+    where, flipped, _ = arrays.edits_of(observed)
+    return spread_from(arrays, disagreement_from(arrays, where, flipped))
+
+
+def spread_from(arrays: Pool, d: np.ndarray) -> np.ndarray:
     theta = 1 - float(d.mean()) if len(d) else 1.0
     n = len(arrays)
     variance = np.bincount(arrays.edit_image, weights=d * (1 - d), minlength=n)
@@ -189,38 +198,50 @@ def predicted_spread(pool: "Sequence[PoolImage] | Pool", observed: Sequence[Obse
     return np.maximum(np.sqrt(variance + bias**2), 1e-6)
 
 
-def neyman_factors(pool: "Sequence[PoolImage] | Pool", observed: Sequence[Observed],
-                   spread: np.ndarray) -> dict[str, float]:
-    """Per stratum, the observed spread of its completed images' residuals over the predicted
-    one (only once a stratum has 5 completed images): Neyman allocation from the variance seen."""
-    arrays = _as_pool(pool)
-    where, flipped, image = arrays.edits_of(observed)
+def neyman_from(arrays: Pool, where: np.ndarray, flipped: np.ndarray, image: np.ndarray,
+                spread: np.ndarray) -> np.ndarray:
+    """Per stratum (code order), the observed spread of its completed images' residuals over
+    the predicted one, 1 until a stratum has 5 completed images: Neyman allocation from the
+    variance seen."""
+    factors = np.ones(len(arrays.strata))
     if not len(where):
-        return {}
+        return factors
     theta = 1 - flipped.mean()
     n = len(arrays)
     residual = np.bincount(image, weights=(1 - flipped) - theta, minlength=n)
     done = np.bincount(image, minlength=n) > 0
-    factors = {}
-    for k, stratum in enumerate(arrays.strata):
+    for k in range(len(arrays.strata)):
         members = done & (arrays.image_stratum == k)
         if members.sum() >= 5:
             seen = float((residual[members] ** 2).mean())
             predicted = float((spread[members] ** 2).mean())
-            factors[stratum] = math.sqrt(max(seen, 1e-6) / max(predicted, 1e-6))
+            factors[k] = math.sqrt(max(seen, 1e-6) / max(predicted, 1e-6))
     return factors
+
+
+def neyman_factors(pool: "Sequence[PoolImage] | Pool", observed: Sequence[Observed],
+                   spread: np.ndarray) -> dict[str, float]:
+    """``neyman_from`` by stratum name."""
+    arrays = _as_pool(pool)
+    factors = neyman_from(arrays, *arrays.edits_of(observed), spread)
+    return dict(zip(arrays.strata, (float(f) for f in factors), strict=True))
 
 
 def probabilities(pool: "Sequence[PoolImage] | Pool", observed: Sequence[Observed],
                   uniform_share: float = UNIFORM_SHARE) -> np.ndarray:
     """q over the pool's images, in pool order; sums to 1, none below uniform_share / N."""
     arrays = _as_pool(pool)
+    return probabilities_from(arrays, *arrays.edits_of(observed), uniform_share)
+
+
+def probabilities_from(arrays: Pool, where: np.ndarray, flipped: np.ndarray, image: np.ndarray,
+                       uniform_share: float = UNIFORM_SHARE) -> np.ndarray:
+    """``probabilities`` from the observed edits' positions, outcomes and images."""
     if not len(arrays):
         return np.zeros(0)
-    spread = predicted_spread(arrays, observed)
-    factors = neyman_factors(arrays, observed, spread)
-    stratum_factor = np.array([factors.get(h, 1.0) for h in arrays.strata])
-    score = spread * stratum_factor[arrays.image_stratum]
+    spread = spread_from(arrays, disagreement_from(arrays, where, flipped))
+    factors = neyman_from(arrays, where, flipped, image, spread)
+    score = spread * factors[arrays.image_stratum]
     adaptive = score / score.sum()
     return (1 - uniform_share) * adaptive + uniform_share / len(arrays)
 
