@@ -48,6 +48,15 @@ DESIGNS = {
         "estimates": "agreement and both of the judge's errors, over rounds as they occur in runs",
         "cannot": "rounds of one run are read together, so they are clustered with their source image",
     },
+    Design.adaptive: {
+        "name": "adaptive: judged attempts, source images drawn in batches as reading goes, each "
+                "at a recorded probability that favours the images where the judge is least "
+                "certain, mixed half and half with a uniform draw",
+        "estimates": "agreement, too strict and too lenient of the whole pool, each draw weighted "
+                     "by its inverse probability, with intervals valid at every look",
+        "cannot": "the unweighted tables describe the cases read, which over-represent uncertain "
+                  "cases by design; only the weighted figures estimate the pool",
+    },
     Design.real_or_edited: {
         "name": "real or edited: one image per source image, its original or its accepted edit, "
                 "shown alone (a visual Turing test)",

@@ -5,7 +5,7 @@ Within a facet the chosen values are alternatives (OR); across facets they all a
 
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
@@ -132,6 +132,14 @@ def where_clauses(case_filter: CaseFilter, dialect: str, *,
     if text_match is not None:
         clauses.append(text_match)
     return clauses
+
+
+def recorded_filter(raw: dict[str, Any]) -> CaseFilter:
+    """The CaseFilter a study recorded (lists back to tuples; unknown keys ignored)."""
+    known = {f.name for f in fields(CaseFilter)}
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
+                              for k, v in raw.items() if k in known}
+    return CaseFilter(**values)
 
 
 def recorded_criteria(recorded: dict[str, Any]) -> list[tuple[str, str]]:

@@ -16,9 +16,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 from sqlmodel import Session
 
+from app.cases.filters import recorded_filter
 from app.errors import Invalid
 from app.models import Role, User
-from app.quality.population import FACETS, recorded_filter
+from app.quality.population import FACETS
 from app.quality.report import Part, QualityReport
 from app.studies.design import MAX_CASES, StudyPlan, create_study
 from app.studies.models import Design, Reveal, Study

@@ -11,7 +11,7 @@ frame holds it (the stratum counts and pool sizes recorded when each study was m
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,7 @@ from sqlmodel import Session, col
 
 from app.agreement.reads import load
 from app.agreement.report import SENSITIVITY, first_reads, settled_consensus
-from app.cases.filters import CaseFilter, where_clauses
+from app.cases.filters import recorded_filter, where_clauses
 from app.db import driver_rows
 from app.models import Attempt, JudgeVerdict, Task
 from app.studies.models import Design, Study, StudyItem
@@ -31,14 +31,6 @@ from pipeline.vocabulary import DIMENSIONS, QUESTIONS
 
 JUDGE_COLUMNS = {"overall": JudgeVerdict.qualified} | {d: getattr(JudgeVerdict, d) for d in DIMENSIONS}
 FACETS = ("modality", "direction", "disease")
-
-
-def recorded_filter(raw: dict[str, Any]) -> CaseFilter:
-    """The CaseFilter a study recorded (lists back to tuples; unknown keys ignored)."""
-    known = {f.name for f in fields(CaseFilter)}
-    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
-                              for k, v in raw.items() if k in known}
-    return CaseFilter(**values)
 
 
 @dataclass

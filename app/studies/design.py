@@ -19,6 +19,8 @@ from sqlmodel import Session, col
 from app.cases.filters import CaseFilter
 from app.errors import Invalid
 from app.models import Attempt, JudgeVerdict, Role, Task, User
+from app.studies.adaptive import Pool, check_pool
+from app.studies.adaptive_batches import draw_batch, place_batch, pool_images, selection_extra
 from app.studies.models import Assignment, Design, Reveal, Shows, Study, StudyItem, StudyReader
 from app.studies.pool import (
     Candidate,
@@ -70,6 +72,8 @@ class StudyPlan:
     part: dict[str, str] | None = None
     # A real-or-edited study: the share of its cases that show the original, per stratum.
     original_share: float = 0.5
+    # An adaptive study: source images per batch (``total`` is the most it may draw).
+    batch_images: int = 10
     # The equivalence margin of "the judge is within the readers' agreement", and the
     # half-width wanted per endpoint (app/studies/targets.py).
     margin: float = 0.05
@@ -82,7 +86,8 @@ def _validate(plan: StudyPlan) -> None:
     problem = check_facets(plan.design, plan.strata_facets)
     if problem:
         raise StudyError(problem)
-    wanted = sum(plan.per_stratum.values()) if plan.strata_facets else (plan.total or 0)
+    adaptive = plan.design is Design.adaptive
+    wanted = (plan.total or 0) if adaptive or not plan.strata_facets else sum(plan.per_stratum.values())
     if not 0 < wanted <= MAX_CASES or any(n < 0 for n in plan.per_stratum.values()):
         raise StudyError(f"ask for between 1 and {MAX_CASES} cases in all, none below 0")
     if plan.primary_question not in QUESTIONS:
@@ -97,6 +102,12 @@ def _validate(plan: StudyPlan) -> None:
                          field="readers_per_case")
     if not 0 <= plan.repeat_fraction <= 0.5:
         raise StudyError("the repeat fraction must be between 0 and 0.5", field="repeat_fraction")
+    if adaptive and plan.repeat_fraction:
+        raise StudyError("an adaptive study has no repeat reads: its cases arrive as it goes",
+                         field="repeat_fraction")
+    if adaptive and not 1 <= plan.batch_images <= min(100, plan.total or 0):
+        raise StudyError("images per batch must be between 1 and 100, and at most the images "
+                         "to draw in all", field="batch_images")
     if not 0 < plan.margin <= 0.5:
         raise StudyError(f"the equivalence margin must be above 0 and at most 0.5 (not {plan.margin:g})",
                          field="margin")
@@ -127,29 +138,67 @@ def draw_sample(session: Session, plan: StudyPlan) -> tuple[dict[str, list[Candi
 
 
 def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Study:
+    if plan.design is Design.adaptive:
+        return _create_adaptive(session, plan, created_by)
     sample, pool = draw_sample(session, plan)
-    readers = [session.get(User, uid) for uid in plan.reader_ids]
-    if any(r is None or r.role != Role.reader for r in readers):
-        raise StudyError("every assigned account must exist and be a reader")
-    if session.scalars(select(Study).where(col(Study.name) == plan.name)).first():
-        raise StudyError(f"a study named {plan.name!r} exists already", field="name")
-    assert created_by.id is not None
-    study = Study(name=plan.name, blinded=plan.blinded, reveal=plan.reveal.value,
-                  design=plan.design.value, primary_question=plan.primary_question,
-                  plan=json.dumps(plan.planned, sort_keys=True) if plan.planned else None,
-                  margin=plan.margin,
-                  targets=json.dumps(plan.targets, sort_keys=True) if plan.targets else None,
-                  readers_per_case=plan.readers_per_case, repeat_fraction=plan.repeat_fraction,
-                  seed=plan.seed, selection=_selection_json(plan, pool), created_by=created_by.id,
-                  order_secret=secrets.token_hex(16), show_instructions=plan.show_instructions,
-                  instructions=checked_instructions(plan.instructions),
-                  viewer_tools=tools_json(plan.viewer_tools,
-                                          single_image=plan.design is Design.real_or_edited))
+    _check_people(session, plan)
+    study = _study_row(plan, created_by, _selection_json(plan, pool))
     session.add(study)
     session.flush()
     items = _add_items(session, study, sample, _originals(plan, sample))
     _check_targets(plan, len(items))
     _assign(session, study, items, plan.reader_ids)
+    session.commit()
+    session.refresh(study)
+    return study
+
+
+def _check_people(session: Session, plan: StudyPlan) -> None:
+    readers = [session.get(User, uid) for uid in plan.reader_ids]
+    if any(r is None or r.role != Role.reader for r in readers):
+        raise StudyError("every assigned account must exist and be a reader")
+    if session.scalars(select(Study).where(col(Study.name) == plan.name)).first():
+        raise StudyError(f"a study named {plan.name!r} exists already", field="name")
+
+
+def _study_row(plan: StudyPlan, created_by: User, selection: str) -> Study:
+    assert created_by.id is not None
+    return Study(name=plan.name, blinded=plan.blinded, reveal=plan.reveal.value,
+                  design=plan.design.value, primary_question=plan.primary_question,
+                  plan=json.dumps(plan.planned, sort_keys=True) if plan.planned else None,
+                  margin=plan.margin,
+                  targets=json.dumps(plan.targets, sort_keys=True) if plan.targets else None,
+                  readers_per_case=plan.readers_per_case, repeat_fraction=plan.repeat_fraction,
+                 seed=plan.seed, selection=selection, created_by=created_by.id,
+                 order_secret=secrets.token_hex(16), show_instructions=plan.show_instructions,
+                 instructions=checked_instructions(plan.instructions),
+                 viewer_tools=tools_json(plan.viewer_tools,
+                                         single_image=plan.design is Design.real_or_edited))
+
+
+def _create_adaptive(session: Session, plan: StudyPlan, created_by: User) -> Study:
+    """The pool frozen, the readers' lists opened, and the first batch drawn uniformly mixed
+    with the score-based prior (nothing is read yet)."""
+    _validate(plan)
+    found = pool_images(session, plan.case_filter)
+    problem = check_pool(found)
+    if problem:
+        raise StudyError(problem, field="design")
+    _check_people(session, plan)
+    selection = json.loads(_selection_json(plan, {})) | selection_extra(
+        found, plan.total or 0, plan.batch_images)
+    study = _study_row(plan, created_by, json.dumps(selection, sort_keys=True))
+    session.add(study)
+    session.flush()
+    pool = Pool(found)
+    _check_targets(plan, int(pool.sizes.sum()))
+    assert study.id is not None
+    for user_id in plan.reader_ids:
+        order_seed = random.Random(f"{study.order_secret}:reader:{user_id}").randrange(2**31)
+        session.add(StudyReader(study_id=study.id, user_id=user_id, order_seed=order_seed))
+    session.flush()
+    batch, items = draw_batch(session, study, pool, [], 0, plan.batch_images)
+    place_batch(session, study, batch, items)
     session.commit()
     session.refresh(study)
     return study

@@ -32,6 +32,10 @@ class Design(StrEnum):
     # A visual Turing test: one image per sampled source image, its original or its accepted
     # edit, and the reader says which (app/studies/real_or_edited.py). No judge is compared.
     real_or_edited = "real_or_edited"
+    # Judged edits like a validation study, but source images are drawn in batches as reading
+    # goes, each at a recorded probability chosen to narrow the target figure fastest
+    # (app/studies/adaptive.py); the figures weight each draw by its inverse probability.
+    adaptive = "adaptive"
 
 
 class Shows(StrEnum):
@@ -96,6 +100,38 @@ class Study(SQLModel, table=True):
     created_by: int = Field(foreign_key="app_user.id")
     created_at: datetime = Field(default_factory=utcnow)
     locked_at: datetime | None = None
+
+
+class StudyBatch(SQLModel, table=True):
+    """One batch of an adaptive study's draws, with the state its probabilities came from
+    (app/studies/adaptive.py State), so that it can be replayed exactly."""
+
+    __tablename__ = "study_batch"
+    __table_args__ = (UniqueConstraint("study_id", "batch"),)
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="study.id", index=True)
+    batch: int
+    state: str = Field(sa_column=Column(Text, nullable=False))
+    # The largest weighted size of any pool image under this batch's probabilities: every
+    # draw's observation is scaled by it (app/confidence_sequence.py needs a known bound).
+    bound: float
+    # Its items' images are drawn and its reads are in the readers' lists.
+    ready: bool = False
+    drawn_at: datetime = Field(default_factory=utcnow)
+
+
+class StudyDraw(SQLModel, table=True):
+    """One draw of an adaptive study: which source image, at what probability."""
+
+    __tablename__ = "study_draw"
+    __table_args__ = (UniqueConstraint("study_id", "batch", "position"),)
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int = Field(foreign_key="study.id", index=True)
+    batch: int
+    position: int
+    source_image_id: int = Field(foreign_key="source_image.id")
+    probability: float  # q: this image's chance on each draw of the batch
+    pool_images: int  # N: the pool's images, so the weight is (1 / N) / q
 
 
 class StudyItem(SQLModel, table=True):

@@ -31,7 +31,9 @@ from pipeline.vocabulary import Outcome
 STRATA_FACETS = ("verdict", "direction", "modality", "disease", "outcome")
 DEFAULT_FACETS = {Design.validation: ("verdict", "direction", "modality"),
                   Design.accepted: ("direction",), Design.runs: ("direction",),
-                  Design.real_or_edited: ("modality",)}
+                  Design.real_or_edited: ("modality",), Design.adaptive: ("modality",)}
+# Judged attempts with their verdict of record: the edits a validation or adaptive study reads.
+JUDGED = (Design.validation, Design.adaptive)
 SEPARATOR = "/"
 
 
@@ -58,10 +60,13 @@ def check_facets(design: Design, facets: Iterable[str]) -> str | None:
         return f"strata can be {', '.join(STRATA_FACETS)}; not {', '.join(unknown)}"
     if len(set(facets)) != len(facets):
         return "each stratum facet can be chosen once"
+    if design is Design.adaptive and facets != ("modality",):
+        return ("an adaptive study draws source images, so its strata are image-level: "
+                "modality only")
     if design is Design.validation and "verdict" not in facets:
         return ("a validation study stratifies by the judge's verdict, so that rejected "
                 "rounds are read as well as accepted edits")
-    if design is not Design.validation and "verdict" in facets:
+    if design not in JUDGED and "verdict" in facets:
         return "only a validation study samples by verdict (the others read accepted edits or whole runs)"
     return None
 
@@ -72,7 +77,7 @@ def candidates(session: Session, case_filter: CaseFilter, design: Design,
     dialect = session.get_bind().dialect.name
     task_columns = [col(Task.id), col(Task.direction), col(Task.modality), col(Task.disease),
                     col(Task.outcome), col(Task.source_image_id)]
-    if design is Design.validation:
+    if design in JUDGED:
         # A correlated min(id) per attempt is one lookup in the attempt_id index whatever
         # plan SQLite picks; a join to the grouped verdict_of_record() was re-grouped per row
         # once a filter narrowed the tasks (minutes on 88K tasks).
@@ -107,7 +112,7 @@ def candidates(session: Session, case_filter: CaseFilter, design: Design,
         task_id, direction, modality, disease, outcome, image = row[:6]
         values = {"direction": direction, "modality": modality, "disease": disease,
                   "outcome": outcome or ""}
-        if design is Design.validation:
+        if design in JUDGED:
             values["verdict"] = "pass" if row[7] else "fail"
         attempt_id = row[6] if design is not Design.runs else None
         found.append(Candidate(task_id, attempt_id, {f: str(values[f]) for f in facets}, image))

@@ -1,0 +1,196 @@
+"""An adaptive study in the database: its pool of source images, frozen when it is made, and
+its batches of draws, each recorded with the state it was drawn from.
+
+A batch is drawn in two steps. ``draw_batch`` records the batch, its draws and the items of
+newly drawn images (no reader sees an item without a read in their list). ``place_batch``
+then mixes the batch's reads into each reader's list, among the reads they have not reached,
+so nothing on screen tells when or why a case was drawn; the case a reader has open, and every
+one before it, keeps its place. Between the two the caller draws the new items' images, so a
+first view is never slower than another (app/studies/previews.py).
+"""
+
+import json
+import random
+import secrets
+from typing import Any
+
+import numpy as np
+from sqlalchemy import func, select, update
+from sqlmodel import Session, col
+
+from app.cases.filters import CaseFilter, recorded_filter
+from app.models import Attempt, JudgeVerdict
+from app.studies.adaptive import UNIFORM_SHARE, Observed, Pool, PoolEdit, PoolImage, State, draw
+from app.studies.models import Assignment, Design, Study, StudyBatch, StudyDraw, StudyItem, StudyReader
+from app.studies.pool import candidates
+from app.studies.reader_instruction import reader_instruction
+from app.studies.worklist import next_open
+
+
+def pool_images(session: Session, case_filter: CaseFilter) -> list[PoolImage]:
+    """Every source image holding a judged edit the filter admits, with those edits (round,
+    verdict of record and its weighted score), in image order."""
+    found = candidates(session, case_filter, Design.adaptive, ("verdict", "modality", "disease"))
+    if not found:
+        return []
+    ids = [c.attempt_id for c in found if c.attempt_id is not None]
+    rounds: dict[int, int] = {}
+    scores: dict[int, float | None] = {}
+    # The verdict of record by a correlated min(id), one index lookup per attempt (as in
+    # app/studies/pool.py): grouping every verdict per chunk took seconds at 88K tasks.
+    first = (select(func.min(JudgeVerdict.id)).where(col(JudgeVerdict.attempt_id) == Attempt.id)
+             .correlate(Attempt).scalar_subquery())
+    for start in range(0, len(ids), 5000):
+        chunk = ids[start:start + 5000]
+        for attempt_id, round_, score in session.execute(
+                select(col(Attempt.id), col(Attempt.round), col(JudgeVerdict.weighted_score))
+                .join(JudgeVerdict, col(JudgeVerdict.id) == first)
+                .where(col(Attempt.id).in_(chunk))):
+            rounds[attempt_id], scores[attempt_id] = round_, score
+    by_image: dict[int, list[PoolEdit]] = {}
+    modality: dict[int, str] = {}
+    for c in found:
+        assert c.attempt_id is not None
+        by_image.setdefault(c.source_image_id, []).append(PoolEdit(
+            c.attempt_id, c.task_id, c.values["disease"], rounds.get(c.attempt_id, 1),
+            c.values["verdict"] == "pass", scores.get(c.attempt_id)))
+        modality[c.source_image_id] = c.values["modality"]
+    return [PoolImage(image, modality[image], tuple(sorted(edits, key=lambda e: e.attempt_id)))
+            for image, edits in sorted(by_image.items())]
+
+
+def frozen_pool(session: Session, study: Study) -> Pool:
+    """The study's pool as it was made: the images recorded then, with their edits now."""
+    raw = json.loads(study.selection)
+    kept = set(raw.get("pool_images", []))
+    return Pool([p for p in pool_images(session, recorded_filter(raw.get("filter", {})))
+                 if p.image in kept])
+
+
+def batches(session: Session, study: Study) -> list[StudyBatch]:
+    return list(session.scalars(select(StudyBatch).where(col(StudyBatch.study_id) == study.id)
+                                .order_by(col(StudyBatch.batch))))
+
+
+def images_drawn(session: Session, study: Study) -> int:
+    return session.scalar(select(func.count()).select_from(StudyDraw).where(
+        col(StudyDraw.study_id) == study.id)) or 0
+
+
+def draw_batch(session: Session, study: Study, pool: Pool, observed: list[Observed],
+               number: int, size: int) -> tuple[StudyBatch, list[StudyItem]]:
+    """Records batch ``number`` (the unique key makes a second drawer fail here, before
+    anything else is written), its draws and the items of images not drawn before. The
+    caller commits."""
+    assert study.id is not None
+    state = State(batch=number, size=size, seed=study.seed, uniform_share=UNIFORM_SHARE,
+                  observed=[{"image": o.image, "overturned": list(o.overturned)} for o in observed])
+    positions, q = draw(pool, state)
+    weights = (1 / len(pool)) / q
+    bound = float((weights * pool.sizes).max())
+    batch = StudyBatch(study_id=study.id, batch=number, bound=bound,
+                       state=json.dumps(state.as_dict() | {"pool_images": len(pool)}))
+    session.add(batch)
+    session.flush()
+    for k, at in enumerate(positions):
+        session.add(StudyDraw(study_id=study.id, batch=number, position=k,
+                              source_image_id=pool.images[at].image, probability=float(q[at]),
+                              pool_images=len(pool)))
+    known = set(session.scalars(select(col(StudyItem.attempt_id)).where(
+        col(StudyItem.study_id) == study.id)))
+    items = []
+    instructions: dict[int, str] = {}
+    for at in dict.fromkeys(positions):  # an image drawn twice is read once
+        image = pool.images[at]
+        for edit in image.edits:
+            if edit.attempt_id in known:
+                continue
+            items.append(StudyItem(study_id=study.id, task_id=edit.task_id,
+                                   attempt_id=edit.attempt_id, stratum=image.stratum,
+                                   judge_verdict_id=_record(session, edit.attempt_id),
+                                   uid=secrets.token_hex(12),
+                                   reader_instruction=_instruction(session, edit, instructions)))
+            known.add(edit.attempt_id)
+    session.add_all(items)
+    session.flush()
+    return batch, items
+
+
+def _record(session: Session, attempt_id: int) -> int | None:
+    return session.scalar(select(func.min(JudgeVerdict.id)).where(
+        col(JudgeVerdict.attempt_id) == attempt_id))
+
+
+def _instruction(session: Session, edit: PoolEdit, known: dict[int, str]) -> str:
+    from app.models import Task
+
+    attempt = session.get(Attempt, edit.attempt_id)
+    task = session.get(Task, edit.task_id)
+    assert attempt is not None and task is not None
+    if attempt.run_id not in known:
+        known[attempt.run_id] = reader_instruction(session, task, attempt)
+    return known[attempt.run_id]
+
+
+def place_batch(session: Session, study: Study, batch: StudyBatch, items: list[StudyItem]) -> None:
+    """Each reader's reads of the batch's new items, mixed at random among the reads they have
+    not reached yet; then the batch is ready. The caller commits."""
+    assert study.id is not None
+    readers = list(session.scalars(select(StudyReader).where(col(StudyReader.study_id) == study.id)
+                                   .order_by(col(StudyReader.user_id))))
+    ids = [r.user_id for r in readers]
+    k = study.readers_per_case or len(ids)
+    draw_order = random.Random(f"{study.order_secret}:batch:{batch.batch}")
+    ordered = sorted(items, key=lambda i: i.id or 0)
+    draw_order.shuffle(ordered)
+    start = draw_order.randrange(len(ids)) if ids else 0
+    mine: dict[int, list[StudyItem]] = {uid: [] for uid in ids}
+    for index, item in enumerate(ordered):
+        for j in range(k):
+            mine[ids[(start + index * k + j) % len(ids)]].append(item)
+    for reader in readers:
+        _mix_in(session, study, reader, mine[reader.user_id], batch.batch)
+    batch.ready = True
+    session.add(batch)
+
+
+def _mix_in(session: Session, study: Study, reader: StudyReader, items: list[StudyItem],
+            number: int) -> None:
+    if not items:
+        return
+    from app.models import User
+
+    user = session.get(User, reader.user_id)
+    assert user is not None and study.id is not None
+    frontier = next_open(session, study, user)
+    last = session.scalar(select(func.max(Assignment.sequence)).where(
+        col(Assignment.study_id) == study.id, col(Assignment.user_id) == reader.user_id)) or 0
+    # The open case and every case before it keep their number: a page a reader has open
+    # still posts its answer to the right case.
+    keep_to = frontier.sequence if frontier is not None else last
+    tail = list(session.scalars(select(Assignment).where(
+        col(Assignment.study_id) == study.id, col(Assignment.user_id) == reader.user_id,
+        col(Assignment.sequence) > keep_to).order_by(col(Assignment.sequence))))
+    new = [Assignment(study_id=study.id, user_id=reader.user_id, item_id=i.id or 0, sequence=0)
+           for i in items]
+    mixed = tail + new
+    random.Random(f"{study.order_secret}:mix:{reader.user_id}:{number}").shuffle(mixed)
+    # Out of the way first (the sequence is unique per reader), then into place.
+    if tail:
+        session.execute(update(Assignment).where(col(Assignment.id).in_([a.id for a in tail]))
+                        .values(sequence=-col(Assignment.sequence)))
+        session.flush()
+        session.expire_all()
+    for offset, assignment in enumerate(mixed, start=keep_to + 1):
+        assignment.sequence = offset
+        session.add(assignment)
+    session.flush()
+
+
+def selection_extra(pool: list[PoolImage], budget: int, batch_size: int) -> dict[str, Any]:
+    """What an adaptive study records in its selection: the pool's images (frozen), the
+    budget and the batch size."""
+    return {"pool_images": [p.image for p in pool], "budget_images": budget,
+            "batch_images": batch_size, "uniform_share": UNIFORM_SHARE,
+            "pool": {h: int(n) for h, n in zip(*np.unique([p.stratum for p in pool],
+                                                           return_counts=True), strict=True)}}

@@ -1,0 +1,92 @@
+"""An adaptive study in the database: made with its first batch, refused over a pool it cannot
+draw from, each draw recorded with its probability and replayable, later batches mixed into
+the readers' lists behind the case each has open."""
+
+import json
+
+import numpy as np
+import pytest
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app.cases.filters import CaseFilter
+from app.models import Role, Task
+from app.studies.adaptive import Observed, State, replay
+from app.studies.adaptive_batches import draw_batch, frozen_pool, place_batch
+from app.studies.design import StudyError, StudyPlan, create_study
+from app.studies.models import Assignment, Design, Study, StudyBatch, StudyDraw, StudyItem
+from tests.accounts import add_user
+
+
+def make_adaptive(engine: Engine, *, readers: int = 3, batch: int = 5, total: int = 40,
+                  case_filter: CaseFilter = CaseFilter(), name: str = "adaptive") -> Study:
+    admin = add_user(engine, f"{name}-admin", Role.admin)
+    people = [add_user(engine, f"{name}-reader-{i}", Role.reader) for i in range(readers)]
+    plan = StudyPlan(name=name, case_filter=case_filter, design=Design.adaptive,
+                     reader_ids=[p.id or 0 for p in people], seed=11, strata_facets=("modality",),
+                     total=total, batch_images=batch)
+    with Session(engine) as session:
+        return create_study(session=session, plan=plan, created_by=admin)
+
+
+def test_the_first_batch_is_drawn_with_recorded_probabilities(demo_engine: Engine) -> None:
+    study = make_adaptive(demo_engine)
+    with Session(demo_engine) as session:
+        draws = session.scalars(select(StudyDraw).where(col(StudyDraw.study_id) == study.id)).all()
+        assert len(draws) == 5 and all(0 < d.probability < 1 for d in draws)
+        pool = frozen_pool(session, study)
+        assert all(d.pool_images == len(pool) for d in draws)
+        batch = session.scalars(select(StudyBatch).where(col(StudyBatch.study_id) == study.id)).one()
+        assert batch.ready and batch.batch == 0
+        positions, q = replay(pool, State.of({k: v for k, v in json.loads(batch.state).items()
+                                              if k != "pool_images"}))
+        assert [pool.images[i].image for i in positions] == [d.source_image_id for d in
+                                                            sorted(draws, key=lambda d: d.position)]
+        assert np.allclose(sorted(q[positions]), sorted(d.probability for d in draws))
+        items = session.scalars(select(StudyItem).where(col(StudyItem.study_id) == study.id)).all()
+        images = {session.get(Task, i.task_id).source_image_id for i in items}  # type: ignore[union-attr]
+        assert images == {d.source_image_id for d in draws}
+        per_reader = {}
+        for a in session.scalars(select(Assignment).where(col(Assignment.study_id) == study.id)):
+            per_reader.setdefault(a.user_id, []).append(a.sequence)
+        assert len(per_reader) == 3
+        assert all(sorted(s) == list(range(1, len(items) + 1)) for s in per_reader.values())
+
+
+def test_a_later_batch_goes_behind_the_case_each_reader_has_open(demo_engine: Engine) -> None:
+    from app.studies.answers import AnswerIn, submit_answer
+    from app.studies.worklist import get_assignment
+    from app.models import User
+
+    study = make_adaptive(demo_engine)
+    with Session(demo_engine) as session:
+        reader = session.scalars(select(User).where(col(User.name) == "adaptive-reader-0")).one()
+        first = get_assignment(session, study, reader, 1)
+        submit_answer(session, study, first, AnswerIn(
+            compliance="yes", structure="yes", realism="yes", fidelity="yes", overall="accept",
+            confidence=3, submission_id="adaptive-first-0001"))
+        open_case = get_assignment(session, study, reader, 2)
+        before = {a.sequence: a.item_id for a in session.scalars(select(Assignment).where(
+            col(Assignment.study_id) == study.id, col(Assignment.user_id) == reader.id))}
+        pool = frozen_pool(session, study)
+        batch, items = draw_batch(session, study, pool, [Observed(pool.images[0].image, (False,) * len(
+            pool.images[0].edits))], 1, 5)
+        place_batch(session, study, batch, items)
+        session.commit()
+        after = {a.sequence: a.item_id for a in session.scalars(select(Assignment).where(
+            col(Assignment.study_id) == study.id, col(Assignment.user_id) == reader.id))}
+        assert after[1] == before[1] and after[2] == open_case.item_id  # kept their place
+        assert sorted(after) == list(range(1, len(before) + len(items) + 1))
+        assert set(after.values()) == set(before.values()) | {i.id for i in items}
+
+
+@pytest.mark.parametrize(("case_filter", "words"), [
+    (CaseFilter(modality=("chest_xray",)), "at least 2 strata"),
+])
+def test_a_pool_it_cannot_draw_from_is_refused_and_nothing_is_made(
+        demo_engine: Engine, case_filter: CaseFilter, words: str) -> None:
+    with pytest.raises(StudyError, match=words) as refused:
+        make_adaptive(demo_engine, case_filter=case_filter)
+    assert refused.value.field == "design"
+    with Session(demo_engine) as session:
+        assert session.scalars(select(Study)).first() is None
