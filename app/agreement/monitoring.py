@@ -138,6 +138,27 @@ def completed_images(data: StudyReads, question: str) -> list[ImageObservation]:
     return found
 
 
+def overturned(data: StudyReads, question: str) -> dict[int, bool | None]:
+    """Item id -> whether the readers' consensus overturned the judge (None: no consensus or
+    no verdict), for the cases of every completed image: what the adaptive sampler learns
+    from (app/studies/adaptive.py)."""
+    reads = first_reads(data.reads)
+    by_image: dict[object, list[Case]] = {}
+    for case in data.cases:
+        by_image.setdefault(case.cluster, []).append(case)
+    found: dict[int, bool | None] = {}
+    for cases in by_image.values():
+        if any((name, c.item_id) not in reads for c in cases for name in c.assigned) or not any(
+                c.assigned for c in cases):
+            continue
+        for c in cases:
+            reference, _ = consensus([vote(reads[(name, c.item_id)].answers[question])
+                                      for name in c.assigned])
+            judge = c.judge.get(question)
+            found[c.item_id] = None if judge is None or reference is None else judge != reference
+    return found
+
+
 def _counts(images: list[ImageObservation],
             hit: Callable[[bool, bool], bool]) -> tuple[np.ndarray, np.ndarray]:
     hits = np.array([sum(hit(j, r) for j, r in o.judge_ref) for o in images], dtype=float)
@@ -145,20 +166,74 @@ def _counts(images: list[ImageObservation],
     return hits, sizes
 
 
-def _project(hits: np.ndarray, sizes: np.ndarray, bound: int, left: int, target: float,
+@dataclass(frozen=True)
+class Draw:
+    """One draw of an adaptive study (app/studies/models.py StudyDraw), as the figures take it."""
+
+    batch: int
+    position: int
+    image: int  # source image id
+    weight: float  # (1 / N) / q: the inverse of the draw's probability, over N
+    bound: float  # the batch's largest weight x pool size: the scale fixed before the draw
+
+
+@dataclass(frozen=True)
+class _Series:
+    """One endpoint's observations in sequence order, scaled into [0, 1] for the sequence."""
+
+    a: np.ndarray  # scaled (weighted) hits
+    b: np.ndarray  # scaled (weighted) compared cases
+    times: list[datetime | None]  # when each observation came in
+    cases: int  # compared cases behind them (each image once)
+    images: int  # source images among them holding a compared case
+
+    @property
+    def estimate(self) -> float | None:
+        return float(self.a.sum() / self.b.sum()) if self.b.sum() > 0 else None
+
+
+def _series(images: list[ImageObservation], hit: Callable[[bool, bool], bool], bound: int,
+            draws: list[Draw] | None) -> _Series:
+    """Completed images in completion order; or, in an adaptive study, every draw of each
+    batch whose images are all complete (batches in order, draws in draw order, weighted by
+    their inverse probability): a draw's place is fixed when it is drawn, whatever its
+    image's reads, so the sequence stays a sequence of independent draws."""
+    hits, sizes = _counts(images, hit)
+    if draws is None:
+        return _Series(hits / bound, sizes / bound, [o.completed_at for o in images],
+                       int(sizes.sum()), int((sizes > 0).sum()))
+    at = {o.cluster: i for i, o in enumerate(images)}
+    taken: list[Draw] = []
+    for number in sorted({d.batch for d in draws}):
+        batch = sorted((d for d in draws if d.batch == number), key=lambda d: d.position)
+        if any(d.image not in at for d in batch):
+            break  # a later batch waits for this one: the sequence's order is the draws'
+        taken.extend(batch)
+    index = np.array([at[d.image] for d in taken], dtype=np.int64)
+    scale = np.array([d.weight / d.bound for d in taken])
+    distinct = list(dict.fromkeys(int(i) for i in index))
+    return _Series(hits[index] * scale if len(index) else np.zeros(0),
+                   sizes[index] * scale if len(index) else np.zeros(0),
+                   [images[i].completed_at for i in index],
+                   int(sizes[distinct].sum()) if distinct else 0,
+                   int((sizes[distinct] > 0).sum()) if distinct else 0)
+
+
+def _project(series: _Series, left: int, target: float,
              planned: int) -> tuple[int | None, float | None]:
     """(further images needed, median; None when most projections do not get there with the
     images left) and the median half-width once every image left is read."""
     rng = np.random.default_rng(SEED)
     needed: list[float] = []
     finals = []
+    observed = len(series.a)
     for _ in range(PROJECTIONS):
-        pick = rng.integers(0, len(hits), left)
-        a = np.concatenate([hits, hits[pick]]) / bound
-        b = np.concatenate([sizes, sizes[pick]]) / bound
+        pick = rng.integers(0, observed, left)
+        a = np.concatenate([series.a, series.a[pick]])
+        b = np.concatenate([series.b, series.b[pick]])
         half = ratio_sequence(a, b, grid=PROJECTION_GRID, planned=planned).half_width
         finals.append(float(half[-1]))
-        reached = np.nonzero(half[len(hits):] <= target)[0]
+        reached = np.nonzero(half[observed:] <= target)[0]
         needed.append(float(reached[0] + 1) if len(reached) else math.inf)
     median = float(np.median(needed))
     return (None if math.isinf(median) else math.ceil(median)), float(np.median(finals))
@@ -170,39 +245,43 @@ class _Study:
     is left of it."""
 
     bound: int  # the most cases an image of the study holds, known when it was drawn
-    images: int
+    images: int  # the study's planned images (an adaptive study: the draws it may make)
     left: int
     reads_per_image: float
+    draws: list[Draw] | None = None
 
 
 def _endpoint(images: list[ImageObservation], name: str, target: float | None,
               shape: _Study) -> EndpointWatch:
     label, hit = ENDPOINTS[name]
-    hits, sizes = _counts(images, hit)
+    series = _series(images, hit, shape.bound, shape.draws)
     # Bets tuned to the study's size: narrowest when every image is read.
-    sequence = ratio_sequence(hits / shape.bound, sizes / shape.bound, planned=max(1, shape.images))
-    cases = int(sizes.sum())
+    sequence = ratio_sequence(series.a, series.b, planned=max(1, shape.images))
+    cases = series.cases
     met_index = (np.nonzero(sequence.half_width <= target)[0] if target is not None and cases
                  else np.zeros(0, dtype=int))
     met = bool(len(met_index))
     images_needed = final = None
-    if target is not None and not met and int((sizes > 0).sum()) >= MIN_IMAGES_TO_PROJECT:
-        images_needed, final = _project(hits, sizes, shape.bound, shape.left, target, shape.images)
+    if target is not None and not met and series.images >= MIN_IMAGES_TO_PROJECT:
+        images_needed, final = _project(series, shape.left, target, shape.images)
     return EndpointWatch(
-        endpoint=name, label=label, estimate=float(hits.sum() / cases) if cases else None,
+        endpoint=name, label=label, estimate=series.estimate,
         low=float(sequence.low[-1]) if cases else None,
         high=float(sequence.high[-1]) if cases else None, cases=cases,
-        images=int((sizes > 0).sum()), target=target, met=met,
+        images=series.images, target=target, met=met,
         met_after_images=int(met_index[0]) + 1 if met else None,
-        met_at=images[int(met_index[0])].completed_at if met else None,
+        met_at=series.times[int(met_index[0])] if met else None,
         images_needed=images_needed,
         reads_needed=(math.ceil(images_needed * shape.reads_per_image)
                       if images_needed is not None else None),
         final_half_width=final)
 
 
-def watch(data: StudyReads, question: str, targets: dict[str, float]) -> Watch:
-    """The primary question's endpoints with their targets, and every question's agreement."""
+def watch(data: StudyReads, question: str, targets: dict[str, float], *,
+          draws: list[Draw] | None = None, budget: int | None = None) -> Watch:
+    """The primary question's endpoints with their targets, and every question's agreement.
+    An adaptive study gives its ``draws`` and ``budget`` (the draws it may make): its figures
+    weight each draw by its inverse probability (Hansen-Hurwitz, as a ratio)."""
     per_image: dict[object, int] = {}
     for case in data.cases:
         per_image[case.cluster] = per_image.get(case.cluster, 0) + 1
@@ -210,9 +289,15 @@ def watch(data: StudyReads, question: str, targets: dict[str, float]) -> Watch:
     done = sum(1 for r in data.reads if not r.repeat)
     by_question = {q: completed_images(data, q) for q in QUESTIONS}
     images = by_question[question]
-    shape = _Study(bound=max(per_image.values(), default=1), images=len(per_image),
-                   left=len(per_image) - len(images),
-                   reads_per_image=planned / len(per_image) if per_image else 0.0)
+    if draws is None:
+        shape = _Study(bound=max(per_image.values(), default=1), images=len(per_image),
+                       left=len(per_image) - len(images),
+                       reads_per_image=planned / len(per_image) if per_image else 0.0)
+    else:
+        # Reads per draw as drawn so far; the draws left are the budget's.
+        shape = _Study(bound=1, images=max(budget or 0, len(draws), 1),
+                       left=max(0, (budget or 0) - len(draws)),
+                       reads_per_image=planned / len(draws) if draws else 0.0, draws=draws)
     endpoints = [_endpoint(images, name, targets.get(name), shape) for name in ENDPOINTS]
     agreement = {q: endpoints[0] if q == question else _endpoint(found, "agreement", None, shape)
                  for q, found in by_question.items()}

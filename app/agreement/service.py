@@ -5,6 +5,7 @@ verdict of the study changes: the key holds the study, the slice, and a fingerpr
 everything the figures rest on.
 """
 
+import json
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -15,13 +16,30 @@ from sqlmodel import Session, col
 from app.agreement.charts import report_charts
 from app.agreement.consistency import judge_consistency
 from app.agreement.facts import achieved_precision, primary_clustering, study_facts
-from app.agreement.monitoring import Watch, parse_targets, stopping_outcome, stopping_rule, watch
+from app.agreement.monitoring import (
+    Draw,
+    Watch,
+    parse_targets,
+    stopping_outcome,
+    stopping_rule,
+    watch,
+)
 from app.agreement.reads import StudyReads, load
 from app.agreement.report import Slice, study_report
 from app.agreement.report_types import AgreementReport
 from app.memo import Memo
 from app.models import JudgeVerdict, User
-from app.studies.models import Adjudication, Answer, Assignment, Design, Study, StudyItem, StudyStatus
+from app.studies.models import (
+    Adjudication,
+    Answer,
+    Assignment,
+    Design,
+    Study,
+    StudyBatch,
+    StudyDraw,
+    StudyItem,
+    StudyStatus,
+)
 
 KEEP = 32
 _reports: Memo[tuple[StudyReads, AgreementReport]] = Memo(KEEP)
@@ -74,8 +92,24 @@ def watch_for(session: Session, study: Study) -> Watch | None:
     None for a real-or-edited study, which compares no judge."""
     if study.design == Design.real_or_edited:
         return None
+    if study.design == Design.adaptive:
+        draws, budget = adaptive_draws(session, study)
+        return _watches.get_or_make((_fingerprint(session, study), len(draws)), lambda: watch(
+            load(session, study), study.primary_question, parse_targets(study.targets),
+            draws=draws, budget=budget))
     return _watches.get_or_make(_fingerprint(session, study), lambda: watch(
         load(session, study), study.primary_question, parse_targets(study.targets)))
+
+
+def adaptive_draws(session: Session, study: Study) -> tuple[list[Draw], int]:
+    """An adaptive study's draws as its figures weight them, and its budget of draws."""
+    bounds = {batch: bound for batch, bound in session.execute(
+        select(col(StudyBatch.batch), col(StudyBatch.bound)).where(
+            col(StudyBatch.study_id) == study.id))}
+    draws = [Draw(d.batch, d.position, d.source_image_id, (1 / d.pool_images) / d.probability,
+                  bounds[d.batch])
+             for d in session.scalars(select(StudyDraw).where(col(StudyDraw.study_id) == study.id))]
+    return draws, int(json.loads(study.selection).get("budget_images", len(draws)))
 
 
 def _monitoring(session: Session, study: Study) -> dict[str, Any] | None:

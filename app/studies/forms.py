@@ -69,6 +69,7 @@ class StudyForm(BaseModel):
     instructions: str = Field("", max_length=MAX_INSTRUCTIONS)
     viewer_tools: list[ViewerTool] = Field([], max_length=len(VIEWER_TOOLS))
     original_share: float = Field(0.5, ge=0.1, le=0.9)  # a real-or-edited study's originals
+    batch_images: int = Field(10, ge=1, le=100)  # an adaptive study's draws per batch
     margin: float = Field(0.05, gt=0, le=0.5)
     # The half-width at which the study may stop, per endpoint (app/studies/targets.py).
     target_agreement: float | None = Field(None, gt=0, le=MAX_TARGET)
@@ -105,12 +106,19 @@ class ReadingSetupForm(BaseModel):
 
 def plan_from_form(form: StudyForm, case_filter: CaseFilter, counts: dict[str, int],
                    planned: dict[str, Any] | None) -> StudyPlan:
+    adaptive = form.design is Design.adaptive
+    if adaptive and not form.total:
+        raise StudyError("give the most source images the adaptive study may draw", field="total")
     if not form.facets and not form.total:
         raise StudyError("give the number of cases, or strata with their counts", field="total")
+    if adaptive:  # image-level strata, and no counts: the batches allocate as they go
+        form = form.model_copy(update={"facets": ["modality"]})
+        counts = {}
     return StudyPlan(
         name=form.name.strip(), case_filter=case_filter, reader_ids=form.readers,
         design=form.design, seed=form.seed, strata_facets=tuple(form.facets),
-        per_stratum=counts if form.facets else {}, total=None if form.facets else form.total,
+        per_stratum=counts if form.facets else {},
+        total=form.total if adaptive or not form.facets else None, batch_images=form.batch_images,
         primary_question=form.primary_question, readers_per_case=form.readers_per_case,
         repeat_fraction=form.repeat_fraction, blinded=form.blinded, reveal=form.reveal,
         planned=planned, show_instructions=not form.hide_instructions,

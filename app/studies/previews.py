@@ -81,22 +81,7 @@ def warm_previews(engine: Engine, study_id: int, cache_dir: Path) -> int:
         items = session.scalars(select(StudyItem).where(col(StudyItem.study_id) == study_id)
                                 .order_by(col(StudyItem.id))).all()
         for n, item in enumerate(items, start=1):
-            try:
-                if one_image:
-                    shown_image(session, item, cache_dir)
-                    if item.shows == Shows.edit:  # where a reader's click would find the change
-                        item_change_region(session, item, cache_dir)
-                else:
-                    for which in ("original", "edit"):
-                        sized_file(item_image(session, item, which), ImageSize.preview, cache_dir)
-                    item_diff(session, item, ImageSize.preview, cache_dir)
-                done += 1
-            except ImageNotFound as error:
-                logger.warning("study %s item %s: preview not drawn: %s", study_id, item.id, error)
-            except Exception:
-                # One image that cannot be drawn must not keep the whole study closed: its
-                # screen says it cannot be shown, and the rest are drawn.
-                logger.exception("study %s item %s: preview not drawn", study_id, item.id)
+            done += _draw_item(session, item, one_image, cache_dir)
             if time.monotonic() - last >= PROGRESS_EVERY:
                 _drawn(engine, study_id, n)
                 last = time.monotonic()
@@ -107,6 +92,34 @@ def warm_previews(engine: Engine, study_id: int, cache_dir: Path) -> int:
     logger.info("study %s: previews of %d of %d items drawn in %.1f s; open to its readers",
                 study_id, done, len(items), time.perf_counter() - started)
     return done
+
+
+def _draw_item(session: Session, item: StudyItem, one_image: bool, cache_dir: Path) -> int:
+    """Draw one item's images; 1 when drawn, 0 when it could not be (logged)."""
+    try:
+        if one_image:
+            shown_image(session, item, cache_dir)
+            if item.shows == Shows.edit:  # where a reader's click would find the change
+                item_change_region(session, item, cache_dir)
+        else:
+            for which in ("original", "edit"):
+                sized_file(item_image(session, item, which), ImageSize.preview, cache_dir)
+            item_diff(session, item, ImageSize.preview, cache_dir)
+        return 1
+    except ImageNotFound as error:
+        logger.warning("study %s item %s: preview not drawn: %s", item.study_id, item.id, error)
+    except Exception:
+        # One image that cannot be drawn must not keep the whole study closed: its screen
+        # says it cannot be shown, and the rest are drawn.
+        logger.exception("study %s item %s: preview not drawn", item.study_id, item.id)
+    return 0
+
+
+def draw_items(session: Session, study: Study, items: list[StudyItem], cache_dir: Path) -> int:
+    """Draw the images of items added to an open study (an adaptive study's new batch) before
+    any reader has them in their list; returns how many were drawn."""
+    one_image = study.design == Design.real_or_edited
+    return sum(_draw_item(session, item, one_image, cache_dir) for item in items)
 
 
 def prepare_unfinished(engine: Engine, cache_dir: Path) -> None:

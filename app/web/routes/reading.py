@@ -2,10 +2,11 @@
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Body, Depends, Path, Query, Request
+from fastapi import APIRouter, BackgroundTasks, Body, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import FormData
 
+from app.adaptive.top_up import top_up
 from app.errors import Conflict, Forbidden, NotFound
 from app.images.files import ImageSize
 from app.studies import real_or_edited_answers as real_or_edited
@@ -98,7 +99,8 @@ def _one_image(study: Study) -> bool:
 
 @router.post("/read/{study_id}/{sequence}", response_class=HTMLResponse)
 def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: IdPath,
-           sequence: SequencePath, form: Annotated[FormData, Depends(posted_form)]) -> Response:
+           sequence: SequencePath, form: Annotated[FormData, Depends(posted_form)],
+           settings: SettingsDep, background: BackgroundTasks) -> Response:
     # Sync: the body is read by posted_form first, so no pooled connection waits on a client.
     study = get_study(session, study_id)
     assignment = get_assignment(session, study, user, sequence)
@@ -116,6 +118,8 @@ def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: I
         return render(request, "studies/reading/read.html", {"view": view, "tags": FAILURE_TAGS,
                                                      "errors": posted.errors}, status_code=422)
     submit_answer(session, study, assignment, posted.value)
+    if study.design == Design.adaptive:  # the next batch, before anyone's list runs dry
+        background.add_task(top_up, request.app.state.engine, study_id, settings.resolved_cache_dir())
     if study.reveal == "after_submit":
         return redirect(request, f"/read/{study_id}/{sequence}")
     return redirect(request, f"/read/{study_id}")

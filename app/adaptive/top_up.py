@@ -1,0 +1,116 @@
+"""Keeping an adaptive study's reading lists from running dry.
+
+After each answer the reading screen asks for a top-up in the background. A new batch is
+drawn when some reader has at most half a batch's worth of reads left, while the study is open,
+its budget of draws is not spent and its targets are not all met (then it may stop, and
+drawing more would spend reads it does not need). The batch is recorded first (its number
+is unique per study, so of two requests at once one draws and the other finds it taken),
+its new items' images are drawn next, and only then are its reads placed in the readers'
+lists: a reader never meets a case before its images are ready. A batch left half done by a
+restart is finished by the next top-up.
+"""
+
+import json
+import logging
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col
+
+from app.agreement.monitoring import overturned
+from app.agreement.reads import load
+from app.agreement.service import watch_for
+from app.studies.adaptive import Observed, Pool
+from app.studies.adaptive_batches import batches, draw_batch, frozen_pool, images_drawn, place_batch
+from app.studies.models import Assignment, Design, Study, StudyBatch, StudyItem, StudyStatus
+from app.studies.previews import draw_items
+from app.studies.worklist import study_progress
+
+logger = logging.getLogger(__name__)
+
+
+def top_up(engine: Engine, study_id: int, cache_dir: Path) -> StudyBatch | None:
+    """Draw and place the next batch if one is due; the batch placed, else None. Logged and
+    swallowed on failure: a reader's answer is stored already, and the next answer asks again."""
+    try:
+        return _top_up(engine, study_id, cache_dir)
+    except Exception:
+        logger.exception("adaptive study %s: the next batch could not be drawn", study_id)
+        return None
+
+
+def _top_up(engine: Engine, study_id: int, cache_dir: Path) -> StudyBatch | None:
+    with Session(engine) as session:
+        study = session.get(Study, study_id)
+        if study is None or study.design != Design.adaptive or study.status != StudyStatus.open:
+            return None
+        unfinished = next((b for b in batches(session, study) if not b.ready), None)
+        if unfinished is not None:
+            return _finish(engine, session, study, unfinished, cache_dir)
+        reason = _why_not(session, study)
+        if reason:
+            logger.debug("adaptive study %s: no batch drawn: %s", study_id, reason)
+            return None
+        pool = frozen_pool(session, study)
+        observed = _observed(session, study, pool)
+        raw = json.loads(study.selection)
+        size = min(int(raw["batch_images"]), int(raw["budget_images"]) - images_drawn(session, study))
+        number = len(batches(session, study))
+        try:
+            batch, _ = draw_batch(session, study, pool, observed, number, size)
+            session.commit()
+        except IntegrityError:  # another request drew this batch a moment ago
+            session.rollback()
+            return None
+        logger.info("adaptive study %s: batch %s drawn (%s images, from %s completed)",
+                    study_id, number, size, len(observed))
+        return _finish(engine, session, study, batch, cache_dir)
+
+
+def _why_not(session: Session, study: Study) -> str | None:
+    raw = json.loads(study.selection)
+    if images_drawn(session, study) >= int(raw["budget_images"]):
+        return "its budget of draws is spent"
+    found = watch_for(session, study)
+    if found is not None and found.precise_enough:
+        return "every target is met: the study may stop"
+    progress = study_progress(session, study)
+    if not progress:
+        return "no readers"
+    reads_per_batch = max(1, sum(p.total for _, p in progress) // max(1, len(batches(session, study)))
+                          // len(progress))
+    left = min(p.total - p.done for _, p in progress)
+    # Half a batch ahead: enough to draw and prepare the next one before anyone runs dry,
+    # late enough that it learns from most of the batch before.
+    if 2 * left > reads_per_batch:
+        return f"every reader has more than half a batch ({reads_per_batch} reads) left"
+    return None
+
+
+def _observed(session: Session, study: Study, pool: Pool) -> list[Observed]:
+    """Every completed image the study drew, with whether its edits were overturned."""
+    flips = overturned(load(session, study), study.primary_question)
+    items = dict(session.execute(select(col(StudyItem.attempt_id), col(StudyItem.id)).where(
+        col(StudyItem.study_id) == study.id)).all())
+    found = []
+    for image in pool.images:
+        at = [items.get(e.attempt_id) for e in image.edits]
+        if at and all(i is not None and i in flips for i in at):
+            found.append(Observed(image.image, tuple(flips[i] for i in at if i is not None)))
+    return found
+
+
+def _finish(engine: Engine, session: Session, study: Study, batch: StudyBatch,
+            cache_dir: Path) -> StudyBatch:
+    """Draw the images of the batch's items not yet in anyone's list, then place them."""
+    placed = select(col(Assignment.item_id)).where(col(Assignment.study_id) == study.id)
+    items = list(session.scalars(select(StudyItem).where(
+        col(StudyItem.study_id) == study.id, col(StudyItem.id).not_in(placed))
+        .order_by(col(StudyItem.id))))
+    draw_items(session, study, items, cache_dir)
+    place_batch(session, study, batch, items)
+    session.commit()
+    logger.info("adaptive study %s: batch %s placed (%s new cases)", study.id, batch.batch, len(items))
+    return batch

@@ -1,0 +1,96 @@
+"""The next batch of an adaptive study: drawn when a reader's list runs low, from what was
+read, with its images drawn before its reads are placed; never past the budget or once the
+targets are met; one batch when two ask at once."""
+
+import json
+from pathlib import Path
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app.adaptive.top_up import top_up
+from app.models import User
+from app.studies.answers import AnswerIn, submit_answer
+from app.studies.models import Study, StudyBatch, StudyDraw
+from app.studies.worklist import next_open, reader_progress
+from tests.studies.test_adaptive_study import make_adaptive
+
+
+def read_all(engine: Engine, study_id: int) -> int:
+    """Every reader answers every read in their list (accept all); how many answers."""
+    given = 0
+    with Session(engine) as session:
+        study = session.get(Study, study_id)
+        assert study is not None
+        users = session.scalars(select(User).where(col(User.name).like("adaptive-reader-%"))).all()
+        for user in users:
+            while (open_read := next_open(session, study, user)) is not None:
+                submit_answer(session, study, open_read, AnswerIn(
+                    compliance="yes", structure="yes", realism="yes", fidelity="yes",
+                    overall="accept", confidence=3,
+                    submission_id=f"submit-{study_id}-{user.id}-{open_read.id}"))
+                given += 1
+    return given
+
+
+def batch_rows(engine: Engine, study_id: int) -> list[StudyBatch]:
+    with Session(engine) as session:
+        return list(session.scalars(select(StudyBatch).where(col(StudyBatch.study_id) == study_id)
+                                    .order_by(col(StudyBatch.batch))))
+
+
+def test_a_reader_running_low_gets_the_next_batch_drawn_from_what_was_read(
+        demo_engine: Engine, tmp_path: Path) -> None:
+    study = make_adaptive(demo_engine, batch=4, total=20)
+    assert study.id is not None
+    assert top_up(demo_engine, study.id, tmp_path) is None  # a whole batch left to read
+    read_all(demo_engine, study.id)
+    placed = top_up(demo_engine, study.id, tmp_path)
+    assert placed is not None and placed.batch == 1
+    rows = batch_rows(demo_engine, study.id)
+    assert [b.ready for b in rows] == [True, True]
+    state = json.loads(rows[1].state)
+    assert state["observed"] and all(len(o["overturned"]) >= 1 for o in state["observed"])
+    with Session(demo_engine) as session:
+        found = session.get(Study, study.id)
+        assert found is not None
+        users = session.scalars(select(User).where(col(User.name).like("adaptive-reader-%"))).all()
+        assert all(reader_progress(session, found, u.id or 0).done
+                   < reader_progress(session, found, u.id or 0).total for u in users)
+    assert list(tmp_path.rglob("*")), "the new cases' images were drawn before they were placed"
+
+
+def test_no_batch_past_the_budget(demo_engine: Engine, tmp_path: Path) -> None:
+    study = make_adaptive(demo_engine, batch=4, total=4)
+    assert study.id is not None
+    read_all(demo_engine, study.id)
+    assert top_up(demo_engine, study.id, tmp_path) is None
+    with Session(demo_engine) as session:
+        assert len(session.scalars(select(StudyDraw).where(col(StudyDraw.study_id) == study.id)).all()) == 4
+
+
+def test_no_batch_once_every_target_is_met(demo_engine: Engine, tmp_path: Path) -> None:
+    study = make_adaptive(demo_engine, batch=4, total=40)
+    assert study.id is not None
+    with Session(demo_engine) as session:
+        found = session.get(Study, study.id)
+        assert found is not None
+        found.targets = '{"agreement": 0.5}'
+        session.add(found)
+        session.commit()
+    read_all(demo_engine, study.id)
+    assert top_up(demo_engine, study.id, tmp_path) is None
+    assert len(batch_rows(demo_engine, study.id)) == 1
+
+
+def test_a_batch_left_half_done_is_finished_by_the_next_top_up(demo_engine: Engine, tmp_path: Path) -> None:
+    from app.studies.adaptive_batches import draw_batch, frozen_pool
+
+    study = make_adaptive(demo_engine, batch=4, total=40)
+    with Session(demo_engine) as session:
+        found = session.get(Study, study.id)
+        assert found is not None
+        draw_batch(session, found, frozen_pool(session, found), [], 1, 4)
+        session.commit()  # recorded, its items made, but nothing placed: a restart here
+    finished = top_up(demo_engine, study.id or 0, tmp_path)
+    assert finished is not None and finished.batch == 1 and finished.ready

@@ -1,0 +1,58 @@
+"""An adaptive study from the new-study form: made with its first batch, refused beside the
+design when its pool cannot carry one, and topped up as readers answer."""
+
+import pytest
+from bs4 import BeautifulSoup
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, func, select
+
+from app.models import Role
+from app.settings import Settings
+from app.studies.models import Study, StudyBatch, StudyDraw
+from tests.accounts import add_user
+from tests.web.routes.test_accounts import client_for
+
+
+@pytest.fixture
+def readers(demo_engine: Engine) -> list[int]:
+    return [add_user(demo_engine, f"adaptive-reader-{i}", Role.reader).id or 0 for i in range(3)]
+
+
+def form(readers: list[int], **extra: str) -> dict[str, object]:
+    return {"name": "adaptive", "design": "adaptive", "total": "30", "batch_images": "4",
+            "seed": "5", "readers": [str(r) for r in readers], "primary_question": "overall",
+            **extra}
+
+
+def test_the_form_makes_an_adaptive_study_with_its_first_batch(
+        demo_engine: Engine, settings: Settings, readers: list[int]) -> None:
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    page = BeautifulSoup(admin.get("/studies/new?design=adaptive").text, "html.parser")
+    assert "drawn in small batches" in page.select_one("#adaptive-explained").text
+    created = admin.post("/studies", data=form(readers), follow_redirects=False)
+    assert created.status_code == 303
+    with Session(demo_engine) as session:
+        study = session.scalars(select(Study).where(col(Study.name) == "adaptive")).one()
+        assert study.design == "adaptive"
+        assert session.scalar(select(func.count()).select_from(StudyDraw)
+                              .where(col(StudyDraw.study_id) == study.id)) == 4
+
+
+@pytest.mark.parametrize(("query", "typed", "field", "words"), [
+    ("?modality=chest_xray", {}, "design", "at least 2 strata"),
+    ("", {"batch_images": "0"}, "batch_images", "at least 1"),
+    ("", {"total": ""}, "total", "the most source images"),
+    ("", {"target_agreement": "0"}, "target_agreement", "greater than 0"),
+])
+def test_an_adaptive_study_it_cannot_make_is_refused_with_the_field_named(
+        demo_engine: Engine, settings: Settings, readers: list[int], query: str,
+        typed: dict[str, str], field: str, words: str) -> None:
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    refused = admin.post(f"/studies{query}", data=form(readers, **typed))
+    assert refused.status_code == 422
+    page = BeautifulSoup(refused.text, "html.parser")
+    assert words in page.select_one(f"#error-{field}").text
+    assert page.select_one('input[name="name"]')["value"] == "adaptive"
+    with Session(demo_engine) as session:
+        assert session.scalar(select(func.count()).select_from(Study)) == 0
+        assert session.scalar(select(func.count()).select_from(StudyBatch)) == 0
