@@ -54,9 +54,9 @@ def test_the_first_batch_is_drawn_with_recorded_probabilities(demo_engine: Engin
 
 
 def test_a_later_batch_goes_behind_the_case_each_reader_has_open(demo_engine: Engine) -> None:
+    from app.models import User
     from app.studies.answers import AnswerIn, submit_answer
     from app.studies.worklist import get_assignment
-    from app.models import User
 
     study = make_adaptive(demo_engine)
     with Session(demo_engine) as session:
