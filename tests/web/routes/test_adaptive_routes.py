@@ -56,3 +56,22 @@ def test_an_adaptive_study_it_cannot_make_is_refused_with_the_field_named(
     with Session(demo_engine) as session:
         assert session.scalar(select(func.count()).select_from(Study)) == 0
         assert session.scalar(select(func.count()).select_from(StudyBatch)) == 0
+
+
+def test_the_report_and_pages_of_an_adaptive_study_say_what_is_weighted(
+        demo_engine: Engine, settings: Settings, readers: list[int]) -> None:
+    from tests.adaptive.test_top_up import read_all
+
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    created = admin.post("/studies", data=form(readers, target_agreement="0.45"),
+                         follow_redirects=False)
+    study_id = int(created.headers["location"].rsplit("/", 1)[1])
+    read_all(demo_engine, study_id)
+    page = BeautifulSoup(admin.get(f"/studies/{study_id}").text, "html.parser")
+    agreement = page.select_one('#watch-table tr[data-endpoint="agreement"]')
+    assert agreement.select_one(".interval").text.strip() != "no compared case yet"
+    report = BeautifulSoup(admin.get(f"/studies/{study_id}/report.html").text, "html.parser")
+    assert "inverse of its probability" in report.select_one("#adaptive-methods").text
+    assert report.select_one("#adaptive-headline").text.startswith("Adaptive design:")
+    results = BeautifulSoup(admin.get(f"/studies/{study_id}/agreement").text, "html.parser")
+    assert "unweighted" in results.select_one("#adaptive-note").text
