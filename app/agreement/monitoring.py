@@ -95,6 +95,14 @@ class Watch:
     agreement: dict[str, EndpointWatch]  # each question's judge-reader agreement
     confidence: float
     method: str
+    # An adaptive study: the draws made and the most it may make. Its sequence counts draws
+    # (an image drawn twice is two draws), a fixed design's counts images.
+    draws_made: int | None = None
+    budget: int | None = None
+
+    @property
+    def unit(self) -> str:
+        return "draw" if self.budget is not None else "image"
 
     @property
     def targets_set(self) -> bool:
@@ -110,6 +118,7 @@ class Watch:
                 "reads_planned": self.reads_planned, "images_complete": self.images_complete,
                 "images_total": self.images_total, "confidence": self.confidence,
                 "method": self.method, "precise_enough": self.precise_enough,
+                "unit": self.unit, "draws_made": self.draws_made, "budget": self.budget,
                 "endpoints": [e.as_dict() for e in self.endpoints],
                 "agreement": {q: e.as_dict() for q, e in self.agreement.items()}}
 
@@ -303,7 +312,9 @@ def watch(data: StudyReads, question: str, targets: dict[str, float], *,
                  for q, found in by_question.items()}
     return Watch(question=question, reads_done=done, reads_planned=planned,
                  images_complete=len(images), images_total=len(per_image), endpoints=endpoints,
-                 agreement=agreement, confidence=1 - ALPHA, method=METHOD)
+                 agreement=agreement, confidence=1 - ALPHA, method=METHOD,
+                 draws_made=len(draws) if draws is not None else None,
+                 budget=shape.images if draws is not None else None)
 
 
 def stopping_rule(w: Watch) -> str:
@@ -319,7 +330,8 @@ def stopping_rule(w: Watch) -> str:
 
 def stopping_outcome(w: Watch, *, locked: bool, locked_at: datetime | None) -> str:
     """When and why the study stopped, or that it is still running (interim)."""
-    progress = f"{w.reads_done} of {w.reads_planned} planned reads"
+    progress = (f"{w.reads_done} of {w.reads_planned} planned reads" if w.budget is None else
+                f"{w.reads_done} reads and {w.draws_made} of at most {w.budget} draws")
     if not locked:
         return f"Interim: {progress}; the study is still open."
     when = f" on {locked_at:%Y-%m-%d}" if locked_at else ""
@@ -327,8 +339,8 @@ def stopping_outcome(w: Watch, *, locked: bool, locked_at: datetime | None) -> s
     if w.precise_enough:
         last = max(met, key=lambda e: e.met_after_images or 0)
         return (f"Stopped{when} after {progress}: every target was met, the last ({last.label}) "
-                f"after {last.met_after_images} fully read source images.")
-    if w.reads_done >= w.reads_planned:
+                f"after {last.met_after_images} fully read {w.unit}s.")
+    if w.reads_done >= w.reads_planned and (w.budget is None or (w.draws_made or 0) >= w.budget):
         missed = [e.label for e in w.endpoints if e.target is not None and not e.met]
         return (f"Stopped{when} when every planned read was done ({progress})"
                 + (f"; not met: {', '.join(missed)}." if missed else "."))
