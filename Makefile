@@ -84,6 +84,10 @@ bench: install
 	$(BIN)/python benchmarks/exports.py
 	$(BIN)/python benchmarks/real_or_edited.py
 	$(BIN)/python benchmarks/real_or_edited_coverage.py --simulations 2000
+	$(BIN)/python benchmarks/sequential_coverage.py --studies 2000
+	$(BIN)/python benchmarks/adaptive_design.py --studies 200
+	$(BIN)/python benchmarks/coverage.py --model readers --datasets 2000 --images 25
+	$(BIN)/python benchmarks/coverage.py --model readers --datasets 2000 --images 100
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
