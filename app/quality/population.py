@@ -212,12 +212,16 @@ class Labels:
     # The consensus when what the readers left open is counted one way or the other:
     # policy name -> question -> value per edit (the sensitivity lines).
     sensitivity: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    # When the last first read of each read edit came in (POSIX seconds; nan: unread): the
+    # order in which the anytime-valid interval takes the source images (app/quality/anytime.py).
+    answered: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
     consensus = {q: np.full(len(frame), np.nan) for q in QUESTIONS}
     sensitivity = {name: {q: np.full(len(frame), np.nan) for q in QUESTIONS} for name in SENSITIVITY}
     drawn_edits = np.zeros(len(frame), dtype=bool)
+    answered = np.full(len(frame), np.nan)
     not_drawn = np.ones(len(frame))
     strata = np.full(len(frame), "", dtype=object)
     described, notes = [], []
@@ -270,6 +274,9 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
                     verdicts[i] = case.judge_verdict_id
         for read in reads.values():
             i = at_item.get(read.item_id, -1)
+            if i >= 0 and read.answered_at is not None:
+                stamp = read.answered_at.timestamp()
+                answered[i] = stamp if np.isnan(answered[i]) else max(answered[i], stamp)
             if i >= 0 and read.tags:
                 tags.setdefault(i, Counter()).update(read.tags)
         for target, policy in [(consensus, None), *((sensitivity[name], policy)
@@ -289,4 +296,4 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
         for question in QUESTIONS:  # an edit no study drew (a stale pool) cannot carry a weight
             values[question][inclusion <= 0] = np.nan
     return Labels(consensus, inclusion, strata, described, notes, rounds, verdicts, tags,
-                  drawn_edits & (inclusion > 0), sensitivity)
+                  drawn_edits & (inclusion > 0), sensitivity, answered)

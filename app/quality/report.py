@@ -14,6 +14,7 @@ from sqlmodel import Session, col
 from app.errors import Invalid, NotFound
 from app.memo import Memo
 from app.overview.tables import fingerprint as data_fingerprint
+from app.quality.anytime import AnytimeRate, anytime_rate
 from app.quality.calibration import Calibration, calibration
 from app.quality.estimates import CONFIDENCE, MIN_IMAGES, MIN_READS, Columns, Row, estimate
 from app.quality.nonresponse import within_stratum
@@ -59,9 +60,12 @@ class Population:
     # The whole population counted with what the readers left open one way or the other:
     # policy (app/quality/population.py SENSITIVITY) -> question -> row.
     sensitivity: dict[str, dict[str, Row]] = field(default_factory=dict)
+    # The acceptable rate (overall) with an interval valid at every look (app/quality/anytime.py).
+    anytime: AnytimeRate | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"key": self.key, "label": self.label, "edits": self.edits,
+                "anytime": self.anytime.as_dict() if self.anytime else None,
                 "parts": [p.as_dict() for p in self.parts],
                 "sensitivity": {name: {q: r.as_dict() for q, r in rows.items()}
                                 for name, rows in self.sensitivity.items()}}
@@ -230,6 +234,8 @@ def _compute(session: Session, root: Study, studies: list[Study], target: float,
         index = np.flatnonzero(mask)
         population.sensitivity = {name: {q: estimate(alt[q], index, q, target=target) for q in ORDER}
                                   for name, alt in alternatives.items()}
+        population.anytime = anytime_rate(labels.consensus["overall"], labels.inclusion,
+                                          labels.drawn, frame.clusters, labels.answered, index)
         report.populations.append(population)
     return report
 

@@ -183,6 +183,8 @@ def test_the_sensitivity_lines_stand_under_each_population(demo_engine: Engine, 
     assert [r["data-policy"] for r in lines] == [
         "primary", "ties_as_pass", "ties_as_fail", "cannot_assess_as_pass", "cannot_assess_as_fail"]
     assert all(r.select_one("td strong").text.endswith("%") for r in lines)
+    anytime = page.select_one('p.anytime-rate[data-population="judged"]')
+    assert "valid at every look" in anytime.text and anytime.select_one("strong").text.endswith("%")
     data = admin.get(f"/api/quality?study={study.id}").json()
     judged = next(p for p in data["populations"] if p["key"] == "judged")
     assert set(judged["sensitivity"]) == {"ties_as_pass", "ties_as_fail", "cannot_assess_as_pass",
