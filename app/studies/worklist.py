@@ -89,6 +89,12 @@ def study_progress(session: Session, study: Study) -> list[tuple[User, Progress]
     return [(u, reader_progress(session, study, u.id or 0)) for u in readers]
 
 
+def reads_so_far(session: Session, study: Study) -> Progress:
+    """Reads done and planned over every reader: what an interim label states."""
+    progress = [p for _, p in study_progress(session, study)]
+    return Progress(sum(p.done for p in progress), sum(p.total for p in progress))
+
+
 def all_studies(session: Session) -> list[tuple[Study, list[tuple[User, Progress]]]]:
     """Every study, newest first, with each reader's progress."""
     return [(s, study_progress(session, s))

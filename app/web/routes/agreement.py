@@ -17,7 +17,7 @@ from app.csv_cells import iter_dict_csv
 from app.models import Direction, Modality
 from app.studies.adjudication import assign_adjudicator
 from app.studies.models import Design
-from app.studies.worklist import get_study
+from app.studies.worklist import get_study, reads_so_far
 from app.web.deps import MAX_DB_ID, DiseaseName, IdPath, QuestionQuery, SessionDep, SettingsDep
 from app.web.templating import redirect, render
 
@@ -60,7 +60,8 @@ def real_or_edited_page(request: Request, session: SessionDep, settings: Setting
     return render(request, "agreement/real_or_edited.html",
                   {"study": study,
                    "results": real_or_edited.results(session, study, settings.resolved_cache_dir()),
-                   "pooled": real_or_edited.POOLED, "mean": real_or_edited.MEAN})
+                   "pooled": real_or_edited.POOLED, "mean": real_or_edited.MEAN,
+                   "reads": reads_so_far(session, study)})
 
 
 @router.get("/studies/{study_id}/real-or-edited.json")
@@ -141,7 +142,7 @@ def _disagreement_rows(session: SessionDep, study_id: int, question: str | None,
 def disagreements_page(request: Request, session: SessionDep, study_id: IdPath,
                        question: QuestionQuery = None, kind: KindQuery = None) -> HTMLResponse:
     study, readers, found = _disagreement_rows(session, study_id, question, kind)
-    context = {"study": study, "rows": found, "kinds": KINDS,
+    context = {"study": study, "rows": found, "kinds": KINDS, "reads": reads_so_far(session, study),
                "question": question, "kind": kind, "query": request.url.query,
                "readers": readers}
     return render(request, "agreement/disagreements.html", context)

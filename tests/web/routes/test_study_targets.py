@@ -115,3 +115,20 @@ def test_the_report_states_the_rule_and_when_and_why_the_study_stopped(
     outcome = report.select_one("#stopping-outcome").text
     assert outcome.startswith("Locked on ")
     assert "after 7 of 16 planned reads, before every target was met" in outcome
+
+
+def test_every_results_page_says_interim_while_the_study_is_open(demo_engine: Engine,
+                                                                 settings: Settings) -> None:
+    from tests.studies.conftest import make_real_or_edited
+
+    setup = make_study(demo_engine)
+    turing = make_real_or_edited(demo_engine)
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    queue = BeautifulSoup(admin.get(f"/studies/{setup.study.id}/disagreements").text, "html.parser")
+    assert queue.select_one("#interim").text.startswith("Interim: 0 of 16 planned reads")
+    roe_admin = as_user(demo_engine, settings, "roe-admin", Role.admin)
+    page = BeautifulSoup(roe_admin.get(f"/studies/{turing.study.id}/real-or-edited").text, "html.parser")
+    assert page.select_one("#interim").text.startswith("Interim: 0 of ")
+    assert admin.post(f"/studies/{setup.study.id}/lock", follow_redirects=False).status_code == 303
+    queue = BeautifulSoup(admin.get(f"/studies/{setup.study.id}/disagreements").text, "html.parser")
+    assert queue.select_one("#interim") is None
