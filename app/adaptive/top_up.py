@@ -73,9 +73,6 @@ def _why_not(session: Session, study: Study) -> str | None:
     raw = json.loads(study.selection)
     if images_drawn(session, study) >= int(raw["budget_images"]):
         return "its budget of draws is spent"
-    found = watch_for(session, study)
-    if found is not None and found.precise_enough:
-        return "every target is met: the study may stop"
     progress = study_progress(session, study)
     if not progress:
         return "no readers"
@@ -86,6 +83,10 @@ def _why_not(session: Session, study: Study) -> str | None:
     # late enough that it learns from most of the batch before.
     if 2 * left > reads_per_batch:
         return f"every reader has more than half a batch ({reads_per_batch} reads) left"
+    # Last, as it reads every answer: the figures.
+    found = watch_for(session, study)
+    if found is not None and found.precise_enough:
+        return "every target is met: the study may stop"
     return None
 
 
