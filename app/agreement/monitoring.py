@@ -6,8 +6,10 @@ A source image enters the sequence once every read assigned on its cases is in, 
 images were completed; its cases are compared as they stood then, with the readers'
 consensus on the primary question and without adjudication (an adjudication comes later and
 would change a past observation). Ties are left out, as in the primary analysis before
-adjudication. Readers read in a random order, so completed images arrive as draws from the
-study's sample.
+adjudication. Readers read in random orders, so completed images arrive as draws from the
+study's sample, save that an image with more cases tends to complete later (stated on the
+page and in the README). An adaptive study's sequence follows its draws instead, batch by
+batch, which nothing about the reads can reorder.
 
 The projection continues the observed sequence with images resampled from those completed
 (a fixed seed), up to the images the study has left; it is a projection, labelled so, and
