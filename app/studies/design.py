@@ -164,11 +164,11 @@ def _check_people(session: Session, plan: StudyPlan) -> None:
 def _study_row(plan: StudyPlan, created_by: User, selection: str) -> Study:
     assert created_by.id is not None
     return Study(name=plan.name, blinded=plan.blinded, reveal=plan.reveal.value,
-                  design=plan.design.value, primary_question=plan.primary_question,
-                  plan=json.dumps(plan.planned, sort_keys=True) if plan.planned else None,
-                  margin=plan.margin,
-                  targets=json.dumps(plan.targets, sort_keys=True) if plan.targets else None,
-                  readers_per_case=plan.readers_per_case, repeat_fraction=plan.repeat_fraction,
+                 design=plan.design.value, primary_question=plan.primary_question,
+                 plan=json.dumps(plan.planned, sort_keys=True) if plan.planned else None,
+                 margin=plan.margin,
+                 targets=json.dumps(plan.targets, sort_keys=True) if plan.targets else None,
+                 readers_per_case=plan.readers_per_case, repeat_fraction=plan.repeat_fraction,
                  seed=plan.seed, selection=selection, created_by=created_by.id,
                  order_secret=secrets.token_hex(16), show_instructions=plan.show_instructions,
                  instructions=checked_instructions(plan.instructions),
@@ -191,7 +191,9 @@ def _create_adaptive(session: Session, plan: StudyPlan, created_by: User) -> Stu
     session.add(study)
     session.flush()
     pool = Pool(found)
-    _check_targets(plan, int(pool.sizes.sum()))
+    # The cases its budget of draws can read: the budget's images at the pool's mean size.
+    budget_cases = (plan.total or 0) * float(pool.sizes.mean())
+    _check_targets(plan, int(min(pool.sizes.sum(), budget_cases)))
     assert study.id is not None
     for user_id in plan.reader_ids:
         order_seed = random.Random(f"{study.order_secret}:reader:{user_id}").randrange(2**31)

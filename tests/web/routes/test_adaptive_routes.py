@@ -43,6 +43,9 @@ def test_the_form_makes_an_adaptive_study_with_its_first_batch(
     ("", {"batch_images": "0"}, "batch_images", "at least 1"),
     ("", {"total": ""}, "total", "the most source images"),
     ("", {"target_agreement": "0"}, "target_agreement", "greater than 0"),
+    # The budget, not the pool, bounds what it can read: 3 images cannot give +-0.1.
+    ("", {"total": "3", "batch_images": "3", "target_agreement": "0.1"}, "target_agreement",
+     "out of reach"),
 ])
 def test_an_adaptive_study_it_cannot_make_is_refused_with_the_field_named(
         demo_engine: Engine, settings: Settings, readers: list[int], query: str,
