@@ -23,8 +23,15 @@ from app.agreement.monitoring import overturned
 from app.agreement.reads import load
 from app.agreement.service import watch_for
 from app.studies.adaptive import Observed, Pool
-from app.studies.adaptive_batches import batches, draw_batch, frozen_pool, images_drawn, place_batch
-from app.studies.models import Assignment, Design, Study, StudyBatch, StudyItem, StudyStatus
+from app.studies.adaptive_batches import (
+    batches,
+    draw_batch,
+    frozen_pool,
+    images_drawn,
+    place_batch,
+    unplaced,
+)
+from app.studies.models import Design, Study, StudyBatch, StudyItem, StudyStatus
 from app.studies.previews import draw_items
 from app.studies.worklist import study_progress
 
@@ -104,14 +111,15 @@ def _observed(session: Session, study: Study, pool: Pool) -> list[Observed]:
 
 
 def _finish(engine: Engine, session: Session, study: Study, batch: StudyBatch,
-            cache_dir: Path) -> StudyBatch:
-    """Draw the images of the batch's items not yet in anyone's list, then place them."""
-    placed = select(col(Assignment.item_id)).where(col(Assignment.study_id) == study.id)
-    items = list(session.scalars(select(StudyItem).where(
-        col(StudyItem.study_id) == study.id, col(StudyItem.id).not_in(placed))
-        .order_by(col(StudyItem.id))))
+            cache_dir: Path) -> StudyBatch | None:
+    """Draw the images of the items in nobody's list yet, then place them; None when another
+    request placed the batch meanwhile."""
+    items = unplaced(session, study)
     draw_items(session, study, items, cache_dir)
-    place_batch(session, study, batch, items)
+    if not place_batch(session, study, batch):
+        session.rollback()
+        return None
     session.commit()
+    session.refresh(batch)
     logger.info("adaptive study %s: batch %s placed (%s new cases)", study.id, batch.batch, len(items))
     return batch

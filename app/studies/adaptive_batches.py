@@ -19,7 +19,7 @@ from sqlalchemy import func, select, update
 from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter, recorded_filter
-from app.models import Attempt, JudgeVerdict
+from app.models import Attempt, JudgeVerdict, Task, User
 from app.studies.adaptive import UNIFORM_SHARE, Observed, Pool, PoolEdit, PoolImage, State, draw
 from app.studies.models import Assignment, Design, Study, StudyBatch, StudyDraw, StudyItem, StudyReader
 from app.studies.pool import candidates
@@ -122,8 +122,6 @@ def _record(session: Session, attempt_id: int) -> int | None:
 
 
 def _instruction(session: Session, edit: PoolEdit, known: dict[int, str]) -> str:
-    from app.models import Task
-
     attempt = session.get(Attempt, edit.attempt_id)
     task = session.get(Task, edit.task_id)
     assert attempt is not None and task is not None
@@ -132,34 +130,45 @@ def _instruction(session: Session, edit: PoolEdit, known: dict[int, str]) -> str
     return known[attempt.run_id]
 
 
-def place_batch(session: Session, study: Study, batch: StudyBatch, items: list[StudyItem]) -> None:
+def unplaced(session: Session, study: Study) -> list[StudyItem]:
+    """The study's items in nobody's list yet: a batch's new items until it is placed."""
+    placed = select(col(Assignment.item_id)).where(col(Assignment.study_id) == study.id)
+    return list(session.scalars(select(StudyItem).where(
+        col(StudyItem.study_id) == study.id, col(StudyItem.id).not_in(placed))
+        .order_by(col(StudyItem.id))))
+
+
+def place_batch(session: Session, study: Study, batch: StudyBatch) -> bool:
     """Each reader's reads of the batch's new items, mixed at random among the reads they have
-    not reached yet; then the batch is ready. The caller commits."""
+    not reached yet, and the batch marked ready; False when another request placed it first
+    (the batch is claimed by a conditional update, which a second placer waits on and then
+    finds done). The caller commits."""
     assert study.id is not None
+    claimed = session.execute(update(StudyBatch).where(
+        col(StudyBatch.id) == batch.id, col(StudyBatch.ready).is_(False)).values(ready=True))
+    if claimed.rowcount == 0:  # type: ignore[attr-defined]
+        return False
+    items = unplaced(session, study)
     readers = list(session.scalars(select(StudyReader).where(col(StudyReader.study_id) == study.id)
                                    .order_by(col(StudyReader.user_id))))
     ids = [r.user_id for r in readers]
     k = study.readers_per_case or len(ids)
     draw_order = random.Random(f"{study.order_secret}:batch:{batch.batch}")
-    ordered = sorted(items, key=lambda i: i.id or 0)
-    draw_order.shuffle(ordered)
+    draw_order.shuffle(items)
     start = draw_order.randrange(len(ids)) if ids else 0
     mine: dict[int, list[StudyItem]] = {uid: [] for uid in ids}
-    for index, item in enumerate(ordered):
+    for index, item in enumerate(items):
         for j in range(k):
             mine[ids[(start + index * k + j) % len(ids)]].append(item)
     for reader in readers:
         _mix_in(session, study, reader, mine[reader.user_id], batch.batch)
-    batch.ready = True
-    session.add(batch)
+    return True
 
 
 def _mix_in(session: Session, study: Study, reader: StudyReader, items: list[StudyItem],
             number: int) -> None:
     if not items:
         return
-    from app.models import User
-
     user = session.get(User, reader.user_id)
     assert user is not None and study.id is not None
     frontier = next_open(session, study, user)

@@ -199,8 +199,8 @@ def _create_adaptive(session: Session, plan: StudyPlan, created_by: User) -> Stu
         order_seed = random.Random(f"{study.order_secret}:reader:{user_id}").randrange(2**31)
         session.add(StudyReader(study_id=study.id, user_id=user_id, order_seed=order_seed))
     session.flush()
-    batch, items = draw_batch(session, study, pool, [], 0, plan.batch_images)
-    place_batch(session, study, batch, items)
+    batch, _ = draw_batch(session, study, pool, [], 0, plan.batch_images)
+    place_batch(session, study, batch)
     session.commit()
     session.refresh(study)
     return study

@@ -94,3 +94,29 @@ def test_a_batch_left_half_done_is_finished_by_the_next_top_up(demo_engine: Engi
         session.commit()  # recorded, its items made, but nothing placed: a restart here
     finished = top_up(demo_engine, study.id or 0, tmp_path)
     assert finished is not None and finished.batch == 1 and finished.ready
+
+
+def test_a_batch_is_placed_once_when_two_requests_finish_it(demo_engine: Engine) -> None:
+    """Two top-ups can both find a batch unfinished; the second to place it must place
+    nothing, or every reader would read its cases twice."""
+    from app.studies.adaptive_batches import draw_batch, frozen_pool, place_batch
+    from app.studies.models import Assignment
+
+    study = make_adaptive(demo_engine, batch=4, total=40)
+    with Session(demo_engine) as first, Session(demo_engine) as second:
+        found = first.get(Study, study.id)
+        assert found is not None
+        batch, _ = draw_batch(first, found, frozen_pool(first, found), [], 1, 4)
+        first.commit()
+        before = len(first.scalars(select(Assignment)).all())
+        other = second.get(StudyBatch, batch.id)
+        other_study = second.get(Study, study.id)
+        assert other is not None and other_study is not None
+        assert place_batch(second, other_study, other)
+        second.commit()
+        assert not place_batch(first, found, batch)
+        first.rollback()
+        after = first.scalars(select(Assignment)).all()
+        assert len(after) > before
+        pairs = [(a.user_id, a.item_id) for a in after]
+        assert len(pairs) == len(set(pairs))  # no reader has a case twice

@@ -71,7 +71,7 @@ def test_a_later_batch_goes_behind_the_case_each_reader_has_open(demo_engine: En
         pool = frozen_pool(session, study)
         batch, items = draw_batch(session, study, pool, [Observed(pool.images[0].image, (False,) * len(
             pool.images[0].edits))], 1, 5)
-        place_batch(session, study, batch, items)
+        assert place_batch(session, study, batch)
         session.commit()
         after = {a.sequence: a.item_id for a in session.scalars(select(Assignment).where(
             col(Assignment.study_id) == study.id, col(Assignment.user_id) == reader.id))}
