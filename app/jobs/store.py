@@ -2,7 +2,8 @@
 
 Every round is written in one transaction. Its image goes to a name no other write uses
 (the round, then a random part), renamed there from a partial file in the step that commits
-the row, and removed again if the commit fails; so a process killed at any moment leaves
+the row, and removed again if the commit fails (unless the commit went through all the same,
+which a dropped connection can hide); so a process killed at any moment leaves
 either a whole round or none of it, and a stored verdict always points at the very image it
 judged, whatever another worker wrote meanwhile. A resumed run reads back the rounds it
 already has and continues from the next one. Writes made for a job check its lease first
@@ -10,6 +11,7 @@ already has and continues from the next one. Writes made for a job check its lea
 """
 
 import json
+import logging
 import os
 import secrets
 from dataclasses import dataclass, field
@@ -31,6 +33,8 @@ from pipeline.backend import TaskInfo
 from pipeline.ports import Round
 from pipeline.redaction import redact_optional
 from pipeline.vocabulary import DIMENSIONS, JUDGE_STEP, Outcome
+
+logger = logging.getLogger(__name__)
 
 
 def output_root(engine: Engine, location: str | Path) -> int:
@@ -144,9 +148,24 @@ def save_round(engine: Engine, run_id: int, root_id: int, root: str | Path, item
             session.commit()
             return attempt.id or 0
     except BaseException:
-        if relpath is not None:
+        # A commit cut short (a dropped connection, a paused worker woken up) may have been
+        # applied all the same: its row then points at this image, so the image stays unless
+        # the database says for certain that no row holds it. An orphan file is harmless; a
+        # row whose image was deleted is a round lost.
+        if relpath is not None and not _row_holds(engine, relpath):
             images.discard(relpath, staged)
         raise
+
+
+def _row_holds(engine: Engine, relpath: str) -> bool:
+    """Whether a stored attempt points at this image; True when the database cannot say."""
+    try:
+        with Session(engine) as session:
+            return session.scalars(select(col(Attempt.id)).where(
+                col(Attempt.image_relpath) == relpath)).first() is not None
+    except Exception:
+        logger.exception("could not tell whether image %s was committed; it is kept", relpath)
+        return True
 
 
 def verdict_row(attempt_id: int, fields: dict[str, Any] | None, error: str | None, *,

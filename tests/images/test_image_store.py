@@ -126,3 +126,36 @@ def test_an_s3_bucket_as_the_image_store(client: TestClient, demo_engine: Engine
     assert sorted(fsspec.filesystem("s3").find(s3_bucket)) == keys
     preview = client.get(f"/images/attempt/{attempts[0].id}", params={"size": "preview"})
     assert preview.status_code == 200
+
+
+def test_an_image_whose_commit_went_through_before_the_connection_dropped_is_kept(
+        demo_engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The four-worker PostgreSQL test once found a stored round whose image was missing: the
+    commit was applied, the client saw its connection drop, and the image was removed as if
+    the round had never been written."""
+    from sqlalchemy.exc import OperationalError
+
+    [task_id] = task_ids(demo_engine, 1)
+    job_id = create_job(demo_engine, [task_id], JobOptions())
+    lease = claim(demo_engine, job_id)
+    assert lease is not None
+    with Session(demo_engine) as session:
+        job_task = session.exec(select(JobTask).where(JobTask.job_id == job_id)).one()
+    run_id = store.start_run(demo_engine, task_id, job_task.id, lease)
+    root_id = store.output_root(demo_engine, str(tmp_path))
+    item = store.Round(number=1, instruction="x", instruction_thinking="", image=b"\xff\xd8\xff",
+                       edit_error=None, verdict=None, verdict_error=None, judge_thinking="",
+                       judge_model=None, prompt_version=None, raw="", calls={})
+    real_commit = Session.commit
+
+    def commit_then_drop(self: Session) -> None:
+        real_commit(self)
+        raise OperationalError("COMMIT", {}, Exception("server closed the connection unexpectedly"))
+
+    monkeypatch.setattr(Session, "commit", commit_then_drop)
+    with pytest.raises(OperationalError):
+        store.save_round(demo_engine, run_id, root_id, str(tmp_path), item, lease)
+    monkeypatch.undo()
+    with Session(demo_engine) as session:
+        attempt = session.exec(select(Attempt).where(Attempt.run_id == run_id)).one()
+        assert resolve_image(session, ImageKind.attempt, attempt.id or 0).read_bytes() == item.image
