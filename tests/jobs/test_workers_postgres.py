@@ -153,7 +153,11 @@ def test_four_workers_survive_pause_kill_and_takeover(pg_server: PostgresServer,
     # accepted. Either way no run goes on past its accepted round.
     assert all(len(rounds) in (1, 2) for rounds in by_run.values()), by_run
     assert sum(len(rounds) == 2 for rounds in by_run.values()) >= 12, by_run
-    assert "taken over by another worker" in logs[0].read_text()
+    # What the holder meets first on waking depends on where the pause caught it: a lease
+    # check (displaced), or a write on a connection the server dropped while it was open in
+    # a transaction (given up). Either way it wrote nothing more, as the lines above show.
+    woke = logs[0].read_text()
+    assert "taken over by another worker" in woke or "given up after an error" in woke, woke
 
 
 def test_a_paused_workers_job_is_taken_over_in_time_and_it_writes_nothing_more(
@@ -188,4 +192,8 @@ def test_a_paused_workers_job_is_taken_over_in_time_and_it_writes_nothing_more(
     job = jobs(engine)[0]
     assert job.id == job_id and job.lease == 2, job.lease  # taken over once, never back
     every_round_paired(engine, len(ids))
-    assert "taken over by another worker" in logs[0].read_text()
+    # What the holder meets first on waking depends on where the pause caught it: a lease
+    # check (displaced), or a write on a connection the server dropped while it was open in
+    # a transaction (given up). Either way it wrote nothing more, as the lines above show.
+    woke = logs[0].read_text()
+    assert "taken over by another worker" in woke or "given up after an error" in woke, woke
