@@ -31,6 +31,7 @@ import numpy as np
 ALPHA = 0.05
 GRID = 1000  # the candidate shares are 0, 1/GRID, ..., 1
 TRUNCATION = 0.5  # bets stay within half of what would stake the whole capital
+CHUNK = 512  # units per slice of the grid x units table
 METHOD = ("anytime-valid confidence sequence: hedged betting (Waudby-Smith & Ramdas, JRSS-B "
           "2024), predictable plug-in empirical-Bernstein bets tuned to the study's planned "
           "source images, source images as the unit, running intersection")
@@ -84,26 +85,33 @@ def ratio_sequence(a: np.ndarray, b: np.ndarray, *, alpha: float = ALPHA, grid: 
     if not len(a):
         return Sequence(np.zeros(0), np.zeros(0))
     shares = np.linspace(0.0, 1.0, grid + 1)[:, None]
-    if planned is not None and planned < 1:
-        raise ValueError("the planned number of units is at least 1")
-    bets = predictable_bets(a, alpha / 2, planned)[None, :]
-    bet = a[None, :] - shares * b[None, :]  # the stake's outcome, mean 0 at the true share
+    bets = predictable_bets(a, alpha / 2, planned)
     with np.errstate(divide="ignore"):
-        up = np.minimum(bets, TRUNCATION / shares)
-        down = np.minimum(bets, TRUNCATION / (1 - shares))
-    # Logs: a product of thousands of factors over- or underflows. Every factor is at least
-    # 1/2 (the truncation), so each log is finite.
-    gain_up = np.cumsum(np.log1p(up * bet), axis=1)
-    gain_down = np.cumsum(np.log1p(-down * bet), axis=1)
-    capital = np.maximum(gain_up, gain_down) + np.log(0.5)
-    inside = capital <= np.log(1 / alpha)
+        up_cap = TRUNCATION / shares
+        down_cap = TRUNCATION / (1 - shares)
     low = np.zeros(len(a))
     high = np.ones(len(a))
-    any_in = inside.any(axis=0)
-    first = np.argmax(inside, axis=0)
-    last = grid - np.argmax(inside[::-1], axis=0)
-    low[any_in] = np.maximum(0.0, shares[first[any_in], 0] - 1 / grid)
-    high[any_in] = np.minimum(1.0, shares[last[any_in], 0] + 1 / grid)
+    gain_up = np.zeros((grid + 1, 1))
+    gain_down = np.zeros((grid + 1, 1))
+    # Columns of units at a time: the whole grid x units table of a study of 8,000 source
+    # images would take half a gigabyte; a chunk carries the capital forward.
+    for start in range(0, len(a), CHUNK):
+        stop = min(start + CHUNK, len(a))
+        bet = a[None, start:stop] - shares * b[None, start:stop]  # mean 0 at the true share
+        up = np.minimum(bets[None, start:stop], up_cap)
+        down = np.minimum(bets[None, start:stop], down_cap)
+        # Logs: a product of thousands of factors over- or underflows. Every factor is at
+        # least 1/2 (the truncation), so each log is finite.
+        cum_up = gain_up + np.cumsum(np.log1p(up * bet), axis=1)
+        cum_down = gain_down + np.cumsum(np.log1p(-down * bet), axis=1)
+        gain_up, gain_down = cum_up[:, -1:], cum_down[:, -1:]
+        inside = np.maximum(cum_up, cum_down) + np.log(0.5) <= np.log(1 / alpha)
+        any_in = inside.any(axis=0)
+        first = np.argmax(inside, axis=0)
+        last = grid - np.argmax(inside[::-1], axis=0)
+        span = np.arange(start, stop)[any_in]
+        low[span] = np.maximum(0.0, shares[first[any_in], 0] - 1 / grid)
+        high[span] = np.minimum(1.0, shares[last[any_in], 0] + 1 / grid)
     if running_intersection:
         low, high = np.maximum.accumulate(low), np.minimum.accumulate(high)
     return Sequence(low, high)

@@ -16,7 +16,8 @@ def betting():
     return module
 
 
-@pytest.mark.parametrize(("seed", "share", "n"), [(1, 0.81, 60), (2, 0.5, 200), (3, 0.97, 120)])
+@pytest.mark.parametrize(("seed", "share", "n"), [(1, 0.81, 60), (2, 0.5, 200), (3, 0.97, 120),
+                                                  (4, 0.8, 1200)])  # past one chunk of 512
 def test_one_case_per_image_is_the_packages_hedged_betting_sequence(betting, seed, share, n):
     x = (np.random.default_rng(seed).random(n) < share).astype(float)
     ours = mean_sequence(x, running_intersection=True)
