@@ -16,7 +16,7 @@ from sqlmodel import Session, col
 
 from app.cases.filters import FACETS, CaseFilter, where_clauses
 from app.memo import Memo
-from app.models import AttemptMetric, Run, Task
+from app.models import AttemptMetric, JudgeVerdict, Run, Task
 from pipeline.vocabulary import DIMENSION_BITS, Dimension, Outcome
 
 CUBE_COLUMNS = ("modality", "disease", "direction", "outcome", "rounds", "failed_mask")
@@ -38,6 +38,14 @@ def data_version(session: Session) -> tuple[Any, Any, Any]:
     miss the end; the count of open runs (an index look-up) changes then."""
     return (session.scalar(select(func.max(Task.id))), session.scalar(select(func.max(Run.id))),
             session.scalar(select(func.count()).select_from(Run).where(col(Run.outcome) == Outcome.running)))
+
+
+def fingerprint(session: Session) -> tuple[object, ...]:
+    """Changes whenever an import, a pipeline run or a re-judgement changes the figures: the
+    case browser's data version and the newest verdict (index look-ups, cheap on 88K tasks).
+    The database's address too: two databases in one process must not share figures."""
+    url = session.get_bind().engine.url.render_as_string(hide_password=True)
+    return (url, *data_version(session), session.scalar(select(func.max(JudgeVerdict.id))))
 
 
 def _measured(session: Session) -> Any:

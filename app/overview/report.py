@@ -8,6 +8,7 @@ from sqlmodel import Session
 from app.agreement.charts import Point, interval_chart, rounds_chart
 from app.agreement.consistency import judge_consistency
 from app.agreement.stats import wilson
+from app.cases.facets import fingerprint
 from app.errors import NotFound
 from app.memo import Memo
 from app.overview import tables as overview
@@ -18,7 +19,7 @@ _kept: Memo[Any] = Memo(8)
 
 
 def _cached(session: Session, name: str, make: Any) -> Any:
-    return _kept.get_or_make((name, overview.fingerprint(session)), make)
+    return _kept.get_or_make((name, fingerprint(session)), make)
 
 
 # The overview's tables that download as CSV.

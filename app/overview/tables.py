@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from sqlalchemy import case, func, select
 from sqlmodel import Session, col
 
-from app.cases.facets import data_version
 from app.models import JudgeVerdict, Run, Task
 from pipeline.vocabulary import DIMENSIONS, Outcome
 
@@ -82,9 +81,3 @@ def success_by_disease(session: Session) -> list[tuple[str, str, int, int]]:
     return [(m, d, int(s or 0), int(n)) for m, d, s, n in session.execute(query)]
 
 
-def fingerprint(session: Session) -> tuple[object, ...]:
-    """Changes whenever an import, a pipeline run or a re-judgement changes the figures: the
-    case browser's data version and the newest verdict (index look-ups, cheap on 88K tasks).
-    The database's address too: two databases in one process must not share figures."""
-    url = session.get_bind().engine.url.render_as_string(hide_password=True)
-    return (url, *data_version(session), session.scalar(select(func.max(JudgeVerdict.id))))

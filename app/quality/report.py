@@ -11,9 +11,9 @@ import numpy as np
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
+from app.cases.facets import fingerprint as data_fingerprint
 from app.errors import Invalid, NotFound
 from app.memo import Memo
-from app.overview.tables import fingerprint as data_fingerprint
 from app.quality.anytime import AnytimeRate, anytime_rate
 from app.quality.calibration import Calibration, calibration
 from app.quality.estimates import CONFIDENCE, MIN_IMAGES, MIN_READS, Columns, Row, estimate

@@ -21,42 +21,32 @@ from sqlmodel import Session, col
 from app.cases.filters import CaseFilter, recorded_filter
 from app.models import Attempt, JudgeVerdict, Task, User
 from app.studies.adaptive import UNIFORM_SHARE, Observed, Pool, PoolEdit, PoolImage, State, draw
-from app.studies.models import Assignment, Design, Study, StudyBatch, StudyDraw, StudyItem, StudyReader
-from app.studies.pool import candidates
+from app.studies.judged_pool import admitted, judged_pool
+from app.studies.models import Assignment, Study, StudyBatch, StudyDraw, StudyItem, StudyReader
 from app.studies.reader_instruction import reader_instruction
 from app.studies.worklist import next_open
 
 
 def pool_images(session: Session, case_filter: CaseFilter) -> list[PoolImage]:
     """Every source image holding a judged edit the filter admits, with those edits (round,
-    verdict of record and its weighted score), in image order."""
-    found = candidates(session, case_filter, Design.adaptive, ("verdict", "modality", "disease"))
-    if not found:
+    verdict of record and its weighted score), in image order, edits in attempt order: from
+    the kept judged pool (app/studies/judged_pool.py)."""
+    pool = judged_pool(session)
+    at = admitted(session, pool, case_filter)
+    if not len(at):
         return []
-    ids = [c.attempt_id for c in found if c.attempt_id is not None]
-    rounds: dict[int, int] = {}
-    scores: dict[int, float | None] = {}
-    # The verdict of record by a correlated min(id), one index lookup per attempt (as in
-    # app/studies/pool.py): grouping every verdict per chunk took seconds at 88K tasks.
-    first = (select(func.min(JudgeVerdict.id)).where(col(JudgeVerdict.attempt_id) == Attempt.id)
-             .correlate(Attempt).scalar_subquery())
-    for start in range(0, len(ids), 5000):
-        chunk = ids[start:start + 5000]
-        for attempt_id, round_, score in session.execute(
-                select(col(Attempt.id), col(Attempt.round), col(JudgeVerdict.weighted_score))
-                .join(JudgeVerdict, col(JudgeVerdict.id) == first)
-                .where(col(Attempt.id).in_(chunk))):
-            rounds[attempt_id], scores[attempt_id] = round_, score
-    by_image: dict[int, list[PoolEdit]] = {}
-    modality: dict[int, str] = {}
-    for c in found:
-        assert c.attempt_id is not None
-        by_image.setdefault(c.source_image_id, []).append(PoolEdit(
-            c.attempt_id, c.task_id, c.values["disease"], rounds.get(c.attempt_id, 1),
-            c.values["verdict"] == "pass", scores.get(c.attempt_id)))
-        modality[c.source_image_id] = c.values["modality"]
-    return [PoolImage(image, modality[image], tuple(sorted(edits, key=lambda e: e.attempt_id)))
-            for image, edits in sorted(by_image.items())]
+    at = at[np.lexsort((pool.attempt_id[at], pool.image[at]))]
+    images, starts = np.unique(pool.image[at], return_index=True)
+    ends = [*starts[1:], len(at)]
+    found = []
+    for image, start, end in zip(images, starts, ends, strict=True):
+        edits = tuple(PoolEdit(int(pool.attempt_id[i]), int(pool.task_id[i]),
+                               pool.value("disease", int(i)), int(pool.round[i]),
+                               bool(pool.passed[i]),
+                               None if np.isnan(pool.score[i]) else float(pool.score[i]))
+                      for i in at[start:end])
+        found.append(PoolImage(int(image), pool.value("modality", int(at[start])), edits))
+    return found
 
 
 def frozen_pool(session: Session, study: Study) -> Pool:

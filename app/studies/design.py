@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
 from sqlalchemy import select
 from sqlmodel import Session, col
 
@@ -21,8 +22,10 @@ from app.errors import Invalid
 from app.models import Attempt, JudgeVerdict, Role, Task, User
 from app.studies.adaptive import Pool, check_pool
 from app.studies.adaptive_batches import draw_batch, place_batch, pool_images, selection_extra
+from app.studies.judged_pool import admitted, judged_pool, stratum_keys, values_of
 from app.studies.models import Assignment, Design, Reveal, Shows, Study, StudyItem, StudyReader
 from app.studies.pool import (
+    JUDGED,
     Candidate,
     candidates,
     check_facets,
@@ -124,17 +127,45 @@ def draw_sample(session: Session, plan: StudyPlan) -> tuple[dict[str, list[Candi
     of each stratum's pool (recorded: issue-level weights and the report's flow need it)."""
     _validate(plan)
     facets = plan.strata_facets
-    pool = pool_by_stratum(candidates(session, plan.case_filter, plan.design, facets), facets)
     wanted = {k: n for k, n in plan.per_stratum.items() if n > 0} if facets else {"": plan.total or 0}
+    if plan.design in JUDGED:
+        return _draw_judged(session, plan, wanted)
+    pool = pool_by_stratum(candidates(session, plan.case_filter, plan.design, facets), facets)
     sample = {}
     for key, count in wanted.items():
         found = pool.get(key, [])
-        if len(found) < count:
-            label = f"stratum {stratum_label(key, facets)}" if facets else "the filter"
-            raise StudyError(f"{label} has {len(found)} in its pool; {count} were asked")
+        _enough(key, facets, len(found), count)
         rng = random.Random(f"{plan.seed}:sample:{key}")
         sample[key] = sorted(rng.sample(found, count), key=lambda c: (c.task_id, c.attempt_id or 0))
     return sample, {key: len(found) for key, found in pool.items()}
+
+
+def _enough(key: str, facets: tuple[str, ...], size: int, count: int) -> None:
+    if size < count:
+        label = f"stratum {stratum_label(key, facets)}" if facets else "the filter"
+        raise StudyError(f"{label} has {size} in its pool; {count} were asked")
+
+
+def _draw_judged(session: Session, plan: StudyPlan, wanted: dict[str, int]) -> tuple[
+        dict[str, list[Candidate]], dict[str, int]]:
+    """The same draw from the kept judged pool (app/studies/judged_pool.py): a stratum's
+    members in attempt order, and ``random.sample`` of their positions picks what it picked
+    from the list of candidates, so the sample is the one drawn before."""
+    facets = plan.strata_facets
+    pool = judged_pool(session)
+    at = admitted(session, pool, plan.case_filter)
+    keys, inverse = stratum_keys(pool, at, facets)
+    members = {key: at[inverse == k] for k, key in enumerate(keys)} if len(at) else {}
+    sample = {}
+    for key, count in wanted.items():
+        found = members.get(key, np.zeros(0, dtype=np.int64))
+        _enough(key, facets, len(found), count)
+        rng = random.Random(f"{plan.seed}:sample:{key}")
+        chosen = [int(found[i]) for i in rng.sample(range(len(found)), count)]
+        sample[key] = sorted((Candidate(int(pool.task_id[i]), int(pool.attempt_id[i]),
+                                        values_of(pool, i, facets), int(pool.image[i]))
+                              for i in chosen), key=lambda c: (c.task_id, c.attempt_id or 0))
+    return sample, {key: len(found) for key, found in sorted(members.items())}
 
 
 def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Study:

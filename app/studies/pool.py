@@ -19,11 +19,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from sqlalchemy import func, or_, select
 from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter, where_clauses
 from app.models import Attempt, JudgeVerdict, SourceImage, Task
+from app.studies.judged_pool import admitted, judged_pool, stratum_keys
 from app.studies.models import Design
 from pipeline.vocabulary import Outcome
 
@@ -170,6 +172,15 @@ class StratumRow:
 def strata_table(session: Session, case_filter: CaseFilter, design: Design,
                  facets: tuple[str, ...]) -> tuple[list[StratumRow], list[int]]:
     """Each stratum with its pool size, and the pool's units per source image."""
+    if design in JUDGED:  # from the kept pool: counted on integer codes, no row objects
+        pool = judged_pool(session)
+        at = admitted(session, pool, case_filter)
+        keys, inverse = stratum_keys(pool, at, facets)
+        counts = np.bincount(inverse, minlength=len(keys)) if len(at) else np.zeros(0, dtype=int)
+        rows = sorted((StratumRow(key, stratum_label(key, facets), int(n))
+                       for key, n in zip(keys, counts, strict=False) if n), key=lambda r: r.key)
+        sizes = np.unique(pool.image[at], return_counts=True)[1] if len(at) else np.zeros(0)
+        return rows, [int(n) for n in sizes]
     found = candidates(session, case_filter, design, facets)
     rows = [StratumRow(key, stratum_label(key, facets), len(units))
             for key, units in pool_by_stratum(found, facets).items()]

@@ -1,0 +1,103 @@
+"""The kept judged pool: the same strata and the same sample as the pool built per request,
+and never stale after a regeneration or a re-judgement."""
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from app.cases.filters import CaseFilter
+from app.importer import import_tree
+from app.jobs.options import JobOptions
+from app.jobs.runner import claim, create_job, run_job
+from app.models import Direction
+from app.studies.design import StudyPlan, draw_sample
+from app.studies.judged_pool import _build, judged_pool
+from app.studies.models import Design
+from app.studies.pool import candidates, cluster_sizes, pool_by_stratum, strata_table, stratum_label
+from pipeline.loop import RetryPolicy
+from pipeline.offline import OfflineBackend
+from tests import aio, factories
+from tests.jobs.test_runner import task_ids
+
+PLANS = [
+    (CaseFilter(), ("verdict", "direction", "modality"), 9),
+    (CaseFilter(modality=("chest_xray",)), ("verdict", "direction"), 5),
+    (CaseFilter(disease=("Pneumothorax", "Edema")), ("verdict",), 3),
+    (CaseFilter(q="effusion"), ("verdict", "outcome"), 2),
+    (CaseFilter(), ("verdict", "disease"), 1),
+]
+
+
+def reference(session: Session, plan: StudyPlan) -> tuple[dict[str, list[int]], dict[str, int]]:
+    """The draw as it was made before the pool was kept: Candidate objects from SQL."""
+    facets = plan.strata_facets
+    pool = pool_by_stratum(candidates(session, plan.case_filter, Design.validation, facets), facets)
+    sample = {}
+    for key, count in plan.per_stratum.items():
+        rng = random.Random(f"{plan.seed}:sample:{key}")
+        chosen = sorted(rng.sample(pool[key], count), key=lambda c: (c.task_id, c.attempt_id or 0))
+        sample[key] = [c.attempt_id or 0 for c in chosen]
+    return sample, {key: len(found) for key, found in pool.items()}
+
+
+@pytest.mark.parametrize(("case_filter", "facets", "count"), PLANS)
+def test_the_kept_pool_draws_the_sample_drawn_before(demo_engine: Engine, case_filter: CaseFilter,
+                                                     facets: tuple[str, ...], count: int) -> None:
+    with Session(demo_engine) as session:
+        old = pool_by_stratum(candidates(session, case_filter, Design.validation, facets), facets)
+        wanted = {key: min(count, len(found)) for key, found in old.items()}
+        plan = StudyPlan(name="x", case_filter=case_filter, reader_ids=[1], seed=17,
+                         strata_facets=facets, per_stratum=wanted)
+        sample, sizes = draw_sample(session, plan)
+        expected, expected_sizes = reference(session, plan)
+        assert {k: [c.attempt_id for c in v] for k, v in sample.items()} == expected
+        assert sizes == expected_sizes
+        assert all(c.values == {f: stratum_part for f, stratum_part in zip(
+            facets, key.split("/"), strict=True)} for key, v in sample.items() for c in v)
+        rows, image_sizes = strata_table(session, case_filter, Design.validation, facets)
+        assert [(r.key, r.label, r.pool) for r in rows] == [
+            (k, stratum_label(k, facets), len(v)) for k, v in old.items()]
+        flat = [c for v in old.values() for c in v]
+        assert sorted(image_sizes) == sorted(cluster_sizes(flat))
+
+
+def assert_fresh(session: Session) -> None:
+    kept, built = judged_pool(session), _build(session)
+    assert np.array_equal(kept.attempt_id, built.attempt_id)
+    assert np.array_equal(kept.passed, built.passed)
+
+
+def test_the_kept_pool_follows_a_regeneration_and_a_rejudgement(demo_engine: Engine,
+                                                                 tmp_path: Path) -> None:
+    with Session(demo_engine) as session:
+        before = judged_pool(session)
+    tasks = task_ids(demo_engine, 3)
+    for options in (JobOptions(), JobOptions(kind="rejudge", rejudge_times=1)):
+        job_id = create_job(demo_engine, tasks, options)
+        lease = claim(demo_engine, job_id)
+        assert lease is not None
+        aio.run(run_job(demo_engine, lease, lambda _: OfflineBackend(), tmp_path / "out",
+                        policy=RetryPolicy(attempts=2, base_seconds=0.0)))
+        with Session(demo_engine) as session:
+            assert_fresh(session)
+    with Session(demo_engine) as session:
+        after = judged_pool(session)
+    assert not np.array_equal(before.attempt_id, after.attempt_id)  # the new runs' rounds
+
+
+def test_the_kept_pool_follows_an_import(demo_engine: Engine, tmp_path: Path) -> None:
+    with Session(demo_engine) as session:
+        before = len(judged_pool(session))
+    run = tmp_path / "run"
+    key = "p-901-Lung_Lesion"
+    factories.write_folder(run, "Chest-XRay", Direction.add, {key: factories.conversation(
+        "p-901.jpeg", "Lung_Lesion", "success", [factories.round_entry(1, True)])})
+    factories.write_images(run, "Chest-XRay", Direction.add, "p-901", "Lung_Lesion", [], accepted=True)
+    import_tree(demo_engine, run)
+    with Session(demo_engine) as session:
+        assert_fresh(session)
+        assert len(judged_pool(session)) == before + 1
