@@ -12,12 +12,14 @@ The columns are in attempt order, the order the pool has always had, so a study 
 them is the study drawn before (tests/studies/test_judged_pool.py).
 """
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from app.cases.facets import fingerprint
@@ -27,6 +29,7 @@ from app.memo import Memo
 from app.models import Attempt, JudgeVerdict, Task
 
 FACETS = ("direction", "modality", "disease", "outcome")
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,17 @@ _kept: Memo[JudgedPool] = Memo(2)  # 220K attempts: about 12 MB each
 def judged_pool(session: Session) -> JudgedPool:
     """The whole pool, built once per version of the data."""
     return _kept.get_or_make(fingerprint(session), lambda: _build(session))
+
+
+def warm(engine: Engine) -> None:
+    """Build the pool in the background when the app starts, so the first new-study form
+    does not wait for it (logged, never raised: the form builds it itself if this failed)."""
+    try:
+        with Session(engine) as session:
+            found = judged_pool(session)
+        logger.info("judged-edit pool kept: %d edits", len(found))
+    except Exception:
+        logger.exception("the judged-edit pool could not be built in advance")
 
 
 def forget() -> None:
@@ -111,12 +125,22 @@ def stratum_keys(pool: JudgedPool, at: np.ndarray, facets: Sequence[str]) -> tup
     attempt): grouped on integer codes, the key strings made once per stratum."""
     if not facets:
         return [""], np.zeros(len(at), dtype=np.int64)
-    columns = [pool.passed[at].astype(np.int64) if f == "verdict" else pool.codes[f][at]
-               for f in facets]
-    stacked = np.stack(columns, axis=1) if len(at) else np.zeros((0, len(facets)), dtype=np.int64)
-    unique, inverse = np.unique(stacked, axis=0, return_inverse=True)
-    keys = ["/".join(("pass" if v else "fail") if f == "verdict" else pool.labels[f][v]
-                     for f, v in zip(facets, row, strict=True)) for row in unique]
+    # One integer per combination (mixed radix over the facets' codes): a 1-D unique is an
+    # order of magnitude faster than a unique over rows.
+    sizes = [2 if f == "verdict" else max(1, len(pool.labels[f])) for f in facets]
+    combined = np.zeros(len(at), dtype=np.int64)
+    for facet, size in zip(facets, sizes, strict=True):
+        column = pool.passed[at].astype(np.int64) if facet == "verdict" else pool.codes[facet][at]
+        combined = combined * size + column
+    unique, inverse = np.unique(combined, return_inverse=True)
+    keys = []
+    for value in unique:
+        parts = []
+        for facet, size in zip(reversed(facets), reversed(sizes), strict=True):
+            value, code = divmod(int(value), size)
+            parts.append(("pass" if code else "fail") if facet == "verdict"
+                         else pool.labels[facet][code])
+        keys.append("/".join(reversed(parts)))
     return keys, inverse.reshape(-1)
 
 

@@ -15,6 +15,7 @@ from app.db import make_engine
 from app.logging_setup import configure_logging
 from app.resources import STATIC_DIR
 from app.settings import Settings, get_settings
+from app.studies.judged_pool import warm as warm_judged_pool
 from app.studies.previews import prepare_unfinished
 from app.web.errors import install_error_handlers
 from app.web.request_guard import RequestGuard
@@ -49,6 +50,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     # readers until they are: taken up again here, in the background.
     threading.Thread(target=prepare_unfinished, args=(app.state.engine, settings.resolved_cache_dir()),
                      name="prepare-studies", daemon=True).start()
+    # The judged-edit pool the new-study form reads, built before anyone asks for it.
+    threading.Thread(target=warm_judged_pool, args=(app.state.engine,), name="judged-pool",
+                     daemon=True).start()
     if not settings.worker:
         yield
         return
