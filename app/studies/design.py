@@ -33,7 +33,7 @@ from app.studies.pool import (
     stratum_label,
     verdict_of_record,
 )
-from app.studies.reader_instruction import reader_instruction
+from app.studies.reader_instruction import reader_instructions
 from app.studies.reading_setup import checked_instructions
 from app.studies.targets import check_targets, field_of
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_json
@@ -287,26 +287,15 @@ def _add_items(session: Session, study: Study, sample: dict[str, list[Candidate]
     attempts = [(stratum, c.task_id, attempt_id) for stratum, units in sample.items()
                 for c in units for attempt_id in _attempts_to_read(session, c)]
     record = _verdicts_of_record(session, [a for _, _, a in attempts])
-    known: dict[int, str] = {}  # run id -> its reader's instruction: a run's rounds share it
+    instructions = reader_instructions(session, [(t, a) for _, t, a in attempts])
     items = [StudyItem(study_id=study.id, task_id=task_id, attempt_id=attempt_id, stratum=stratum,
                        judge_verdict_id=record.get(attempt_id), uid=secrets.token_hex(12),
-                       reader_instruction=_reader_instruction(session, task_id, attempt_id, known),
+                       reader_instruction=instructions[attempt_id],
                        shows=(Shows.original if task_id in originals else Shows.edit).value)
              for stratum, task_id, attempt_id in attempts]
     session.add_all(items)
     session.flush()
     return items
-
-
-def _reader_instruction(session: Session, task_id: int, attempt_id: int,
-                        known: dict[int, str]) -> str:
-    attempt = session.get(Attempt, attempt_id)
-    assert attempt is not None
-    if attempt.run_id not in known:
-        task = session.get(Task, task_id)
-        assert task is not None
-        known[attempt.run_id] = reader_instruction(session, task, attempt)
-    return known[attempt.run_id]
 
 
 def _verdicts_of_record(session: Session, attempt_ids: list[int]) -> dict[int, int]:

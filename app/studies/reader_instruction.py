@@ -9,6 +9,7 @@ first instruction that is itself a rewrite), a plain statement of the task.
 """
 
 import re
+from collections.abc import Sequence
 
 from sqlalchemy import select
 from sqlmodel import Session, col
@@ -45,3 +46,27 @@ def reader_instruction(session: Session, task: Task, attempt: Attempt) -> str:
         col(Attempt.run_id) == attempt.run_id).order_by(col(Attempt.round)).limit(1)).first()
     text = without_history(first or "")
     return text or plain_task(task.modality, task.disease, task.direction)
+
+
+def reader_instructions(session: Session, pairs: Sequence[tuple[int, int]]) -> dict[int, str]:
+    """``reader_instruction`` for many (task id, attempt id) pairs at once, by attempt id: three
+    queries per 5,000 pairs instead of three per pair (a 1,000-case study spent most of its
+    creation on them)."""
+    found: dict[int, str] = {}
+    for start in range(0, len(pairs), 5000):
+        chunk = pairs[start:start + 5000]
+        run_of = dict(session.execute(select(col(Attempt.id), col(Attempt.run_id)).where(
+            col(Attempt.id).in_([a for _, a in chunk]))).all())
+        first: dict[int, tuple[int, str | None]] = {}
+        for run_id, round_, text in session.execute(
+                select(col(Attempt.run_id), col(Attempt.round), col(Attempt.instruction))
+                .where(col(Attempt.run_id).in_(set(run_of.values())))):
+            if run_id not in first or round_ < first[run_id][0]:
+                first[run_id] = (round_, text)
+        tasks = {t: (m, d, dr) for t, m, d, dr in session.execute(
+            select(col(Task.id), col(Task.modality), col(Task.disease), col(Task.direction))
+            .where(col(Task.id).in_({t for t, _ in chunk})))}
+        for task_id, attempt_id in chunk:
+            text = without_history(first.get(run_of[attempt_id], (0, ""))[1] or "")
+            found[attempt_id] = text or plain_task(*tasks[task_id])
+    return found

@@ -14,11 +14,11 @@ from sqlmodel import Session, col, select
 
 from app.agreement.reads import load
 from app.cases.filters import CaseFilter
-from app.models import Attempt, Role
+from app.models import Attempt, Role, Run, Task
 from app.settings import Settings
 from app.studies.design import StudyPlan, create_study
 from app.studies.models import Answer, Assignment, Design, Reveal, StudyItem
-from app.studies.reader_instruction import without_history
+from app.studies.reader_instruction import reader_instruction, reader_instructions, without_history
 from app.web.main import create_app
 from tests.accounts import add_user
 from tests.config import server_settings
@@ -214,3 +214,14 @@ def test_creating_a_study_draws_every_preview(demo_engine: Engine, tmp_path: Pat
         from app.studies.models import Study
 
         assert s.exec(select(Study.show_instructions).where(Study.name == "warm")).one() is False
+
+
+def test_the_instructions_read_in_one_go_are_those_read_one_by_one(demo_engine: Engine) -> None:
+    """Study creation reads every item's instruction at once; each must be the one the
+    per-item reader gives (a run's first instruction without history, else the plain task)."""
+    with Session(demo_engine) as session:
+        rows = session.exec(select(Attempt, Task).join(Run, Run.id == Attempt.run_id)
+                            .join(Task, Task.id == Run.task_id)).all()
+        together = reader_instructions(session, [(t.id or 0, a.id or 0) for a, t in rows])
+        assert len(together) == len(rows) > 300
+        assert all(together[a.id or 0] == reader_instruction(session, t, a) for a, t in rows)
