@@ -32,6 +32,7 @@ from app.db import make_engine, migrate
 from app.models import Role
 from app.settings import Settings
 from app.studies.design import StudyPlan, create_study
+from app.studies.judged_pool import judged_pool
 from app.studies.models import Answer, Assignment, Design
 from app.web.main import create_app
 from benchmarks.accounts import bench_admin_token, bench_user
@@ -62,7 +63,9 @@ def main() -> None:
     strata = {f"{v}/{m}": sixth for v in ("pass", "fail") for m in ("chest_xray", "brain_mri", "fundus")}
     strata["pass/chest_xray"] += args.cases - 6 * sixth
     with Session(engine) as session:
-        study = timed("create the study (pool of judged attempts, sample, worklists)",
+        timed("build the judged-edit pool (once per data version; the server does it at start)",
+              lambda: judged_pool(session))
+        study = timed("create the study (kept pool, sample, worklists)",
                       lambda: create_study(session=session, created_by=admin, plan=StudyPlan(
                           name=f"bench agreement {run}", case_filter=CaseFilter(),
                           design=Design.validation, reader_ids=[r.id or 0 for r in readers], seed=3,
