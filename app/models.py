@@ -116,7 +116,9 @@ class Task(SQLModel, table=True):
     disease: str = Field(sa_column=Column(String(200), nullable=False))
     direction: str = Field(sa_column=Column(String(8), nullable=False))
     task_key: str = Field(sa_column=Column(String(512), nullable=False))
-    latest_run_id: int | None = None
+    # Indexed: the judged-edit pool joins every attempt to its task's latest run, and without
+    # the index SQLite built an automatic one on every such query (issue 28).
+    latest_run_id: int | None = Field(default=None, index=True)
     outcome: str | None = Field(default=None, sa_column=Column(String(16)))
     n_rounds: int = 0
     failed_mask: int = 0

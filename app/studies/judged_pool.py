@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
@@ -97,8 +98,8 @@ def _build(session: Session) -> JudgedPool:
     columns = list(zip(*rows, strict=True))
     codes, labels = {}, {}
     for facet, values in zip(FACETS, columns[6:], strict=True):
-        found, code = np.unique(np.asarray([v or "" for v in values], dtype=object),
-                                return_inverse=True)
+        # By hashing (pandas), not by sorting 220K strings: a third of the build otherwise.
+        code, found = pd.factorize(pd.Series(values, dtype=object).fillna(""))
         codes[facet], labels[facet] = code.astype(np.int64), tuple(str(v) for v in found)
     return JudgedPool(
         attempt_id=np.asarray(columns[0], dtype=np.int64),
