@@ -14,6 +14,7 @@ from app.studies.answers import AnswerIn, submit_answer
 from app.studies.models import Study, StudyBatch, StudyDraw
 from app.studies.worklist import next_open, reader_progress
 from tests.studies.test_adaptive_study import make_adaptive
+from tests.web.routes.test_study_targets import set_targets
 
 
 def read_all(engine: Engine, study_id: int) -> int:
@@ -72,12 +73,7 @@ def test_no_batch_past_the_budget(demo_engine: Engine, tmp_path: Path) -> None:
 def test_no_batch_once_every_target_is_met(demo_engine: Engine, tmp_path: Path) -> None:
     study = make_adaptive(demo_engine, batch=4, total=40)
     assert study.id is not None
-    with Session(demo_engine) as session:
-        found = session.get(Study, study.id)
-        assert found is not None
-        found.targets = '{"agreement": 0.5}'
-        session.add(found)
-        session.commit()
+    set_targets(demo_engine, study.id, '{"agreement": 0.5}')
     read_all(demo_engine, study.id)
     assert top_up(demo_engine, study.id, tmp_path) is None
     assert len(batch_rows(demo_engine, study.id)) == 1

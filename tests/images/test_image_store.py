@@ -16,7 +16,7 @@ from app.images.files import ImageKind, resolve_image
 from app.images.store import StoreError, normalised, safe_relpath, store_for
 from app.job_models import Job, JobTask
 from app.jobs import store
-from app.jobs.lease import Displaced
+from app.jobs.lease import Displaced, Lease
 from app.jobs.options import JobOptions
 from app.jobs.runner import MIN_STALE, claim, create_job, run_job
 from app.models import Attempt, DataRoot, Run, utcnow
@@ -50,26 +50,33 @@ def test_a_job_writes_to_a_remote_store_and_the_app_reads_it(client: TestClient,
     assert client.get(attempt["difference_map_url"]).status_code == 200
 
 
+def open_run(engine: Engine) -> tuple[int, int, Lease]:
+    """A job of one task, claimed, with its run started: (job id, run id, lease)."""
+    [task_id] = task_ids(engine, 1)
+    job_id = create_job(engine, [task_id], JobOptions())
+    lease = claim(engine, job_id)
+    assert lease is not None
+    with Session(engine) as session:
+        job_task = session.exec(select(JobTask).where(JobTask.job_id == job_id)).one()
+    return job_id, store.start_run(engine, task_id, job_task.id, lease), lease
+
+
+ROUND = store.Round(number=1, instruction="x", instruction_thinking="", image=b"\xff\xd8\xff",
+                    edit_error=None, verdict=None, verdict_error=None, judge_thinking="",
+                    judge_model=None, prompt_version=None, raw="", calls={})
+
+
 def test_a_round_that_cannot_commit_leaves_no_object_behind(demo_engine: Engine) -> None:
     location = f"memory://medbanana-{uuid.uuid4().hex}"
-    [task_id] = task_ids(demo_engine, 1)
-    job_id = create_job(demo_engine, [task_id], JobOptions())
-    first = claim(demo_engine, job_id)
-    assert first is not None
-    with Session(demo_engine) as session:
-        job_task = session.exec(select(JobTask).where(JobTask.job_id == job_id)).one()
-    run_id = store.start_run(demo_engine, task_id, job_task.id, first)
+    job_id, run_id, first = open_run(demo_engine)
     with Session(demo_engine) as session:  # another worker takes the job over
         session.execute(update(Job).where(col(Job.id) == job_id)
                         .values(heartbeat_at=utcnow().replace(year=2000)))
         session.commit()
     assert claim(demo_engine, stale_after=MIN_STALE) is not None
     root_id = store.output_root(demo_engine, location)
-    item = store.Round(number=1, instruction="x", instruction_thinking="", image=b"\xff\xd8\xff",
-                       edit_error=None, verdict=None, verdict_error=None, judge_thinking="",
-                       judge_model=None, prompt_version=None, raw="", calls={})
     with pytest.raises(Displaced):
-        store.save_round(demo_engine, run_id, root_id, location, item, first)
+        store.save_round(demo_engine, run_id, root_id, location, ROUND, first)
     assert fsspec.filesystem("memory").find(location.removeprefix("memory://")) == []
 
 
@@ -135,17 +142,8 @@ def test_an_image_whose_commit_went_through_before_the_connection_dropped_is_kep
     the round had never been written."""
     from sqlalchemy.exc import OperationalError
 
-    [task_id] = task_ids(demo_engine, 1)
-    job_id = create_job(demo_engine, [task_id], JobOptions())
-    lease = claim(demo_engine, job_id)
-    assert lease is not None
-    with Session(demo_engine) as session:
-        job_task = session.exec(select(JobTask).where(JobTask.job_id == job_id)).one()
-    run_id = store.start_run(demo_engine, task_id, job_task.id, lease)
+    _, run_id, lease = open_run(demo_engine)
     root_id = store.output_root(demo_engine, str(tmp_path))
-    item = store.Round(number=1, instruction="x", instruction_thinking="", image=b"\xff\xd8\xff",
-                       edit_error=None, verdict=None, verdict_error=None, judge_thinking="",
-                       judge_model=None, prompt_version=None, raw="", calls={})
     real_commit = Session.commit
 
     def commit_then_drop(self: Session) -> None:
@@ -154,8 +152,8 @@ def test_an_image_whose_commit_went_through_before_the_connection_dropped_is_kep
 
     monkeypatch.setattr(Session, "commit", commit_then_drop)
     with pytest.raises(OperationalError):
-        store.save_round(demo_engine, run_id, root_id, str(tmp_path), item, lease)
+        store.save_round(demo_engine, run_id, root_id, str(tmp_path), ROUND, lease)
     monkeypatch.undo()
     with Session(demo_engine) as session:
         attempt = session.exec(select(Attempt).where(Attempt.run_id == run_id)).one()
-        assert resolve_image(session, ImageKind.attempt, attempt.id or 0).read_bytes() == item.image
+        assert resolve_image(session, ImageKind.attempt, attempt.id or 0).read_bytes() == ROUND.image

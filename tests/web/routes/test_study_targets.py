@@ -26,6 +26,16 @@ def form(study: StudySetup, **extra: str) -> dict[str, object]:
             **extra}
 
 
+def set_targets(engine: Engine, study_id: int | None, targets: str) -> None:
+    """Give a made study targets, as if they had been typed on its form."""
+    with Session(engine) as session:
+        study = session.get(Study, study_id)
+        assert study is not None
+        study.targets = targets
+        session.add(study)
+        session.commit()
+
+
 def studies(engine: Engine) -> int:
     with Session(engine) as session:
         return session.scalar(select(func.count()).select_from(Study)) or 0
@@ -73,12 +83,7 @@ def test_a_target_that_cannot_be_used_is_refused_beside_its_field_and_nothing_is
 def test_the_study_page_says_precise_enough_once_every_target_is_met(
         demo_engine: Engine, settings: Settings) -> None:
     setup = make_study(demo_engine)
-    with Session(demo_engine) as session:
-        study = session.get(Study, setup.study.id)
-        assert study is not None
-        study.targets = '{"agreement": 0.49}'
-        session.add(study)
-        session.commit()
+    set_targets(demo_engine, setup.study.id, '{"agreement": 0.49}')
     admin = as_user(demo_engine, settings, "study-admin", Role.admin)
     page = BeautifulSoup(admin.get(f"/studies/{setup.study.id}").text, "html.parser")
     assert page.select_one("#precise-enough") is None
@@ -93,12 +98,7 @@ def test_the_study_page_says_precise_enough_once_every_target_is_met(
 def test_the_report_states_the_rule_and_when_and_why_the_study_stopped(
         demo_engine: Engine, settings: Settings) -> None:
     setup = make_study(demo_engine)
-    with Session(demo_engine) as session:
-        study = session.get(Study, setup.study.id)
-        assert study is not None
-        study.targets = '{"agreement": 0.49}'
-        session.add(study)
-        session.commit()
+    set_targets(demo_engine, setup.study.id, '{"agreement": 0.49}')
     admin = as_user(demo_engine, settings, "study-admin", Role.admin)
     answer_all(demo_engine, setup, {"reader-0": ["yes"] * 8, "reader-1": ["yes"] * 8},
                skip={"reader-0": {7}, "reader-1": set(range(8))})
