@@ -55,7 +55,7 @@ def _top_up(engine: Engine, study_id: int, cache_dir: Path) -> StudyBatch | None
             return None
         unfinished = next((b for b in batches(session, study) if not b.ready), None)
         if unfinished is not None:
-            return _finish(engine, session, study, unfinished, cache_dir)
+            return _finish(session, study, unfinished, cache_dir)
         reason = _why_not(session, study)
         if reason:
             logger.debug("adaptive study %s: no batch drawn: %s", study_id, reason)
@@ -73,7 +73,7 @@ def _top_up(engine: Engine, study_id: int, cache_dir: Path) -> StudyBatch | None
             return None
         logger.info("adaptive study %s: batch %s drawn (%s images, from %s completed)",
                     study_id, number, size, len(observed))
-        return _finish(engine, session, study, batch, cache_dir)
+        return _finish(session, study, batch, cache_dir)
 
 
 def _why_not(session: Session, study: Study) -> str | None:
@@ -110,7 +110,7 @@ def _observed(session: Session, study: Study, pool: Pool) -> list[Observed]:
     return found
 
 
-def _finish(engine: Engine, session: Session, study: Study, batch: StudyBatch,
+def _finish(session: Session, study: Study, batch: StudyBatch,
             cache_dir: Path) -> StudyBatch | None:
     """Draw the images of the items in nobody's list yet, then place them; None when another
     request placed the batch meanwhile."""

@@ -28,6 +28,7 @@ import numpy as np
 from app.agreement.reads import Case, StudyReads, vote
 from app.agreement.reference import consensus
 from app.agreement.report import first_reads
+from app.agreement.stats import Vote
 from app.confidence_sequence import ALPHA, METHOD, ratio_sequence
 from pipeline.vocabulary import QUESTIONS
 
@@ -53,7 +54,12 @@ def parse_targets(raw: str | None) -> dict[str, float]:
 class ImageObservation:
     cluster: object
     completed_at: datetime | None
-    judge_ref: list[tuple[bool, bool]]  # per compared case
+    verdicts: list[tuple[int, Vote, Vote]]  # per case: item id, the judge, the consensus
+
+    @property
+    def judge_ref(self) -> list[tuple[bool, bool]]:
+        """The compared cases: both the judge and the readers decided."""
+        return [(bool(j), bool(r)) for _, j, r in self.verdicts if j is not None and r is not None]
 
 
 @dataclass(frozen=True)
@@ -137,14 +143,10 @@ def completed_images(data: StudyReads, question: str) -> list[ImageObservation]:
         if not answered or any(r is None for r in answered):
             continue
         times = [r.answered_at for r in answered if r is not None and r.answered_at is not None]
-        pairs = []
-        for c in cases:
-            reference, _ = consensus([vote(reads[(name, c.item_id)].answers[question])
-                                      for name in c.assigned])
-            judge = c.judge.get(question)
-            if judge is not None and reference is not None:
-                pairs.append((bool(judge), bool(reference)))
-        found.append(ImageObservation(cluster, max(times, default=None), pairs))
+        verdicts = [(c.item_id, c.judge.get(question), consensus(
+            [vote(reads[(name, c.item_id)].answers[question]) for name in c.assigned])[0])
+            for c in cases]
+        found.append(ImageObservation(cluster, max(times, default=None), verdicts))
     found.sort(key=lambda o: (o.completed_at or datetime.min, str(o.cluster)))
     return found
 
@@ -153,21 +155,8 @@ def overturned(data: StudyReads, question: str) -> dict[int, bool | None]:
     """Item id -> whether the readers' consensus overturned the judge (None: no consensus or
     no verdict), for the cases of every completed image: what the adaptive sampler learns
     from (app/studies/adaptive.py)."""
-    reads = first_reads(data.reads)
-    by_image: dict[object, list[Case]] = {}
-    for case in data.cases:
-        by_image.setdefault(case.cluster, []).append(case)
-    found: dict[int, bool | None] = {}
-    for cases in by_image.values():
-        if any((name, c.item_id) not in reads for c in cases for name in c.assigned) or not any(
-                c.assigned for c in cases):
-            continue
-        for c in cases:
-            reference, _ = consensus([vote(reads[(name, c.item_id)].answers[question])
-                                      for name in c.assigned])
-            judge = c.judge.get(question)
-            found[c.item_id] = None if judge is None or reference is None else judge != reference
-    return found
+    return {item: None if judge is None or reference is None else judge != reference
+            for o in completed_images(data, question) for item, judge, reference in o.verdicts}
 
 
 def _counts(images: list[ImageObservation],

@@ -122,7 +122,9 @@ def _monitoring(session: Session, study: Study) -> dict[str, Any] | None:
         "outcome": stopping_outcome(found, locked=locked, locked_at=study.locked_at)}
 
 
-_observed: Memo[dict[str, Any] | None] = Memo(KEEP)
+# A locked study's clustering, or None when it has too little to estimate one: kept as a
+# one-element tuple, so that a None is kept too and not computed again on every form view.
+_observed: Memo[tuple[dict[str, Any] | None]] = Memo(KEEP)
 OFFERED = 5  # the newest locked studies whose clustering the planner offers
 
 
@@ -135,16 +137,16 @@ def observed_in_finished(session: Session) -> list[dict[str, Any]]:
         .order_by(col(Study.locked_at).desc()).limit(OFFERED))
     for study in locked:
         key = (str(session.get_bind().engine.url), study.id, study.locked_at)
-        clustering = _observed.get_or_make(key, partial(_clustering, session, study))
+        (clustering,) = _observed.get_or_make(key, partial(_clustering, session, study))
         if clustering is not None:
             found.append({"study": study.name, **clustering})
     return found
 
 
-def _clustering(session: Session, study: Study) -> dict[str, Any] | None:
+def _clustering(session: Session, study: Study) -> tuple[dict[str, Any] | None]:
     data = load(session, study)
     found = primary_clustering(data, study, {c.item_id for c in data.cases})
-    return found.as_dict() if found else None
+    return (found.as_dict() if found else None,)
 
 
 def charts_for(session: Session, study: Study, scope: Slice) -> dict[str, str]:

@@ -21,8 +21,8 @@ observation unbiased for the pool's figure, given everything before its batch (t
 Hansen-Hurwitz estimator; Zrnic & Candes, "Active Statistical Inference", ICML 2024, for the
 adaptive case), which is what the anytime-valid interval needs (app/confidence_sequence.py).
 
-Everything here is plain values in, plain values out, so a batch can be replayed exactly from
-its recorded state (``replay``).
+Everything here is plain values in, plain values out, so a recorded batch is drawn again,
+identically, by ``draw`` from its recorded state.
 """
 
 import math
@@ -155,18 +155,11 @@ def _as_pool(pool: "Sequence[PoolImage] | Pool") -> Pool:
     return pool if isinstance(pool, Pool) else Pool(pool)
 
 
-def predicted_disagreement(pool: "Sequence[PoolImage] | Pool",
-                           observed: Sequence[Observed]) -> np.ndarray:
-    """Per edit, the predicted chance that the readers overturn the judge: the overturn rate of
-    its cell (stratum, disease, round), smoothed towards its stratum's and the study's rate;
-    before any read, the paper's rate raised where the score lies near the threshold."""
-    arrays = _as_pool(pool)
-    where, flipped, _ = arrays.edits_of(observed)
-    return disagreement_from(arrays, where, flipped)
-
-
 def disagreement_from(arrays: Pool, where: np.ndarray, flipped: np.ndarray) -> np.ndarray:
-    """``predicted_disagreement`` from the observed edits' positions and outcomes."""
+    """Per edit, the predicted chance that the readers overturn the judge, from the observed
+    edits' positions and outcomes: the overturn rate of its cell (stratum, disease, round),
+    smoothed towards its stratum's and the study's rate; before any read, the paper's rate
+    raised where the score lies near the threshold."""
     if not len(where):
         return np.minimum(0.95, PRIOR_DISAGREEMENT * arrays.score_weight)
     overall = (flipped.sum() + SMOOTHING * PRIOR_DISAGREEMENT) / (len(flipped) + SMOOTHING)
@@ -181,16 +174,10 @@ def disagreement_from(arrays: Pool, where: np.ndarray, flipped: np.ndarray) -> n
     return cell_rate[arrays.edit_cell]
 
 
-def predicted_spread(pool: "Sequence[PoolImage] | Pool", observed: Sequence[Observed]) -> np.ndarray:
+def spread_from(arrays: Pool, d: np.ndarray) -> np.ndarray:
     """Per image, the predicted root mean square of its agreement residual sum(a_j - theta):
     sqrt(sum d_j (1 - d_j) + (sum (1 - d_j) - theta m)^2), d_j the edit's predicted overturn
     rate and theta the mean predicted agreement."""
-    arrays = _as_pool(pool)
-    where, flipped, _ = arrays.edits_of(observed)
-    return spread_from(arrays, disagreement_from(arrays, where, flipped))
-
-
-def spread_from(arrays: Pool, d: np.ndarray) -> np.ndarray:
     theta = 1 - float(d.mean()) if len(d) else 1.0
     n = len(arrays)
     variance = np.bincount(arrays.edit_image, weights=d * (1 - d), minlength=n)
@@ -217,14 +204,6 @@ def neyman_from(arrays: Pool, where: np.ndarray, flipped: np.ndarray, image: np.
             predicted = float((spread[members] ** 2).mean())
             factors[k] = math.sqrt(max(seen, 1e-6) / max(predicted, 1e-6))
     return factors
-
-
-def neyman_factors(pool: "Sequence[PoolImage] | Pool", observed: Sequence[Observed],
-                   spread: np.ndarray) -> dict[str, float]:
-    """``neyman_from`` by stratum name."""
-    arrays = _as_pool(pool)
-    factors = neyman_from(arrays, *arrays.edits_of(observed), spread)
-    return dict(zip(arrays.strata, (float(f) for f in factors), strict=True))
 
 
 def probabilities(pool: "Sequence[PoolImage] | Pool", observed: Sequence[Observed],
@@ -255,5 +234,3 @@ def draw(pool: "Sequence[PoolImage] | Pool", state: State) -> tuple[list[int], n
     rng = np.random.default_rng([state.seed, state.batch])
     return [int(i) for i in rng.choice(len(arrays), size=state.size, replace=True, p=q)], q
 
-
-replay = draw  # a recorded batch is drawn again from its recorded state

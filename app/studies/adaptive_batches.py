@@ -19,11 +19,12 @@ from sqlalchemy import func, select, update
 from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter, recorded_filter
-from app.models import Attempt, JudgeVerdict, Task, User
+from app.models import User
 from app.studies.adaptive import UNIFORM_SHARE, Observed, Pool, PoolEdit, PoolImage, State, draw
 from app.studies.judged_pool import admitted, judged_pool
 from app.studies.models import Assignment, Study, StudyBatch, StudyDraw, StudyItem, StudyReader
-from app.studies.reader_instruction import reader_instruction
+from app.studies.pool import verdicts_of_record
+from app.studies.reader_instruction import reader_instructions
 from app.studies.worklist import next_open
 
 
@@ -88,36 +89,21 @@ def draw_batch(session: Session, study: Study, pool: Pool, observed: list[Observ
                               pool_images=len(pool)))
     known = set(session.scalars(select(col(StudyItem.attempt_id)).where(
         col(StudyItem.study_id) == study.id)))
-    items = []
-    instructions: dict[int, str] = {}
+    new: list[tuple[PoolImage, PoolEdit]] = []
     for at in dict.fromkeys(positions):  # an image drawn twice is read once
-        image = pool.images[at]
-        for edit in image.edits:
-            if edit.attempt_id in known:
-                continue
-            items.append(StudyItem(study_id=study.id, task_id=edit.task_id,
-                                   attempt_id=edit.attempt_id, stratum=image.stratum,
-                                   judge_verdict_id=_record(session, edit.attempt_id),
-                                   uid=secrets.token_hex(12),
-                                   reader_instruction=_instruction(session, edit, instructions)))
-            known.add(edit.attempt_id)
+        for edit in pool.images[at].edits:
+            if edit.attempt_id not in known:
+                new.append((pool.images[at], edit))
+                known.add(edit.attempt_id)
+    record = verdicts_of_record(session, [e.attempt_id for _, e in new])
+    instructions = reader_instructions(session, [(e.task_id, e.attempt_id) for _, e in new])
+    items = [StudyItem(study_id=study.id, task_id=edit.task_id, attempt_id=edit.attempt_id,
+                       stratum=image.stratum, judge_verdict_id=record.get(edit.attempt_id),
+                       uid=secrets.token_hex(12), reader_instruction=instructions[edit.attempt_id])
+             for image, edit in new]
     session.add_all(items)
     session.flush()
     return batch, items
-
-
-def _record(session: Session, attempt_id: int) -> int | None:
-    return session.scalar(select(func.min(JudgeVerdict.id)).where(
-        col(JudgeVerdict.attempt_id) == attempt_id))
-
-
-def _instruction(session: Session, edit: PoolEdit, known: dict[int, str]) -> str:
-    attempt = session.get(Attempt, edit.attempt_id)
-    task = session.get(Task, edit.task_id)
-    assert attempt is not None and task is not None
-    if attempt.run_id not in known:
-        known[attempt.run_id] = reader_instruction(session, task, attempt)
-    return known[attempt.run_id]
 
 
 def unplaced(session: Session, study: Study) -> list[StudyItem]:

@@ -19,7 +19,7 @@ from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter
 from app.errors import Invalid
-from app.models import Attempt, JudgeVerdict, Role, Task, User
+from app.models import Attempt, Role, Task, User
 from app.studies.adaptive import Pool, check_pool
 from app.studies.adaptive_batches import draw_batch, place_batch, pool_images, selection_extra
 from app.studies.judged_pool import admitted, judged_pool, stratum_keys, values_of
@@ -31,7 +31,7 @@ from app.studies.pool import (
     check_facets,
     pool_by_stratum,
     stratum_label,
-    verdict_of_record,
+    verdicts_of_record,
 )
 from app.studies.reader_instruction import reader_instructions
 from app.studies.reading_setup import checked_instructions
@@ -286,7 +286,7 @@ def _add_items(session: Session, study: Study, sample: dict[str, list[Candidate]
     assert study.id is not None
     attempts = [(stratum, c.task_id, attempt_id) for stratum, units in sample.items()
                 for c in units for attempt_id in _attempts_to_read(session, c)]
-    record = _verdicts_of_record(session, [a for _, _, a in attempts])
+    record = verdicts_of_record(session, [a for _, _, a in attempts])
     instructions = reader_instructions(session, [(t, a) for _, t, a in attempts])
     items = [StudyItem(study_id=study.id, task_id=task_id, attempt_id=attempt_id, stratum=stratum,
                        judge_verdict_id=record.get(attempt_id), uid=secrets.token_hex(12),
@@ -296,15 +296,6 @@ def _add_items(session: Session, study: Study, sample: dict[str, list[Candidate]
     session.add_all(items)
     session.flush()
     return items
-
-
-def _verdicts_of_record(session: Session, attempt_ids: list[int]) -> dict[int, int]:
-    found: dict[int, int] = {}
-    for start in range(0, len(attempt_ids), 5000):
-        chunk = attempt_ids[start:start + 5000]
-        query = verdict_of_record().where(col(JudgeVerdict.attempt_id).in_(chunk))
-        found.update({a: v for a, v in session.execute(query)})
-    return found
 
 
 def _attempts_to_read(session: Session, unit: Candidate) -> list[int]:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
@@ -77,20 +77,27 @@ def forget() -> None:
     _kept.clear()
 
 
-def _build(session: Session) -> JudgedPool:
-    # A correlated min(id) per attempt is one lookup in the attempt_id index; read as driver
-    # tuples, not ORM rows (app/studies/pool.py did the same per request).
+def judged_attempts(*columns: Any) -> Select[Any]:
+    """Every judged attempt of each task's latest run whose verdict of record could be read,
+    in attempt order: the pool of validation and adaptive studies. A correlated min(id) per
+    attempt is one lookup in the attempt_id index whatever plan SQLite picks; a join to the
+    grouped verdicts of record was re-grouped per row once a filter narrowed the tasks."""
     first = (select(func.min(JudgeVerdict.id)).where(col(JudgeVerdict.attempt_id) == Attempt.id)
              .correlate(Attempt).scalar_subquery())
-    rows = driver_rows(session, select(
+    return (select(*columns).select_from(Task)
+            .join(Attempt, col(Attempt.run_id) == Task.latest_run_id)
+            .join(JudgeVerdict, col(JudgeVerdict.id) == first)
+            .where(col(Attempt.image_present).is_(True), col(JudgeVerdict.error).is_(None),
+                   col(JudgeVerdict.qualified).is_not(None))
+            .order_by(col(Attempt.id)))
+
+
+def _build(session: Session) -> JudgedPool:
+    # Read as driver tuples, not ORM rows: 220K of them.
+    rows = driver_rows(session, judged_attempts(
         col(Attempt.id), col(Task.id), col(Task.source_image_id), col(JudgeVerdict.qualified),
         col(Attempt.round), col(JudgeVerdict.weighted_score), col(Task.direction),
-        col(Task.modality), col(Task.disease), col(Task.outcome))
-        .join(Attempt, col(Attempt.run_id) == Task.latest_run_id)
-        .join(JudgeVerdict, col(JudgeVerdict.id) == first)
-        .where(col(Attempt.image_present).is_(True), col(JudgeVerdict.error).is_(None),
-               col(JudgeVerdict.qualified).is_not(None))
-        .order_by(col(Attempt.id)))
+        col(Task.modality), col(Task.disease), col(Task.outcome)))
     if not rows:
         empty = np.zeros(0, dtype=np.int64)
         return JudgedPool(empty, empty, empty, np.zeros(0, dtype=bool), empty, np.zeros(0),

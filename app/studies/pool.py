@@ -25,7 +25,7 @@ from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter, where_clauses
 from app.models import Attempt, JudgeVerdict, SourceImage, Task
-from app.studies.judged_pool import admitted, judged_pool, stratum_keys
+from app.studies.judged_pool import admitted, judged_attempts, judged_pool, stratum_keys
 from app.studies.models import Design
 from pipeline.vocabulary import Outcome
 
@@ -54,6 +54,16 @@ def verdict_of_record() -> Any:
             .group_by(col(JudgeVerdict.attempt_id)))
 
 
+def verdicts_of_record(session: Session, attempt_ids: list[int]) -> dict[int, int]:
+    """Attempt id -> the id of its verdict of record, for many attempts at once."""
+    found: dict[int, int] = {}
+    for start in range(0, len(attempt_ids), 5000):
+        chunk = attempt_ids[start:start + 5000]
+        query = verdict_of_record().where(col(JudgeVerdict.attempt_id).in_(chunk))
+        found.update({a: v for a, v in session.execute(query)})
+    return found
+
+
 def check_facets(design: Design, facets: Iterable[str]) -> str | None:
     """Why these strata cannot be used with this design, or None."""
     facets = tuple(facets)
@@ -80,17 +90,7 @@ def candidates(session: Session, case_filter: CaseFilter, design: Design,
     task_columns = [col(Task.id), col(Task.direction), col(Task.modality), col(Task.disease),
                     col(Task.outcome), col(Task.source_image_id)]
     if design in JUDGED:
-        # A correlated min(id) per attempt is one lookup in the attempt_id index whatever
-        # plan SQLite picks; a join to the grouped verdict_of_record() was re-grouped per row
-        # once a filter narrowed the tasks (minutes on 88K tasks).
-        first = (select(func.min(JudgeVerdict.id)).where(col(JudgeVerdict.attempt_id) == Attempt.id)
-                 .correlate(Attempt).scalar_subquery())
-        query = (select(*task_columns, col(Attempt.id), col(JudgeVerdict.qualified))
-                 .join(Attempt, col(Attempt.run_id) == Task.latest_run_id)
-                 .join(JudgeVerdict, col(JudgeVerdict.id) == first)
-                 .where(col(Attempt.image_present).is_(True), col(JudgeVerdict.error).is_(None),
-                        col(JudgeVerdict.qualified).is_not(None))
-                 .order_by(col(Attempt.id)))
+        query: Any = judged_attempts(*task_columns, col(Attempt.id), col(JudgeVerdict.qualified))
     elif design is Design.accepted:
         query = (select(*task_columns, col(Task.accepted_attempt_id))
                  .where(col(Task.accepted_attempt_id).is_not(None)).order_by(col(Task.id)))

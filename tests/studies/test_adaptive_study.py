@@ -11,7 +11,7 @@ from sqlmodel import Session, col, select
 
 from app.cases.filters import CaseFilter
 from app.models import Role, Task
-from app.studies.adaptive import Observed, State, replay
+from app.studies.adaptive import Observed, State, draw
 from app.studies.adaptive_batches import draw_batch, frozen_pool, place_batch
 from app.studies.design import StudyError, StudyPlan, create_study
 from app.studies.models import Assignment, Design, Study, StudyBatch, StudyDraw, StudyItem
@@ -38,7 +38,7 @@ def test_the_first_batch_is_drawn_with_recorded_probabilities(demo_engine: Engin
         assert all(d.pool_images == len(pool) for d in draws)
         batch = session.scalars(select(StudyBatch).where(col(StudyBatch.study_id) == study.id)).one()
         assert batch.ready and batch.batch == 0
-        positions, q = replay(pool, State.of({k: v for k, v in json.loads(batch.state).items()
+        positions, q = draw(pool, State.of({k: v for k, v in json.loads(batch.state).items()
                                               if k != "pool_images"}))
         assert [pool.images[i].image for i in positions] == [d.source_image_id for d in
                                                             sorted(draws, key=lambda d: d.position)]
