@@ -149,3 +149,51 @@ def test_the_quality_frame_on_postgres(pg_engine: Engine, demo_dir: Path) -> Non
     with Session(pg_engine) as s:
         assert _frame_values(s, study) == _pool(s, study)
         assert_judge_as_stored(s, study)
+
+
+def test_search_vectors_are_filled_after_each_commit_and_an_empty_one_is_still_found(
+        pg_engine: Engine, demo_dir: Path, tmp_path: Path) -> None:
+    """The vectors are filled from a second connection (app/importer/vectors.py). A document
+    left without one (an import cut short between its commit and the filling) is still
+    found by a search, and the next import fills it."""
+    from sqlalchemy import text
+
+    def vectors() -> tuple[int, int]:
+        with pg_engine.connect() as conn:
+            total, filled = conn.execute(text("SELECT count(*), count(tsv) FROM task_search")).one()
+        return total, filled
+
+    import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
+    assert vectors() == (demo.TASKS, demo.TASKS)
+    with pg_engine.begin() as conn:
+        conn.execute(text("UPDATE task_search SET tsv = NULL"))
+    client = token_client(create_app(server_settings(tmp_path), pg_engine), pg_engine)
+    assert client.get("/api/cases?q=pneumoth").json()["total"] == demo.PNEUMOTHORAX_SEARCHABLE
+    again = import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
+    assert again.tasks_added == 0 and vectors() == (demo.TASKS, demo.TASKS)
+    assert client.get("/api/cases?q=pneumoth").json()["total"] == demo.PNEUMOTHORAX_SEARCHABLE
+
+
+def test_a_new_run_of_a_known_task_is_searchable_on_postgres(pg_engine: Engine, tmp_path: Path) -> None:
+    """A second run of a task appends its text to the task's document; the vector is
+    computed again, so the new words are found and the old ones still are."""
+    from app.models import Direction
+    from tests import factories
+
+    for run, prompt in (("first", "Add a faint opacity"), ("second", "Add a zebrastripe shadow")):
+        factories.write_folder(tmp_path / run, "Chest-XRay", Direction.add, {
+            "a-1-X": factories.conversation("p1.jpg", "Atelectasis", "success",
+                                            [factories.round_entry(1, True, prompt=prompt)])})
+        import_tree(pg_engine, tmp_path / run)
+    client = token_client(create_app(server_settings(tmp_path), pg_engine), pg_engine)
+    assert client.get("/api/cases?q=zebrastripe").json()["total"] == 1
+    assert client.get("/api/cases?q=faint opacity").json()["total"] == 1
+
+
+def test_ids_are_handed_out_in_blocks_unique_and_in_order(pg_engine: Engine) -> None:
+    from app.importer.ids import BLOCK, IdAllocator
+
+    with pg_engine.begin() as conn:
+        ids = IdAllocator(conn)
+        taken = [i for size in (1, 3, BLOCK - 2, 5, BLOCK * 2) for i in ids.take("task", size)]
+    assert taken == sorted(set(taken)) and len(taken) == 3 * BLOCK + 7

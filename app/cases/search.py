@@ -1,7 +1,8 @@
 """Full-text search over instructions and judge reasons, one document per task.
 
 SQLite uses an FTS5 table (rowid = task id); PostgreSQL a tsvector column with a GIN
-index. Both are created by migration 0001; this module hides the difference.
+index, filled after the import's commit (migration 0027, app/importer/vectors.py). Both
+are created by migration 0001; this module hides the difference.
 """
 
 import re
@@ -11,10 +12,12 @@ from sqlalchemy import (
     ColumnElement,
     Integer,
     TableClause,
+    and_,
     bindparam,
     column,
     func,
     literal_column,
+    or_,
     select,
     table,
     text,
@@ -22,6 +25,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 from sqlmodel import col
 
+from app import bulk
 from app.models import Task
 
 TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -30,20 +34,36 @@ MAX_TOKENS = 12
 
 
 def add_documents(conn: Connection, new: list[tuple[int, str]], appended: list[tuple[int, str]]) -> None:
-    """Index new tasks' text, and append a new run's text to existing tasks' documents."""
+    """Index new tasks' text, and append a new run's text to existing tasks' documents.
+
+    On PostgreSQL the documents' vectors are left empty (NULL) for ``fill_vectors``, which
+    the importer runs from a second connection after the commit; until then a search
+    reads those documents' bodies (see ``text_match``).
+    """
     sqlite = conn.dialect.name == "sqlite"
     key = "rowid" if sqlite else "task_id"
-    sep = "char(10)" if sqlite else "E'\\n'"
-    if new:
-        conn.execute(
-            text(f"INSERT INTO task_search ({key}, body) VALUES (:id, :body)"),
-            [{"id": task_id, "body": body} for task_id, body in new],
-        )
+    bulk.insert_rows(conn, "task_search", (key, "body"), new)
     if appended:
+        if sqlite:
+            change = "body = body || char(10) || :body"
+        else:
+            change = "body = body || E'\\n' || :body, tsv = NULL"
         conn.execute(
-            text(f"UPDATE task_search SET body = body || {sep} || :body WHERE {key} = :id"),
+            text(f"UPDATE task_search SET {change} WHERE {key} = :id"),
             [{"id": task_id, "body": body} for task_id, body in appended],
         )
+
+
+def fill_vectors(conn: Connection, task_ids: list[int] | None = None) -> int:
+    """On PostgreSQL, compute the missing text-search vectors (of ``task_ids``, or of every
+    document); returns how many were filled. SQLite's FTS5 indexes as it inserts."""
+    if conn.dialect.name != "postgresql":
+        return 0
+    only = "" if task_ids is None else " AND task_id = ANY(:ids)"
+    result = conn.execute(
+        text(f"UPDATE task_search SET tsv = to_tsvector('english', body) WHERE tsv IS NULL{only}"),
+        {} if task_ids is None else {"ids": task_ids})
+    return result.rowcount
 
 
 def tokens(query: str) -> list[str]:
@@ -76,9 +96,12 @@ def text_match(dialect: str, query: str) -> TextMatch | None:
         condition = literal_column("task_search").op("MATCH")(bindparam("search_text", match))
         return TextMatch(fts, fts.c.rowid, condition)
     match = " & ".join([*words[:-1], f"{words[-1]}:*"])
-    fts = table("task_search", column("task_id", Integer), column("tsv"))
-    condition = fts.c.tsv.op("@@")(func.to_tsquery("english", bindparam("search_text", match)))
-    return TextMatch(fts, fts.c.task_id, condition)
+    fts = table("task_search", column("task_id", Integer), column("tsv"), column("body"))
+    wanted = func.to_tsquery("english", bindparam("search_text", match))
+    # A document whose vector is not filled yet (an import still running, or one cut
+    # short) is matched on its body; the partial index on "tsv IS NULL" finds those few.
+    unfilled = and_(fts.c.tsv.is_(None), func.to_tsvector("english", fts.c.body).op("@@")(wanted))
+    return TextMatch(fts, fts.c.task_id, or_(fts.c.tsv.op("@@")(wanted), unfilled))
 
 
 def matching_tasks(dialect: str, query: str) -> ColumnElement[bool] | None:

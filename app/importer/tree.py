@@ -13,8 +13,10 @@ from app.images.final_metrics import clear_stale_final
 from app.importer import layout, paper_format, scripts_format, streams
 from app.importer.dirindex import DirIndex, is_within
 from app.importer.errors import ImportFileError, RowError
+from app.importer.prefetch import prefetched
 from app.importer.records import TaskRecord
 from app.importer.report import ImportReport, Problem
+from app.importer.vectors import filling_vectors
 from app.importer.writer import BatchWriter, Roots, WriterState
 from app.models import utcnow
 
@@ -57,11 +59,13 @@ def import_tree(engine: Engine, run_root: Path, source_root: Path | None = None,
         if source_root:
             roots.source_root_id = _root_id(conn, "source", source_root)
             roots.source_index = DirIndex(source_root)
-    with engine.connect() as conn:
+    with engine.connect() as conn, filling_vectors(engine) as filler:
         state = WriterState.load(conn)
         conn.commit()
         for job in jobs:
-            _run_job(conn, job, roots, state, progress, report)
+            indexed = _run_job(conn, job, roots, state, progress, report)
+            if filler is not None:
+                filler.add(indexed)
         clear_stale_final(conn)  # a re-imported task may now show an edit not yet measured
         conn.commit()
     return report
@@ -227,8 +231,9 @@ def _guard(label: str, key: str, parse: Callable[..., TaskRecord], *args: Any) -
 
 
 def _run_job(conn: Connection, job: FileJob, roots: Roots, state: WriterState,
-              progress: streams.Progress, report: ImportReport) -> None:
-    """One file, one transaction on ``conn``: all of it is written, or none of it."""
+              progress: streams.Progress, report: ImportReport) -> list[int]:
+    """One file, one transaction on ``conn``: all of it is written, or none of it.
+    Returns the tasks whose search documents it wrote."""
     digest = streams.file_digest(job.root, job.paths)
     table = T["import_file"]
     seen = conn.execute(select(table.c.id).where(
@@ -238,10 +243,10 @@ def _run_job(conn: Connection, job: FileJob, roots: Roots, state: WriterState,
     if seen:
         report.files_unchanged += 1
         progress.advance(job.size)
-        return
+        return []
     try:
         with conn.begin():
-            _write_job(conn, job, digest, roots, state, progress, report)
+            indexed = _write_job(conn, job, digest, roots, state, progress, report)
     except BaseException:
         # The transaction rolled back, so the caches may name rows that do not exist.
         fresh = WriterState.load(conn)
@@ -249,18 +254,21 @@ def _run_job(conn: Connection, job: FileJob, roots: Roots, state: WriterState,
         state.__dict__.update(fresh.__dict__)
         raise
     report.files_imported += 1
+    return indexed
 
 
 def _write_job(conn: Connection, job: FileJob, digest: str, roots: Roots, state: WriterState,
-               progress: streams.Progress, report: ImportReport) -> None:
+               progress: streams.Progress, report: ImportReport) -> list[int]:
     table = T["import_file"]
     file_id = conn.execute(insert(table).values(
         root_id=roots.run_root_id, relpath=job.label, file_format=job.file_format, sha256=digest,
         size=job.size, runs_added=0, problems=0, imported_at=utcnow()).returning(table.c.id)
     ).scalar_one()
     writer = BatchWriter(conn, state, roots, file_id, job.label, report)
-    # Parsing in a second thread was measured slower: it fights SQLite for the GIL.
-    for batch in _batches(job.entries(progress), BATCH_SIZE):
+    batches = _batches(job.entries(progress), BATCH_SIZE)
+    if conn.dialect.name == "postgresql":
+        batches = prefetched(batches)
+    for batch in batches:
         records = []
         for item in batch:
             if isinstance(item, Problem):
@@ -271,6 +279,7 @@ def _write_job(conn: Connection, job: FileJob, digest: str, roots: Roots, state:
     writer.write([])  # flushes problems reported after the last record
     conn.execute(update(table).where(table.c.id == file_id).values(
         runs_added=writer.runs_added, problems=writer.problems))
+    return writer.indexed
 
 
 def _batches(records: Iterable[Item], size: int) -> Iterator[list[Item]]:

@@ -1,4 +1,5 @@
-"""Bulk writes of normalised records: Core executemany, never one ORM object per row."""
+"""Bulk writes of normalised records: plain tuples to the driver (app/bulk.py), never one ORM
+object per row."""
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -8,9 +9,9 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
+from app import bulk
 from app.cases import search
 from app.cases.summary import task_summary
-from app.importer import bulk
 from app.importer.dirindex import DirIndex
 from app.importer.ids import IdAllocator
 from app.importer.layout import source_category
@@ -90,6 +91,7 @@ class BatchWriter:
         self.now = bulk.db_value(conn, T["run"], "created_at", utcnow())
         self.runs_added = 0
         self.problems = 0
+        self.indexed: list[int] = []  # tasks whose search documents this file wrote
         self._pending_problems: list[dict[str, Any]] = []
 
     def problem(self, task_key: str, kind: str, detail: str) -> None:
@@ -213,14 +215,12 @@ class BatchWriter:
 
     def _flush(self, rows: _Rows) -> None:
         conn = self.conn
-        if rows.sources:
-            conn.execute(T["source_image"].insert(), rows.sources)
+        _insert_dicts(conn, "source_image", rows.sources)
         if rows.source_updates:
             s = T["source_image"]
             conn.execute(update(s).where(s.c.id == _bind("sid")).values(
                 present=True, root_id=_bind("root")), rows.source_updates)
-        if rows.tasks:
-            conn.execute(T["task"].insert(), list(rows.tasks.values()))
+        _insert_dicts(conn, "task", list(rows.tasks.values()))
         bulk.insert_rows(conn, T["run"], RUN_COLUMNS, rows.runs)
         bulk.insert_rows(conn, T["attempt"], ATTEMPT_COLUMNS,
                          [tuple(a[c] for c in ATTEMPT_COLUMNS) for a in rows.attempts])
@@ -232,6 +232,8 @@ class BatchWriter:
                 [{"tid": tid, **values} for tid, values in rows.task_updates.items()])
         search.add_documents(conn, [(tid, "\n".join(parts)) for tid, parts in rows.docs_new.items()],
                              rows.docs_appended)
+        self.indexed.extend(rows.docs_new)
+        self.indexed.extend(tid for tid, _ in rows.docs_appended)
         self.report.verdicts_added += len(rows.verdicts)
         if self._pending_problems:
             conn.execute(T["import_problem"].insert(), self._pending_problems)
@@ -240,6 +242,13 @@ class BatchWriter:
 
 _SUMMARY_FIELDS = ("latest_run_id", "outcome", "n_rounds", "failed_mask",
                    "accepted_attempt_id", "thumb_attempt_id")
+
+
+def _insert_dicts(conn: Connection, table: str, rows: list[dict[str, Any]]) -> None:
+    """Rows that all have the same keys, in one bulk insert."""
+    if rows:
+        columns = tuple(rows[0])
+        bulk.insert_rows(conn, T[table], columns, [tuple(row[c] for c in columns) for row in rows])
 
 
 def _bind(name: str) -> Any:

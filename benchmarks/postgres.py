@@ -1,0 +1,87 @@
+"""The benchmarks' PostgreSQL server: one durable server kept under var/bench/pg.
+
+    .venv/bin/python benchmarks/postgres.py start   # prints the server's URL
+    .venv/bin/python benchmarks/postgres.py stop
+
+Every benchmark takes ``--url``; ``--url postgres`` means this server's ``bench`` database
+(started if it is not running), made by ``benchmarks/import_scale.py --url postgres``.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+import psycopg
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.pg_server import PostgresServer
+
+BASE = Path("var/bench/pg")
+DATABASE = "bench"
+
+
+def _server() -> PostgresServer:
+    server = PostgresServer(BASE.resolve(), durable=True)
+    port_file = BASE / "port"
+    if port_file.exists():
+        server.port = int(port_file.read_text())
+    return server
+
+
+def _running(server: PostgresServer) -> bool:
+    try:
+        psycopg.connect(f"host=127.0.0.1 port={server.port} user=postgres dbname=postgres",
+                        connect_timeout=2).close()
+    except psycopg.OperationalError:
+        return False
+    return True
+
+
+def start() -> PostgresServer:
+    """The server, started (and made, the first time) if it is not running."""
+    server = _server()
+    if _running(server):
+        return server
+    if (server.data / "PG_VERSION").exists():
+        server.resume()
+    else:
+        server.start()
+    (BASE / "port").write_text(str(server.port))
+    return server
+
+
+def database_url(fresh: bool = False) -> str:
+    """The bench database's URL; with ``fresh``, dropped and made anew first."""
+    server = start()
+    with psycopg.connect(f"host=127.0.0.1 port={server.port} user=postgres dbname=postgres",
+                         autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone()
+        if fresh and exists:
+            conn.execute(f'DROP DATABASE "{DATABASE}" WITH (FORCE)')
+        if fresh or not exists:
+            conn.execute(f'CREATE DATABASE "{DATABASE}"')
+    return f"postgresql+psycopg://postgres@127.0.0.1:{server.port}/{DATABASE}"
+
+
+def resolve(url: str | None, db: Path) -> str:
+    """A benchmark's database: ``--url`` as given, ``postgres`` for this server, else ``--db``."""
+    if url == "postgres":
+        return database_url()
+    return url or f"sqlite:///{db.resolve()}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("action", choices=["start", "stop"])
+    args = parser.parse_args()
+    if args.action == "start":
+        print(database_url())
+    else:
+        server = _server()
+        if _running(server):
+            server.halt()
+        print("stopped")
+
+
+if __name__ == "__main__":
+    main()
