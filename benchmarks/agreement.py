@@ -1,6 +1,7 @@
 """Benchmark: agreement figures for a study on the 88K-task database.
 
-    .venv/bin/python benchmarks/agreement.py [--db var/bench/bench.db] [--cases 1000] [--readers 3]
+    .venv/bin/python benchmarks/agreement.py [--db var/bench/bench.db | --url postgres]
+        [--cases 1000] [--readers 3]
 
 Run benchmarks/import_scale.py first. Creates a validation study (judged attempts stratified by
 the judge's verdict x modality), writes every
@@ -35,7 +36,9 @@ from app.studies.design import StudyPlan, create_study
 from app.studies.judged_pool import judged_pool
 from app.studies.models import Answer, Assignment, Design
 from app.web.main import create_app
+from benchmarks import postgres
 from benchmarks.accounts import bench_admin_token, bench_user
+from benchmarks.plans import watch_queries
 from pipeline.vocabulary import DIMENSIONS
 
 
@@ -49,12 +52,14 @@ def timed(label: str, fn):  # type: ignore[no-untyped-def]
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--db", type=Path, default=Path("var/bench/bench.db"))
+    parser.add_argument("--url", help="a database URL instead of --db; 'postgres' for the benchmark server")
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--readers", type=int, default=3)
     args = parser.parse_args()
-    if not args.db.is_file():
+    if not args.url and not args.db.is_file():
         sys.exit(f"{args.db} not found: run benchmarks/import_scale.py first")
-    engine = make_engine(f"sqlite:///{args.db.resolve()}")
+    engine = make_engine(postgres.resolve(args.url, args.db))
+    print(f"database: {engine.url.render_as_string()}")
     migrate(engine)  # a database left by an older import_scale run
     run = secrets.token_hex(3)
     admin = bench_user(engine, "bench-admin")
@@ -62,6 +67,7 @@ def main() -> None:
     sixth = args.cases // 6
     strata = {f"{v}/{m}": sixth for v in ("pass", "fail") for m in ("chest_xray", "brain_mri", "fundus")}
     strata["pass/chest_xray"] += args.cases - 6 * sixth
+    heavy = watch_queries(engine)
     with Session(engine) as session:
         timed("build the judged-edit pool (once per data version; the server does it at start)",
               lambda: judged_pool(session))
@@ -118,6 +124,7 @@ def main() -> None:
     timed("GET /overview (88K tasks; first)", lambda: client.get("/overview"))
     timed("  then its charts fragment", lambda: client.get("/overview/charts"))
     timed("GET /overview (again)", lambda: client.get("/overview"))
+    heavy.print_plans(engine)
 
 
 if __name__ == "__main__":

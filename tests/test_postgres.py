@@ -191,7 +191,7 @@ def test_a_new_run_of_a_known_task_is_searchable_on_postgres(pg_engine: Engine, 
 
 
 def test_ids_are_handed_out_in_blocks_unique_and_in_order(pg_engine: Engine) -> None:
-    from app.importer.ids import BLOCK, IdAllocator
+    from app.bulk import BLOCK, IdAllocator
 
     with pg_engine.begin() as conn:
         ids = IdAllocator(conn)

@@ -13,7 +13,6 @@ from app import bulk
 from app.cases import search
 from app.cases.summary import task_summary
 from app.importer.dirindex import DirIndex
-from app.importer.ids import IdAllocator
 from app.importer.layout import source_category
 from app.importer.records import AttemptRecord, TaskRecord
 from app.importer.report import ImportReport, Problem
@@ -86,7 +85,7 @@ class BatchWriter:
                  file_label: str, report: ImportReport) -> None:
         self.conn, self.state, self.roots = conn, state, roots
         self.import_file_id, self.file_label, self.report = import_file_id, file_label, report
-        self.ids = IdAllocator(conn)
+        self.ids = bulk.IdAllocator(conn)
         # One timestamp per file: the rows of one import belong together.
         self.now = bulk.db_value(conn, T["run"], "created_at", utcnow())
         self.runs_added = 0

@@ -19,11 +19,11 @@ from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter
 from app.errors import Invalid
-from app.models import Attempt, Role, Task, User
+from app.models import Role, User
 from app.studies.adaptive import Pool, check_pool
 from app.studies.adaptive_batches import draw_batch, place_batch, pool_images, selection_extra
 from app.studies.judged_pool import admitted, judged_pool, stratum_keys, values_of
-from app.studies.models import Assignment, Design, Reveal, Shows, Study, StudyItem, StudyReader
+from app.studies.models import Design, Reveal, Study, StudyReader
 from app.studies.pool import (
     JUDGED,
     Candidate,
@@ -31,10 +31,9 @@ from app.studies.pool import (
     check_facets,
     pool_by_stratum,
     stratum_label,
-    verdicts_of_record,
 )
-from app.studies.reader_instruction import reader_instructions
 from app.studies.reading_setup import checked_instructions
+from app.studies.study_rows import item_rows, write_items_and_worklists
 from app.studies.targets import check_targets, field_of
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_json
 from pipeline.vocabulary import QUESTIONS
@@ -173,12 +172,14 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
         return _create_adaptive(session, plan, created_by)
     sample, pool = draw_sample(session, plan)
     _check_people(session, plan)
+    items = item_rows(session, sample, _originals(plan, sample))
+    _check_targets(plan, len(items))
     study = _study_row(plan, created_by, _selection_json(plan, pool))
+    # Everything is read and drawn above; the write is the study row and a few bulk
+    # inserts, so it holds SQLite's write lock for milliseconds, not the whole creation.
     session.add(study)
     session.flush()
-    items = _add_items(session, study, sample, _originals(plan, sample))
-    _check_targets(plan, len(items))
-    _assign(session, study, items, plan.reader_ids)
+    write_items_and_worklists(session, study, items, plan.reader_ids)
     session.commit()
     session.refresh(study)
     return study
@@ -279,100 +280,3 @@ def _originals(plan: StudyPlan, sample: dict[str, list[Candidate]]) -> set[int]:
         rng = random.Random(f"{plan.seed}:originals:{key}")
         chosen.update(c.task_id for c in rng.sample(units, counts[key]))
     return chosen
-
-
-def _add_items(session: Session, study: Study, sample: dict[str, list[Candidate]],
-               originals: set[int]) -> list[StudyItem]:
-    assert study.id is not None
-    attempts = [(stratum, c.task_id, attempt_id) for stratum, units in sample.items()
-                for c in units for attempt_id in _attempts_to_read(session, c)]
-    record = verdicts_of_record(session, [a for _, _, a in attempts])
-    instructions = reader_instructions(session, [(t, a) for _, t, a in attempts])
-    items = [StudyItem(study_id=study.id, task_id=task_id, attempt_id=attempt_id, stratum=stratum,
-                       judge_verdict_id=record.get(attempt_id), uid=secrets.token_hex(12),
-                       reader_instruction=instructions[attempt_id],
-                       shows=(Shows.original if task_id in originals else Shows.edit).value)
-             for stratum, task_id, attempt_id in attempts]
-    session.add_all(items)
-    session.flush()
-    return items
-
-
-def _attempts_to_read(session: Session, unit: Candidate) -> list[int]:
-    if unit.attempt_id is not None:
-        return [unit.attempt_id]
-    task = session.get(Task, unit.task_id)
-    assert task is not None
-    query = (select(col(Attempt.id)).where(col(Attempt.run_id) == task.latest_run_id,
-                                           col(Attempt.image_present).is_(True))
-             .order_by(col(Attempt.round)))
-    return list(session.scalars(query))
-
-
-# Reads between a case's first read and its hidden repeat, at the least: the repeat must be
-# read as a new case, not recognised as the one just answered.
-REPEAT_GAP = 5
-
-
-def _assign(session: Session, study: Study, items: list[StudyItem], reader_ids: list[int]) -> None:
-    assert study.id is not None
-    canonical = sorted(items, key=lambda i: i.id or 0)
-    # From the study's secret, not its seed: a reader who knows the seed (it is shown with the
-    # study) and their own user id could otherwise rebuild their order.
-    random.Random(f"{study.order_secret}:overlap").shuffle(canonical)
-    per_reader: dict[int, list[StudyItem]] = {uid: [] for uid in reader_ids}
-    k = study.readers_per_case or len(reader_ids)
-    for index, item in enumerate(canonical):
-        for j in range(k):  # round-robin keeps every reader's load within one case
-            per_reader[reader_ids[(index * k + j) % len(reader_ids)]].append(item)
-    for user_id, own in per_reader.items():
-        order_seed = random.Random(f"{study.order_secret}:reader:{user_id}").randrange(2**31)
-        session.add(StudyReader(study_id=study.id, user_id=user_id, order_seed=order_seed))
-        _add_worklist(session, study, user_id, own, order_seed)
-
-
-def _add_worklist(session: Session, study: Study, user_id: int, own: list[StudyItem],
-                  order_seed: int) -> None:
-    assert study.id is not None
-    order = sorted(own, key=lambda i: i.id or 0)
-    random.Random(order_seed).shuffle(order)
-    repeats = round(len(order) * study.repeat_fraction)
-    first_at, repeat_at = repeat_order(len(order), repeats, random.Random(f"{order_seed}:repeat"))
-    first_reads = []
-    for item, sequence in zip(order, first_at, strict=True):
-        assignment = Assignment(study_id=study.id, user_id=user_id, item_id=item.id or 0,
-                                sequence=sequence)
-        session.add(assignment)
-        first_reads.append(assignment)
-    session.flush()
-    for sequence, index in repeat_at:  # marked nowhere on screen
-        original = first_reads[index]
-        session.add(Assignment(study_id=study.id, user_id=user_id, item_id=original.item_id,
-                               sequence=sequence, repeat_of=original.id))
-
-
-def repeat_order(first: int, repeats: int, draw: random.Random) -> tuple[list[int], list[tuple[int, int]]]:
-    """Where the first reads and the hidden repeats go in one reader's order of
-    ``first + repeats`` reads: (the sequence of each first read, in the shuffled order;
-    (sequence, index of the first read it repeats) of each repeat).
-
-    Repeats placed last were easy to spot (every read after the last new case is one), so
-    they are spread at random over the second half of the order, each at least REPEAT_GAP
-    reads after its first read (less only where the study is too small to allow it). Which
-    first reads are repeated is drawn among those far enough back."""
-    total = first + repeats
-    if not repeats:
-        return list(range(1, first + 1)), []
-    half = total // 2
-    slots = sorted(draw.sample(range(half + 1, total + 1), repeats))
-    taken = set(slots)
-    first_at = [s for s in range(1, total + 1) if s not in taken]
-    gap = max(1, min(REPEAT_GAP, min(slots) - 1))
-    left = list(range(first))
-    placed = []
-    for slot in slots:
-        eligible = [i for i in left if first_at[i] <= slot - gap] or [i for i in left if first_at[i] < slot]
-        index = draw.choice(eligible)
-        left.remove(index)
-        placed.append((slot, index))
-    return first_at, placed

@@ -133,7 +133,7 @@ def test_hidden_repeats_are_spread_over_the_second_half_well_after_their_first_r
         demo_engine: Engine) -> None:
     """Placed last, every read after the last new case was a repeat: they are spread over
     the second half of each reader's order, each at least REPEAT_GAP reads after the first."""
-    from app.studies.design import REPEAT_GAP
+    from app.studies.study_rows import REPEAT_GAP
 
     setup = make_study(demo_engine, repeat_fraction=0.5, design=Design.validation)
     with Session(demo_engine) as s:

@@ -1,0 +1,142 @@
+"""A new study's items, readers and worklists: built in memory from what was read, then
+written with a few bulk inserts.
+
+The write holds SQLite's write lock, which every reader's answer also needs; built as ORM
+objects inside it, a 1,000-case study held it for most of a second. Rows are built first,
+ids handed out up front (app/bulk.py), and the inserts are all that remains inside.
+"""
+
+import random
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlmodel import Session, SQLModel, col
+
+from app import bulk
+from app.models import Attempt, Task
+from app.studies.models import Shows, Study
+from app.studies.pool import Candidate, verdicts_of_record
+from app.studies.reader_instruction import reader_instructions
+
+T = SQLModel.metadata.tables
+ITEM_COLUMNS = ("id", "study_id", "task_id", "attempt_id", "stratum", "judge_verdict_id", "uid",
+                "reader_instruction", "shows")
+ASSIGNMENT_COLUMNS = ("id", "study_id", "user_id", "item_id", "sequence", "repeat_of", "uid")
+# Reads between a case's first read and its hidden repeat, at the least: the repeat must be
+# read as a new case, not recognised as the one just answered.
+REPEAT_GAP = 5
+
+
+@dataclass(frozen=True)
+class ItemRow:
+    """One item to be written; its place in the list decides its id (ascending)."""
+
+    task_id: int
+    attempt_id: int
+    stratum: str
+    judge_verdict_id: int | None
+    reader_instruction: str | None
+    shows: str
+
+
+def item_rows(session: Session, sample: dict[str, list[Candidate]], originals: set[int]) -> list[ItemRow]:
+    attempts = [(stratum, c.task_id, attempt_id) for stratum, units in sample.items()
+                for c in units for attempt_id in _attempts_to_read(session, c)]
+    record = verdicts_of_record(session, [a for _, _, a in attempts])
+    instructions = reader_instructions(session, [(t, a) for _, t, a in attempts])
+    return [ItemRow(task_id, attempt_id, stratum, record.get(attempt_id), instructions[attempt_id],
+                    (Shows.original if task_id in originals else Shows.edit).value)
+            for stratum, task_id, attempt_id in attempts]
+
+
+def _attempts_to_read(session: Session, unit: Candidate) -> list[int]:
+    if unit.attempt_id is not None:
+        return [unit.attempt_id]
+    task = session.get(Task, unit.task_id)
+    assert task is not None
+    query = (select(col(Attempt.id)).where(col(Attempt.run_id) == task.latest_run_id,
+                                           col(Attempt.image_present).is_(True))
+             .order_by(col(Attempt.round)))
+    return list(session.scalars(query))
+
+
+def write_items_and_worklists(session: Session, study: Study, items: list[ItemRow],
+                              reader_ids: list[int]) -> None:
+    """Inside the transaction that has just written ``study``."""
+    assert study.id is not None
+    conn = session.connection()
+    ids = bulk.IdAllocator(conn, block=1)
+    item_ids = ids.take("study_item", len(items))
+    bulk.insert_rows(conn, T["study_item"], ITEM_COLUMNS, [
+        (item_id, study.id, i.task_id, i.attempt_id, i.stratum, i.judge_verdict_id,
+         secrets.token_hex(12), i.reader_instruction, i.shows)
+        for item_id, i in zip(item_ids, items, strict=True)])
+    canonical = list(item_ids)
+    # From the study's secret, not its seed: a reader who knows the seed (it is shown with the
+    # study) and their own user id could otherwise rebuild their order.
+    random.Random(f"{study.order_secret}:overlap").shuffle(canonical)
+    per_reader: dict[int, list[int]] = {uid: [] for uid in reader_ids}
+    k = study.readers_per_case or len(reader_ids)
+    for index, item_id in enumerate(canonical):
+        for j in range(k):  # round-robin keeps every reader's load within one case
+            per_reader[reader_ids[(index * k + j) % len(reader_ids)]].append(item_id)
+    readers, first_reads, repeats = [], [], []
+    for user_id, own in per_reader.items():
+        order_seed = random.Random(f"{study.order_secret}:reader:{user_id}").randrange(2**31)
+        readers.append((study.id, user_id, order_seed))
+        first, again = _worklist(study, user_id, own, order_seed, ids)
+        first_reads += first
+        repeats += again
+    bulk.insert_rows(conn, T["study_reader"], ("study_id", "user_id", "order_seed"), readers)
+    # First reads before their repeats, which name them.
+    bulk.insert_rows(conn, T["assignment"], ASSIGNMENT_COLUMNS, first_reads)
+    bulk.insert_rows(conn, T["assignment"], ASSIGNMENT_COLUMNS, repeats)
+
+
+Row = tuple[int, int, int, int, int, int | None, str]
+
+
+def _worklist(study: Study, user_id: int, own: list[int], order_seed: int,
+              ids: bulk.IdAllocator) -> tuple[list[Row], list[Row]]:
+    assert study.id is not None
+    order = sorted(own)
+    random.Random(order_seed).shuffle(order)
+    repeats = round(len(order) * study.repeat_fraction)
+    first_at, repeat_at = repeat_order(len(order), repeats, random.Random(f"{order_seed}:repeat"))
+    first_ids = ids.take("assignment", len(order))
+    first: list[Row] = [
+        (aid, study.id, user_id, item_id, sequence, None, secrets.token_hex(12))
+        for aid, item_id, sequence in zip(first_ids, order, first_at, strict=True)]
+    again_ids = ids.take("assignment", len(repeat_at))
+    again: list[Row] = [
+        (aid, study.id, user_id, order[index], sequence, first_ids[index], secrets.token_hex(12))
+        for aid, (sequence, index) in zip(again_ids, repeat_at, strict=True)]
+    return first, again
+
+
+def repeat_order(first: int, repeats: int, draw: random.Random) -> tuple[list[int], list[tuple[int, int]]]:
+    """Where the first reads and the hidden repeats go in one reader's order of
+    ``first + repeats`` reads: (the sequence of each first read, in the shuffled order;
+    (sequence, index of the first read it repeats) of each repeat).
+
+    Repeats placed last were easy to spot (every read after the last new case is one), so
+    they are spread at random over the second half of the order, each at least REPEAT_GAP
+    reads after its first read (less only where the study is too small to allow it). Which
+    first reads are repeated is drawn among those far enough back."""
+    total = first + repeats
+    if not repeats:
+        return list(range(1, first + 1)), []
+    half = total // 2
+    slots = sorted(draw.sample(range(half + 1, total + 1), repeats))
+    taken = set(slots)
+    first_at = [s for s in range(1, total + 1) if s not in taken]
+    gap = max(1, min(REPEAT_GAP, min(slots) - 1))
+    left = list(range(first))
+    placed = []
+    for slot in slots:
+        eligible = [i for i in left if first_at[i] <= slot - gap] or [i for i in left if first_at[i] < slot]
+        index = draw.choice(eligible)
+        left.remove(index)
+        placed.append((slot, index))
+    return first_at, placed
