@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
@@ -43,9 +43,11 @@ def data_version(session: Session) -> tuple[Any, Any, Any]:
 def fingerprint(session: Session) -> tuple[object, ...]:
     """Changes whenever an import, a pipeline run or a re-judgement changes the figures: the
     case browser's data version and the newest verdict (index look-ups, cheap on 88K tasks).
-    The database's address too: two databases in one process must not share figures."""
+    The schema's revision too: a migration may rewrite rows in place, changing no id. And
+    the database's address: two databases in one process must not share figures."""
     url = session.get_bind().engine.url.render_as_string(hide_password=True)
-    return (url, *data_version(session), session.scalar(select(func.max(JudgeVerdict.id))))
+    revision = session.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    return (url, revision, *data_version(session), session.scalar(select(func.max(JudgeVerdict.id))))
 
 
 def _measured(session: Session) -> Any:

@@ -101,3 +101,29 @@ def test_the_kept_pool_follows_an_import(demo_engine: Engine, tmp_path: Path) ->
     with Session(demo_engine) as session:
         assert_fresh(session)
         assert len(judged_pool(session)) == before + 1
+
+
+def test_the_kept_pool_follows_a_migration(demo_engine: Engine) -> None:
+    """A migration may rewrite rows in place (here: every verdict made a pass as the
+    database moves to the newest revision), changing no id the data version looks at."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import text
+
+    from app.resources import resource_dir
+
+    config = Config()
+    config.set_main_option("script_location", str(resource_dir("app.migrations")))
+    with demo_engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "-1")
+    with Session(demo_engine) as session:
+        assert not judged_pool(session).passed.all()  # kept, at the revision before
+    with demo_engine.begin() as connection:
+        config.attributes["connection"] = connection
+        connection.execute(text("UPDATE judge_verdict SET qualified = 1, compliance = 1, "
+                                "structure = 1, realism = 1, fidelity = 1"))
+        command.upgrade(config, "head")
+    with Session(demo_engine) as session:
+        assert_fresh(session)
+        assert judged_pool(session).passed.all()
