@@ -5,7 +5,7 @@ from datetime import datetime
 from pydantic import BaseModel, field_validator
 
 from app.cases.detail import AttemptView, CaseView, RunView
-from app.cases.listing import CaseRow, failed_dimensions
+from app.cases.listing import CaseRow, FinalMetrics, failed_dimensions
 from app.models import AttemptMetric
 from pipeline.redaction import redact_optional
 
@@ -43,7 +43,7 @@ class MetricsOut(BaseModel):
     side: int
 
 
-def metrics_out(metric: AttemptMetric | None) -> MetricsOut | None:
+def metrics_out(metric: AttemptMetric | FinalMetrics | None) -> MetricsOut | None:
     if metric is None or metric.error is not None:
         return None
     return MetricsOut.model_validate(metric, from_attributes=True)
