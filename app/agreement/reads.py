@@ -35,11 +35,19 @@ def vote(answer: str | None) -> Vote:
     return None
 
 
-def judge_votes(verdict: JudgeVerdict | None) -> dict[str, Vote]:
-    """A verdict's answer to each question; empty when there is none or it could not be read."""
-    if verdict is None or verdict.error is not None:
+# A verdict's columns as the figures read them: thousands of rows, so columns, not ORM
+# objects (building those was most of a 1,000-case study's load).
+VERDICT_VOTES = (col(JudgeVerdict.id), col(JudgeVerdict.error),
+                 *(col(getattr(JudgeVerdict, d)) for d in DIMENSIONS), col(JudgeVerdict.qualified))
+
+
+def judge_votes(columns: tuple[object, ...]) -> dict[str, Vote]:
+    """A verdict's answer to each question, from its VERDICT_VOTES columns; empty when there
+    is none (an outer join's NULL id) or it could not be read."""
+    verdict_id, error, *answers = columns
+    if verdict_id is None or error is not None:
         return {}
-    return {d: getattr(verdict, d) for d in DIMENSIONS} | {"overall": verdict.qualified}
+    return dict(zip((*DIMENSIONS, "overall"), answers, strict=True))  # type: ignore[arg-type]
 
 
 def judge_label(model: str | None, prompt_version: str | None) -> str:
@@ -121,19 +129,21 @@ def load(session: Session, study: Study) -> StudyReads:
               .join(Assignment, col(Assignment.id) == Answer.assignment_id)
               .where(col(Assignment.study_id) == study.id, col(Answer.after_reveal).is_(False))
               .group_by(col(Answer.assignment_id)).subquery())
-    query = (select(Answer, Assignment, col(User.name))
+    query = (select(col(Assignment.item_id), col(User.name), col(Assignment.repeat_of),
+                    col(Answer.time_on_case_ms), col(Answer.version), col(Answer.confidence),
+                    col(Answer.tags), col(Answer.comment), col(Answer.created_at),
+                    col(Answer.tool_use), *(col(getattr(Answer, q)) for q in QUESTIONS))
              .join(newest, (newest.c.assignment_id == Answer.assignment_id)
                    & (newest.c.version == Answer.version))
              .join(Assignment, col(Assignment.id) == Answer.assignment_id)
-             .join(User, col(User.id) == Assignment.user_id))
-    reads = [Read(item_id=assignment.item_id, reader=name,
-                  answers={q: getattr(answer, q) for q in QUESTIONS},
-                  repeat=assignment.repeat_of is not None,
-                  time_on_case_ms=answer.time_on_case_ms, version=answer.version,
-                  confidence=answer.confidence, tags=tuple(json.loads(answer.tags)),
-                  comment=answer.comment, answered_at=answer.created_at,
-                  tool_use=json.loads(answer.tool_use) if answer.tool_use else {})
-             for answer, assignment, name in session.execute(query) if not answer.retracted]
+             .join(User, col(User.id) == Assignment.user_id)
+             .where(col(Answer.retracted).is_(False)))
+    reads = [Read(item_id=item_id, reader=name, answers=dict(zip(QUESTIONS, answers, strict=True)),
+                  repeat=repeat_of is not None, time_on_case_ms=time_ms, version=version,
+                  confidence=confidence, tags=tuple(json.loads(tags)), comment=comment,
+                  answered_at=created_at, tool_use=json.loads(tool_use) if tool_use else {})
+             for (item_id, name, repeat_of, time_ms, version, confidence, tags, comment, created_at,
+                  tool_use, *answers) in session.execute(query)]
     readers = sorted(session.scalars(
         select(col(User.name)).join(Assignment, col(Assignment.user_id) == User.id)
         .where(col(Assignment.study_id) == study.id).distinct()))
@@ -154,34 +164,39 @@ def _assigned(session: Session, study: Study) -> dict[int, tuple[str, ...]]:
 
 
 def _cases(session: Session, study: Study) -> list[Case]:
-    query = (select(StudyItem, Task, col(Attempt.round), JudgeVerdict)
+    query = (select(col(StudyItem.id), col(StudyItem.uid), col(StudyItem.stratum),
+                    col(StudyItem.judge_verdict_id), col(Task.id), col(Task.task_key),
+                    col(Task.source_image_id), col(Task.modality), col(Task.disease),
+                    col(Task.direction), col(Attempt.round), *VERDICT_VOTES)
              .join(Task, col(Task.id) == StudyItem.task_id)
              .join(Attempt, col(Attempt.id) == StudyItem.attempt_id)
              .outerjoin(JudgeVerdict, col(JudgeVerdict.id) == StudyItem.judge_verdict_id)
              .where(col(StudyItem.study_id) == study.id).order_by(col(StudyItem.id)))
     assigned = _assigned(session, study)
-    return [Case(item_id=item.id or 0, uid=item.uid, task_id=task.id or 0,
-                 task_key=task.task_key, source_image_id=task.source_image_id,
-                 modality=task.modality, disease=task.disease, direction=task.direction,
-                 round=round_, stratum=item.stratum, judge=judge_votes(verdict),
-                 judge_verdict_id=item.judge_verdict_id, assigned=assigned.get(item.id or 0, ()))
-            for item, task, round_, verdict in session.execute(query)]
+    return [Case(item_id=item_id, uid=uid, task_id=task_id, task_key=task_key,
+                 source_image_id=source_id, modality=modality, disease=disease,
+                 direction=direction, round=round_, stratum=stratum,
+                 judge=judge_votes(tuple(verdict)), judge_verdict_id=verdict_of_item,
+                 assigned=assigned.get(item_id, ()))
+            for (item_id, uid, stratum, verdict_of_item, task_id, task_key, source_id, modality,
+                 disease, direction, round_, *verdict) in session.execute(query)]
 
 
 def _judges(session: Session, study: Study,
             cases: list[Case]) -> tuple[dict[str, int], dict[str, dict[int, dict[str, Vote]]]]:
     """How many items each frozen judge holds, and the other judges' verdicts per item."""
-    query = (select(col(StudyItem.id), col(StudyItem.judge_verdict_id), JudgeVerdict)
+    query = (select(col(StudyItem.id), col(StudyItem.judge_verdict_id), col(JudgeVerdict.model),
+                    col(JudgeVerdict.prompt_version), *VERDICT_VOTES)
              .join(JudgeVerdict, col(JudgeVerdict.attempt_id) == StudyItem.attempt_id)
              .where(col(StudyItem.study_id) == study.id).order_by(col(JudgeVerdict.id)))
     frozen: dict[str, int] = {}
     others: dict[str, dict[int, dict[str, Vote]]] = {}
-    for item_id, frozen_id, verdict in session.execute(query):
-        label = judge_label(verdict.model, verdict.prompt_version)
-        if verdict.id == frozen_id:
+    for item_id, frozen_id, model, prompt_version, *verdict in session.execute(query):
+        label = judge_label(model, prompt_version)
+        if verdict[0] == frozen_id:
             frozen[label] = frozen.get(label, 0) + 1
             continue
-        answers = judge_votes(verdict)
+        answers = judge_votes(tuple(verdict))
         if answers:  # a judge's first readable verdict on the item; later ones are re-runs
             others.setdefault(label, {}).setdefault(item_id, answers)
     return frozen, others

@@ -70,7 +70,8 @@ def _fingerprint(session: Session, study: Study) -> tuple[object, ...]:
 
 def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads, AgreementReport]:
     """The reads and the report for this slice of the study."""
-    key = (_fingerprint(session, study), scope)
+    fingerprint = _fingerprint(session, study)
+    key = (fingerprint, scope)
     found = _reports.get(key)
     if found is None:
         data = load(session, study)
@@ -81,24 +82,32 @@ def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads
             report, facts=study_facts(session, study, data, in_scope),
             achieved=achieved_precision(report, study, primary_clustering(data, study, in_scope)),
             judge_self_consistency=judge_consistency(session, session.scalars(read)).as_dict(),
-            monitoring=_monitoring(session, study))
+            monitoring=_monitoring(session, study, data, fingerprint))
         found = (data, report)
         _reports.put(key, found)
     return found
 
 
-def watch_for(session: Session, study: Study) -> Watch | None:
+def watch_for(session: Session, study: Study, data: StudyReads | None = None,
+              fingerprint: tuple[object, ...] | None = None) -> Watch | None:
     """The study's figures as they stand, with their anytime-valid intervals and targets;
-    None for a real-or-edited study, which compares no judge."""
+    None for a real-or-edited study, which compares no judge. ``data`` and ``fingerprint``:
+    the study's reads and fingerprint when the caller has them already (a report's first
+    view loaded them; loading them again was a fifth of it)."""
     if study.design == Design.real_or_edited:
         return None
+    fingerprint = fingerprint or _fingerprint(session, study)
+
+    def reads() -> StudyReads:
+        return data if data is not None else load(session, study)
+
     if study.design == Design.adaptive:
         draws, budget = adaptive_draws(session, study)
-        return _watches.get_or_make((_fingerprint(session, study), len(draws)), lambda: watch(
-            load(session, study), study.primary_question, parse_targets(study.targets),
+        return _watches.get_or_make((fingerprint, len(draws)), lambda: watch(
+            reads(), study.primary_question, parse_targets(study.targets),
             draws=draws, budget=budget))
-    return _watches.get_or_make(_fingerprint(session, study), lambda: watch(
-        load(session, study), study.primary_question, parse_targets(study.targets)))
+    return _watches.get_or_make(fingerprint, lambda: watch(
+        reads(), study.primary_question, parse_targets(study.targets)))
 
 
 def adaptive_draws(session: Session, study: Study) -> tuple[list[Draw], int]:
@@ -112,8 +121,9 @@ def adaptive_draws(session: Session, study: Study) -> tuple[list[Draw], int]:
     return draws, int(json.loads(study.selection).get("budget_images", len(draws)))
 
 
-def _monitoring(session: Session, study: Study) -> dict[str, Any] | None:
-    found = watch_for(session, study)
+def _monitoring(session: Session, study: Study, data: StudyReads,
+                fingerprint: tuple[object, ...]) -> dict[str, Any] | None:
+    found = watch_for(session, study, data, fingerprint)
     if found is None:
         return None
     locked = study.status == StudyStatus.locked
