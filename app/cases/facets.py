@@ -70,12 +70,9 @@ def _cube_key(session: Session, case_filter: CaseFilter) -> tuple[Any, ...]:
             tuple(base.bounds().items()), _measured(session) if base.bounds() else None)
 
 
-def cube(session: Session, case_filter: CaseFilter) -> list[tuple[Any, ...]]:
-    """(modality, disease, direction, outcome, rounds, failed_mask, count) for the text search."""
-    return _cube(session, case_filter, _cube_key(session, case_filter))
-
-
 def _cube(session: Session, case_filter: CaseFilter, key: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """(modality, disease, direction, outcome, rounds, failed_mask, count) for the text search
+    and the bounds (the facets' own choices are applied to it in Python)."""
     found = _cubes.get(key)
     if found is not None:
         return found
