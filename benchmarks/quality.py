@@ -30,6 +30,7 @@ from app.db import make_engine, migrate
 from app.models import Role
 from app.quality import report as quality
 from app.settings import Settings
+from app.studies import judged_pool
 from app.studies.design import StudyPlan, create_study
 from app.studies.models import Answer, Assignment, Design, StudyItem
 from app.web.main import create_app
@@ -107,6 +108,10 @@ def main() -> None:
     # The server is up and has served a page (templates compiled, pool connected), as when
     # an admin opens /quality; nothing of the quality report is cached.
     _, started = timed(lambda: client.get("/accounts"))
+    # What the server's start does in the background (app/web/main.py's lifespan): the kept
+    # judged-edit pool, which a validation study's frame is read from.
+    judged_pool.forget()
+    _, pool_built = timed(lambda: judged_pool.warm(engine))
     quality.forget()
     page, first = timed(lambda: client.get(f"/quality?study={study_id}"))
     assert page.status_code == 200, page.status_code
@@ -129,7 +134,8 @@ def main() -> None:
         built, compute = timed(lambda: quality.quality_report(session, study_id))
     overall = built.populations[0].parts[0].rows["overall"]
     print(f"first request of a new server (/accounts): {started:6.2f} s")
-    print(f"GET /quality, first view (nothing cached): {first:6.2f} s   (goal <= {GOAL_S:.0f} s)")
+    print(f"judged-edit pool, built at the server start: {pool_built:6.2f} s")
+    print(f"GET /quality, first view (nothing cached): {first:6.2f} s   (goal <= {GOAL_S * 1000:.0f} ms)")
     print(f"GET /quality/charts, after the page:       {charts * 1000:6.0f} ms")
     print(f"GET /quality, cached:                      {warm * 1000:6.0f} ms")
     print(f"GET /api/quality, cached:                  {json_s * 1000:6.0f} ms")

@@ -28,8 +28,11 @@ from app.cases.filters import CaseFilter, where_clauses
 from app.db import driver_rows
 from app.memo import Memo
 from app.models import Attempt, JudgeVerdict, Task
+from pipeline.vocabulary import DIMENSIONS
 
 FACETS = ("direction", "modality", "disease", "outcome")
+# The verdict of record's answers kept per attempt, in this order (for /quality's frame).
+ANSWERS = ("overall", *DIMENSIONS)
 logger = logging.getLogger(__name__)
 
 
@@ -43,6 +46,8 @@ class JudgedPool:
     score: np.ndarray  # the verdict's weighted score, nan when none
     codes: dict[str, np.ndarray]  # facet -> integer code per attempt
     labels: dict[str, tuple[str, ...]]  # facet -> the value of each code
+    accepted: np.ndarray  # bool: the task's accepted edit
+    answers: np.ndarray  # attempts x ANSWERS: 1.0 yes, 0.0 no, nan where the judge gave none
 
     def __len__(self) -> int:
         return len(self.attempt_id)
@@ -97,25 +102,30 @@ def _build(session: Session) -> JudgedPool:
     rows = driver_rows(session, judged_attempts(
         col(Attempt.id), col(Task.id), col(Task.source_image_id), col(JudgeVerdict.qualified),
         col(Attempt.round), col(JudgeVerdict.weighted_score), col(Task.direction),
-        col(Task.modality), col(Task.disease), col(Task.outcome)))
+        col(Task.modality), col(Task.disease), col(Task.outcome), col(Task.accepted_attempt_id),
+        *(col(getattr(JudgeVerdict, d)) for d in DIMENSIONS)))
     if not rows:
         empty = np.zeros(0, dtype=np.int64)
         return JudgedPool(empty, empty, empty, np.zeros(0, dtype=bool), empty, np.zeros(0),
-                          {f: empty for f in FACETS}, {f: () for f in FACETS})
+                          {f: empty for f in FACETS}, {f: () for f in FACETS},
+                          np.zeros(0, dtype=bool), np.zeros((0, len(ANSWERS))))
     columns = list(zip(*rows, strict=True))
+    attempt_id = np.asarray(columns[0], dtype=np.int64)
+    accepted_id = np.asarray([-1 if a is None else a for a in columns[10]], dtype=np.int64)
+    answers = np.asarray([columns[3], *columns[11:]], dtype=float).T  # None -> nan
     codes, labels = {}, {}
-    for facet, values in zip(FACETS, columns[6:], strict=True):
+    for facet, values in zip(FACETS, columns[6:10], strict=True):
         # By hashing (pandas), not by sorting 220K strings: a third of the build otherwise.
         code, found = pd.factorize(pd.Series(values, dtype=object).fillna(""))
         codes[facet], labels[facet] = code.astype(np.int64), tuple(str(v) for v in found)
     return JudgedPool(
-        attempt_id=np.asarray(columns[0], dtype=np.int64),
+        attempt_id=attempt_id,
         task_id=np.asarray(columns[1], dtype=np.int64),
         image=np.asarray(columns[2], dtype=np.int64),
         passed=np.asarray(columns[3], dtype=bool),
         round=np.asarray(columns[4], dtype=np.int64),
         score=np.asarray([np.nan if s is None else s for s in columns[5]], dtype=float),
-        codes=codes, labels=labels)
+        codes=codes, labels=labels, accepted=accepted_id == attempt_id, answers=answers)
 
 
 def admitted(session: Session, pool: JudgedPool, case_filter: CaseFilter) -> np.ndarray:
