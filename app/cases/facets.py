@@ -38,7 +38,7 @@ def data_version(session: Session) -> tuple[Any, Any, Any]:
     """Newest task, newest run, and how many runs are still running. A regeneration run is
     created when it starts and updates its task when it ends, so the newest ids alone would
     miss the end; the count of open runs (an index look-up) changes then."""
-    row = session.execute(_DATA_VERSION).one()  # one round trip: every request asks
+    row = session.connection().execute(_DATA_VERSION).one()  # one round trip: every request asks
     return row[0], row[1], row[2]
 
 
