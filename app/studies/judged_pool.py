@@ -13,13 +13,14 @@ them is the study drawn before (tests/studies/test_judged_pool.py).
 """
 
 import logging
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, func, or_, select, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
@@ -27,8 +28,8 @@ from app.cases.facets import fingerprint
 from app.cases.filters import CaseFilter, where_clauses
 from app.db import driver_rows
 from app.memo import Memo
-from app.models import Attempt, JudgeVerdict, Task
-from pipeline.vocabulary import DIMENSIONS
+from app.models import Attempt, JudgeVerdict, Run, Task
+from pipeline.vocabulary import DIMENSIONS, Outcome
 
 FACETS = ("direction", "modality", "disease", "outcome")
 # The verdict of record's answers kept per attempt, in this order (for /quality's frame).
@@ -48,6 +49,7 @@ class JudgedPool:
     labels: dict[str, tuple[str, ...]]  # facet -> the value of each code
     accepted: np.ndarray  # bool: the task's accepted edit
     answers: np.ndarray  # attempts x ANSWERS: 1.0 yes, 0.0 no, nan where the judge gave none
+    marks: "_Marks | None" = None  # what the database held when this was read
 
     def __len__(self) -> int:
         return len(self.attempt_id)
@@ -59,11 +61,49 @@ class JudgedPool:
 
 
 _kept: Memo[JudgedPool] = Memo(2)  # 220K attempts: about 12 MB each
+# The newest pool of each database: a new version of the data is applied to it as a delta.
+_newest: Memo[JudgedPool] = Memo(2)
+_newest_lock = threading.Lock()
+# Above this share of the pool's tasks changed (a large import), a fresh build is cheaper.
+MAX_DELTA = 0.25
+_IN_CHUNK = 5000  # task ids per IN list (SQLite binds at most 32,766 values)
+
+
+@dataclass(frozen=True)
+class _Marks:
+    """Where the data stood when a pool was read: the newest run and verdict, the runs still
+    running, and the schema's revision (a migration may rewrite rows in place)."""
+
+    revision: str | None
+    run: int
+    verdict: int
+    running: tuple[int, ...]
+
+    @classmethod
+    def read(cls, session: Session) -> "_Marks":
+        conn = session.connection()
+        return cls(conn.execute(text("SELECT version_num FROM alembic_version")).scalar(),
+                   conn.scalar(select(func.coalesce(func.max(Run.id), 0))) or 0,
+                   conn.scalar(select(func.coalesce(func.max(JudgeVerdict.id), 0))) or 0,
+                   tuple(conn.scalars(select(col(Run.id)).where(
+                       col(Run.outcome) == Outcome.running))))
 
 
 def judged_pool(session: Session) -> JudgedPool:
-    """The whole pool, built once per version of the data."""
-    return _kept.get_or_make(fingerprint(session), lambda: _build(session))
+    """The whole pool, per version of the data: a new version is the newest pool with the
+    tasks that changed read again (a regeneration job moves the version with every task it
+    finishes; building the whole pool each time took a second on 88K tasks), or a fresh
+    build when there is no newest pool or too much changed."""
+    url = session.get_bind().engine.url.render_as_string(hide_password=True)
+
+    def make() -> JudgedPool:
+        with _newest_lock:  # one update at a time per process, each from the newest pool
+            base = _newest.get(url)
+            found = (_updated(session, base) if base is not None else None) or _build(session)
+            _newest.put(url, found)
+            return found
+
+    return _kept.get_or_make(fingerprint(session), make)
 
 
 def warm(engine: Engine) -> None:
@@ -80,6 +120,7 @@ def warm(engine: Engine) -> None:
 def forget() -> None:
     """Drop the kept pools (benchmarks time a first view with this)."""
     _kept.clear()
+    _newest.clear()
 
 
 def judged_attempts(*columns: Any) -> Select[Any]:
@@ -97,35 +138,122 @@ def judged_attempts(*columns: Any) -> Select[Any]:
             .order_by(col(Attempt.id)))
 
 
-def _build(session: Session) -> JudgedPool:
-    # Read as driver tuples, not ORM rows: 220K of them.
-    rows = driver_rows(session, judged_attempts(
-        col(Attempt.id), col(Task.id), col(Task.source_image_id), col(JudgeVerdict.qualified),
-        col(Attempt.round), col(JudgeVerdict.weighted_score), col(Task.direction),
-        col(Task.modality), col(Task.disease), col(Task.outcome), col(Task.accepted_attempt_id),
-        *(col(getattr(JudgeVerdict, d)) for d in DIMENSIONS)))
+_COLUMNS = (col(Attempt.id), col(Task.id), col(Task.source_image_id), col(JudgeVerdict.qualified),
+            col(Attempt.round), col(JudgeVerdict.weighted_score), col(Task.direction),
+            col(Task.modality), col(Task.disease), col(Task.outcome), col(Task.accepted_attempt_id),
+            *(col(getattr(JudgeVerdict, d)) for d in DIMENSIONS))
+
+
+@dataclass(frozen=True)
+class _Raw:
+    """Pool columns before the facets are coded; facet values as object arrays."""
+
+    attempt_id: np.ndarray
+    task_id: np.ndarray
+    image: np.ndarray
+    passed: np.ndarray
+    round: np.ndarray
+    score: np.ndarray
+    facets: dict[str, np.ndarray]
+    accepted: np.ndarray
+    answers: np.ndarray
+
+
+def _read(session: Session, tasks: Sequence[int] | None = None) -> _Raw:
+    """The judged attempts (of ``tasks`` only, if given) as columns, in attempt order.
+    Read as driver tuples, not ORM rows: 220K of them."""
+    rows: list[tuple[Any, ...]] = []
+    if tasks is None:
+        rows = driver_rows(session, judged_attempts(*_COLUMNS))
+    else:
+        for start in range(0, len(tasks), _IN_CHUNK):
+            rows += driver_rows(session, judged_attempts(*_COLUMNS).where(
+                col(Task.id).in_(tasks[start:start + _IN_CHUNK])))
+        rows.sort(key=lambda row: row[0])
     if not rows:
         empty = np.zeros(0, dtype=np.int64)
-        return JudgedPool(empty, empty, empty, np.zeros(0, dtype=bool), empty, np.zeros(0),
-                          {f: empty for f in FACETS}, {f: () for f in FACETS},
-                          np.zeros(0, dtype=bool), np.zeros((0, len(ANSWERS))))
+        return _Raw(empty, empty, empty, np.zeros(0, dtype=bool), empty, np.zeros(0),
+                    {f: np.zeros(0, dtype=object) for f in FACETS}, np.zeros(0, dtype=bool),
+                    np.zeros((0, len(ANSWERS))))
     columns = list(zip(*rows, strict=True))
     attempt_id = np.asarray(columns[0], dtype=np.int64)
     accepted_id = np.asarray([-1 if a is None else a for a in columns[10]], dtype=np.int64)
-    answers = np.asarray([columns[3], *columns[11:]], dtype=float).T  # None -> nan
-    codes, labels = {}, {}
-    for facet, values in zip(FACETS, columns[6:10], strict=True):
-        # By hashing (pandas), not by sorting 220K strings: a third of the build otherwise.
-        code, found = pd.factorize(pd.Series(values, dtype=object).fillna(""))
-        codes[facet], labels[facet] = code.astype(np.int64), tuple(str(v) for v in found)
-    return JudgedPool(
+    return _Raw(
         attempt_id=attempt_id,
         task_id=np.asarray(columns[1], dtype=np.int64),
         image=np.asarray(columns[2], dtype=np.int64),
         passed=np.asarray(columns[3], dtype=bool),
         round=np.asarray(columns[4], dtype=np.int64),
         score=np.asarray([np.nan if s is None else s for s in columns[5]], dtype=float),
-        codes=codes, labels=labels, accepted=accepted_id == attempt_id, answers=answers)
+        facets={f: np.asarray(["" if v is None else str(v) for v in values], dtype=object)
+                for f, values in zip(FACETS, columns[6:10], strict=True)},
+        accepted=accepted_id == attempt_id,
+        answers=np.asarray([columns[3], *columns[11:]], dtype=float).T.reshape(-1, len(ANSWERS)))
+
+
+def _coded(raw: _Raw, marks: "_Marks | None") -> JudgedPool:
+    codes, labels = {}, {}
+    for facet in FACETS:
+        # By hashing (pandas), not by sorting 220K strings: a third of the build otherwise.
+        # In attempt order, so that a pool updated in place codes as a fresh one would.
+        code, found = pd.factorize(raw.facets[facet])
+        codes[facet], labels[facet] = code.astype(np.int64), tuple(str(v) for v in found)
+    return JudgedPool(raw.attempt_id, raw.task_id, raw.image, raw.passed, raw.round, raw.score,
+                      codes, labels, raw.accepted, raw.answers, marks)
+
+
+def _build(session: Session) -> JudgedPool:
+    marks = _Marks.read(session)  # first: a change made during the read is seen next time
+    return _coded(_read(session), marks)
+
+
+def _raw_of(pool: JudgedPool) -> _Raw:
+    return _Raw(pool.attempt_id, pool.task_id, pool.image, pool.passed, pool.round, pool.score,
+                {f: np.asarray(pool.labels[f], dtype=object)[pool.codes[f]] if len(pool)
+                 else np.zeros(0, dtype=object) for f in FACETS},
+                pool.accepted, pool.answers)
+
+
+def _updated(session: Session, pool: JudgedPool) -> JudgedPool | None:
+    """``pool`` with the tasks that changed since it was read read again; None when a fresh
+    build is due (another schema revision, or too much changed to be worth a delta)."""
+    before = pool.marks
+    marks = _Marks.read(session)
+    if before is None or marks.revision != before.revision:
+        return None
+    changed = _changed_tasks(session, before)
+    if len(changed) > MAX_DELTA * max(len(np.unique(pool.task_id)), 1):
+        return None
+    fresh = _read(session, changed)
+    old = _raw_of(pool)
+    keep = ~np.isin(old.task_id, np.asarray(changed, dtype=np.int64))
+    order = np.argsort(np.concatenate([old.attempt_id[keep], fresh.attempt_id]), kind="stable")
+
+    def merged(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.concatenate([a[keep], b])[order]
+
+    raw = _Raw(merged(old.attempt_id, fresh.attempt_id), merged(old.task_id, fresh.task_id),
+               merged(old.image, fresh.image), merged(old.passed, fresh.passed),
+               merged(old.round, fresh.round), merged(old.score, fresh.score),
+               {f: merged(old.facets[f], fresh.facets[f]) for f in FACETS},
+               merged(old.accepted, fresh.accepted), merged(old.answers, fresh.answers))
+    logger.info("judged-edit pool updated in place: %d tasks read again", len(changed))
+    return _coded(raw, marks)
+
+
+def _changed_tasks(session: Session, before: "_Marks") -> list[int]:
+    """Every task whose pool entries may differ since ``before``: a new run (an import, a
+    regeneration), a run that was still running (it ends by moving its task's latest run),
+    and a new verdict (a re-judgement may give an unjudged attempt its verdict of record).
+    A verdict is never changed in place, and the first of an attempt stays its record."""
+    newer = col(Run.id) > before.run
+    runs = select(col(Run.task_id)).where(
+        or_(newer, col(Run.id).in_(before.running)) if before.running else newer)
+    verdicts = (select(col(Run.task_id)).join(Attempt, col(Attempt.run_id) == Run.id)
+                .join(JudgeVerdict, col(JudgeVerdict.attempt_id) == Attempt.id)
+                .where(col(JudgeVerdict.id) > before.verdict))
+    found = {t for (t,) in driver_rows(session, runs)} | {t for (t,) in driver_rows(session, verdicts)}
+    return sorted(found)
 
 
 def admitted(session: Session, pool: JudgedPool, case_filter: CaseFilter) -> np.ndarray:

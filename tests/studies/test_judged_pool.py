@@ -66,13 +66,23 @@ def test_the_kept_pool_draws_the_sample_drawn_before(demo_engine: Engine, case_f
 
 
 def assert_fresh(session: Session) -> None:
+    """The kept pool (updated in place, or built again) equals a fresh build, every column
+    and every facet code, so that a study drawn from it is the study a fresh pool draws."""
     kept, built = judged_pool(session), _build(session)
-    assert np.array_equal(kept.attempt_id, built.attempt_id)
-    assert np.array_equal(kept.passed, built.passed)
+    for name in ("attempt_id", "task_id", "image", "passed", "round", "accepted"):
+        assert np.array_equal(getattr(kept, name), getattr(built, name)), name
+    for name in ("score", "answers"):
+        assert np.array_equal(getattr(kept, name), getattr(built, name), equal_nan=True), name
+    assert kept.labels == built.labels
+    for facet, codes in built.codes.items():
+        assert np.array_equal(kept.codes[facet], codes), facet
 
 
-def test_the_kept_pool_follows_a_regeneration_and_a_rejudgement(demo_engine: Engine,
-                                                                 tmp_path: Path) -> None:
+def test_the_kept_pool_follows_a_regeneration_and_a_rejudgement(demo_engine: Engine, tmp_path: Path,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    """Each new version is applied to the newest pool as a delta (only the changed tasks read
+    again), and the result is the pool a fresh build gives."""
+    caplog.set_level("INFO", logger="app.studies.judged_pool")
     with Session(demo_engine) as session:
         before = judged_pool(session)
     tasks = task_ids(demo_engine, 3)
@@ -87,6 +97,7 @@ def test_the_kept_pool_follows_a_regeneration_and_a_rejudgement(demo_engine: Eng
     with Session(demo_engine) as session:
         after = judged_pool(session)
     assert not np.array_equal(before.attempt_id, after.attempt_id)  # the new runs' rounds
+    assert "updated in place: 3 tasks read again" in caplog.text
 
 
 def test_the_kept_pool_follows_an_import(demo_engine: Engine, tmp_path: Path) -> None:
