@@ -6,6 +6,8 @@ everything the figures rest on.
 """
 
 import json
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -45,6 +47,7 @@ KEEP = 32
 _reports: Memo[tuple[StudyReads, AgreementReport]] = Memo(KEEP)
 _charts: Memo[dict[str, str]] = Memo(KEEP)
 _watches: Memo[Watch] = Memo(KEEP)
+_beside = ThreadPoolExecutor(max_workers=2, thread_name_prefix="agreement-watch")
 
 
 def _fingerprint(session: Session, study: Study) -> tuple[object, ...]:
@@ -75,6 +78,10 @@ def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads
     found = _reports.get(key)
     if found is None:
         data = load(session, study)
+        # The monitoring's confidence sequences are large numpy work that runs outside the
+        # GIL, beside the report's figures: a third off a first view.
+        job = _watch_job(session, study, data, fingerprint)
+        pending = _beside.submit(job) if job is not None else None
         report = study_report(data, scope, primary=study.primary_question, margin=study.margin)
         in_scope = {c.item_id for c in data.cases if scope.admits(c)}
         read = select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id)
@@ -82,32 +89,36 @@ def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads
             report, facts=study_facts(session, study, data, in_scope),
             achieved=achieved_precision(report, study, primary_clustering(data, study, in_scope)),
             judge_self_consistency=judge_consistency(session, session.scalars(read)).as_dict(),
-            monitoring=_monitoring(session, study, data, fingerprint))
+            monitoring=_monitoring(study, pending.result() if pending is not None else None))
         found = (data, report)
         _reports.put(key, found)
     return found
 
 
-def watch_for(session: Session, study: Study, data: StudyReads | None = None,
-              fingerprint: tuple[object, ...] | None = None) -> Watch | None:
+def watch_for(session: Session, study: Study) -> Watch | None:
     """The study's figures as they stand, with their anytime-valid intervals and targets;
-    None for a real-or-edited study, which compares no judge. ``data`` and ``fingerprint``:
-    the study's reads and fingerprint when the caller has them already (a report's first
-    view loaded them; loading them again was a fifth of it)."""
+    None for a real-or-edited study, which compares no judge."""
+    job = _watch_job(session, study, None, _fingerprint(session, study))
+    return job() if job is not None else None
+
+
+def _watch_job(session: Session, study: Study, data: StudyReads | None,
+               fingerprint: tuple[object, ...]) -> Callable[[], Watch] | None:
+    """The study's watch, kept per fingerprint. Given ``data`` (the reads, which the caller
+    has already), the call needs no database and may run in another thread; without, it
+    loads them when the watch is not kept already (on ``session``: call it in this thread)."""
     if study.design == Design.real_or_edited:
         return None
-    fingerprint = fingerprint or _fingerprint(session, study)
+    primary, targets = study.primary_question, parse_targets(study.targets)
 
     def reads() -> StudyReads:
         return data if data is not None else load(session, study)
 
     if study.design == Design.adaptive:
         draws, budget = adaptive_draws(session, study)
-        return _watches.get_or_make((fingerprint, len(draws)), lambda: watch(
-            reads(), study.primary_question, parse_targets(study.targets),
-            draws=draws, budget=budget))
-    return _watches.get_or_make(fingerprint, lambda: watch(
-        reads(), study.primary_question, parse_targets(study.targets)))
+        return partial(_watches.get_or_make, (fingerprint, len(draws)), lambda: watch(
+            reads(), primary, targets, draws=draws, budget=budget))
+    return partial(_watches.get_or_make, fingerprint, lambda: watch(reads(), primary, targets))
 
 
 def adaptive_draws(session: Session, study: Study) -> tuple[list[Draw], int]:
@@ -121,9 +132,7 @@ def adaptive_draws(session: Session, study: Study) -> tuple[list[Draw], int]:
     return draws, int(json.loads(study.selection).get("budget_images", len(draws)))
 
 
-def _monitoring(session: Session, study: Study, data: StudyReads,
-                fingerprint: tuple[object, ...]) -> dict[str, Any] | None:
-    found = watch_for(session, study, data, fingerprint)
+def _monitoring(study: Study, found: Watch | None) -> dict[str, Any] | None:
     if found is None:
         return None
     locked = study.status == StudyStatus.locked
