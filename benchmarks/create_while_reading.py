@@ -29,6 +29,7 @@ from app.studies.judged_pool import judged_pool
 from app.studies.models import Assignment, Design, Study
 from benchmarks import postgres
 from benchmarks.accounts import bench_user
+from benchmarks.plans import watch_queries
 
 STRATA = [f"{v}/{m}" for v in ("pass", "fail") for m in ("chest_xray", "brain_mri", "fundus")]
 
@@ -86,6 +87,7 @@ def main() -> None:
     for thread in threads:
         thread.start()
     time.sleep(1.0)  # the readers are at it before the creation starts
+    heavy = watch_queries(engine)
     start = time.perf_counter()
     with Session(engine) as session:
         create_study(session=session, created_by=admin,
@@ -107,6 +109,7 @@ def main() -> None:
     print(f"submits in all: {len(latencies)}, failed: {len(failures)}")
     for failure in sorted(set(failures))[:5]:
         print(f"  {failure}")
+    heavy.print_plans(engine)
 
 
 if __name__ == "__main__":

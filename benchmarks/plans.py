@@ -57,9 +57,12 @@ def watch_queries(engine: Engine, top: int = 4) -> Heaviest:
 
     def after(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any,
               executemany: bool) -> None:
-        started = conn.info["bench_started"].pop()
+        started = conn.info.get("bench_started")
+        if not started:  # began before the watch did
+            return
+        seconds = time.perf_counter() - started.pop()
         if not executemany:
-            heavy.note(statement, parameters, time.perf_counter() - started)
+            heavy.note(statement, parameters, seconds)
 
     event.listen(engine, "before_cursor_execute", before)
     event.listen(engine, "after_cursor_execute", after)
