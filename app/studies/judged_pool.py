@@ -71,22 +71,42 @@ _IN_CHUNK = 5000  # task ids per IN list (SQLite binds at most 32,766 values)
 
 @dataclass(frozen=True)
 class _Marks:
-    """Where the data stood when a pool was read: the newest run and verdict, the runs still
-    running, and the schema's revision (a migration may rewrite rows in place)."""
+    """Where the data stood when a pool was read: the newest run and verdict, how many of
+    each there were, the runs still running, and the schema's revision (a migration may
+    rewrite rows in place)."""
 
     revision: str | None
     run: int
     verdict: int
+    runs: int
+    verdicts: int
     running: tuple[int, ...]
 
     @classmethod
-    def read(cls, session: Session) -> "_Marks":
+    def read(cls, session: Session, since: "_Marks | None" = None) -> tuple["_Marks", bool]:
+        """The marks now; and whether every run and verdict added since ``since`` has an id
+        above its maximum then. PostgreSQL hands ids out before a commit, so a transaction
+        that commits later than one with a higher id (an import's block of ids beside a
+        pipeline worker) adds rows below that maximum: the counts show it, and the pool is
+        then built afresh. One statement, so that every figure is of one moment."""
         conn = session.connection()
-        return cls(conn.execute(text("SELECT version_num FROM alembic_version")).scalar(),
-                   conn.scalar(select(func.coalesce(func.max(Run.id), 0))) or 0,
-                   conn.scalar(select(func.coalesce(func.max(JudgeVerdict.id), 0))) or 0,
-                   tuple(conn.scalars(select(col(Run.id)).where(
-                       col(Run.outcome) == Outcome.running))))
+        after_run = since.run if since else 0
+        after_verdict = since.verdict if since else 0
+        row = conn.execute(select(
+            select(func.coalesce(func.max(Run.id), 0)).scalar_subquery(),
+            select(func.count()).select_from(Run).scalar_subquery(),
+            select(func.count()).select_from(Run).where(col(Run.id) > after_run).scalar_subquery(),
+            select(func.coalesce(func.max(JudgeVerdict.id), 0)).scalar_subquery(),
+            select(func.count()).select_from(JudgeVerdict).scalar_subquery(),
+            select(func.count()).select_from(JudgeVerdict)
+            .where(col(JudgeVerdict.id) > after_verdict).scalar_subquery())).one()
+        run, runs, runs_after, verdict, verdicts, verdicts_after = (int(v or 0) for v in row)
+        marks = cls(conn.execute(text("SELECT version_num FROM alembic_version")).scalar(),
+                    run, verdict, runs, verdicts,
+                    tuple(conn.scalars(select(col(Run.id)).where(col(Run.outcome) == Outcome.running))))
+        in_order = since is not None and (runs - runs_after == since.runs
+                                          and verdicts - verdicts_after == since.verdicts)
+        return marks, in_order
 
 
 def judged_pool(session: Session) -> JudgedPool:
@@ -203,7 +223,7 @@ def _coded(raw: _Raw, marks: "_Marks | None") -> JudgedPool:
 
 
 def _build(session: Session) -> JudgedPool:
-    marks = _Marks.read(session)  # first: a change made during the read is seen next time
+    marks, _ = _Marks.read(session)  # first: a change made during the read is seen next time
     return _coded(_read(session), marks)
 
 
@@ -216,10 +236,13 @@ def _raw_of(pool: JudgedPool) -> _Raw:
 
 def _updated(session: Session, pool: JudgedPool) -> JudgedPool | None:
     """``pool`` with the tasks that changed since it was read read again; None when a fresh
-    build is due (another schema revision, or too much changed to be worth a delta)."""
+    build is due (another schema revision, rows added below the ids seen then, or too much
+    changed to be worth a delta)."""
     before = pool.marks
-    marks = _Marks.read(session)
-    if before is None or marks.revision != before.revision:
+    if before is None:
+        return None
+    marks, in_order = _Marks.read(session, before)
+    if not in_order or marks.revision != before.revision:
         return None
     changed = _changed_tasks(session, before)
     if len(changed) > MAX_DELTA * max(len(np.unique(pool.task_id)), 1):

@@ -138,3 +138,40 @@ def test_the_kept_pool_follows_a_migration(demo_engine: Engine) -> None:
     with Session(demo_engine) as session:
         assert_fresh(session)
         assert judged_pool(session).passed.all()
+
+
+def test_a_verdict_committed_below_the_newest_id_is_not_missed(demo_engine: Engine) -> None:
+    """On PostgreSQL ids are handed out before the commit, so a verdict can appear with an id
+    below the newest seen when the pool was read (two writers, one slower to commit). The
+    update counts the rows and builds the pool afresh when they do not add up."""
+    from sqlalchemy import text
+
+    with demo_engine.begin() as conn:
+        newest = conn.execute(text("SELECT max(id) FROM judge_verdict")).scalar()
+        judged = conn.execute(text("SELECT min(attempt_id) FROM judge_verdict")).scalar()
+        # An edit its judge has not answered yet, in another task's latest run.
+        run = conn.execute(text(
+            "SELECT t.latest_run_id FROM task t JOIN attempt a ON a.id = :judged "
+            "WHERE t.latest_run_id IS NOT NULL AND t.latest_run_id <> a.run_id "
+            "ORDER BY t.id LIMIT 1"), {"judged": judged}).scalar()
+        unjudged = conn.execute(text(
+            "INSERT INTO attempt (run_id, round, image_relpath, image_present) "
+            "VALUES (:run, 99, 'late.jpeg', 1) RETURNING id"), {"run": run}).scalar()
+
+    def verdict(verdict_id: int, attempt_id: int) -> None:
+        with demo_engine.begin() as conn:
+            conn.execute(text(
+                "INSERT INTO judge_verdict (id, attempt_id, qualified, compliance, structure, "
+                "realism, fidelity, created_at) VALUES (:v, :a, 1, 1, 1, 1, 1, CURRENT_TIMESTAMP)"),
+                {"v": verdict_id, "a": attempt_id})
+
+    with Session(demo_engine) as session:
+        judged_pool(session)
+    verdict(newest + 10, judged)  # the faster writer: a re-judgement, newest id
+    with Session(demo_engine) as session:
+        assert_fresh(session)
+    verdict(newest + 5, unjudged)  # the slower one commits a lower id: a verdict of record
+    verdict(newest + 11, judged)  # and the data moves on
+    with Session(demo_engine) as session:
+        assert_fresh(session)
+        assert unjudged in judged_pool(session).attempt_id
