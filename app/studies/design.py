@@ -176,7 +176,7 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
     _check_targets(plan, len(items))
     study = _study_row(plan, created_by, _selection_json(plan, pool))
     # Everything is read and drawn above; the write is the study row and a few bulk
-    # inserts, so it holds SQLite's write lock for milliseconds, not the whole creation.
+    # inserts, so it holds SQLite's write lock for tens of milliseconds, not the whole creation.
     session.add(study)
     session.flush()
     write_items_and_worklists(session, study, items, plan.reader_ids)
