@@ -84,6 +84,11 @@ warnings.filterwarnings("ignore", message=r"Skipped unsupported reflection of ex
                         r"ix_task_sort_", category=SAWarning)
 
 
+def schema_revision(session: Session) -> str | None:
+    """The Alembic revision the database is at (None before the first migration ran)."""
+    return session.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
 def migrate(engine: Engine) -> None:
     """Bring the schema to the newest Alembic revision (the only way tables are created)."""
     from alembic import command

@@ -10,6 +10,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from app.db import schema_revision
 from app.job_models import WorkerHeartbeat
 from app.models import as_utc, utcnow
 from app.resources import MIGRATIONS_DIR
@@ -46,7 +47,7 @@ def check_readiness(engine: Engine) -> Readiness:
     try:
         with Session(engine) as session:
             session.execute(text("SELECT 1"))
-            current = session.execute(text("SELECT version_num FROM alembic_version")).scalar()
+            current = schema_revision(session)
             newest_beat = session.scalar(select(func.max(WorkerHeartbeat.beat_at)))
     except Exception:
         # Logged in full here; the answer says only that the database is not reachable.

@@ -9,6 +9,8 @@ Every benchmark takes ``--url``; ``--url postgres`` means this server's ``bench`
 
 import argparse
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -50,33 +52,40 @@ def start() -> PostgresServer:
     return server
 
 
-def database_url(fresh: bool = False) -> str:
-    """The bench database's URL; with ``fresh``, dropped and made anew first."""
+@contextmanager
+def _admin() -> Iterator[tuple[psycopg.Connection, int]]:
+    """An autocommit connection to the server's maintenance database, and the server's port."""
     server = start()
     with psycopg.connect(f"host=127.0.0.1 port={server.port} user=postgres dbname=postgres",
                          autocommit=True) as conn:
+        yield conn, server.port
+
+
+def _url(port: int, name: str) -> str:
+    return f"postgresql+psycopg://postgres@127.0.0.1:{port}/{name}"
+
+
+def database_url(fresh: bool = False) -> str:
+    """The bench database's URL; with ``fresh``, dropped and made anew first."""
+    with _admin() as (conn, port):
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone()
         if fresh and exists:
             conn.execute(f'DROP DATABASE "{DATABASE}" WITH (FORCE)')
         if fresh or not exists:
             conn.execute(f'CREATE DATABASE "{DATABASE}"')
-    return f"postgresql+psycopg://postgres@127.0.0.1:{server.port}/{DATABASE}"
+    return _url(port, DATABASE)
 
 
 def copy_of_bench(name: str) -> str:
     """A fresh copy of the bench database (PostgreSQL copies its files: seconds, not minutes)."""
-    server = start()
-    with psycopg.connect(f"host=127.0.0.1 port={server.port} user=postgres dbname=postgres",
-                         autocommit=True) as conn:
+    with _admin() as (conn, port):
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{DATABASE}"')
-    return f"postgresql+psycopg://postgres@127.0.0.1:{server.port}/{name}"
+    return _url(port, name)
 
 
 def drop(name: str) -> None:
-    server = start()
-    with psycopg.connect(f"host=127.0.0.1 port={server.port} user=postgres dbname=postgres",
-                         autocommit=True) as conn:
+    with _admin() as (conn, _):
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 

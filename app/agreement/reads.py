@@ -12,6 +12,7 @@ verdict and the reader's accept / reject.
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlmodel import Session, col
@@ -41,13 +42,13 @@ VERDICT_VOTES = (col(JudgeVerdict.id), col(JudgeVerdict.error),
                  *(col(getattr(JudgeVerdict, d)) for d in DIMENSIONS), col(JudgeVerdict.qualified))
 
 
-def judge_votes(columns: tuple[object, ...]) -> dict[str, Vote]:
+def judge_votes(columns: tuple[Any, ...]) -> dict[str, Vote]:
     """A verdict's answer to each question, from its VERDICT_VOTES columns; empty when there
     is none (an outer join's NULL id) or it could not be read."""
     verdict_id, error, *answers = columns
     if verdict_id is None or error is not None:
         return {}
-    return dict(zip((*DIMENSIONS, "overall"), answers, strict=True))  # type: ignore[arg-type]
+    return dict(zip((*DIMENSIONS, "overall"), answers, strict=True))
 
 
 def judge_label(model: str | None, prompt_version: str | None) -> str:

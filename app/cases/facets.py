@@ -10,11 +10,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from app.cases.filters import FACETS, CaseFilter, where_clauses
+from app.db import schema_revision
 from app.memo import Memo
 from app.models import AttemptMetric, JudgeVerdict, Run, Task
 from pipeline.vocabulary import DIMENSION_BITS, Dimension, Outcome
@@ -53,7 +54,7 @@ def fingerprint(session: Session) -> tuple[object, ...]:
     The schema's revision too: a migration may rewrite rows in place, changing no id. And
     the database's address: two databases in one process must not share figures."""
     url = session.get_bind().engine.url.render_as_string(hide_password=True)
-    revision = session.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    revision = schema_revision(session)
     return (url, revision, *data_version(session), session.scalar(select(func.max(JudgeVerdict.id))))
 
 

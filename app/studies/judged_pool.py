@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Select, func, or_, select, text
+from sqlalchemy import Select, func, or_, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from app.cases.facets import fingerprint
 from app.cases.filters import CaseFilter, where_clauses
-from app.db import driver_rows
+from app.db import driver_rows, schema_revision
 from app.memo import Memo
 from app.models import Attempt, JudgeVerdict, Run, Task
 from pipeline.vocabulary import DIMENSIONS, Outcome
@@ -101,7 +101,7 @@ class _Marks:
             select(func.count()).select_from(JudgeVerdict)
             .where(col(JudgeVerdict.id) > after_verdict).scalar_subquery())).one()
         run, runs, runs_after, verdict, verdicts, verdicts_after = (int(v or 0) for v in row)
-        marks = cls(conn.execute(text("SELECT version_num FROM alembic_version")).scalar(),
+        marks = cls(schema_revision(session),
                     run, verdict, runs, verdicts,
                     tuple(conn.scalars(select(col(Run.id)).where(col(Run.outcome) == Outcome.running))))
         in_order = since is not None and (runs - runs_after == since.runs
