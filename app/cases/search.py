@@ -54,16 +54,15 @@ def add_documents(conn: Connection, new: list[tuple[int, str]], appended: list[t
         )
 
 
-def fill_vectors(conn: Connection, task_ids: list[int] | None = None) -> int:
+def fill_vectors(conn: Connection, task_ids: list[int] | None = None) -> None:
     """On PostgreSQL, compute the missing text-search vectors (of ``task_ids``, or of every
-    document); returns how many were filled. SQLite's FTS5 indexes as it inserts."""
+    document). SQLite's FTS5 indexes as it inserts."""
     if conn.dialect.name != "postgresql":
-        return 0
+        return
     only = "" if task_ids is None else " AND task_id = ANY(:ids)"
-    result = conn.execute(
+    conn.execute(
         text(f"UPDATE task_search SET tsv = to_tsvector('english', body) WHERE tsv IS NULL{only}"),
         {} if task_ids is None else {"ids": task_ids})
-    return result.rowcount
 
 
 def tokens(query: str) -> list[str]:

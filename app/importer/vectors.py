@@ -28,7 +28,6 @@ _DONE: list[int] = []
 class VectorFiller:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self.filled = 0
         self._work: queue.Queue[list[int]] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="search-vectors", daemon=True)
         self._thread.start()
@@ -44,13 +43,13 @@ class VectorFiller:
         self._work.put(_DONE)
         self._thread.join()
         with self.engine.begin() as conn:
-            self.filled += search.fill_vectors(conn)
+            search.fill_vectors(conn)
 
     def _run(self) -> None:
         while (ids := self._work.get()) is not _DONE:
             try:
                 with self.engine.begin() as conn:
-                    self.filled += search.fill_vectors(conn, ids)
+                    search.fill_vectors(conn, ids)
             except Exception:
                 # Searches still find these documents by their body; finish() tries again.
                 log.exception("could not fill the search vectors of %d documents; retried at the "
