@@ -31,7 +31,7 @@ import numpy as np
 ALPHA = 0.05
 GRID = 1000  # the candidate shares are 0, 1/GRID, ..., 1
 TRUNCATION = 0.5  # bets stay within half of what would stake the whole capital
-CHUNK = 512  # units per slice of the grid x units table
+CHUNK = 64  # units per slice of the units x grid table (see ratio_sequence)
 METHOD = ("anytime-valid confidence sequence: hedged betting (Waudby-Smith & Ramdas, JRSS-B "
           "2024), predictable plug-in empirical-Bernstein bets tuned to the study's planned "
           "source images, source images as the unit, running intersection")
@@ -84,34 +84,53 @@ def ratio_sequence(a: np.ndarray, b: np.ndarray, *, alpha: float = ALPHA, grid: 
         raise ValueError("each unit needs 0 <= a <= b <= 1")
     if not len(a):
         return Sequence(np.zeros(0), np.zeros(0))
-    shares = np.linspace(0.0, 1.0, grid + 1)[:, None]
+    shares = np.linspace(0.0, 1.0, grid + 1)
     bets = predictable_bets(a, alpha / 2, planned)
     with np.errstate(divide="ignore"):
         up_cap = TRUNCATION / shares
         down_cap = TRUNCATION / (1 - shares)
     low = np.zeros(len(a))
     high = np.ones(len(a))
-    gain_up = np.zeros((grid + 1, 1))
-    gain_down = np.zeros((grid + 1, 1))
-    # Columns of units at a time: the whole grid x units table of a study of 8,000 source
-    # images would take half a gigabyte; a chunk carries the capital forward.
+    gain_up = np.zeros(grid + 1)
+    gain_down = np.zeros(grid + 1)
+    threshold = np.log(1 / alpha)
+    # Units x grid, a chunk of units at a time: the whole table of a study of 8,000 source
+    # images would take half a gigabyte, and a chunk that stays in the processor's cache is
+    # several times faster than one that does not (the watch computes seven of these per
+    # view). Units down the rows, so that the running sums add whole rows and each unit's
+    # interval is read along one row. The capital so far is added to the chunk's first row
+    # before its running sum, so every sum is added in unit order whatever the chunk size.
+    rows = min(CHUNK, len(a))
+    bet, up, down = np.empty((rows, grid + 1)), np.empty((rows, grid + 1)), np.empty((rows, grid + 1))
     for start in range(0, len(a), CHUNK):
         stop = min(start + CHUNK, len(a))
-        bet = a[None, start:stop] - shares * b[None, start:stop]  # mean 0 at the true share
-        up = np.minimum(bets[None, start:stop], up_cap)
-        down = np.minimum(bets[None, start:stop], down_cap)
+        size = stop - start
+        bet_, up_, down_ = bet[:size], up[:size], down[:size]
+        np.multiply.outer(b[start:stop], shares, out=bet_)
+        np.subtract(a[start:stop, None], bet_, out=bet_)  # a - m b: mean 0 at the true share m
+        np.minimum(bets[start:stop, None], up_cap[None, :], out=up_)
+        np.minimum(bets[start:stop, None], down_cap[None, :], out=down_)
         # Logs: a product of thousands of factors over- or underflows. Every factor is at
         # least 1/2 (the truncation), so each log is finite.
-        cum_up = gain_up + np.cumsum(np.log1p(up * bet), axis=1)
-        cum_down = gain_down + np.cumsum(np.log1p(-down * bet), axis=1)
-        gain_up, gain_down = cum_up[:, -1:], cum_down[:, -1:]
-        inside = np.maximum(cum_up, cum_down) + np.log(0.5) <= np.log(1 / alpha)
-        any_in = inside.any(axis=0)
-        first = np.argmax(inside, axis=0)
-        last = grid - np.argmax(inside[::-1], axis=0)
+        up_ *= bet_
+        np.log1p(up_, out=up_)
+        up_[0] += gain_up
+        np.cumsum(up_, axis=0, out=up_)
+        down_ *= bet_
+        np.negative(down_, out=down_)
+        np.log1p(down_, out=down_)
+        down_[0] += gain_down
+        np.cumsum(down_, axis=0, out=down_)
+        gain_up, gain_down = up_[-1].copy(), down_[-1].copy()
+        np.maximum(up_, down_, out=up_)
+        up_ += np.log(0.5)
+        inside = up_ <= threshold
+        any_in = inside.any(axis=1)
+        first = np.argmax(inside, axis=1)
+        last = grid - np.argmax(inside[:, ::-1], axis=1)
         span = np.arange(start, stop)[any_in]
-        low[span] = np.maximum(0.0, shares[first[any_in], 0] - 1 / grid)
-        high[span] = np.minimum(1.0, shares[last[any_in], 0] + 1 / grid)
+        low[span] = np.maximum(0.0, shares[first[any_in]] - 1 / grid)
+        high[span] = np.minimum(1.0, shares[last[any_in]] + 1 / grid)
     if running_intersection:
         low, high = np.maximum.accumulate(low), np.minimum.accumulate(high)
     return Sequence(low, high)

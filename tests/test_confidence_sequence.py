@@ -17,7 +17,7 @@ def betting():
 
 
 @pytest.mark.parametrize(("seed", "share", "n"), [(1, 0.81, 60), (2, 0.5, 200), (3, 0.97, 120),
-                                                  (4, 0.8, 1200)])  # past one chunk of 512
+                                                  (4, 0.8, 1200)])  # many chunks
 def test_one_case_per_image_is_the_packages_hedged_betting_sequence(betting, seed, share, n):
     x = (np.random.default_rng(seed).random(n) < share).astype(float)
     ours = mean_sequence(x, running_intersection=True)
@@ -92,3 +92,18 @@ def test_bets_tuned_to_a_planned_size_are_the_packages_fixed_n_bets(betting, pla
     np.testing.assert_allclose(ours.high, high, atol=1e-12)
     at = min(planned, 300) - 1
     assert ours.half_width[at] < mean_sequence(x).half_width[at]  # narrower where planned
+
+
+def test_the_chunks_do_not_change_a_bit(monkeypatch):
+    """The capital is carried into each chunk's first running sum, so the table's slicing (a
+    speed setting) never moves an interval, even by the last bit of a capital at the edge."""
+    import app.confidence_sequence as module
+    rng = np.random.default_rng(12)
+    b = rng.integers(1, 5, 700) / 4
+    a = np.minimum(b, np.round(b * rng.random(700) * 1.3, 2))
+    found = []
+    for chunk in (1, 7, 64, 1000):
+        monkeypatch.setattr(module, "CHUNK", chunk)
+        found.append(module.ratio_sequence(a, b, planned=800))
+    for other in found[1:]:
+        assert np.array_equal(other.low, found[0].low) and np.array_equal(other.high, found[0].high)

@@ -12,8 +12,10 @@ Other judges' verdicts on the same edits are compared apart, under ``judge_b``.
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from app.agreement.ceiling import EQUIVALENCE_MARGIN, human_ceiling
 from app.agreement.multiplicity import holm_adjusted
@@ -32,7 +34,7 @@ from app.agreement.report_types import (
 )
 from app.agreement.resample import CONFIDENCE, FEW_CLUSTERS, METHOD, RESAMPLES, SEED, ClusterBootstrap
 from app.agreement.stats import Vote
-from app.agreement.two_raters import FIGURES, SUBGROUP_FIGURES, cells, compare
+from app.agreement.two_raters import FIGURES, SUBGROUP_FIGURES, cells, compare_many
 from pipeline.vocabulary import QUESTIONS
 
 
@@ -75,18 +77,29 @@ class QuestionData:
     answers: dict[str, list[str | None]]  # reader -> answer as given, None when not read
     settled: list[Vote]  # the adjudicator's decision per case
     judge: list[Vote]
+    # Votes and votes by case, by how "cannot assess" counts (all a policy changes of them):
+    # a report asks for them a dozen times per question.
+    _kept: dict[tuple[str, Vote], Any] = field(default_factory=dict, compare=False, repr=False)
 
     def votes(self, policy: Policy = PRIMARY) -> dict[str, list[Vote]]:
-        def counted(answer: str | None) -> Vote:
-            if answer == CANNOT_ASSESS and policy.cannot_assess is not None:
-                return policy.cannot_assess
-            return vote(answer)
-        return {name: [counted(a) for a in given] for name, given in self.answers.items()}
+        key = ("votes", policy.cannot_assess)
+        if key not in self._kept:
+            counted = {answer: vote(answer) for given in self.answers.values() for answer in given}
+            if policy.cannot_assess is not None:
+                counted[CANNOT_ASSESS] = policy.cannot_assess
+            self._kept[key] = {name: [counted[a] for a in given]
+                               for name, given in self.answers.items()}
+        found: dict[str, list[Vote]] = self._kept[key]
+        return found
 
     def by_case(self, policy: Policy = PRIMARY) -> list[tuple[Vote, ...]]:
-        votes = self.votes(policy)
-        return list(zip(*(votes[n] for n in self.readers), strict=True)) if self.readers else [
-            () for _ in self.cases]
+        key = ("by_case", policy.cannot_assess)
+        if key not in self._kept:
+            votes = self.votes(policy)
+            self._kept[key] = (list(zip(*(votes[n] for n in self.readers), strict=True))
+                               if self.readers else [() for _ in self.cases])
+        found: list[tuple[Vote, ...]] = self._kept[key]
+        return found
 
     def reference(self, policy: Policy = PRIMARY) -> list[tuple[Vote, Decided]]:
         return [consensus(case_votes, settled, policy)
@@ -101,15 +114,21 @@ SENSITIVITY = {
 }
 
 
-def settled_consensus(data: StudyReads, policy: Policy = PRIMARY) -> dict[int, dict[str, bool]]:
+def question_tables(data: StudyReads) -> dict[str, "QuestionData"]:
+    """Every question's answers over all the study's cases, first reads only."""
+    reads = first_reads(data.reads)
+    return {q: question_data(data.cases, data.readers, reads, data.decisions, q) for q in QUESTIONS}
+
+
+def settled_consensus(data: StudyReads, policy: Policy = PRIMARY,
+                      tables: dict[str, "QuestionData"] | None = None) -> dict[int, dict[str, bool]]:
     """Item id -> question -> the readers' consensus (the adjudicator's decision on a tie),
     for every question the readers settled on the case: the label a quality estimate or a
     training export takes from a study. Under another policy (a sensitivity analysis), what
-    the policy decides counts as settled too (a tie counted as pass)."""
-    reads = first_reads(data.reads)
+    the policy decides counts as settled too (a tie counted as pass). ``tables``: the
+    study's ``question_tables``, when the caller asks under several policies."""
     found: dict[int, dict[str, bool]] = {}
-    for question in QUESTIONS:
-        table = question_data(data.cases, data.readers, reads, data.decisions, question)
+    for question, table in (tables or question_tables(data)).items():
         for case, (value, decided) in zip(data.cases, table.reference(policy), strict=True):
             if value is not None and (decided.resolved or policy != PRIMARY):
                 found.setdefault(case.item_id, {})[question] = bool(value)
@@ -128,18 +147,18 @@ def _sensitivity(data: QuestionData, boot: ClusterBootstrap, primary: dict[str, 
     """The judge's agreement with the reference when what the readers left open is counted
     one way or the other: does a conclusion rest on how ties or "cannot assess" were handled?
     ``primary`` is the judge-vs-reference agreement already computed (the primary policy)."""
-    def agreement(policy: Policy) -> dict[str, object]:
-        reference = [value for value, _ in data.reference(policy)]
-        one_hot = cells(data.judge, reference)
-        n = int(one_hot.sum())
-        return boot.figure(one_hot, FIGURES["agreement"], n=n, bounds=(0.0, 1.0)).as_dict()
+    policies = {**SENSITIVITY, "ties_excluded": Policy(use_adjudication=False)}
+    one_hot = np.stack([cells(data.judge, [value for value, _ in data.reference(policy)])
+                        for policy in policies.values()], axis=1)
+    found = dict(zip(policies, boot.figures_of_many(
+        one_hot, {"agreement": FIGURES["agreement"]}, ns=[int(n) for n in one_hot.sum(axis=(0, 2))],
+        bounds={"agreement": (0.0, 1.0)}), strict=True))
+    agreement = {name: figures["agreement"].as_dict() for name, figures in found.items()}
     return Sensitivity(
-        ties={"primary": primary, "as_pass": agreement(Policy(ties=True)),
-              "as_fail": agreement(Policy(ties=False)),
-              "excluded": agreement(Policy(use_adjudication=False))},
-        cannot_assess={"excluded": primary,
-                       "as_pass": agreement(Policy(cannot_assess=True)),
-                       "as_fail": agreement(Policy(cannot_assess=False))},
+        ties={"primary": primary, "as_pass": agreement["ties_as_pass"],
+              "as_fail": agreement["ties_as_fail"], "excluded": agreement["ties_excluded"]},
+        cannot_assess={"excluded": primary, "as_pass": agreement["cannot_assess_as_pass"],
+                       "as_fail": agreement["cannot_assess_as_fail"]},
     )
 
 
@@ -155,16 +174,27 @@ def subgroups(cases: Sequence[Case], resamples: int) -> Subgroups:
             for disease, where in sorted(groups.items())}
 
 
-def question_report(data: QuestionData, boot: ClusterBootstrap, diseases: Subgroups,
+def question_report(data: QuestionData, boot: ClusterBootstrap,
+                    by_disease: dict[str, dict[str, object]],
                     margin: float = EQUIVALENCE_MARGIN) -> QuestionReport:
+    """One question's figures; ``by_disease`` (the judge against the reference in each
+    disease) is computed for every question at once (``_by_disease``)."""
     readers = list(data.readers)
     votes = data.votes()
     by_case = data.by_case()
     decided = data.reference()
     reference: list[Vote] = [value for value, _ in decided]
     how = Counter(d for _, d in decided)
-    versus_reference = compare(data.judge, reference, boot)
     several = len(readers) > 1
+    # Every pair over the slice's cases from one resampling: the judge against the reference
+    # and each reader, each reader against the others' consensus, each pair of readers.
+    others = [(votes[name], [leave_one_out(case_votes, i, settled) for case_votes, settled
+                             in zip(by_case, data.settled, strict=True)])
+              for i, name in enumerate(readers)] if several else []
+    pairs = [(a, b) for i, a in enumerate(readers) for b in readers[i + 1:]] if several else []
+    found = iter(compare_many([(data.judge, reference), *((data.judge, votes[n]) for n in readers),
+                               *others, *((votes[a], votes[b]) for a, b in pairs)], boot))
+    versus_reference = next(found)
     return QuestionReport(
         n_cases=len(data.cases),
         reference=ReferenceCounts(
@@ -172,23 +202,30 @@ def question_report(data: QuestionData, boot: ClusterBootstrap, diseases: Subgro
             reader_ties=how.get(Decided.tie, 0) + how.get(Decided.adjudicated, 0)),
         judge_missing=sum(1 for j in data.judge if j is None),
         judge_vs_reference=versus_reference.as_dict(),
-        judge_vs_reader={name: compare(data.judge, votes[name], boot).as_dict() for name in readers},
-        reader_vs_others={name: compare(votes[name], [
-            leave_one_out(case_votes, i, settled)
-            for case_votes, settled in zip(by_case, data.settled, strict=True)], boot).as_dict()
-            for i, name in enumerate(readers)} if several else {},
-        reader_pairs=[{"a": a, "b": b, **compare(votes[a], votes[b], boot).as_dict()}
-                      for i, a in enumerate(readers) for b in readers[i + 1:]] if several else [],
+        judge_vs_reader={name: next(found).as_dict() for name in readers},
+        reader_vs_others={name: next(found).as_dict() for name in readers} if several else {},
+        reader_pairs=[{"a": a, "b": b, **next(found).as_dict()} for a, b in pairs],
         among_readers=among_readers([votes[n] for n in readers], boot) if several else None,
         human_ceiling=(human_ceiling(data.judge, [votes[n] for n in readers], boot, margin)
                        if several else None),
         cannot_assess={name: Counter(data.answers[name])[CANNOT_ASSESS] for name in readers},
         missing={name: sum(1 for a in data.answers[name] if a is None) for name in readers},
         sensitivity=_sensitivity(data, boot, versus_reference.figures["agreement"].as_dict()),
-        by_disease={disease: compare([data.judge[i] for i in where], [reference[i] for i in where],
-                                     subgroup, SUBGROUP_FIGURES).as_dict()
-                    for disease, (where, subgroup) in diseases.items()},
+        by_disease=by_disease,
     )
+
+
+def _by_disease(tables: dict[str, QuestionData], diseases: Subgroups) -> dict[str, dict[str, Any]]:
+    """Question -> disease -> the judge against the reference among that disease's cases:
+    every question of a disease from one resampling of its source images."""
+    references = {q: [value for value, _ in table.reference()] for q, table in tables.items()}
+    found: dict[str, dict[str, Any]] = {q: {} for q in tables}
+    for disease, (where, subgroup) in diseases.items():
+        pairs = compare_many([([table.judge[i] for i in where], [references[q][i] for i in where])
+                              for q, table in tables.items()], subgroup, SUBGROUP_FIGURES)
+        for q, pair in zip(tables, pairs, strict=True):
+            found[q][disease] = pair.as_dict()
+    return found
 
 
 def intra_reader(reads: Sequence[Read], cases: Sequence[Case],
@@ -201,9 +238,9 @@ def intra_reader(reads: Sequence[Read], cases: Sequence[Case],
     for name in sorted({r.reader for r in repeats}):
         mine = [r for r in repeats if r.reader == name]
         boot = ClusterBootstrap([by_item[r.item_id].cluster for r in mine], resamples=resamples)
-        found[name] = {q: compare([vote(first[(name, r.item_id)].answers[q]) for r in mine],
-                                  [vote(r.answers[q]) for r in mine], boot).as_dict()
-                       for q in QUESTIONS}
+        pairs = compare_many([([vote(first[(name, r.item_id)].answers[q]) for r in mine],
+                               [vote(r.answers[q]) for r in mine]) for q in QUESTIONS], boot)
+        found[name] = {q: pair.as_dict() for q, pair in zip(QUESTIONS, pairs, strict=True)}
     return found
 
 
@@ -213,13 +250,12 @@ def _judge_b(data: StudyReads, cases: Sequence[Case], readers: Sequence[str],
     frozen judge's figures."""
     found: dict[str, OtherJudge] = {}
     for label, verdicts in sorted(data.judge_b.items()):
-        figures = {}
-        for q in QUESTIONS:
-            question = question_data(cases, readers, reads, data.decisions, q)
-            reference = [value for value, _ in question.reference()]
-            other = [verdicts.get(c.item_id, {}).get(q) for c in cases]
-            figures[q] = compare(other, reference, boot).as_dict()
-        found[label] = OtherJudge(sum(1 for c in cases if c.item_id in verdicts), figures)
+        pairs = compare_many([([verdicts.get(c.item_id, {}).get(q) for c in cases],
+                               [value for value, _ in question_data(
+                                   cases, readers, reads, data.decisions, q).reference()])
+                              for q in QUESTIONS], boot)
+        found[label] = OtherJudge(sum(1 for c in cases if c.item_id in verdicts),
+                                  {q: pair.as_dict() for q, pair in zip(QUESTIONS, pairs, strict=True)})
     return found
 
 
@@ -228,9 +264,9 @@ def study_report(data: StudyReads, scope: Slice = Slice(), *, resamples: int = R
     cases = [c for c in data.cases if scope.admits(c)]
     reads = first_reads(data.reads)
     boot = ClusterBootstrap([c.cluster for c in cases], resamples=resamples)
-    diseases = subgroups(cases, resamples)
-    questions = {q: question_report(question_data(cases, data.readers, reads, data.decisions, q),
-                                    boot, diseases, margin) for q in QUESTIONS}
+    tables = {q: question_data(cases, data.readers, reads, data.decisions, q) for q in QUESTIONS}
+    by_disease = _by_disease(tables, subgroups(cases, resamples))
+    questions = {q: question_report(tables[q], boot, by_disease[q], margin) for q in QUESTIONS}
     secondary = [q for q in QUESTIONS if q != primary]
     return AgreementReport(
         slice=scope.as_dict(),

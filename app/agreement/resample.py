@@ -29,11 +29,13 @@ each source image counted once (Korn & Graubard's effective sample size at the w
 effect, since none can be estimated from a share without spread), and the figure says so.
 """
 
+import threading
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from cachetools import LRUCache
 from scipy import special, stats
 
 RESAMPLES = 2000
@@ -98,6 +100,50 @@ def bca_interval(values: np.ndarray, estimate: float, jackknife: np.ndarray, res
     return float(low), float(high)
 
 
+def bca_intervals(values: np.ndarray, estimates: np.ndarray, jackknife: np.ndarray,
+                  clusters: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """``bca_interval`` of many figures at once, row by row, to the last bit: each row of
+    ``values`` (its resamples) and of ``jackknife`` (every cluster left out) all finite."""
+    z_tail = special.ndtri(np.array([expanded_tail(c) for c in clusters]))
+    estimate = estimates[:, None]
+    below = (np.count_nonzero(values < estimate, axis=1)
+             + 0.5 * np.count_nonzero(values == estimate, axis=1)) / values.shape[1]
+    with np.errstate(all="ignore"):
+        bias = np.where((below > 0) & (below < 1), special.ndtri(below), np.nan)
+        spread = jackknife.mean(axis=1, keepdims=True) - jackknife
+        acceleration = (spread**3).sum(axis=1) / (6 * ((spread**2).sum(axis=1)) ** 1.5)
+        level = ~np.isfinite(acceleration) & np.isclose(spread, 0).all(axis=1)
+        acceleration = np.where(level, 0.0, acceleration)
+        usable = np.isfinite(bias) & np.isfinite(acceleration)
+        shares = [np.where(usable, special.ndtr(bias + (bias + z) / (1 - acceleration * (bias + z))),
+                           special.ndtr(z)) for z in (z_tail, -z_tail)]
+    ordered = np.sort(values, axis=1)
+    return (row_percentiles(ordered, 100 * shares[0]),
+            row_percentiles(ordered, 100 * shares[1]))
+
+
+def row_percentiles(ordered: np.ndarray, percent: np.ndarray) -> np.ndarray:
+    """Row i's ``percent[i]`` percentile of the sorted rows ``ordered``, by numpy's default
+    ("linear", Hyndman & Fan's 7th) method step for step, so the same to the last bit as
+    ``np.percentile(row, percent[i])`` (tests/agreement/test_resample.py holds it to numpy).
+    np.percentile takes one set of percentiles for every row; a call per row, or every row's
+    at every row, took most of a report's interval time."""
+    n = ordered.shape[1]
+    virtual = (n - 1) * np.true_divide(percent, 100)
+    previous = np.floor(virtual)
+    following = previous + 1
+    following[virtual >= n - 1] = n - 1
+    previous[virtual >= n - 1] = n - 1
+    gamma = virtual - previous
+    rows = np.arange(len(ordered))
+    a = ordered[rows, previous.astype(np.intp)]
+    b = ordered[rows, following.astype(np.intp)]
+    difference = b - a
+    found = a + difference * gamma
+    np.subtract(b, difference * (1 - gamma), out=found, where=gamma >= 0.5)
+    return found
+
+
 # An interval narrower than this is no interval (a proportion at 0 or 1 in every resample).
 DEGENERATE = 1e-12
 
@@ -117,10 +163,21 @@ def _finite(x: float) -> float | None:
     return float(x) if np.isfinite(x) else None
 
 
-@lru_cache(maxsize=8)
+# The draws depend on nothing but the number of clusters, the resamples and the seed, so a
+# report's many figures over the same number of source images share one (read-only) array.
+# Kept by size, not count: a report draws for the whole slice and for each of ~23 diseases
+# (a count of 8 kept evicting them within one report), while a 20,000-image array is 160 MB.
+_kept_draws: LRUCache[tuple[int, int, int], np.ndarray] = LRUCache(
+    maxsize=64 << 20, getsizeof=lambda draws: draws.nbytes)
+_draws_lock = threading.Lock()
+
+
 def _draws(k: int, resamples: int, seed: int) -> np.ndarray:
-    """The draws depend on nothing but these three, so a report's many figures over the same
-    number of source images share one (read-only) array instead of drawing it each time."""
+    key = (k, resamples, seed)
+    with _draws_lock:
+        found = _kept_draws.get(key)
+    if found is not None:
+        return found
     rng = np.random.default_rng(seed)
     chosen = rng.integers(0, max(k, 1), size=(resamples, k))
     offsets = chosen + k * np.arange(resamples)[:, None]
@@ -128,6 +185,9 @@ def _draws(k: int, resamples: int, seed: int) -> np.ndarray:
     # float32 halves the memory of large studies; sums of counts stay exact.
     draws = counts.reshape(resamples, k).astype(np.float32)
     draws.flags.writeable = False
+    if draws.nbytes <= _kept_draws.maxsize:
+        with _draws_lock:
+            _kept_draws[key] = draws
     return draws
 
 
@@ -168,50 +228,109 @@ class ClusterBootstrap:
     def figures(self, features: np.ndarray, statistics: dict[str, Statistic], *,
                 n: int, bounds: dict[str, tuple[float, float]] | None = None) -> dict[str, Figure]:
         """Several figures of the same cases from one resampling of their features."""
-        sums = self.resampled(features)
-        return {name: self._figure(statistic, sums, n, (bounds or {}).get(name))
-                for name, statistic in statistics.items()}
+        total, boot, jackknife, clusters = self.resampled(features)
+        outcomes = []
+        for statistic in statistics.values():
+            with np.errstate(all="ignore"):
+                outcomes.append((statistic(total[None, :])[0], statistic(boot), statistic(jackknife)))
+        found = self._figures(outcomes, [clusters] * len(outcomes), [n] * len(outcomes),
+                              [(bounds or {}).get(name) for name in statistics])
+        return dict(zip(statistics, found, strict=True))
 
     def figure(self, features: np.ndarray, statistic: Statistic, *, n: int,
                bounds: tuple[float, float] | None = None) -> Figure:
-        return self._figure(statistic, self.resampled(features), n, bounds)
+        return self.figures(features, {"figure": statistic}, n=n, bounds={"figure": bounds}
+                            if bounds is not None else None)["figure"]
 
-    def _figure(self, statistic: Statistic, sums: tuple[np.ndarray, np.ndarray, np.ndarray, int],
-                n: int, bounds: tuple[float, float] | None) -> Figure:
+    def figures_of_many(self, features: np.ndarray, statistics: dict[str, Statistic], *,
+                        ns: Sequence[int], bounds: dict[str, tuple[float, float]]
+                        ) -> list[dict[str, Figure]]:
+        """The same figures of several feature sets over these cases (cases x sets x
+        features), as ``figures`` gives each set's, from one resampling of them all. For
+        statistics that act on each element of a stack alone (the 2x2 table's); a report
+        computes thousands of figures, and the work per call is what it costs."""
+        cases, sets, width = features.shape
+        total, boot, jackknife, _ = self.resampled(features.reshape(cases, sets * width))
+        held = self.cluster_sums(np.abs(features).sum(axis=2)).astype(bool).sum(axis=0)
+        stacked = np.concatenate([total[None, :], boot, jackknife]).reshape(-1, sets, width)
+        outcomes = []
+        for statistic in statistics.values():
+            with np.errstate(all="ignore"):
+                values = statistic(stacked)
+            for s in range(sets):
+                outcomes.append((values[0, s], values[1:1 + self.resamples, s],
+                                 values[1 + self.resamples:, s]))
+        found = self._figures(outcomes, [int(held[s]) for _ in statistics for s in range(sets)],
+                              [ns[s] for _ in statistics for s in range(sets)],
+                              [bounds.get(name) for name in statistics for _ in range(sets)])
+        return [{name: found[i * sets + s] for i, name in enumerate(statistics)}
+                for s in range(sets)]
+
+    def _figures(self, outcomes: list[tuple[float, np.ndarray, np.ndarray]], clusters: list[int],
+                 ns: list[int], bounds: list[tuple[float, float] | None]) -> list[Figure]:
+        """Each figure from its value on all cases, on every resample and on every jackknife
+        (leave-one-cluster-out) sample. The figures whose resamples are all defined get their
+        BCa limits in one vectorised step; the rest one by one."""
+        figures: list[Figure | None] = [None] * len(outcomes)
+        batch: list[int] = []
+        for i, (value, values, left_out) in enumerate(outcomes):
+            figure = self._without_interval(_finite(float(value)), values, clusters[i], ns[i])
+            if figure is not None:
+                figures[i] = figure
+            elif np.isfinite(values).all() and np.isfinite(left_out).all():
+                batch.append(i)
+            else:
+                finite = values[np.isfinite(values)]
+                limits = bca_interval(finite, float(value), left_out[np.isfinite(left_out)],
+                                      self.k, clusters[i])
+                figures[i] = _interval(float(value), limits, ns[i], clusters[i],
+                                       len(values) - len(finite), len(values), bounds[i])
+        if batch:
+            lows, highs = bca_intervals(np.stack([outcomes[i][1] for i in batch]),
+                                        np.array([outcomes[i][0] for i in batch], dtype=float),
+                                        np.stack([outcomes[i][2] for i in batch]),
+                                        [clusters[i] for i in batch])
+            for i, low, high in zip(batch, lows, highs, strict=True):
+                figures[i] = _interval(float(outcomes[i][0]), (float(low), float(high)), ns[i],
+                                       clusters[i], 0, self.resamples, bounds[i])
+        return [f for f in figures if f is not None]
+
+    @staticmethod
+    def _without_interval(value: float | None, values: np.ndarray, clusters: int,
+                          n: int) -> Figure | None:
+        """The figure when it has no interval (undefined, one source image, most resamples
+        undefined); None when it has one."""
         # A figure rests on the source images that hold its cases (a reader who read a few
         # cases gives a figure on a few images), whatever the slice holds besides.
-        total, boot, jackknife, clusters = sums
-        with np.errstate(all="ignore"):
-            value = _finite(float(statistic(total[None, :])[0]))
         if value is None or n == 0:
             return Figure(None, n=n, clusters=clusters)
-        warning = (f"few clusters ({clusters} source images): interval unreliable"
-                   if clusters < FEW_CLUSTERS else None)
         if clusters < 2:
-            return Figure(value, n=n, clusters=clusters,
-                          warning="one source image: no interval")
-        with np.errstate(all="ignore"):
-            values = statistic(boot)
-        finite = values[np.isfinite(values)]
-        dropped = int(len(values) - len(finite))
-        if len(finite) < 0.5 * len(values):
+            return Figure(value, n=n, clusters=clusters, warning="one source image: no interval")
+        dropped = int(len(values) - np.isfinite(values).sum())
+        if dropped > 0.5 * len(values):
             # More than half the resamples undefined: a percentile of the rest would mislead.
             return Figure(value, n=n, clusters=clusters, dropped=dropped,
                           warning=f"undefined in {dropped} of {len(values)} resamples: no interval")
-        with np.errstate(all="ignore"):
-            left_out = statistic(jackknife)
-        low, high = bca_interval(finite, value, left_out[np.isfinite(left_out)], self.k, clusters)
-        if bounds is not None:
-            low, high = max(bounds[0], low), min(bounds[1], high)
-        if bounds == (0.0, 1.0) and high - low < DEGENERATE:
-            # Every resample gave the same share (18 of 18, or none): no bootstrap interval
-            # can be right there. A Clopper-Pearson interval instead, each source image
-            # counted as one observation, since the design effect cannot be estimated.
-            low, high = clopper_pearson(value, clusters)
-            note = (f"every resample equal: Clopper-Pearson interval on {clusters} source "
-                    "images (Korn & Graubard 1998)")
-            warning = f"{warning}; {note}" if warning else note
-        if dropped:
-            note = f"undefined in {dropped} of {len(values)} resamples (left out)"
-            warning = f"{warning}; {note}" if warning else note
-        return Figure(value, float(low), float(high), n, clusters, dropped, warning)
+        return None
+
+
+def _interval(value: float, limits: tuple[float, float], n: int, clusters: int, dropped: int,
+              resamples: int, bounds: tuple[float, float] | None) -> Figure:
+    """The figure with its BCa limits, kept within its bounds, and its warnings."""
+    low, high = limits
+    warning = (f"few clusters ({clusters} source images): interval unreliable"
+               if clusters < FEW_CLUSTERS else None)
+    if bounds is not None:
+        low, high = max(bounds[0], low), min(bounds[1], high)
+    if bounds == (0.0, 1.0) and high - low < DEGENERATE:
+        # Every resample gave the same share (18 of 18, or none): no bootstrap interval
+        # can be right there. A Clopper-Pearson interval instead, each source image
+        # counted as one observation, since the design effect cannot be estimated.
+        low, high = clopper_pearson(value, clusters)
+        note = (f"every resample equal: Clopper-Pearson interval on {clusters} source "
+                "images (Korn & Graubard 1998)")
+        warning = f"{warning}; {note}" if warning else note
+    if dropped:
+        note = f"undefined in {dropped} of {resamples} resamples (left out)"
+        warning = f"{warning}; {note}" if warning else note
+    return Figure(value, float(low), float(high), n, clusters, dropped, warning)

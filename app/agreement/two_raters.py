@@ -35,7 +35,10 @@ def cells(a: Sequence[Vote], b: Sequence[Vote]) -> np.ndarray:
 
 
 def _n(t: np.ndarray) -> np.ndarray:
-    return t.sum(axis=-1)
+    # The four cells added in turn, not t.sum(axis=-1): a reduction over an axis of four is a
+    # tenth of the speed over thousands of resamples. The counts are whole numbers, so the
+    # order of adding cannot change a bit.
+    return t[..., PP] + t[..., PF] + t[..., FP] + t[..., FF]
 
 
 def ratio(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
@@ -138,13 +141,30 @@ def compare(a: Sequence[Vote], b: Sequence[Vote], boot: ClusterBootstrap,
             names: Sequence[str] = tuple(FIGURES)) -> PairAgreement:
     """The figures ``names`` (all by default) of A against B over the cases ``boot`` was built
     on (same order)."""
-    if len(a) != len(b) or len(a) != len(boot.index):
+    return compare_many([(a, b)], boot, names)[0]
+
+
+def compare_many(pairs: Sequence[tuple[Sequence[Vote], Sequence[Vote]]], boot: ClusterBootstrap,
+                 names: Sequence[str] = tuple(FIGURES)) -> list[PairAgreement]:
+    """``compare`` of several pairs of raters over the same cases, from one resampling."""
+    if any(len(a) != len(boot.index) or len(b) != len(boot.index) for a, b in pairs):
         raise ValueError("both raters must rate the bootstrap's cases, in its order")
-    one_hot = cells(a, b)
+    if not pairs:
+        return []
+    one_hot = np.stack([cells(a, b) for a, b in pairs], axis=1)  # cases x pairs x 4
     counts = one_hot.sum(axis=0).astype(int)
-    table = Table2x2(*(int(c) for c in counts))
-    figures = boot.figures(one_hot, {name: FIGURES[name] for name in names}, n=table.n, bounds=BOUNDS)
-    per_cluster = boot.cluster_sums(one_hot)
+    tables = [Table2x2(*(int(c) for c in row)) for row in counts]
+    figures = boot.figures_of_many(one_hot, {name: FIGURES[name] for name in names},
+                                   ns=[t.n for t in tables], bounds=BOUNDS)
+    per_cluster = boot.cluster_sums(one_hot.reshape(len(one_hot), -1)).reshape(
+        boot.k, len(pairs), 4)
+    return [_pair(table, len(pairs[p][0]) - table.n, figures[p], per_cluster[:, p])
+            for p, table in enumerate(tables)]
+
+
+def _pair(table: Table2x2, left_out: int, figures: dict[str, Figure],
+          per_cluster: np.ndarray) -> PairAgreement:
+    counts = np.array(table.array()).ravel()
     # The source images holding a compared case, as every other figure of the pair counts them
     # (not every image of the slice: 51 against 50 for the same 94 cases).
     clusters = int(per_cluster.any(axis=1).sum())
@@ -156,4 +176,4 @@ def compare(a: Sequence[Vote], b: Sequence[Vote], boot: ClusterBootstrap,
     discordant = table.a_pass_b_fail + table.a_fail_b_pass
     exact = float(mcnemar(table.array(), exact=True).pvalue) if discordant else None
     clustered = clustered_mcnemar(per_cluster[:, PF] - per_cluster[:, FP]) if discordant else None
-    return PairAgreement(table, len(a) - table.n, figures, exact, clustered)
+    return PairAgreement(table, left_out, figures, exact, clustered)

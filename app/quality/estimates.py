@@ -84,18 +84,41 @@ class Columns:
     strata: np.ndarray
 
 
+def estimates(columns: dict[str, Columns], index: np.ndarray, *, target: float,
+              with_rogan_gladen: bool = False) -> dict[str, Row]:
+    """Each question's row for the edits at ``index`` (positions in the frame). The questions'
+    columns share their clusters and strata (``_columns`` codes them once per frame), so those
+    are taken at ``index`` once for all of them: a report estimates 600 parts."""
+    shared: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+    found = {}
+    for question, column in columns.items():
+        key = (id(column.clusters), id(column.strata))
+        if key not in shared:
+            shared[key] = (column.clusters[index], column.strata[index])
+        found[question] = _estimate(column, index, question, *shared[key], target=target,
+                                    with_rogan_gladen=with_rogan_gladen)
+    return found
+
+
 def estimate(columns: Columns, index: np.ndarray, question: str, *, target: float,
              with_rogan_gladen: bool = False) -> Row:
     """The row for the edits at ``index`` (positions in the frame)."""
+    return estimates({question: columns}, index, target=target,
+                     with_rogan_gladen=with_rogan_gladen)[question]
+
+
+def _estimate(columns: Columns, index: np.ndarray, question: str, clusters: np.ndarray,
+              strata: np.ndarray, *, target: float, with_rogan_gladen: bool) -> Row:
     judge = columns.judge[index]
     y = columns.consensus[index]
-    weights, clusters, strata = columns.weights[index], columns.clusters[index], columns.strata[index]
+    weights = columns.weights[index]
     has_judge = ~np.isnan(judge)
     read = ~np.isnan(y)
     both = read & has_judge
     edits, judged, reads = len(index), int(has_judge.sum()), int(read.sum())
     images = len(np.unique(clusters[read])) if reads else 0
-    judge_rate = float(judge[has_judge].mean()) if judged else None
+    judge_answers = judge[has_judge]
+    judge_rate = float(judge_answers.mean()) if judged else None
     short = reads < MIN_READS or images < MIN_IMAGES
     if short:
         plan = _plan(target, None, None, 0.0, edits, reads)
@@ -117,14 +140,15 @@ def estimate(columns: Columns, index: np.ndarray, question: str, *, target: floa
     elif both.sum() < MIN_READS:
         reason = f"only {int(both.sum())} read edits have a judge answer: no PPI estimate"
     else:
-        estimate_ = ppi_mean(y[both], judge[both], judge[has_judge], weights=weights[both],
-                             clusters=clusters[both], clusters_all=clusters[has_judge],
-                             strata=strata[both], alpha=1 - CONFIDENCE, census=True,
-                             drawn=1 / weights[both])
+        # A census: the judge's term is known exactly, so its clusters (clusters_all) do not
+        # enter the variance.
+        estimate_ = ppi_mean(y[both], judge[both], judge_answers, weights=weights[both],
+                             clusters=clusters[both], strata=strata[both],
+                             alpha=1 - CONFIDENCE, census=True, drawn=1 / weights[both])
         ppi, lam = Interval.of(estimate_), estimate_.lam
         rho = ppi_correlation(y[both], judge[both], weights[both])
-        if np.all(judge[has_judge] == judge[has_judge][0]):
-            verdict = "passed" if judge[has_judge][0] == 1 else "failed"
+        if np.all(judge_answers == judge_answers[0]):
+            verdict = "passed" if judge_answers[0] == 1 else "failed"
             reason = (f"the judge {verdict} every edit here, so it carries no information: "
                       "the estimate is the readers' (PPI with lambda 0)")
         elif judged < edits:

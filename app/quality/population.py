@@ -21,7 +21,8 @@ from sqlalchemy import case as sql_case
 from sqlmodel import Session, col
 
 from app.agreement.reads import load
-from app.agreement.report import SENSITIVITY, first_reads, settled_consensus
+from app.agreement.reference import PRIMARY
+from app.agreement.report import SENSITIVITY, first_reads, question_tables, settled_consensus
 from app.cases.filters import CaseFilter, recorded_filter, where_clauses
 from app.db import driver_rows
 from app.models import JudgeVerdict, Task
@@ -281,9 +282,10 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
                 answered[i] = stamp if np.isnan(answered[i]) else max(answered[i], stamp)
             if i >= 0 and read.tags:
                 tags.setdefault(i, Counter()).update(read.tags)
-        for target, policy in [(consensus, None), *((sensitivity[name], policy)
-                                                    for name, policy in SENSITIVITY.items())]:
-            settled = settled_consensus(data, policy) if policy else settled_consensus(data)
+        tables = question_tables(data)
+        for target, policy in [(consensus, PRIMARY), *((sensitivity[name], policy)
+                                                       for name, policy in SENSITIVITY.items())]:
+            settled = settled_consensus(data, policy, tables)
             for item_id, answers in settled.items():
                 i = at_item.get(item_id, -1)
                 for question, value in answers.items():

@@ -16,7 +16,7 @@ from app.errors import Invalid, NotFound
 from app.memo import Memo
 from app.quality.anytime import AnytimeRate, anytime_rate
 from app.quality.calibration import Calibration, calibration
-from app.quality.estimates import CONFIDENCE, MIN_IMAGES, MIN_READS, Columns, Row, estimate
+from app.quality.estimates import CONFIDENCE, MIN_IMAGES, MIN_READS, Columns, Row, estimate, estimates
 from app.quality.nonresponse import within_stratum
 from app.quality.population import FACETS, Frame, Labels, encoded, family, frame_of, grouped, labels_of
 from app.studies.models import Adjudication, Answer, Assignment, Design, Study
@@ -232,7 +232,7 @@ def _compute(session: Session, root: Study, studies: list[Study], target: float,
         mask = frame.accepted if key == "accepted" else np.ones(len(frame), dtype=bool)
         population = _population(coded, columns, key, mask, target)
         index = np.flatnonzero(mask)
-        population.sensitivity = {name: {q: estimate(alt[q], index, q, target=target) for q in ORDER}
+        population.sensitivity = {name: estimates({q: alt[q] for q in ORDER}, index, target=target)
                                   for name, alt in alternatives.items()}
         population.anytime = anytime_rate(labels.consensus["overall"], labels.inclusion,
                                           labels.drawn, frame.clusters, labels.answered, index)
@@ -267,8 +267,8 @@ def _columns(frame: Frame, labels: Labels,
 def _population(coded: dict[str, tuple[np.ndarray, np.ndarray]], columns: dict[str, Columns],
                 key: str, mask: np.ndarray, target: float) -> Population:
     index = np.flatnonzero(mask)
-    parts = [Part({}, "all", 0, {q: estimate(columns[q], index, q, target=target,
-                                             with_rogan_gladen=True) for q in ORDER})]
+    in_order = {q: columns[q] for q in ORDER}
+    parts = [Part({}, "all", 0, estimates(in_order, index, target=target, with_rogan_gladen=True))]
     for level in range(1, len(FACETS) + 1):
         facets = FACETS[:level]
         groups, which = grouped([(coded[f][0], coded[f][1][index]) for f in facets])
@@ -278,7 +278,7 @@ def _population(coded: dict[str, tuple[np.ndarray, np.ndarray]], columns: dict[s
             members = index[order[bounds[c]:bounds[c + 1]]]
             values = dict(zip(facets, group, strict=True))
             parts.append(Part(values, " · ".join(values.values()), level,
-                              {q: estimate(columns[q], members, q, target=target) for q in ORDER}))
+                              estimates(in_order, members, target=target)))
     return Population(key, POPULATIONS[key], len(index), _ordered(parts))
 
 

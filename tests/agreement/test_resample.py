@@ -2,11 +2,19 @@
 
 import random
 
+import numpy as np
 import pytest
 from scipy import stats
 
-from app.agreement.resample import FEW_CLUSTERS, ClusterBootstrap, expanded_tail
-from app.agreement.two_raters import compare
+from app.agreement.resample import (
+    FEW_CLUSTERS,
+    ClusterBootstrap,
+    bca_interval,
+    bca_intervals,
+    expanded_tail,
+    row_percentiles,
+)
+from app.agreement.two_raters import compare, compare_many
 
 
 def pairs(n: int = 120, seed: int = 5) -> tuple[list[bool], list[bool]]:
@@ -70,3 +78,39 @@ def test_a_figure_counts_only_the_source_images_its_cases_come_from() -> None:
     figure = compare(a, partial, ClusterBootstrap(clusters, resamples=500)).figures["agreement"]
     assert figure.clusters == 5 and figure.n == 20
     assert "few clusters (5 source images)" in (figure.warning or "")
+
+
+def test_row_percentiles_are_numpys_to_the_last_bit() -> None:
+    rng = np.random.default_rng(3)
+    for size in (2, 3, 17, 2000):
+        rows = np.sort(np.round(rng.normal(size=(40, size)), int(rng.integers(1, 6))), axis=1)
+        percent = np.concatenate([[0.0, 100.0, 50.0, 100 / (size - 1), 2.5, 97.5],
+                                  rng.random(34) * 100])
+        found = row_percentiles(rows, percent)
+        assert [float(x) for x in found] == [float(np.percentile(row, q))
+                                             for row, q in zip(rows, percent, strict=True)]
+
+
+def test_the_vectorised_bca_is_the_one_at_a_time_bca() -> None:
+    rng = np.random.default_rng(8)
+    values = rng.beta(2, 5, size=(30, 2000)).round(3)  # ties at the estimate, too
+    jackknife = rng.beta(2, 5, size=(30, 60))
+    jackknife[3] = 0.25  # no spread: acceleration 0
+    estimates = values[:, 0].copy()
+    estimates[4] = 2.0  # every resample below: no bias correction, the percentile interval
+    clusters = [int(c) for c in rng.integers(2, 400, size=30)]
+    lows, highs = bca_intervals(values, estimates, jackknife, clusters)
+    for i in range(30):
+        assert (float(lows[i]), float(highs[i])) == bca_interval(
+            values[i], float(estimates[i]), jackknife[i], 60, clusters[i])
+
+
+def test_pairs_compared_together_are_each_compared_alone() -> None:
+    rng = random.Random(4)
+    clusters = [i // 3 for i in range(90)]
+    raters = [[rng.choice([True, False, None]) for _ in clusters] for _ in range(4)]
+    raters.append([True] * 89 + [False])  # resamples without a fail: kappa undefined in some
+    pairs = [(raters[i], raters[j]) for i in range(5) for j in range(i + 1, 5)]
+    boot = ClusterBootstrap(clusters, resamples=400)
+    assert [p.as_dict() for p in compare_many(pairs, boot)] == [
+        compare(a, b, boot).as_dict() for a, b in pairs]
