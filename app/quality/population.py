@@ -11,6 +11,7 @@ frame holds it (the stratum counts and pool sizes recorded when each study was m
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,9 +46,35 @@ class Frame:
     accepted: np.ndarray  # bool: the task's accepted edit
     facets: dict[str, np.ndarray]  # modality, direction, disease, outcome, verdict
     judge: dict[str, np.ndarray]  # question -> 1.0 / 0.0, nan where the judge gave no answer
+    # What every report on the frame codes the same way, coded once: the frame is kept
+    # between reports (a new answer recomputes the figures, not the frame).
+    _derived: dict[tuple[str, ...], Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.attempt_ids)
+
+    def coded(self, facet: str) -> tuple[np.ndarray, np.ndarray]:
+        """``encoded`` of one facet's values."""
+        return self._kept(("facet", facet), lambda: encoded(self.facets[facet]))
+
+    def cluster_codes(self) -> np.ndarray:
+        """Each edit's source image as a code 0..k-1."""
+        return self._kept(("clusters",), lambda: np.unique(self.clusters, return_inverse=True)[1])
+
+    def stratum_codes(self, facets: tuple[str, ...]) -> tuple[dict[str, int], np.ndarray]:
+        """The stratum key ("fail/add/chest_xray") of every edit, as a code, and the codes' keys."""
+        def codes() -> tuple[dict[str, int], np.ndarray]:
+            if not facets:
+                return {"": 0}, np.zeros(len(self), dtype=np.int64)
+            groups, which = grouped([self.coded(f) for f in facets])
+            return {SEPARATOR.join(g): i for i, g in enumerate(groups)}, which
+        return self._kept(("strata", *facets), codes)
+
+    def _kept(self, key: tuple[str, ...], make: Callable[[], Any]) -> Any:
+        # Two requests may both make it; either result is the same.
+        if key not in self._derived:
+            self._derived[key] = make()
+        return self._derived[key]
 
 
 def frame_of(session: Session, study: Study) -> Frame:
@@ -179,14 +206,6 @@ def grouped(coded: list[tuple[np.ndarray, np.ndarray]]) -> tuple[list[tuple[str,
     return groups, which.ravel()
 
 
-def _stratum_codes(frame: Frame, facets: tuple[str, ...]) -> tuple[dict[str, int], np.ndarray]:
-    """The stratum key ("fail/add/chest_xray") of every edit, as a code, and the codes' keys."""
-    if not facets:
-        return {"": 0}, np.zeros(len(frame), dtype=np.int64)
-    groups, which = grouped([encoded(frame.facets[f]) for f in facets])
-    return {SEPARATOR.join(g): i for i, g in enumerate(groups)}, which
-
-
 def _positions(frame: Frame, attempt_ids: list[int]) -> np.ndarray:
     """Each attempt's place in the frame (sorted by attempt id), -1 when it is not there."""
     wanted = np.asarray(attempt_ids, dtype=np.int64)
@@ -237,7 +256,7 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
         facets = tuple(raw.get("strata_facets") or ())
         items = session.execute(select(col(StudyItem.id), col(StudyItem.attempt_id), col(StudyItem.stratum))
                                 .where(col(StudyItem.study_id) == study.id)).all()
-        key_codes, keys = _stratum_codes(frame, facets)
+        key_codes, keys = frame.stratum_codes(facets)
         inside = _in_frame(frame, raw, root_id)
         position = _positions(frame, [attempt_id for _, attempt_id, _ in items])
         drawn_edits[position[position >= 0]] = True
@@ -286,12 +305,17 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
         for target, policy in [(consensus, PRIMARY), *((sensitivity[name], policy)
                                                        for name, policy in SENSITIVITY.items())]:
             settled = settled_consensus(data, policy, tables)
-            for item_id, answers in settled.items():
-                i = at_item.get(item_id, -1)
-                for question, value in answers.items():
-                    # The first study that settled an edit gives its consensus.
-                    if i >= 0 and np.isnan(target[question][i]):
-                        target[question][i] = float(value)
+            for question in QUESTIONS:
+                pairs = [(at_item.get(item_id, -1), float(answers[question]))
+                         for item_id, answers in settled.items() if question in answers]
+                at = np.array([i for i, _ in pairs], dtype=np.int64)
+                values = np.array([v for _, v in pairs], dtype=float)
+                # The first study that settled an edit gives its consensus (and, should two
+                # of a study's items be one edit, the first of them).
+                first = np.unique(at, return_index=True)[1] if len(at) else at
+                at, values = at[first], values[first]
+                fresh = (at >= 0) & np.isnan(target[question][np.maximum(at, 0)])
+                target[question][at[fresh]] = values[fresh]
         described.append({"id": study.id, "name": study.name, "design": study.design,
                           "cases": len(items), "readers": len(data.readers),
                           "follow_up_of": raw.get("follow_up_of"), "part": raw.get("part")})

@@ -139,7 +139,8 @@ def subset_estimate(session: Session, attempt_ids: set[int], question: str = "ov
     sampled = labels.inclusion > 0
     index = np.flatnonzero(frame.accepted & chosen & sampled)
     inside = {int(a) for a in frame.attempt_ids[index]}
-    row = estimate(_columns(frame, labels)[question], index, question, target=target) if inside else None
+    columns = _columns(frame, labels, encoded(labels.strata)[1])[question]
+    row = estimate(columns, index, question, target=target) if inside else None
     return SubsetEstimate(study, row, inside, set(attempt_ids) - inside)
 
 
@@ -223,11 +224,13 @@ def _compute(session: Session, root: Study, studies: list[Study], target: float,
                          "answers (a tie waits for the adjudicator).")
         return report
     keys = ["accepted"] if frame.design is Design.accepted else ["accepted", "judged"]
-    columns = _columns(frame, labels)
-    alternatives = {name: _columns(frame, labels, values) for name, values in labels.sensitivity.items()}
+    strata = encoded(labels.strata)[1]
+    columns = _columns(frame, labels, strata)
+    alternatives = {name: _columns(frame, labels, strata, values)
+                    for name, values in labels.sensitivity.items()}
     report.calibration = calibration(session, frame, labels)
     # Facet values as integer codes, once per frame: a part is then an integer comparison.
-    coded = {facet: encoded(frame.facets[facet]) for facet in FACETS}
+    coded = {facet: frame.coded(facet) for facet in FACETS}
     for key in keys:
         mask = frame.accepted if key == "accepted" else np.ones(len(frame), dtype=bool)
         population = _population(coded, columns, key, mask, target)
@@ -247,15 +250,15 @@ def _frame(session: Session, root: Study, data: tuple[object, ...]) -> Frame:
     return _frames.get_or_make((data, root.design, recorded), lambda: frame_of(session, root))
 
 
-def _columns(frame: Frame, labels: Labels,
+def _columns(frame: Frame, labels: Labels, strata: np.ndarray,
              consensus: dict[str, np.ndarray] | None = None) -> dict[str, Columns]:
     """Each question's columns; the settled edits weighted within their stratum for the drawn
-    edits the readers left open (app/quality/nonresponse.py)."""
+    edits the readers left open (app/quality/nonresponse.py). ``strata``: the labels' strata
+    as codes."""
     weights = np.zeros(len(frame))
     eligible = labels.inclusion > 0
     weights[eligible] = 1 / labels.inclusion[eligible]
-    clusters = np.unique(frame.clusters, return_inverse=True)[1]
-    strata = encoded(labels.strata)[1]
+    clusters = frame.cluster_codes()
     values = consensus or labels.consensus
     drawn = labels.drawn if len(labels.drawn) else eligible & ~np.isnan(labels.consensus["overall"])
     return {q: Columns(frame.judge[q], values[q],
