@@ -29,7 +29,7 @@ from app.agreement.monitoring import (
 from app.agreement.reads import StudyReads, load
 from app.agreement.report import Slice, study_report
 from app.agreement.report_types import AgreementReport
-from app.memo import Memo
+from app.memo import Memo, paused_collection
 from app.models import JudgeVerdict, User
 from app.studies.models import (
     Adjudication,
@@ -77,22 +77,28 @@ def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads
     key = (fingerprint, scope)
     found = _reports.get(key)
     if found is None:
-        data = load(session, study)
-        # The monitoring's confidence sequences are large numpy work that runs outside the
-        # GIL, beside the report's figures: a third off a first view.
-        job = _watch_job(session, study, data, fingerprint)
-        pending = _beside.submit(job) if job is not None else None
-        report = study_report(data, scope, primary=study.primary_question, margin=study.margin)
-        in_scope = {c.item_id for c in data.cases if scope.admits(c)}
-        read = select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id)
-        report = replace(
-            report, facts=study_facts(session, study, data, in_scope),
-            achieved=achieved_precision(report, study, primary_clustering(data, study, in_scope)),
-            judge_self_consistency=judge_consistency(session, session.scalars(read)).as_dict(),
-            monitoring=_monitoring(study, pending.result() if pending is not None else None))
-        found = (data, report)
+        with paused_collection():  # see app/memo.py: tens of thousands of small objects
+            found = _report(session, study, scope, fingerprint)
         _reports.put(key, found)
     return found
+
+
+def _report(session: Session, study: Study, scope: Slice,
+            fingerprint: tuple[object, ...]) -> tuple[StudyReads, AgreementReport]:
+    data = load(session, study)
+    # The monitoring's confidence sequences are large numpy work that runs outside the
+    # GIL in part, beside the report's figures.
+    job = _watch_job(session, study, data, fingerprint)
+    pending = _beside.submit(job) if job is not None else None
+    report = study_report(data, scope, primary=study.primary_question, margin=study.margin)
+    in_scope = {c.item_id for c in data.cases if scope.admits(c)}
+    read = select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id)
+    report = replace(
+        report, facts=study_facts(session, study, data, in_scope),
+        achieved=achieved_precision(report, study, primary_clustering(data, study, in_scope)),
+        judge_self_consistency=judge_consistency(session, session.scalars(read)).as_dict(),
+        monitoring=_monitoring(study, pending.result() if pending is not None else None))
+    return data, report
 
 
 def watch_for(session: Session, study: Study) -> Watch | None:

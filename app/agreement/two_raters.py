@@ -156,7 +156,7 @@ def compare_many(pairs: Sequence[tuple[Sequence[Vote], Sequence[Vote]]], boot: C
     tables = [Table2x2(*(int(c) for c in row)) for row in counts]
     figures = boot.figures_of_many(one_hot, {name: FIGURES[name] for name in names},
                                    ns=[t.n for t in tables], bounds=BOUNDS)
-    per_cluster = boot.cluster_sums(one_hot.reshape(len(one_hot), -1)).reshape(
+    per_cluster = boot.cluster_sums(one_hot.reshape(len(one_hot), len(pairs) * 4)).reshape(
         boot.k, len(pairs), 4)
     return [_pair(table, len(pairs[p][0]) - table.n, figures[p], per_cluster[:, p])
             for p, table in enumerate(tables)]

@@ -114,3 +114,10 @@ def test_pairs_compared_together_are_each_compared_alone() -> None:
     boot = ClusterBootstrap(clusters, resamples=400)
     assert [p.as_dict() for p in compare_many(pairs, boot)] == [
         compare(a, b, boot).as_dict() for a, b in pairs]
+
+
+def test_pairs_over_no_cases_have_no_figures() -> None:
+    """A slice without cases (round 5 of a study that has none) once failed to reshape."""
+    found = compare_many([([], []), ([], [])], ClusterBootstrap([]))
+    assert [p.table.n for p in found] == [0, 0]
+    assert all(p.figures["agreement"].value is None for p in found)
