@@ -309,13 +309,13 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
                 pairs = [(at_item.get(item_id, -1), float(answers[question]))
                          for item_id, answers in settled.items() if question in answers]
                 at = np.array([i for i, _ in pairs], dtype=np.int64)
-                values = np.array([v for _, v in pairs], dtype=float)
+                given = np.array([v for _, v in pairs], dtype=float)
                 # The first study that settled an edit gives its consensus (and, should two
                 # of a study's items be one edit, the first of them).
                 first = np.unique(at, return_index=True)[1] if len(at) else at
-                at, values = at[first], values[first]
+                at, given = at[first], given[first]
                 fresh = (at >= 0) & np.isnan(target[question][np.maximum(at, 0)])
-                target[question][at[fresh]] = values[fresh]
+                target[question][at[fresh]] = given[fresh]
         described.append({"id": study.id, "name": study.name, "design": study.design,
                           "cases": len(items), "readers": len(data.readers),
                           "follow_up_of": raw.get("follow_up_of"), "part": raw.get("part")})
