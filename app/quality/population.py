@@ -22,7 +22,6 @@ from sqlalchemy import case as sql_case
 from sqlmodel import Session, col
 
 from app.agreement.reads import load
-from app.agreement.reference import PRIMARY
 from app.agreement.report import SENSITIVITY, first_reads, question_tables, settled_consensus
 from app.cases.filters import CaseFilter, recorded_filter, where_clauses
 from app.db import driver_rows
@@ -302,9 +301,10 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
             if i >= 0 and read.tags:
                 tags.setdefault(i, Counter()).update(read.tags)
         tables = question_tables(data)
-        for target, policy in [(consensus, PRIMARY), *((sensitivity[name], policy)
-                                                       for name, policy in SENSITIVITY.items())]:
-            settled = settled_consensus(data, policy, tables)
+        for target, policy in [(consensus, None), *((sensitivity[name], policy)
+                                                    for name, policy in SENSITIVITY.items())]:
+            settled = (settled_consensus(data, policy, tables) if policy
+                       else settled_consensus(data, tables=tables))
             for question in QUESTIONS:
                 pairs = [(at_item.get(item_id, -1), float(answers[question]))
                          for item_id, answers in settled.items() if question in answers]

@@ -11,6 +11,7 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy.engine import Engine
 from starlette.middleware.sessions import SessionMiddleware
 
+from app.agreement.warm import warm_figures
 from app.db import make_engine
 from app.logging_setup import configure_logging
 from app.resources import STATIC_DIR
@@ -53,6 +54,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     # The judged-edit pool the new-study form reads, built before anyone asks for it.
     threading.Thread(target=warm_judged_pool, args=(app.state.engine,), name="judged-pool",
                      daemon=True).start()
+    # The figures' one-time costs paid before the first agreement page (app/agreement/warm.py).
+    threading.Thread(target=warm_figures, name="warm-figures", daemon=True).start()
     if not settings.worker:
         yield
         return
