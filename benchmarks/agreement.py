@@ -28,6 +28,7 @@ from sqlmodel import Session, col
 from app.agreement.charts import report_charts
 from app.agreement.reads import load
 from app.agreement.report import study_report
+from app.agreement.warm import warm_figures
 from app.cases.filters import CaseFilter
 from app.db import make_engine, migrate
 from app.models import Role
@@ -102,6 +103,7 @@ def main() -> None:
                        lambda: study_report(data))
         timed("charts (matplotlib SVG)", lambda: report_charts(report))
     settings = Settings(demo=True, var_dir=Path(tempfile.mkdtemp()))
+    warm_figures()  # what the server's start does in the background (app/web/main.py)
     client = TestClient(create_app(settings, engine),
                         headers={"Authorization": f"Bearer {bench_admin_token(engine)}"})
     sid = study.id

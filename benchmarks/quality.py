@@ -26,6 +26,7 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session, col, select
 
 from app.cases.filters import CaseFilter
+from app.agreement.warm import warm_figures
 from app.db import make_engine, migrate
 from app.models import Role
 from app.quality import report as quality
@@ -109,9 +110,10 @@ def main() -> None:
     # an admin opens /quality; nothing of the quality report is cached.
     _, started = timed(lambda: client.get("/accounts"))
     # What the server's start does in the background (app/web/main.py's lifespan): the kept
-    # judged-edit pool, which a validation study's frame is read from.
+    # judged-edit pool, which a validation study's frame is read from, and the figures' warm-up.
     judged_pool.forget()
     _, pool_built = timed(lambda: judged_pool.warm(engine))
+    warm_figures()  # the server's start does this too, beside the pool
     quality.forget()
     page, first = timed(lambda: client.get(f"/quality?study={study_id}"))
     assert page.status_code == 200, page.status_code

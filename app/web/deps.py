@@ -32,7 +32,9 @@ def get_session(request: Request) -> Iterator[Session]:
         yield session
 
 
-def get_app_settings(request: Request) -> Settings:
+# Async where a dependency does no I/O: FastAPI runs a sync one in its thread pool, and each
+# hand-over to a worker thread and back costs a request a fraction of a millisecond.
+async def get_app_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
@@ -99,7 +101,8 @@ class PageFilter:
     ignored: tuple[str, ...]  # each dropped value as the address gave it, "name=value"
 
 
-def page_case_filter(request: Request) -> PageFilter:
+async def page_case_filter(request: Request) -> PageFilter:
+    # Pure parsing (see get_app_settings).
     kept: dict[str, Any] = {}
     ignored: list[str] = []
     for name in CASE_PARAMS:
