@@ -239,8 +239,8 @@ class ClusterBootstrap:
 
     def figure(self, features: np.ndarray, statistic: Statistic, *, n: int,
                bounds: tuple[float, float] | None = None) -> Figure:
-        return self.figures(features, {"figure": statistic}, n=n, bounds={"figure": bounds}
-                            if bounds is not None else None)["figure"]
+        limits = {"figure": bounds} if bounds is not None else None
+        return self.figures(features, {"figure": statistic}, n=n, bounds=limits)["figure"]
 
     def figures_of_many(self, features: np.ndarray, statistics: dict[str, Statistic], *,
                         ns: Sequence[int], bounds: dict[str, tuple[float, float]]
