@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from fastapi.testclient import TestClient
 from sqlmodel import Session, col, select
 
-from app.cases.filters import CaseFilter
 from app.agreement.warm import warm_figures
+from app.cases.filters import CaseFilter
 from app.db import make_engine, migrate
 from app.models import Role
 from app.quality import report as quality
