@@ -115,12 +115,12 @@ def ratio_sequence(a: np.ndarray, b: np.ndarray, *, alpha: float = ALPHA, grid: 
         up_ *= bet_
         np.log1p(up_, out=up_)
         up_[0] += gain_up
-        np.cumsum(up_, axis=0, out=up_)
+        _running_sum(up_)
         down_ *= bet_
         np.negative(down_, out=down_)
         np.log1p(down_, out=down_)
         down_[0] += gain_down
-        np.cumsum(down_, axis=0, out=down_)
+        _running_sum(down_)
         gain_up, gain_down = up_[-1].copy(), down_[-1].copy()
         np.maximum(up_, down_, out=up_)
         up_ += np.log(0.5)
@@ -134,6 +134,13 @@ def ratio_sequence(a: np.ndarray, b: np.ndarray, *, alpha: float = ALPHA, grid: 
     if running_intersection:
         low, high = np.maximum.accumulate(low), np.minimum.accumulate(high)
     return Sequence(low, high)
+
+
+def _running_sum(rows: np.ndarray) -> None:
+    """np.cumsum(rows, axis=0, out=rows), row by row: the same additions in the same order,
+    in half the time (numpy's accumulate down the rows of a wide table does not vectorise)."""
+    for r in range(1, len(rows)):
+        np.add(rows[r - 1], rows[r], out=rows[r])
 
 
 def mean_sequence(x: np.ndarray, **options: float | int | bool | None) -> Sequence:

@@ -18,7 +18,7 @@ needs at least MIN_IMAGES_TO_PROJECT completed images.
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -133,22 +133,29 @@ class Watch:
 
 def completed_images(data: StudyReads, question: str) -> list[ImageObservation]:
     """Every source image whose assigned reads are all in, in the order they were completed."""
+    return completed_by_question(data, (question,))[question]
+
+
+def completed_by_question(data: StudyReads,
+                          questions: Sequence[str]) -> dict[str, list[ImageObservation]]:
+    """``completed_images`` for several questions: which images are complete, and when, is
+    the same for all of them, so it is worked out once."""
     reads = first_reads(data.reads)
     by_image: dict[object, list[Case]] = {}
     for case in data.cases:
         by_image.setdefault(case.cluster, []).append(case)
-    found = []
+    complete: list[tuple[object, list[Case], datetime | None]] = []
     for cluster, cases in by_image.items():
         answered = [reads.get((name, c.item_id)) for c in cases for name in c.assigned]
         if not answered or any(r is None for r in answered):
             continue
         times = [r.answered_at for r in answered if r is not None and r.answered_at is not None]
-        verdicts = [(c.item_id, c.judge.get(question), consensus(
+        complete.append((cluster, cases, max(times, default=None)))
+    complete.sort(key=lambda image: (image[2] or datetime.min, str(image[0])))
+    return {question: [ImageObservation(cluster, completed_at, [
+        (c.item_id, c.judge.get(question), consensus(
             [vote(reads[(name, c.item_id)].answers[question]) for name in c.assigned])[0])
-            for c in cases]
-        found.append(ImageObservation(cluster, max(times, default=None), verdicts))
-    found.sort(key=lambda o: (o.completed_at or datetime.min, str(o.cluster)))
-    return found
+        for c in cases]) for cluster, cases, completed_at in complete] for question in questions}
 
 
 def overturned(data: StudyReads, question: str) -> dict[int, bool | None]:
@@ -287,7 +294,7 @@ def watch(data: StudyReads, question: str, targets: dict[str, float], *,
         per_image[case.cluster] = per_image.get(case.cluster, 0) + 1
     planned = sum(len(c.assigned) for c in data.cases)
     done = sum(1 for r in data.reads if not r.repeat)
-    by_question = {q: completed_images(data, q) for q in QUESTIONS}
+    by_question = completed_by_question(data, QUESTIONS)
     images = by_question[question]
     if draws is None:
         shape = _Study(bound=max(per_image.values(), default=1), images=len(per_image),
