@@ -25,12 +25,18 @@ from app.agreement.stats import Table2x2, Vote
 PP, PF, FP, FF = range(4)
 
 
+_CODE = {True: 0, False: 1, None: -1}  # pass, fail, no answer
+
+
 def cells(a: Sequence[Vote], b: Sequence[Vote]) -> np.ndarray:
     """Cases x 4: a one-hot row for each case both raters answered, zeros otherwise."""
+    if len(a) != len(b):
+        raise ValueError("both raters must rate the same cases")
+    x = np.fromiter((_CODE[v] for v in a), dtype=np.int64, count=len(a))
+    y = np.fromiter((_CODE[v] for v in b), dtype=np.int64, count=len(b))
+    both = np.flatnonzero((x >= 0) & (y >= 0))
     out = np.zeros((len(a), 4))
-    for i, (x, y) in enumerate(zip(a, b, strict=True)):
-        if x is not None and y is not None:
-            out[i, (0 if x else 2) + (0 if y else 1)] = 1
+    out[both, 2 * x[both] + y[both]] = 1  # PP, PF, FP, FF
     return out
 
 
