@@ -176,13 +176,15 @@ def _cases(session: Session, study: Study) -> list[Case]:
              .outerjoin(JudgeVerdict, col(JudgeVerdict.id) == StudyItem.judge_verdict_id)
              .where(col(StudyItem.study_id) == study.id).order_by(col(StudyItem.id)))
     assigned = _assigned(session, study)
+    # Typed loosely: the ids are the rows' own, never None, whatever the models' defaults say.
+    rows: Any = session.connection().execute(query)
     return [Case(item_id=item_id, uid=uid, task_id=task_id, task_key=task_key,
                  source_image_id=source_id, modality=modality, disease=disease,
                  direction=direction, round=round_, stratum=stratum,
                  judge=judge_votes(tuple(verdict)), judge_verdict_id=verdict_of_item,
                  assigned=assigned.get(item_id, ()))
             for (item_id, uid, stratum, verdict_of_item, task_id, task_key, source_id, modality,
-                 disease, direction, round_, *verdict) in session.connection().execute(query)]
+                 disease, direction, round_, *verdict) in rows]
 
 
 def _judges(session: Session, study: Study,

@@ -7,7 +7,6 @@ everything the figures rest on.
 
 import json
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -47,7 +46,6 @@ KEEP = 32
 _reports: Memo[tuple[StudyReads, AgreementReport]] = Memo(KEEP)
 _charts: Memo[dict[str, str]] = Memo(KEEP)
 _watches: Memo[Watch] = Memo(KEEP)
-_beside = ThreadPoolExecutor(max_workers=2, thread_name_prefix="agreement-watch")
 
 
 def _fingerprint(session: Session, study: Study) -> tuple[object, ...]:
@@ -86,10 +84,7 @@ def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads
 def _report(session: Session, study: Study, scope: Slice,
             fingerprint: tuple[object, ...]) -> tuple[StudyReads, AgreementReport]:
     data = load(session, study)
-    # The monitoring's confidence sequences are large numpy work that runs outside the
-    # GIL in part, beside the report's figures.
     job = _watch_job(session, study, data, fingerprint)
-    pending = _beside.submit(job) if job is not None else None
     report = study_report(data, scope, primary=study.primary_question, margin=study.margin)
     in_scope = {c.item_id for c in data.cases if scope.admits(c)}
     read = select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id)
@@ -97,7 +92,7 @@ def _report(session: Session, study: Study, scope: Slice,
         report, facts=study_facts(session, study, data, in_scope),
         achieved=achieved_precision(report, study, primary_clustering(data, study, in_scope)),
         judge_self_consistency=judge_consistency(session, session.scalars(read)).as_dict(),
-        monitoring=_monitoring(study, pending.result() if pending is not None else None))
+        monitoring=_monitoring(study, job() if job is not None else None))
     return data, report
 
 
@@ -111,8 +106,8 @@ def watch_for(session: Session, study: Study) -> Watch | None:
 def _watch_job(session: Session, study: Study, data: StudyReads | None,
                fingerprint: tuple[object, ...]) -> Callable[[], Watch] | None:
     """The study's watch, kept per fingerprint. Given ``data`` (the reads, which the caller
-    has already), the call needs no database and may run in another thread; without, it
-    loads them when the watch is not kept already (on ``session``: call it in this thread)."""
+    has already), the call needs no database; without, it loads them when the watch is not
+    kept already."""
     if study.design == Design.real_or_edited:
         return None
     primary, targets = study.primary_question, parse_targets(study.targets)
