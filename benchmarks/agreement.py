@@ -37,6 +37,7 @@ from app.studies.design import StudyPlan, create_study
 from app.studies.judged_pool import judged_pool
 from app.studies.models import Answer, Assignment, Design
 from app.web.main import create_app
+from app.web.templating import compile_templates
 from benchmarks import postgres
 from benchmarks.accounts import bench_admin_token, bench_user
 from benchmarks.plans import watch_queries
@@ -104,6 +105,7 @@ def main() -> None:
         timed("charts (matplotlib SVG)", lambda: report_charts(report))
     settings = Settings(demo=True, var_dir=Path(tempfile.mkdtemp()))
     warm_figures()  # what the server's start does in the background (app/web/main.py)
+    compile_templates()
     client = TestClient(create_app(settings, engine),
                         headers={"Authorization": f"Bearer {bench_admin_token(engine)}"})
     sid = study.id

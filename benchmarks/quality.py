@@ -35,6 +35,7 @@ from app.studies import judged_pool
 from app.studies.design import StudyPlan, create_study
 from app.studies.models import Answer, Assignment, Design, StudyItem
 from app.web.main import create_app
+from app.web.templating import compile_templates
 from benchmarks import postgres
 from benchmarks.accounts import bench_token, bench_user
 from benchmarks.plans import watch_queries
@@ -113,7 +114,9 @@ def main() -> None:
     # judged-edit pool, which a validation study's frame is read from, and the figures' warm-up.
     judged_pool.forget()
     _, pool_built = timed(lambda: judged_pool.warm(engine))
-    warm_figures()  # the server's start does this too, beside the pool
+    warm_figures()  # the server's start does these too, beside the pool
+    compile_templates()
+    quality.warm(engine)  # and, after the pool, the report /quality opens on: dropped below
     quality.forget()
     page, first = timed(lambda: client.get(f"/quality?study={study_id}"))
     assert page.status_code == 200, page.status_code

@@ -4,11 +4,12 @@ wherever the reads support it, and the reads each part would need. Cached until 
 study or an answer changes, like the overview."""
 
 import json
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import Engine, func, select
 from sqlmodel import Session, col
 
 from app.cases.facets import fingerprint as data_fingerprint
@@ -21,6 +22,8 @@ from app.quality.nonresponse import within_stratum
 from app.quality.population import FACETS, Frame, Labels, encoded, family, frame_of, grouped, labels_of
 from app.studies.models import Adjudication, Answer, Assignment, Design, Study
 from pipeline.vocabulary import QUESTIONS
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_TARGET = 0.05
 TARGETS = (0.01, 0.25)  # the half-widths the planner accepts
@@ -148,6 +151,18 @@ def forget() -> None:
     """Drop every kept report and frame (benchmarks time the first view with this)."""
     _kept.clear()
     _frames.clear()
+
+
+def warm(engine: Engine) -> None:
+    """The report /quality opens on (the newest eligible study's), computed when the server
+    starts, after the judged-edit pool: its first view is then kept, and a later one (after
+    new answers) does not pay a process's one-time costs either. Logged, never raised."""
+    try:
+        with Session(engine) as session:
+            quality_report(session)
+        logger.info("the data set's quality report computed in advance")
+    except Exception:
+        logger.exception("the data set's quality report could not be computed in advance")
 
 
 def checked_target(points: float | None) -> float:

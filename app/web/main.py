@@ -14,6 +14,7 @@ from starlette.middleware.sessions import SessionMiddleware
 from app.agreement.warm import warm_figures
 from app.db import make_engine
 from app.logging_setup import configure_logging
+from app.quality.report import warm as warm_quality
 from app.resources import STATIC_DIR
 from app.settings import Settings, get_settings
 from app.studies.judged_pool import warm as warm_judged_pool
@@ -40,6 +41,12 @@ from app.web.routes import (
 from app.web.schemas import ErrorOut
 from app.web.security import current_user, require_admin
 from app.web.security_headers import SecurityHeaders
+from app.web.templating import compile_templates
+
+
+def _warm_pool_and_quality(engine: Engine) -> None:
+    warm_judged_pool(engine)
+    warm_quality(engine)
 
 
 @contextlib.asynccontextmanager
@@ -51,11 +58,14 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     # readers until they are: taken up again here, in the background.
     threading.Thread(target=prepare_unfinished, args=(app.state.engine, settings.resolved_cache_dir()),
                      name="prepare-studies", daemon=True).start()
-    # The judged-edit pool the new-study form reads, built before anyone asks for it.
-    threading.Thread(target=warm_judged_pool, args=(app.state.engine,), name="judged-pool",
+    # The judged-edit pool the new-study form reads, built before anyone asks for it, and
+    # then the quality report /quality opens on, which reads its frame from the pool.
+    threading.Thread(target=_warm_pool_and_quality, args=(app.state.engine,), name="judged-pool",
                      daemon=True).start()
-    # The figures' one-time costs paid before the first agreement page (app/agreement/warm.py).
+    # The figures' one-time costs paid before the first agreement page (app/agreement/warm.py),
+    # and every template compiled before its first page.
     threading.Thread(target=warm_figures, name="warm-figures", daemon=True).start()
+    threading.Thread(target=compile_templates, name="compile-templates", daemon=True).start()
     if not settings.worker:
         yield
         return
