@@ -93,6 +93,7 @@ class Summary:
 
     facets: dict[str, list[FacetValue]]
     total: int
+    matched: int = 0  # tasks the text and the metric bounds admit, before any facet choice
 
 
 def summary(session: Session, case_filter: CaseFilter) -> Summary:
@@ -105,7 +106,8 @@ def summary(session: Session, case_filter: CaseFilter) -> Summary:
 
 
 def _summarise(rows: list[tuple[Any, ...]], case_filter: CaseFilter) -> Summary:
-    return Summary(facet_counts(rows, case_filter), total(rows, case_filter))
+    return Summary(facet_counts(rows, case_filter), total(rows, case_filter),
+                   sum(row[6] for row in rows))
 
 
 def _misses(row: tuple[Any, ...], case_filter: CaseFilter) -> list[str]:

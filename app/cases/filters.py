@@ -158,10 +158,16 @@ def recorded_criteria(recorded: dict[str, Any]) -> list[tuple[str, str]]:
 SelectT = TypeVar("SelectT", bound=Select)
 
 
-def filtered(query: SelectT, case_filter: CaseFilter, dialect: str) -> tuple[SelectT, Any]:
-    """``query`` restricted to the filter, and the column that orders cases (equal to Task.id)."""
+def filtered(query: SelectT, case_filter: CaseFilter, dialect: str, *,
+             text_matches: int | None = None) -> tuple[SelectT, Any]:
+    """``query`` restricted to the filter, and the column that orders cases (equal to Task.id).
+    ``text_matches``: how many tasks the text matches, when the caller knows (the facet
+    counts do), which chooses how PostgreSQL finds them (``search.few_matches``)."""
     query = query.where(*where_clauses(case_filter, dialect, with_text=False))
     match = search.text_match(dialect, case_filter.q)
     if match is None:
         return query, Task.id
+    if dialect == "postgresql" and text_matches is not None and search.few_matches(text_matches):
+        hits = search.matches_first(match)
+        return query.join(hits, hits.c.task_id == Task.id), hits.c.task_id
     return query.join(match.table, match.key == Task.id).where(match.condition), match.key

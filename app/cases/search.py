@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 from sqlalchemy import (
+    CTE,
     ColumnElement,
     Integer,
     TableClause,
@@ -101,6 +102,25 @@ def text_match(dialect: str, query: str) -> TextMatch | None:
     # short) is matched on its body; the partial index on "tsv IS NULL" finds those few.
     unfilled = and_(fts.c.tsv.is_(None), func.to_tsvector("english", fts.c.body).op("@@")(wanted))
     return TextMatch(fts, fts.c.task_id, or_(fts.c.tsv.op("@@")(wanted), unfilled))
+
+
+# PostgreSQL walks the documents in task order and stops after a page: quick for a word most
+# documents hold, but a word that few hold is looked for in all 88K (65 ms), since the
+# planner cannot tell a rare prefix from a common one (it takes 2 % for any prefix). Below
+# this many matches, the matches are found first through the text index (under 1 ms), and
+# walking costs more than that from about 1,600 matches on (benchmarks/pages.py --url postgres).
+FEW_MATCHES = 1000
+
+
+def few_matches(count: int) -> bool:
+    return count <= FEW_MATCHES
+
+
+def matches_first(match: TextMatch) -> CTE:
+    """The matching documents' ids found on their own, before the page's order is applied:
+    on PostgreSQL a materialised CTE, which the text index answers as a bitmap."""
+    found = select(match.key.label("task_id")).select_from(match.table).where(match.condition)
+    return found.cte("text_hits").prefix_with("MATERIALIZED")
 
 
 def matching_tasks(dialect: str, query: str) -> ColumnElement[bool] | None:
