@@ -234,3 +234,14 @@ def test_a_search_few_tasks_match_finds_them_first_and_pages_alike(
     statements.clear()
     assert len(pages("/api/cases?limit=7&q=pneumoth")) == demo.PNEUMOTHORAX_SEARCHABLE
     assert any("MATERIALIZED" in s for s in statements)  # the demo's few matches
+
+
+def test_the_facet_indexes_are_postgresql_only(pg_engine: Engine, engine: Engine) -> None:
+    """(disease, id) and (modality, id) let PostgreSQL walk one value's tasks in id order;
+    SQLite, without statistics, would take them where its primary-key walk is faster."""
+    from sqlalchemy import inspect
+
+    on_postgres = {i["name"] for i in inspect(pg_engine).get_indexes("task")}
+    on_sqlite = {i["name"] for i in inspect(engine).get_indexes("task")}
+    assert {"ix_task_facet_disease", "ix_task_facet_modality"} <= on_postgres
+    assert not any(name and name.startswith("ix_task_facet_") for name in on_sqlite)
