@@ -245,3 +245,14 @@ def test_the_facet_indexes_are_postgresql_only(pg_engine: Engine, engine: Engine
     on_sqlite = {i["name"] for i in inspect(engine).get_indexes("task")}
     assert {"ix_task_facet_disease", "ix_task_facet_modality"} <= on_postgres
     assert not any(name and name.startswith("ix_task_facet_") for name in on_sqlite)
+
+
+def test_an_import_leaves_the_planner_statistics_of_its_tasks(pg_engine: Engine,
+                                                              demo_dir: Path) -> None:
+    """Without them, until autovacuum's next round, a filtered page walked every task."""
+    from sqlalchemy import text
+
+    import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
+    with pg_engine.connect() as conn:
+        columns = conn.execute(text("SELECT count(*) FROM pg_stats WHERE tablename = 'task'")).scalar()
+    assert columns  # one row of statistics per column, written by ANALYZE

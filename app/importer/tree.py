@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import insert, select, text, update
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import SQLModel
 
@@ -68,6 +68,12 @@ def import_tree(engine: Engine, run_root: Path, source_root: Path | None = None,
                 filler.add(indexed)
         clear_stale_final(conn)  # a re-imported task may now show an edit not yet measured
         conn.commit()
+        if report.tasks_added and conn.dialect.name == "postgresql":
+            # The planner's statistics of the tasks, at once rather than at autovacuum's next
+            # round: until then a filtered page walked the whole table (43 ms a page on 88K
+            # tasks, 4 ms after; ANALYZE takes 0.2 s there).
+            conn.execute(text("ANALYZE task"))
+            conn.commit()
     return report
 
 
