@@ -161,8 +161,11 @@ SelectT = TypeVar("SelectT", bound=Select)
 def filtered(query: SelectT, case_filter: CaseFilter, dialect: str, *,
              text_matches: int | None = None) -> tuple[SelectT, Any]:
     """``query`` restricted to the filter, and the column that orders cases (equal to Task.id).
-    ``text_matches``: how many tasks the text matches, when the caller knows (the facet
-    counts do), which chooses how PostgreSQL finds them (``search.few_matches``)."""
+    ``text_matches``: how many tasks the text (with the metric bounds) matches, when the
+    caller knows (the facet counts do), which chooses how PostgreSQL finds them
+    (``search.few_matches``). With bounds it is a lower bound on the text's own matches: a
+    common word under a tight bound then reads all its matches first, which costs what the
+    walk would (about 0.1 s on 88K), never more."""
     query = query.where(*where_clauses(case_filter, dialect, with_text=False))
     match = search.text_match(dialect, case_filter.q)
     if match is None:
