@@ -3,6 +3,7 @@ PPI++ estimate, the readers-only estimate, the Rogan-Gladen correction (whole po
 only: its bootstrap is the slow part), and how many more reads would narrow the interval to
 the target. Every figure is a share of edits a radiologist would pass, in [0, 1]."""
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -84,19 +85,37 @@ class Columns:
     strata: np.ndarray
 
 
+Taken = dict[tuple[str, int, int], Any]
+
+
 def estimates(columns: dict[str, Columns], index: np.ndarray, *, target: float,
-              with_rogan_gladen: bool = False) -> dict[str, Row]:
-    """Each question's row for the edits at ``index`` (positions in the frame). The questions'
-    columns share their clusters and strata (``_columns`` codes them once per frame), so those
-    are taken at ``index`` once for all of them: a report estimates 600 parts."""
-    shared: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+              with_rogan_gladen: bool = False, taken: Taken | None = None) -> dict[str, Row]:
+    """Each question's row for the edits at ``index`` (positions in the frame).
+
+    The questions' columns share their clusters and strata (``_columns`` codes them once per
+    frame), and the sensitivity lines share the judge's answers with the primary line, so
+    each is taken at ``index`` once: a report estimates 600 parts, the largest over 220K
+    edits. ``taken`` keeps them across calls on the same columns (one report's)."""
+    taken = {} if taken is None else taken
     found = {}
     for question, column in columns.items():
-        key = (id(column.clusters), id(column.strata))
-        if key not in shared:
-            shared[key] = (column.clusters[index], column.strata[index])
-        found[question] = _estimate(column, index, question, *shared[key], target=target,
+        found[question] = _estimate(column, index, question, taken, target=target,
                                     with_rogan_gladen=with_rogan_gladen)
+    return found
+
+
+def _taken(taken: Taken, name: str, array: np.ndarray, index: np.ndarray) -> np.ndarray:
+    return _derived(taken, name, array, index, lambda: array[index])
+
+
+def _derived(taken: Taken, name: str, array: np.ndarray, index: np.ndarray,
+             make: Callable[[], np.ndarray]) -> np.ndarray:
+    """``make()``, kept under the identities of ``array`` and ``index``; both are kept with
+    it, so that neither identity can be reused by another array while ``taken`` lives."""
+    key = (name, id(array), id(index))
+    if key not in taken:
+        taken[key] = (array, index, make())
+    found: np.ndarray = taken[key][2]
     return found
 
 
@@ -107,17 +126,19 @@ def estimate(columns: Columns, index: np.ndarray, question: str, *, target: floa
                      with_rogan_gladen=with_rogan_gladen)[question]
 
 
-def _estimate(columns: Columns, index: np.ndarray, question: str, clusters: np.ndarray,
-              strata: np.ndarray, *, target: float, with_rogan_gladen: bool) -> Row:
-    judge = columns.judge[index]
+def _estimate(columns: Columns, index: np.ndarray, question: str, taken: Taken, *,
+              target: float, with_rogan_gladen: bool) -> Row:
+    clusters = _taken(taken, "clusters", columns.clusters, index)
+    strata = _taken(taken, "strata", columns.strata, index)
+    judge = _taken(taken, "judge", columns.judge, index)
+    has_judge = _derived(taken, "answered", columns.judge, index, lambda: ~np.isnan(judge))
+    judge_answers = _derived(taken, "answers", columns.judge, index, lambda: judge[has_judge])
     y = columns.consensus[index]
     weights = columns.weights[index]
-    has_judge = ~np.isnan(judge)
     read = ~np.isnan(y)
     both = read & has_judge
-    edits, judged, reads = len(index), int(has_judge.sum()), int(read.sum())
+    edits, judged, reads = len(index), len(judge_answers), int(read.sum())
     images = len(np.unique(clusters[read])) if reads else 0
-    judge_answers = judge[has_judge]
     judge_rate = float(judge_answers.mean()) if judged else None
     short = reads < MIN_READS or images < MIN_IMAGES
     if short:

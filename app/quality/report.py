@@ -17,7 +17,16 @@ from app.errors import Invalid, NotFound
 from app.memo import Memo
 from app.quality.anytime import AnytimeRate, anytime_rate
 from app.quality.calibration import Calibration, calibration
-from app.quality.estimates import CONFIDENCE, MIN_IMAGES, MIN_READS, Columns, Row, estimate, estimates
+from app.quality.estimates import (
+    CONFIDENCE,
+    MIN_IMAGES,
+    MIN_READS,
+    Columns,
+    Row,
+    Taken,
+    estimate,
+    estimates,
+)
 from app.quality.nonresponse import within_stratum
 from app.quality.population import FACETS, Frame, Labels, encoded, family, frame_of, grouped, labels_of
 from app.studies.models import Adjudication, Answer, Assignment, Design, Study
@@ -248,9 +257,13 @@ def _compute(session: Session, root: Study, studies: list[Study], target: float,
     coded = {facet: frame.coded(facet) for facet in FACETS}
     for key in keys:
         mask = frame.accepted if key == "accepted" else np.ones(len(frame), dtype=bool)
-        population = _population(coded, columns, key, mask, target)
         index = np.flatnonzero(mask)
-        population.sensitivity = {name: estimates({q: alt[q] for q in ORDER}, index, target=target)
+        # The sensitivity lines read the judge's answers over the whole population as the
+        # primary line does: taken from the frame once for all of them.
+        taken: Taken = {}
+        population = _population(coded, columns, key, index, target, taken)
+        population.sensitivity = {name: estimates({q: alt[q] for q in ORDER}, index, target=target,
+                                                  taken=taken)
                                   for name, alt in alternatives.items()}
         population.anytime = anytime_rate(labels.consensus["overall"], labels.inclusion,
                                           labels.drawn, frame.clusters, labels.answered, index)
@@ -283,10 +296,10 @@ def _columns(frame: Frame, labels: Labels, strata: np.ndarray,
 
 
 def _population(coded: dict[str, tuple[np.ndarray, np.ndarray]], columns: dict[str, Columns],
-                key: str, mask: np.ndarray, target: float) -> Population:
-    index = np.flatnonzero(mask)
+                key: str, index: np.ndarray, target: float, taken: Taken) -> Population:
     in_order = {q: columns[q] for q in ORDER}
-    parts = [Part({}, "all", 0, estimates(in_order, index, target=target, with_rogan_gladen=True))]
+    parts = [Part({}, "all", 0, estimates(in_order, index, target=target, with_rogan_gladen=True,
+                                          taken=taken))]
     for level in range(1, len(FACETS) + 1):
         facets = FACETS[:level]
         groups, which = grouped([(coded[f][0], coded[f][1][index]) for f in facets])
