@@ -234,6 +234,10 @@ def test_a_search_few_tasks_match_finds_them_first_and_pages_alike(
     statements.clear()
     assert len(pages("/api/cases?limit=7&q=pneumoth")) == demo.PNEUMOTHORAX_SEARCHABLE
     assert any("MATERIALIZED" in s for s in statements)  # the demo's few matches
+    first = client.get("/api/cases?limit=7&q=pneumoth").json()["items"][0]["id"]
+    statements.clear()
+    assert client.get(f"/cases/{first}?q=pneumoth").status_code == 200
+    assert any("MATERIALIZED" in s for s in statements)  # its j/k neighbours too
     # Under a metric bound the count is not the text's own: a common word would read all
     # its matches first (150 ms against 30 ms on 88K), so a bounded search keeps the walk.
     statements.clear()

@@ -6,7 +6,6 @@ everything the figures rest on.
 """
 
 import json
-from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -84,7 +83,6 @@ def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads
 def _report(session: Session, study: Study, scope: Slice,
             fingerprint: tuple[object, ...]) -> tuple[StudyReads, AgreementReport]:
     data = load(session, study)
-    job = _watch_job(session, study, data, fingerprint)
     report = study_report(data, scope, primary=study.primary_question, margin=study.margin)
     in_scope = {c.item_id for c in data.cases if scope.admits(c)}
     read = select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id)
@@ -92,22 +90,20 @@ def _report(session: Session, study: Study, scope: Slice,
         report, facts=study_facts(session, study, data, in_scope),
         achieved=achieved_precision(report, study, primary_clustering(data, study, in_scope)),
         judge_self_consistency=judge_consistency(session, session.scalars(read)).as_dict(),
-        monitoring=_monitoring(study, job() if job is not None else None))
+        monitoring=_monitoring(study, _watch(session, study, data, fingerprint)))
     return data, report
 
 
 def watch_for(session: Session, study: Study) -> Watch | None:
     """The study's figures as they stand, with their anytime-valid intervals and targets;
     None for a real-or-edited study, which compares no judge."""
-    job = _watch_job(session, study, None, _fingerprint(session, study))
-    return job() if job is not None else None
+    return _watch(session, study, None, _fingerprint(session, study))
 
 
-def _watch_job(session: Session, study: Study, data: StudyReads | None,
-               fingerprint: tuple[object, ...]) -> Callable[[], Watch] | None:
-    """The study's watch, kept per fingerprint. Given ``data`` (the reads, which the caller
-    has already), the call needs no database; without, it loads them when the watch is not
-    kept already."""
+def _watch(session: Session, study: Study, data: StudyReads | None,
+           fingerprint: tuple[object, ...]) -> Watch | None:
+    """The study's watch, kept per fingerprint; from ``data`` when the caller has read the
+    reads already, else read when the watch is not kept."""
     if study.design == Design.real_or_edited:
         return None
     primary, targets = study.primary_question, parse_targets(study.targets)
@@ -117,9 +113,9 @@ def _watch_job(session: Session, study: Study, data: StudyReads | None,
 
     if study.design == Design.adaptive:
         draws, budget = adaptive_draws(session, study)
-        return partial(_watches.get_or_make, (fingerprint, len(draws)), lambda: watch(
+        return _watches.get_or_make((fingerprint, len(draws)), lambda: watch(
             reads(), primary, targets, draws=draws, budget=budget))
-    return partial(_watches.get_or_make, fingerprint, lambda: watch(reads(), primary, targets))
+    return _watches.get_or_make(fingerprint, lambda: watch(reads(), primary, targets))
 
 
 def adaptive_draws(session: Session, study: Study) -> tuple[list[Draw], int]:

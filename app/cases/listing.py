@@ -56,12 +56,15 @@ def failed_dimensions(mask: int) -> list[str]:
 
 
 def _ordered(query: SelectT, case_filter: CaseFilter, dialect: str, session: Session,
-             after: int | None, before: int | None,
-             text_matches: int | None = None) -> tuple[SelectT, bool]:
+             after: int | None, before: int | None) -> tuple[SelectT, bool]:
     """The filtered query in the filter's order, from a cursor (a task id) either way.
 
     By id, the cursor is the key itself; by a metric, the order is (metric, id) and the
     cursor task's metric is looked up, so pages stay stable whatever the sort."""
+    # How many tasks the text matches chooses how PostgreSQL finds them (filters.filtered);
+    # the kept facet counts know, for the page and its neighbours alike.
+    text_matches = (facets.summary(session, case_filter).matched
+                    if dialect == "postgresql" and case_filter.q.strip() else None)
     query, key = filtered(query, case_filter, dialect, text_matches=text_matches)
     backwards = before is not None and after is None
     metric = SORTS.get(case_filter.sort)
@@ -112,9 +115,7 @@ def list_cases(session: Session, case_filter: CaseFilter, *, limit: int,
         .outerjoin(Run, col(Run.id) == Task.latest_run_id)
         .outerjoin(AttemptMetric, col(AttemptMetric.attempt_id) == Task.thumb_attempt_id)
     )
-    summary = summary if summary is not None else facets.summary(session, case_filter)
-    query, backwards = _ordered(query, case_filter, dialect, session, after, before,
-                                text_matches=summary.matched)
+    query, backwards = _ordered(query, case_filter, dialect, session, after, before)
     # Core execution: the ORM sets up a row processor per column entity on every call, a
     # quarter of this function for rows that are plain columns anyway.
     rows = list(session.connection().execute(query.limit(limit + 1)))
@@ -123,6 +124,7 @@ def list_cases(session: Session, case_filter: CaseFilter, *, limit: int,
     if backwards:
         rows.reverse()
     items = [_row(row) for row in rows]
+    summary = summary if summary is not None else facets.summary(session, case_filter)
     has_before = bool(items) and (after is not None or (backwards and more))
     has_after = bool(items) and (more if not backwards else True)
     return CasePage(
