@@ -61,14 +61,18 @@ def _ordered(query: SelectT, case_filter: CaseFilter, dialect: str, session: Ses
 
     By id, the cursor is the key itself; by a metric, the order is (metric, id) and the
     cursor task's metric is looked up, so pages stay stable whatever the sort."""
-    # How many tasks the text matches chooses how PostgreSQL finds them (filters.filtered);
-    # the kept facet counts know, for the page and its neighbours alike.
-    text_matches = (facets.summary(session, case_filter).matched
-                    if dialect == "postgresql" and case_filter.q.strip() else None)
+    # The kept facet counts know how many tasks the text matches, which chooses how
+    # PostgreSQL finds them (filters.filtered), and between which ids the selected tasks lie;
+    # for the page and its neighbours alike.
+    found = facets.summary(session, case_filter)
+    text_matches = found.matched if dialect == "postgresql" and case_filter.q.strip() else None
     query, key = filtered(query, case_filter, dialect, text_matches=text_matches)
     backwards = before is not None and after is None
     metric = SORTS.get(case_filter.sort)
     if metric is None:
+        # By id, the span lets the walk in id order start at the first selected task. A
+        # metric order walks its own index, where the span would only mislead the planner.
+        query = query.where(key.between(*found.ids))
         if backwards:
             return query.where(key < before).order_by(key.desc()), True
         if after is not None:

@@ -127,7 +127,8 @@ def _remember(request: Request, session: SessionDep, user: User) -> None:
 CurrentUser = Annotated[User, Depends(current_user)]
 
 
-def require_admin(user: CurrentUser) -> User:
+async def require_admin(user: CurrentUser) -> User:
+    # Async: no I/O (see app/web/deps.py).
     if user.role != Role.admin:
         raise HTTPException(403, "this needs an admin account")
     return user

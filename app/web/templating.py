@@ -12,7 +12,7 @@ from fastapi.templating import Jinja2Templates
 from app.jobs import BATCH_TARGET_HOURS, PRICES_AS_OF, dollars, duration, tokens
 from app.resources import TEMPLATES_DIR
 from app.web.security import csrf_token
-from app.wording import plural
+from app.wording import plural, spaced
 from pipeline.redaction import redact
 from pipeline.rubric import rubric
 from pipeline.vocabulary import LABELS, QUESTIONS, Dimension
@@ -22,6 +22,10 @@ templates.env.globals["urlencode"] = urlencode
 # Errors stored before redaction was applied on the way in still never show a key.
 templates.env.filters["redact"] = redact
 templates.env.filters["plural"] = plural
+# Vocabulary values as words ("chest_xray" as "chest xray"); a filter, which Jinja calls
+# directly, where a method call in a template goes through its context (the case list
+# makes hundreds of them a page).
+templates.env.filters["spaced"] = spaced
 # A job's estimate reads the same on the page as in the CLI.
 templates.env.filters.update(duration=duration, dollars=dollars, token_count=tokens)
 templates.env.globals.update(prices_as_of=PRICES_AS_OF, batch_hours=BATCH_TARGET_HOURS)

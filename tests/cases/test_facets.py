@@ -1,14 +1,14 @@
 """Facet counts from cube rows: each facet ignores its own choice, and only its own."""
 
-from app.cases.facets import facet_counts, total
+from app.cases.facets import facet_counts, id_span, total
 from app.cases.filters import CaseFilter
 
-# (modality, disease, direction, outcome, rounds, failed_mask, count)
+# (modality, disease, direction, outcome, rounds, failed_mask, count, lowest id, highest id)
 ROWS = [
-    ("fundus", "AMD", "add", "success", 1, 0, 5),
-    ("fundus", "AMD", "remove", "failed", 5, 1 | 4, 2),
-    ("chest_xray", "Edema", "add", "success", 2, 2, 3),
-    ("chest_xray", "Edema", "remove", "api_failed", 0, 0, 1),
+    ("fundus", "AMD", "add", "success", 1, 0, 5, 40, 60),
+    ("fundus", "AMD", "remove", "failed", 5, 1 | 4, 2, 61, 62),
+    ("chest_xray", "Edema", "add", "success", 2, 2, 3, 1, 30),
+    ("chest_xray", "Edema", "remove", "api_failed", 0, 0, 1, 35, 35),
 ]
 
 
@@ -44,3 +44,12 @@ def test_a_chosen_value_with_no_cases_is_still_listed() -> None:
     assert counts(chosen, "disease")["Pneumothorax"] == 0
     assert [v.selected for v in facet_counts(ROWS, chosen)["disease"]
             if v.value == "Pneumothorax"] == [True]
+
+
+def test_the_id_span_covers_exactly_the_selected_rows() -> None:
+    assert id_span(ROWS, CaseFilter()) == (1, 62)
+    assert id_span(ROWS, CaseFilter(modality=("fundus",))) == (40, 62)
+    assert id_span(ROWS, CaseFilter(direction=("remove",))) == (35, 62)
+    assert id_span(ROWS, CaseFilter(failed_dimension=("structure",))) == (1, 30)
+    low, high = id_span(ROWS, CaseFilter(disease=("Pneumothorax",)))
+    assert low > high  # nothing selected: an empty span, so a page reads no task

@@ -25,7 +25,7 @@ router = APIRouter(include_in_schema=False)
 RoundNumber = Annotated[int, Field(ge=1, le=1000)]
 
 
-def case_slice(
+async def case_slice(  # async: no I/O (see app/web/deps.py)
     modality: Annotated[list[Modality] | None, Query()] = None,
     disease: Annotated[list[DiseaseName] | None, Query()] = None,
     direction: Annotated[list[Direction] | None, Query()] = None,
