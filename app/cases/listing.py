@@ -70,14 +70,17 @@ def _ordered(query: SelectT, case_filter: CaseFilter, dialect: str, session: Ses
     backwards = before is not None and after is None
     metric = SORTS.get(case_filter.sort)
     if metric is None:
-        # By id, the span lets the walk in id order start at the first selected task. A
-        # metric order walks its own index, where the span would only mislead the planner.
-        query = query.where(key.between(*found.ids))
+        # By id, the span lets the walk in id order start at the first selected task. The
+        # cursor narrows the span rather than adding a bound of its own: SQLite walks the
+        # primary key between one lower and one upper bound and only filters by the others,
+        # so with both it walked from the span's end to the cursor (10 ms for a neighbour).
+        # A metric order walks its own index, where the span would only mislead the planner.
+        low, high = found.ids
         if backwards:
-            return query.where(key < before).order_by(key.desc()), True
+            return query.where(key.between(low, min(high, before - 1))).order_by(key.desc()), True
         if after is not None:
-            query = query.where(key > after)
-        return query.order_by(key), False
+            low = max(low, after + 1)
+        return query.where(key.between(low, high)).order_by(key), False
     cursor = before if backwards else after
     if cursor is not None:
         value = session.scalar(select(metric).where(col(Task.id) == cursor))
