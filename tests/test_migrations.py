@@ -111,3 +111,32 @@ def test_0020_gives_runs_never_judged_their_own_outcome(tmp_path: Path) -> None:
         tasks = connection.execute(text("SELECT outcome FROM task ORDER BY id")).scalars().all()
     engine.dispose()
     assert runs == tasks == ["unjudged", "unjudged", "failed"]
+
+
+def test_0029_keeps_every_search_document_and_indexes_prefixes(tmp_path: Path) -> None:
+    """The search table is built anew with prefix indexes: the same documents, found by the
+    same words and prefixes."""
+    engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    documents = {1: "a pleural effusion at the left base", 2: "pleurisy and edema", 7: "no finding"}
+    with engine.begin() as connection:
+        upgrade_to(connection, "0028")
+        for rowid, body in documents.items():
+            connection.execute(text("INSERT INTO task_search (rowid, body) VALUES (:r, :b)"),
+                               {"r": rowid, "b": body})
+    migrate(engine)
+
+    def found(match: str) -> list[int]:
+        with engine.connect() as connection:
+            return list(connection.execute(text(
+                "SELECT rowid FROM task_search WHERE task_search MATCH :m ORDER BY rowid"),
+                {"m": match}).scalars())
+
+    with engine.connect() as connection:
+        table = connection.execute(text(
+            "SELECT sql FROM sqlite_master WHERE name = 'task_search'")).scalar_one()
+    engine.dispose()
+    assert "prefix='1 2 3 4 5 6 7 8 9 10'" in table and "detail='none'" in table
+    assert found('"pleu"*') == [1, 2]
+    assert found('"effusions"') == [1]  # the porter stemmer still applies
+    assert found('"finding"*') == [7]
+    assert found('"zzz"*') == []
