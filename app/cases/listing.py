@@ -56,15 +56,14 @@ def failed_dimensions(mask: int) -> list[str]:
 
 
 def _ordered(query: SelectT, case_filter: CaseFilter, dialect: str, session: Session,
-             after: int | None, before: int | None) -> tuple[SelectT, bool]:
+             after: int | None, before: int | None, found: facets.Summary) -> tuple[SelectT, bool]:
     """The filtered query in the filter's order, from a cursor (a task id) either way.
 
     By id, the cursor is the key itself; by a metric, the order is (metric, id) and the
     cursor task's metric is looked up, so pages stay stable whatever the sort."""
-    # The kept facet counts know how many tasks the text matches, which chooses how
-    # PostgreSQL finds them (filters.filtered), and between which ids the selected tasks lie;
-    # for the page and its neighbours alike.
-    found = facets.summary(session, case_filter)
+    # The filter's facet counts (``found``) know how many tasks the text matches, which
+    # chooses how PostgreSQL finds them (filters.filtered), and between which ids the
+    # selected tasks lie; for the page and its neighbours alike.
     text_matches = found.matched if dialect == "postgresql" and case_filter.q.strip() else None
     query, key = filtered(query, case_filter, dialect, text_matches=text_matches)
     backwards = before is not None and after is None
@@ -122,7 +121,9 @@ def list_cases(session: Session, case_filter: CaseFilter, *, limit: int,
         .outerjoin(Run, col(Run.id) == Task.latest_run_id)
         .outerjoin(AttemptMetric, col(AttemptMetric.attempt_id) == Task.thumb_attempt_id)
     )
-    query, backwards = _ordered(query, case_filter, dialect, session, after, before)
+    # Looked up once a request: under a metric bound its key counts the stored metrics.
+    summary = summary if summary is not None else facets.summary(session, case_filter)
+    query, backwards = _ordered(query, case_filter, dialect, session, after, before, summary)
     # Core execution: the ORM sets up a row processor per column entity on every call, a
     # quarter of this function for rows that are plain columns anyway.
     rows = list(session.connection().execute(query.limit(limit + 1)))
@@ -131,7 +132,6 @@ def list_cases(session: Session, case_filter: CaseFilter, *, limit: int,
     if backwards:
         rows.reverse()
     items = [_row(row) for row in rows]
-    summary = summary if summary is not None else facets.summary(session, case_filter)
     has_before = bool(items) and (after is not None or (backwards and more))
     has_after = bool(items) and (more if not backwards else True)
     return CasePage(
@@ -166,8 +166,9 @@ def neighbours(session: Session, case_filter: CaseFilter, task_id: int) -> tuple
     """The previous and next case ids in the filter's order."""
     dialect = session.get_bind().dialect.name
     base: Any = select(col(Task.id))
-    prev_query, _ = _ordered(base, case_filter, dialect, session, None, task_id)
-    next_query, _ = _ordered(base, case_filter, dialect, session, task_id, None)
+    found = facets.summary(session, case_filter)
+    prev_query, _ = _ordered(base, case_filter, dialect, session, None, task_id, found)
+    next_query, _ = _ordered(base, case_filter, dialect, session, task_id, None, found)
     conn = session.connection()
     return conn.scalar(prev_query.limit(1)), conn.scalar(next_query.limit(1))
 
