@@ -75,7 +75,7 @@ def _ordered(query: SelectT, case_filter: CaseFilter, dialect: str, session: Ses
         # so with both it walked from the span's end to the cursor (10 ms for a neighbour).
         # A metric order walks its own index, where the span would only mislead the planner.
         low, high = found.ids
-        if backwards:
+        if backwards and before is not None:
             return query.where(key.between(low, min(high, before - 1))).order_by(key.desc()), True
         if after is not None:
             low = max(low, after + 1)
