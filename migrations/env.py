@@ -5,6 +5,7 @@ from alembic import context
 from sqlmodel import SQLModel
 
 import app.job_models
+import app.judges.models
 import app.models
 import app.studies.models  # noqa: F401
 from app.db import include_object, make_engine

@@ -8,6 +8,7 @@ from sqlalchemy import Connection, text
 from sqlmodel import SQLModel
 
 import app.job_models
+import app.judges.models
 import app.studies.models  # noqa: F401  (its tables must be compared too)
 from app.db import include_object, make_engine, migrate
 

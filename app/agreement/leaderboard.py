@@ -1,0 +1,227 @@
+"""The leaderboard: each candidate judge against the readers' settled reference, per question,
+with cluster-bootstrap intervals over source images, paired with the judge of record.
+
+Plain values in, plain values out (no ORM, no web): app/judges/scoring.py reads
+a locked study's cases, its settled reference and the candidates' verdicts, and hands them here.
+
+- Against the reference (app/agreement/two_raters.py): agreement, Cohen's kappa, too strict
+  (the candidate fails what the readers pass) and too lenient, of all compared edits.
+- The AUC of the candidate's weighted score against the overall reference (app/agreement/roc.py).
+- Self-consistency: agreement of its first two repeats on the same edits.
+- Paired with the judge of record on the edits both answered: the difference in agreement
+  with the reference, from one cluster-bootstrap resampling of both, and the clustered
+  McNemar test of Durkalski et al. (2003) on the edits exactly one of them got right,
+  Holm-adjusted across the candidates of a question.
+- Order bias: the candidate's verdicts with the original image shown first, against its
+  verdicts in the usual order: the share that flips, and the change in pass rate.
+- Ranks: a judge is placed above another only where the paired interval of their difference
+  in agreement excludes zero; others are "indistinguishable" from each other.
+
+A candidate's figures on a question read its first repeat in the usual order; an edit it could
+not judge (an unreadable answer, a failed call) is left out of its comparisons and counted.
+"""
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from app.agreement.multiplicity import holm_adjusted
+from app.agreement.resample import ClusterBootstrap, Figure
+from app.agreement.roc import area
+from app.agreement.stats import Vote
+from app.agreement.two_raters import cells, clustered_mcnemar, compare, compare_many, ratio
+from pipeline.vocabulary import QUESTIONS
+
+RECORD = "judge of record"
+SHOWN = ("agreement", "kappa", "a_stricter", "a_more_lenient")
+
+
+@dataclass(frozen=True)
+class Answers:
+    """One judge's answers on the reference's edits, in the reference's order."""
+
+    name: str
+    # repeat -> per edit: question -> pass / fail / None (not answered or unreadable)
+    usual: list[list[dict[str, Vote]]]
+    scores: list[float | None] = field(default_factory=list)  # weighted score, first repeat
+    original_first: list[dict[str, Vote]] | None = None  # the order-bias run, first repeat
+
+
+@dataclass(frozen=True)
+class Paired:
+    """A candidate against the judge of record on the edits both answered."""
+
+    difference: Figure  # candidate's agreement minus the record's
+    only_candidate_right: int
+    only_record_right: int
+    mcnemar_clustered_p: float | None
+    holm_p: float | None = None
+
+
+@dataclass(frozen=True)
+class OrderBias:
+    flipped: Figure  # share of edits whose verdict changes with the images' order
+    pass_rate_change: Figure  # pass rate with the original first, minus in the usual order
+
+
+@dataclass(frozen=True)
+class Row:
+    """One judge on one question."""
+
+    name: str
+    figures: dict[str, Figure]
+    n: int  # edits compared with the reference
+    unanswered: int  # reference edits it gave no readable answer on
+    auc: Figure | None = None
+    consistency: Figure | None = None
+    paired: Paired | None = None  # None for the record itself
+    order: OrderBias | None = None
+    above: tuple[str, ...] = ()  # judges it is shown to beat (paired interval above zero)
+
+
+@dataclass(frozen=True)
+class Board:
+    question: str
+    rows: list[Row]  # by agreement, best first
+
+    def tiers(self) -> list[list[str]]:
+        """Judges in groups: each group beats every judge in the groups after it on paired
+        evidence, and no one in a group is shown to beat another in it."""
+        names = [r.name for r in self.rows]
+        beats = {r.name: set(r.above) for r in self.rows}
+        groups: list[list[str]] = []
+        for name in names:
+            if groups and not all(name in beats[other] for other in groups[-1]):
+                groups[-1].append(name)
+            else:
+                groups.append([name])
+        # A later judge may still be beaten by only part of a group: merge until consistent.
+        merged = True
+        while merged:
+            merged = False
+            for i in range(len(groups) - 1):
+                if not all(b in beats[a] for a in groups[i] for b in groups[i + 1]):
+                    groups[i] += groups.pop(i + 1)
+                    merged = True
+                    break
+        return groups
+
+
+def boards(clusters: Sequence[Hashable], reference: list[dict[str, Vote]], record: Answers,
+           candidates: list[Answers], *, resamples: int | None = None) -> dict[str, Board]:
+    """Per question, the record and every candidate against the reference (all lists in the
+    reference's order; ``clusters`` names each edit's source image)."""
+    boot = (ClusterBootstrap(list(clusters)) if resamples is None
+            else ClusterBootstrap(list(clusters), resamples=resamples))
+    judges = [record, *candidates]
+    found: dict[str, Board] = {}
+    for question in QUESTIONS:
+        truth = [r.get(question) for r in reference]
+        votes = {j.name: [a.get(question) for a in j.usual[0]] for j in judges}
+        pairs = compare_many([(votes[j.name], truth) for j in judges], boot, SHOWN)
+        paired = {c.name: _paired(votes[c.name], votes[record.name], truth, boot)
+                  for c in candidates}
+        adjusted = holm_adjusted({n: p.mcnemar_clustered_p for n, p in paired.items()})
+        rows = []
+        for judge, pair in zip(judges, pairs, strict=True):
+            answered = sum(v is not None for v, t in zip(votes[judge.name], truth, strict=True)
+                           if t is not None)
+            settled = sum(t is not None for t in truth)
+            test = paired.get(judge.name)
+            rows.append(Row(
+                name=judge.name, figures=pair.figures, n=pair.table.n,
+                unanswered=settled - answered,
+                auc=_auc(judge, truth, clusters) if question == "overall" else None,
+                consistency=_consistency(judge, question, boot),
+                paired=None if test is None else Paired(
+                    test.difference, test.only_candidate_right, test.only_record_right,
+                    test.mcnemar_clustered_p, adjusted[judge.name]),
+                order=_order_bias(judge, question, boot)))
+        found[question] = Board(question, _ranked(rows, votes, truth, boot))
+    return found
+
+
+def _correct(votes: Sequence[Vote], truth: Sequence[Vote]) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each edit was answered (and settled), and whether the answer matched."""
+    answered = np.array([v is not None and t is not None for v, t in zip(votes, truth, strict=True)])
+    right = np.array([v is not None and v == t for v, t in zip(votes, truth, strict=True)])
+    return answered, right & answered
+
+
+def _paired(candidate: Sequence[Vote], record: Sequence[Vote], truth: Sequence[Vote],
+            boot: ClusterBootstrap) -> Paired:
+    """The difference in agreement on the edits both judges answered, resampled together."""
+    a_answered, a_right = _correct(candidate, truth)
+    b_answered, b_right = _correct(record, truth)
+    both = a_answered & b_answered
+    features = np.stack([a_right & both, b_right & both, both], axis=1).astype(float)
+
+    def difference(sums: np.ndarray) -> np.ndarray:
+        return ratio(sums[..., 0] - sums[..., 1], sums[..., 2])
+
+    figure = boot.figure(features, difference, n=int(both.sum()), bounds=(-1.0, 1.0))
+    only_a = a_right & ~b_right & both
+    only_b = b_right & ~a_right & both
+    per_cluster = boot.cluster_sums(np.stack([only_a, only_b], axis=1).astype(float))
+    p = clustered_mcnemar(per_cluster[:, 0] - per_cluster[:, 1]) if (only_a | only_b).any() else None
+    return Paired(figure, int(only_a.sum()), int(only_b.sum()), p)
+
+
+def _ranked(rows: list[Row], votes: dict[str, list[Vote]], truth: list[Vote],
+            boot: ClusterBootstrap) -> list[Row]:
+    """Rows by agreement, each naming the judges its paired interval shows it beats."""
+    beaten: dict[str, list[str]] = {r.name: [] for r in rows}
+    for i, a in enumerate(rows):
+        for b in rows[i + 1:]:
+            test = _paired(votes[a.name], votes[b.name], truth, boot).difference
+            if test.low is not None and test.low > 0:
+                beaten[a.name].append(b.name)
+            elif test.high is not None and test.high < 0:
+                beaten[b.name].append(a.name)
+
+    def key(row: Row) -> tuple[float, str]:
+        value = row.figures["agreement"].value
+        return (-(value if value is not None else -1.0), row.name)
+
+    return [replace(r, above=tuple(beaten[r.name])) for r in sorted(rows, key=key)]
+
+
+def _auc(judge: Answers, truth: list[Vote], clusters: Sequence[Hashable]) -> Figure | None:
+    keep = [i for i, (t, s) in enumerate(zip(truth, judge.scores, strict=False))
+            if t is not None and s is not None]
+    if not keep or len({truth[i] for i in keep}) < 2:
+        return None
+    return area([bool(truth[i]) for i in keep], [float(judge.scores[i] or 0.0) for i in keep],
+                clusters=[clusters[i] for i in keep])
+
+
+def _consistency(judge: Answers, question: str, boot: ClusterBootstrap) -> Figure | None:
+    """Agreement of the first two repeats on the same edits; None with one repeat."""
+    if len(judge.usual) < 2:
+        return None
+    first = [a.get(question) for a in judge.usual[0]]
+    second = [a.get(question) for a in judge.usual[1]]
+    return compare(first, second, boot, ("agreement",)).figures["agreement"]
+
+
+def _order_bias(judge: Answers, question: str, boot: ClusterBootstrap) -> OrderBias | None:
+    if judge.original_first is None:
+        return None
+    usual = [a.get(question) for a in judge.usual[0]]
+    swapped = [a.get(question) for a in judge.original_first]
+    one_hot = cells(swapped, usual)  # [swapped pass usual pass, swapped pass usual fail, ...]
+    n = int(one_hot.sum())
+
+    def flipped(sums: np.ndarray) -> np.ndarray:
+        return ratio(sums[..., 1] + sums[..., 2], sums[..., 0] + sums[..., 1] + sums[..., 2]
+                     + sums[..., 3])
+
+    def change(sums: np.ndarray) -> np.ndarray:
+        # swapped pass rate minus usual pass rate: (PP + PF) - (PP + FP) over all
+        return ratio(sums[..., 1] - sums[..., 2], sums[..., 0] + sums[..., 1] + sums[..., 2]
+                     + sums[..., 3])
+
+    found = boot.figures(one_hot, {"flipped": flipped, "change": change}, n=n,
+                         bounds={"flipped": (0.0, 1.0), "change": (-1.0, 1.0)})
+    return OrderBias(found["flipped"], found["change"])

@@ -1,0 +1,1 @@
+"""The judge observatory: candidate judges scored against the readers' reference."""

@@ -1,0 +1,109 @@
+"""Making and reading candidate judges: every value checked, the template rendered once in the
+sandbox before it is kept, and the spec the pipeline runs built from the stored row."""
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlmodel import Session, col
+
+from app.errors import Invalid, NotFound
+from app.judges.models import JudgeCandidate
+from pipeline.judge_spec import OFFLINE_BIASES, JudgeSpec, TemplateProblem, check_template
+from pipeline.prompts import PROMPTS_DIR
+from pipeline.rubric import RUBRIC_FILE
+
+BACKENDS = ("offline", "gemini")
+MAX_REPEATS = 5
+# Gemini 2.5's thinking budgets: -1 lets the model choose; Pro thinks at least 128 tokens.
+THINKING = (-1, 32_768)
+TEMPERATURE = (0.0, 2.0)
+NAME = re.compile(r"^[\w .,:()+/-]{1,100}$")
+
+
+def rubric_version() -> str:
+    """12 hex digits of the rubric file every judge prompt renders."""
+    return hashlib.sha256((PROMPTS_DIR / RUBRIC_FILE).read_bytes()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class CandidatePlan:
+    """A candidate as a form or the CLI gives it, before any check."""
+
+    name: str
+    backend: str
+    model: str
+    template: str
+    repeats: int = 1
+    thinking_budget: int | None = None
+    temperature: float | None = None
+    bias: str | None = None
+    note: str = ""
+
+
+def spec_of(candidate: JudgeCandidate, *, original_first: bool = False) -> JudgeSpec:
+    return JudgeSpec(model=candidate.model, template=candidate.template,
+                     rubric_version=candidate.rubric_version,
+                     thinking_budget=candidate.thinking_budget, temperature=candidate.temperature,
+                     original_first=original_first, bias=candidate.bias)
+
+
+def checked(plan: CandidatePlan) -> CandidatePlan:
+    """The plan, or Invalid naming the field at fault and why."""
+    name = plan.name.strip()
+    if not NAME.match(name):
+        raise Invalid("name the candidate in 1 to 100 letters, digits, spaces or . , : ( ) + / -",
+                      "name")
+    if plan.backend not in BACKENDS:
+        raise Invalid(f"the backend is one of {', '.join(BACKENDS)}", "backend")
+    model = plan.model.strip()
+    if not model or len(model) > 100 or not re.match(r"^[\w.\-/:]+$", model):
+        raise Invalid("give the model's name, as the API names it (e.g. gemini-2.5-pro)", "model")
+    if not 1 <= plan.repeats <= MAX_REPEATS:
+        raise Invalid(f"repeats are 1 to {MAX_REPEATS}", "repeats")
+    if plan.thinking_budget is not None and not THINKING[0] <= plan.thinking_budget <= THINKING[1]:
+        raise Invalid(f"the thinking budget is {THINKING[0]} (the model decides) to "
+                      f"{THINKING[1]:,} tokens, or empty for the model's default", "thinking_budget")
+    if plan.temperature is not None and not TEMPERATURE[0] <= plan.temperature <= TEMPERATURE[1]:
+        raise Invalid(f"the temperature is {TEMPERATURE[0]:g} to {TEMPERATURE[1]:g}, or empty for "
+                      "the model's default", "temperature")
+    bias = plan.bias or None
+    if bias is not None and (plan.backend != "offline" or bias not in OFFLINE_BIASES):
+        raise Invalid("a built-in fault is for the offline backend only, one of "
+                      f"{', '.join(OFFLINE_BIASES)}", "bias")
+    if len(plan.note) > 2000:
+        raise Invalid("the note is at most 2,000 characters", "note")
+    try:
+        check_template(plan.template)
+    except TemplateProblem as problem:
+        raise Invalid(str(problem), "template") from None
+    return CandidatePlan(name, plan.backend, model, plan.template, plan.repeats,
+                         plan.thinking_budget, plan.temperature, bias, plan.note.strip())
+
+
+def create_candidate(session: Session, plan: CandidatePlan, created_by: int | None) -> JudgeCandidate:
+    good = checked(plan)
+    if session.scalar(select(col(JudgeCandidate.id)).where(col(JudgeCandidate.name) == good.name)):
+        raise Invalid(f"a candidate is already named {good.name!r}", "name")
+    candidate = JudgeCandidate(name=good.name, backend=good.backend, model=good.model,
+                               template=good.template, version="", rubric_version=rubric_version(),
+                               thinking_budget=good.thinking_budget, temperature=good.temperature,
+                               repeats=good.repeats, bias=good.bias, note=good.note,
+                               created_by=created_by)
+    candidate.version = spec_of(candidate).version
+    session.add(candidate)
+    session.commit()
+    session.refresh(candidate)
+    return candidate
+
+
+def get_candidate(session: Session, candidate_id: int) -> JudgeCandidate:
+    found = session.get(JudgeCandidate, candidate_id)
+    if found is None:
+        raise NotFound(f"no candidate judge {candidate_id}")
+    return found
+
+
+def candidates(session: Session) -> list[JudgeCandidate]:
+    return list(session.scalars(select(JudgeCandidate).order_by(col(JudgeCandidate.id))))

@@ -1,0 +1,201 @@
+"""Scoring candidates on a reference: a locked study's edits, each judged by the candidate
+(every repeat, and once more with the original image first), stored, and compared with the
+readers' settled reference on the leaderboard.
+
+A locked study's reference cannot move, so a leaderboard read from it today reads the same
+tomorrow. Scoring is resumable: an answer already stored is never asked for again.
+"""
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col
+
+from app.agreement import reads
+from app.agreement.leaderboard import RECORD, Answers, Board, boards
+from app.agreement.report import settled_consensus
+from app.errors import Conflict, NotFound
+from app.images.files import ImageKind, ImageNotFound, resolve_image
+from app.judges.candidates import get_candidate, spec_of
+from app.judges.models import CandidateVerdict, JudgeCandidate
+from app.models import Attempt, Task
+from app.studies.models import Design, Study, StudyItem, StudyStatus
+from pipeline import offline_judges
+from pipeline.backend import BackendError, TaskInfo, Verdict
+from pipeline.judge_spec import JudgeSpec
+from pipeline.vocabulary import DIMENSIONS
+
+logger = logging.getLogger(__name__)
+# spec, task, original, edited, instruction, repeat -> verdict
+Judge = Callable[[JudgeSpec, TaskInfo, bytes, bytes, str, int], Awaitable[Verdict]]
+
+
+async def offline_judge(spec: JudgeSpec, task: TaskInfo, original: bytes, edited: bytes,
+                        instruction: str, repeat: int) -> Verdict:
+    return await asyncio.to_thread(offline_judges.judge, spec, task, original, edited,
+                                   instruction, repeat)
+
+
+def reference_study(session: Session, study_id: int) -> tuple[Study, reads.StudyReads,
+                                                                dict[int, dict[str, bool]]]:
+    """The study, its reads and its settled reference; 409 unless it is locked and settled."""
+    study = session.get(Study, study_id)
+    if study is None:
+        raise NotFound(f"no study {study_id}")
+    if study.design == Design.real_or_edited:
+        raise Conflict(f"study {study.name!r} is a real-or-edited study: it has no rubric answers "
+                       "to score a judge against")
+    if study.status != StudyStatus.locked:
+        raise Conflict(f"study {study.name!r} is not locked: lock it first, so that the reference "
+                       "a judge is scored against cannot change under the leaderboard")
+    data = reads.load(session, study)
+    settled = settled_consensus(data)
+    if not settled:
+        raise Conflict(f"study {study.name!r} has no settled reference: no edit has a readers' "
+                       "consensus (or an adjudicated tie) yet")
+    return study, data, settled
+
+
+@dataclass(frozen=True)
+class Edit:
+    item_id: int
+    task_id: int
+    attempt_id: int
+    instruction: str
+
+
+def reference_edits(session: Session, study_id: int, settled: dict[int, dict[str, bool]]) -> list[Edit]:
+    query = (select(col(StudyItem.id), col(StudyItem.task_id), col(StudyItem.attempt_id),
+                    col(Attempt.instruction))
+             .join(Attempt, col(Attempt.id) == StudyItem.attempt_id)
+             .where(col(StudyItem.study_id) == study_id).order_by(col(StudyItem.id)))
+    return [Edit(item, task, attempt, instruction or "")
+            for item, task, attempt, instruction in session.execute(query) if item in settled]
+
+
+def _done(session: Session, candidate_id: int, study_id: int) -> set[tuple[int, int, bool]]:
+    query = select(col(CandidateVerdict.item_id), col(CandidateVerdict.repeat),
+                   col(CandidateVerdict.original_first)).where(
+        col(CandidateVerdict.candidate_id) == candidate_id,
+        col(CandidateVerdict.study_id) == study_id)
+    return {(i, r, bool(o)) for i, r, o in session.execute(query)}
+
+
+def plan(session: Session, candidate: JudgeCandidate, study_id: int, *,
+         order_bias: bool = True) -> list[tuple[Edit, int, bool]]:
+    """What is left to ask: each edit, each repeat in the usual order, and the first repeat
+    with the original first."""
+    _, _, settled = reference_study(session, study_id)
+    done = _done(session, candidate.id or 0, study_id)
+    wanted = []
+    for edit in reference_edits(session, study_id, settled):
+        for repeat in range(candidate.repeats):
+            wanted.append((edit, repeat, False))
+        if order_bias:
+            wanted.append((edit, 0, True))
+    return [w for w in wanted if (w[0].item_id, w[1], w[2]) not in done]
+
+
+def _images(session: Session, edit: Edit) -> tuple[TaskInfo, bytes, bytes]:
+    """The task as a judge sees it, its original and the edit; LookupError when one is gone."""
+    task = session.get(Task, edit.task_id)
+    if task is None:
+        raise LookupError(f"no task {edit.task_id}")
+    info = TaskInfo(task.task_key, task.modality, task.disease, task.direction)
+    try:
+        original = resolve_image(session, ImageKind.source, task.source_image_id).read_bytes()
+        edited = resolve_image(session, ImageKind.attempt, edit.attempt_id).read_bytes()
+    except ImageNotFound as error:
+        raise LookupError(f"task {info.key}: an image is missing ({error})") from None
+    return info, original, edited
+
+
+def _row(candidate: JudgeCandidate, study_id: int, edit: Edit, repeat: int, original_first: bool,
+         verdict: Verdict | None, error: str | None, version: str) -> CandidateVerdict:
+    fields = verdict.fields if verdict is not None and verdict.fields is not None else {}
+    row = CandidateVerdict(
+        candidate_id=candidate.id or 0, study_id=study_id, item_id=edit.item_id, repeat=repeat,
+        original_first=original_first,
+        weighted_score=fields.get("weighted_score"), reason=fields.get("reason"),
+        error=error or (verdict.error if verdict is not None else None), spec_version=version,
+        model_version=verdict.call.model_version if verdict is not None else None)
+    for name in (*DIMENSIONS, "qualified", "has_disease"):
+        setattr(row, name, fields.get(name))
+    return row
+
+
+@dataclass(frozen=True)
+class Scored:
+    asked: int
+    failed: int  # stored with an error: the call failed for good, or the answer was unreadable
+
+
+async def score(engine: Engine, candidate_id: int, study_id: int, judge: Judge, *,
+                order_bias: bool = True,
+                on_progress: Callable[[int, int], None] | None = None) -> Scored:
+    """Ask the candidate what is left, one edit at a time, each answer stored as it comes."""
+    with Session(engine) as session:
+        candidate = get_candidate(session, candidate_id)
+        todo = plan(session, candidate, study_id, order_bias=order_bias)
+        session.expunge(candidate)
+    failed = 0
+    for n, (edit, repeat, original_first) in enumerate(todo, start=1):
+        spec = spec_of(candidate, original_first=original_first)
+        verdict: Verdict | None = None
+        error: str | None = None
+        try:
+            with Session(engine) as session:
+                info, original, edited = await asyncio.to_thread(_images, session, edit)
+            verdict = await judge(spec, info, original, edited, edit.instruction, repeat)
+        except (LookupError, BackendError) as problem:
+            error = str(problem)
+            logger.warning("candidate %s on study item %s: %s", candidate.name, edit.item_id, error)
+        if error is not None or verdict is None or verdict.fields is None:
+            failed += 1
+        with Session(engine) as session:
+            session.add(_row(candidate, study_id, edit, repeat, original_first, verdict, error,
+                             spec.version))
+            session.commit()
+        if on_progress is not None:
+            on_progress(n, len(todo))
+    return Scored(len(todo), failed)
+
+
+def _answers(rows: list[CandidateVerdict]) -> dict[str, bool | None]:
+    if not rows or rows[0].error is not None:
+        return {}
+    row = rows[0]
+    return {**{d: getattr(row, d) for d in DIMENSIONS}, "overall": row.qualified}
+
+
+def leaderboard(session: Session, study_id: int, candidate_ids: list[int] | None = None, *,
+                resamples: int | None = None) -> dict[str, Board]:
+    """Per question, the judge of record and the candidates scored on this study."""
+    _, data, settled = reference_study(session, study_id)
+    cases = [c for c in data.cases if c.item_id in settled]
+    reference: list[dict[str, bool | None]] = [dict(settled[c.item_id]) for c in cases]
+    record = Answers(RECORD, [[dict(c.judge) for c in cases]])
+    query = select(CandidateVerdict).where(col(CandidateVerdict.study_id) == study_id)
+    if candidate_ids is not None:
+        query = query.where(col(CandidateVerdict.candidate_id).in_(candidate_ids))
+    by: dict[tuple[int, int, int, bool], list[CandidateVerdict]] = {}
+    for row in session.scalars(query.order_by(col(CandidateVerdict.id))):
+        by.setdefault((row.candidate_id, row.item_id, row.repeat, row.original_first), []).append(row)
+    scored = sorted({key[0] for key in by})
+    found = []
+    for candidate_id in scored:
+        candidate = get_candidate(session, candidate_id)
+        repeats = max(key[2] for key in by if key[0] == candidate_id) + 1
+        usual = [[_answers(by.get((candidate_id, c.item_id, r, False), [])) for c in cases]
+                 for r in range(repeats)]
+        firsts = [by.get((candidate_id, c.item_id, 0, False), []) for c in cases]
+        scores = [rows[0].weighted_score if rows and rows[0].error is None else None
+                  for rows in firsts]
+        swapped = [_answers(by.get((candidate_id, c.item_id, 0, True), [])) for c in cases]
+        found.append(Answers(candidate.name, usual, scores,
+                             swapped if any(swapped) else None))
+    return boards([c.cluster for c in cases], reference, record, found, resamples=resamples)

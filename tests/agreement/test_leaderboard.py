@@ -1,0 +1,93 @@
+"""The leaderboard's figures on made-up judges whose faults are known."""
+
+import random
+
+from app.agreement.leaderboard import RECORD, Answers, boards
+from pipeline.vocabulary import QUESTIONS
+
+N = 240  # edits, two per source image
+
+
+def _answers(values: list[bool | None]) -> list[dict[str, bool | None]]:
+    return [dict.fromkeys(QUESTIONS, v) for v in values]
+
+
+def _world() -> tuple[list[int], list[bool | None], list[bool | None]]:
+    rng = random.Random(3)
+    truth: list[bool | None] = [rng.random() < 0.6 for _ in range(N)]
+    # The record is right four times in five, wrong either way.
+    record: list[bool | None] = [t if rng.random() < 0.8 else not t for t in truth]
+    return [i // 2 for i in range(N)], truth, record
+
+
+def test_a_perfect_judge_beats_the_record_and_a_copy_is_indistinguishable() -> None:
+    clusters, truth, record = _world()
+    judges = [Answers("perfect", [_answers(truth)]), Answers("copy", [_answers(record)])]
+    board = boards(clusters, _answers(truth), Answers(RECORD, [_answers(record)]), judges,
+                   resamples=400)["overall"]
+    rows = {r.name: r for r in board.rows}
+    assert board.rows[0].name == "perfect"
+    assert rows["perfect"].figures["agreement"].value == 1.0
+    assert set(rows["perfect"].above) == {RECORD, "copy"}
+    assert rows["perfect"].paired is not None and rows["perfect"].paired.difference.low > 0
+    assert rows["perfect"].paired.holm_p is not None and rows["perfect"].paired.holm_p < 0.001
+    copy = rows["copy"].paired
+    assert copy is not None and copy.difference.value == 0.0
+    assert copy.only_candidate_right == copy.only_record_right == 0 and copy.mcnemar_clustered_p is None
+    assert board.tiers()[0] == ["perfect"]
+    assert {frozenset(t) for t in board.tiers()} == {frozenset({"perfect"}), frozenset({RECORD, "copy"})}
+
+
+def test_lenient_and_strict_judges_err_their_own_way() -> None:
+    clusters, truth, record = _world()
+    lenient: list[bool | None] = [True if r is False and i % 2 == 0 else r for i, r in enumerate(record)]
+    strict: list[bool | None] = [False if r is True and i % 3 == 0 else r for i, r in enumerate(record)]
+    board = boards(clusters, _answers(truth), Answers(RECORD, [_answers(record)]),
+                   [Answers("lenient", [_answers(lenient)]), Answers("strict", [_answers(strict)])],
+                   resamples=400)["compliance"]
+    rows = {r.name: r.figures for r in board.rows}
+    assert rows["lenient"]["a_more_lenient"].value > rows[RECORD]["a_more_lenient"].value
+    assert rows["lenient"]["a_stricter"].value < rows[RECORD]["a_stricter"].value
+    assert rows["strict"]["a_stricter"].value > rows[RECORD]["a_stricter"].value
+    for figures in rows.values():
+        for name in ("agreement", "a_stricter", "a_more_lenient"):
+            f = figures[name]
+            assert f.low is not None and f.high is not None and 0 <= f.low < f.high <= 1
+            assert f.n == N and f.clusters == N // 2
+
+
+def test_unanswered_edits_are_left_out_and_counted() -> None:
+    clusters, truth, record = _world()
+    patchy: list[bool | None] = [None if i < 40 else t for i, t in enumerate(truth)]
+    row = next(r for r in boards(clusters, _answers(truth), Answers(RECORD, [_answers(record)]),
+                                 [Answers("patchy", [_answers(patchy)])], resamples=200)["overall"].rows
+               if r.name == "patchy")
+    assert row.n == N - 40 and row.unanswered == 40
+    assert row.paired is not None and row.paired.difference.n == N - 40
+
+
+def test_order_bias_and_self_consistency() -> None:
+    clusters, truth, record = _world()
+    swapped: list[bool | None] = [True] * N  # passes everything with the original first
+    second: list[bool | None] = [not r if i % 10 == 0 else r for i, r in enumerate(record)]
+    judge = Answers("biased", [_answers(record), _answers(second)],
+                    original_first=_answers(swapped))
+    row = next(r for r in boards(clusters, _answers(truth), Answers(RECORD, [_answers(record)]),
+                                 [judge], resamples=400)["realism"].rows if r.name == "biased")
+    failed = sum(r is False for r in record) / N
+    assert row.order is not None
+    assert abs(row.order.flipped.value - failed) < 1e-12
+    assert abs(row.order.pass_rate_change.value - failed) < 1e-12
+    assert row.order.pass_rate_change.low > 0  # detected: the interval excludes no change
+    assert row.consistency is not None and abs(row.consistency.value - 0.9) < 1e-12
+    assert row.consistency.low < 0.9 < row.consistency.high
+
+
+def test_the_auc_reads_the_weighted_score_on_the_overall_question_only() -> None:
+    clusters, truth, record = _world()
+    scores = [0.9 if t else 0.1 for t in truth]
+    board = boards(clusters, _answers(truth), Answers(RECORD, [_answers(record)]),
+                   [Answers("scored", [_answers(record)], scores=scores)], resamples=200)
+    row = next(r for r in board["overall"].rows if r.name == "scored")
+    assert row.auc is not None and row.auc.value == 1.0
+    assert all(r.auc is None for r in board["realism"].rows)

@@ -1,0 +1,79 @@
+"""A locked validation study on the demo data whose readers answer as the fair offline judge
+would: so each offline candidate's fault shows on the leaderboard as its bias implies."""
+
+from dataclasses import dataclass
+
+import pytest
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from app.agreement.reads import load
+from app.judges.candidates import CandidatePlan, create_candidate
+from app.judges.models import JudgeCandidate
+from app.judges.scoring import _images, offline_judge, reference_edits
+from app.studies.answers import AnswerIn, lock_study, submit_answer
+from app.studies.models import Design, Study
+from app.studies.worklist import get_assignment
+from pipeline.judge_spec import default_template
+from tests import aio
+from tests.studies.conftest import StudySetup, make_study
+
+
+@dataclass
+class Reference:
+    setup: StudySetup
+    study_id: int
+
+
+def candidate(engine: Engine, name: str, bias: str | None = None, repeats: int = 1) -> JudgeCandidate:
+    with Session(engine) as session:
+        return create_candidate(session, CandidatePlan(
+            name=name, backend="offline", model="offline-heuristic-1", template=default_template(),
+            repeats=repeats, bias=bias), created_by=None)
+
+
+def fair_answers(engine: Engine, study_id: int) -> dict[int, AnswerIn]:
+    """Item id -> the answer the fair offline judge gives, as a reader would enter it."""
+    fair = candidate(engine, "readers rule")
+    from app.judges.candidates import spec_of
+
+    found = {}
+    with Session(engine) as session:
+        study = session.get(Study, study_id)
+        assert study is not None
+        data = load(session, study)
+        settled_all = {c.item_id: {} for c in data.cases}
+        for edit in reference_edits(session, study_id, settled_all):
+            info, original, edited = _images(session, edit)
+            verdict = aio.run(offline_judge(spec_of(fair), info, original, edited,
+                                            edit.instruction, 0))
+            assert verdict.fields is not None
+            words = {d: "yes" if verdict.fields[d] else "no"
+                     for d in ("compliance", "structure", "realism", "fidelity")}
+            found[edit.item_id] = AnswerIn(**words, overall="accept" if verdict.fields["qualified"]
+                                           else "reject", confidence=3,
+                                           submission_id=f"fair-{edit.item_id:06d}-x")
+    return found
+
+
+@pytest.fixture
+def reference(demo_engine: Engine) -> Reference:
+    setup = make_study(demo_engine, readers=2, design=Design.validation)
+    study_id = setup.study.id or 0
+    answers = fair_answers(demo_engine, study_id)
+    with Session(demo_engine) as session:
+        study = session.get(Study, study_id)
+        assert study is not None
+        for reader in setup.readers:
+            n = 1
+            while True:
+                try:
+                    assignment = get_assignment(session, study, reader, n)
+                except LookupError:
+                    break
+                n += 1
+                given = answers[assignment.item_id]
+                submit_answer(session, study, assignment, given.model_copy(
+                    update={"submission_id": f"{reader.name}-{assignment.item_id:06d}-x"}))
+        lock_study(session, study)
+    return Reference(setup, study_id)

@@ -1,0 +1,101 @@
+"""Offline candidates with known faults, scored on a locked study: the leaderboard shows each
+fault as its bias implies, and scoring is resumable."""
+
+import pytest
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from app.agreement.leaderboard import RECORD
+from app.errors import Conflict, Invalid
+from app.judges.candidates import CandidatePlan, create_candidate
+from app.judges.scoring import leaderboard, offline_judge, reference_study, score
+from app.studies.models import Design
+from pipeline.judge_spec import default_template
+from tests import aio
+from tests.judges.conftest import Reference, candidate
+from tests.studies.conftest import make_study
+
+QUESTIONS = ("compliance", "structure", "realism", "fidelity", "overall")
+
+
+def test_the_leaderboard_shows_each_offline_fault(demo_engine: Engine, reference: Reference) -> None:
+    made = {bias or "fair": candidate(demo_engine, bias or "fair", bias, repeats=2 if bias == "noisy" else 1)
+            for bias in (None, "lenient", "strict", "order_biased", "noisy")}
+    for judge in made.values():
+        done = aio.run(score(demo_engine, judge.id or 0, reference.study_id, offline_judge))
+        assert done.asked > 0 and done.failed == 0
+        again = aio.run(score(demo_engine, judge.id or 0, reference.study_id, offline_judge))
+        assert again.asked == 0  # resumable: nothing stored is asked twice
+    with Session(demo_engine) as session:
+        boards = leaderboard(session, reference.study_id, resamples=300)
+    rows = {q: {r.name: r for r in boards[q].rows} for q in QUESTIONS}
+    assert all(set(r) == {RECORD, *made} for r in rows.values())
+    for q in QUESTIONS:
+        fair = rows[q]["fair"].figures
+        assert fair["agreement"].value == 1.0  # the readers answered by the fair rule
+        assert rows[q]["lenient"].figures["a_stricter"].value == 0.0
+        assert rows[q]["strict"].figures["a_more_lenient"].value == 0.0
+        assert rows[q]["fair"].order is not None and rows[q]["fair"].order.flipped.value == 0.0
+    # Each fault falls on some of the 16 edits.
+    assert any(rows[q]["lenient"].figures["a_more_lenient"].value > 0 for q in QUESTIONS)
+    assert any(rows[q]["strict"].figures["a_stricter"].value > 0 for q in QUESTIONS)
+    order = [rows[q]["order_biased"].order for q in QUESTIONS]
+    assert all(o is not None for o in order)
+    # With the original first it sees nothing added, and fails what it passed.
+    assert any(o.flipped.value > 0 and o.pass_rate_change.value < 0 for o in order if o)
+    assert all(rows[q][name].order.flipped.value == 0.0 for q in QUESTIONS
+               for name in ("lenient", "strict"))
+    noisy = [rows[q]["noisy"].consistency for q in QUESTIONS]
+    assert all(c is not None for c in noisy) and any(c.value < 1 for c in noisy if c)
+    assert rows["overall"]["fair"].auc is not None
+    # Nothing is ranked above the fair judge, and it is not ranked above what it cannot be
+    # told apart from.
+    for q in QUESTIONS:
+        assert all("fair" not in r.above for r in rows[q].values())
+
+
+def test_a_reference_must_be_locked_and_settled(demo_engine: Engine) -> None:
+    setup = make_study(demo_engine, readers=2, design=Design.validation)
+    with Session(demo_engine) as session, pytest.raises(Conflict, match="not locked"):
+        reference_study(session, setup.study.id or 0)
+    from app.studies.answers import lock_study
+    with Session(demo_engine) as session:
+        study = session.merge(setup.study)
+        lock_study(session, study)
+        with pytest.raises(Conflict, match="no settled reference"):
+            reference_study(session, study.id or 0)
+
+
+@pytest.mark.parametrize(("change", "field", "words"), [
+    ({"template": "Judge {{ instruction }} {% if %}"}, "template", "does not render"),
+    ({"template": "Judge {{ nonsense }}"}, "template", "nonsense"),
+    ({"template": "Judge the edit: {{ instruction }}"}, "template", "never names compliance"),
+    ({"template": "compliance structure realism fidelity has_disease weighted_score qualified "
+                  "reason"}, "template", "instruction"),
+    ({"template": "{{ ''.__class__.__mro__ }} {{ instruction }}"}, "template", "does not render"),
+    ({"bias": "lenient", "backend": "gemini"}, "bias", "offline backend only"),
+    ({"repeats": 9}, "repeats", "1 to 5"),
+    ({"temperature": 3.0}, "temperature", "0 to 2"),
+    ({"name": ""}, "name", "name the candidate"),
+    ({"model": "bad model!"}, "model", "model's name"),
+])
+def test_a_bad_candidate_is_refused_naming_its_field(demo_engine: Engine, change: dict[str, object],
+                                                     field: str, words: str) -> None:
+    values: dict[str, object] = {"name": "good", "backend": "offline", "model": "m-1",
+                                 "template": default_template(), **change}
+    with Session(demo_engine) as session, pytest.raises(Invalid, match=words) as refused:
+        create_candidate(session, CandidatePlan(**values), created_by=None)  # type: ignore[arg-type]
+    assert refused.value.field == field
+
+
+def test_a_candidate_names_exactly_what_produced_its_verdicts(demo_engine: Engine) -> None:
+    first = candidate(demo_engine, "a")
+    with Session(demo_engine) as session:
+        reworded = create_candidate(session, CandidatePlan(
+            name="b", backend="offline", model="offline-heuristic-1",
+            template=default_template() + "\nBe brief."), created_by=None)
+        with pytest.raises(Invalid, match="already named"):
+            create_candidate(session, CandidatePlan(name="a", backend="offline", model="m",
+                                                    template=default_template()), created_by=None)
+    assert first.version != reworded.version and len(first.version) == 12
+    assert reworded.template.endswith("Be brief.")
