@@ -20,8 +20,9 @@ from google.genai import errors, types
 from PIL import Image
 from pydantic import BaseModel, ValidationError
 
-from pipeline import prompts
+from pipeline import judge_spec, prompts
 from pipeline.backend import BackendError, Call, Edit, Instruction, TaskInfo, Verdict
+from pipeline.judge_spec import JudgeSpec
 from pipeline.prompts import Prompt
 from pipeline.redaction import redact
 
@@ -72,7 +73,7 @@ class GeminiBackend:
         self.timeout_seconds = timeout_seconds
 
     async def _generate(self, request: "Request") -> tuple[Any, Call]:
-        model = self.models[request.step]
+        model = request.model or self.models[request.step]
         start = time.perf_counter()
         try:
             response = await self._client.aio.models.generate_content(
@@ -149,6 +150,26 @@ class GeminiBackend:
                            request.prompt, call, raw=text[:20_000])
         return Verdict(answer.model_dump(), None, thinking, request.prompt, call, raw=text)
 
+    def candidate_request(self, spec: JudgeSpec, task: TaskInfo, original: bytes, edited: bytes,
+                          instruction: str) -> "Request":
+        """A candidate judge's call: its model, its prompt, its thinking budget and
+        temperature, and the images in its order (the original first in an order-bias run)."""
+        prompt = judge_spec.render(spec, task.modality, task.disease, task.direction, instruction)
+        thinking = types.ThinkingConfig(include_thoughts=True)
+        if spec.thinking_budget is not None:
+            thinking.thinking_budget = spec.thinking_budget
+        config = types.GenerateContentConfig(
+            thinking_config=thinking, temperature=spec.temperature,
+            response_mime_type="application/json", response_schema=JudgeAnswer)
+        images = ([_image(original), _image(edited)] if spec.original_first
+                  else [_image(edited), _image(original)])
+        return Request("judge", [*images, prompt.text], config, prompt, model=spec.model)
+
+    async def candidate_judge(self, spec: JudgeSpec, task: TaskInfo, original: bytes,
+                              edited: bytes, instruction: str) -> Verdict:
+        request = self.candidate_request(spec, task, original, edited, instruction)
+        return self.judge_result(request, *await self._generate(request))
+
     async def instruction(self, task: TaskInfo, original: bytes, history: list[dict[str, Any]],
                           feedback: list[dict[str, Any]]) -> Instruction:
         request = self.instruction_request(task, original, history, feedback)
@@ -171,6 +192,7 @@ class Request:
     contents: list[Any]
     config: types.GenerateContentConfig
     prompt: Prompt | None  # the versioned prompt, for the steps that have one
+    model: str | None = None  # a candidate judge's own model, else the step's
 
 
 def answered(model: str, response: Any, latency_ms: float) -> Call:

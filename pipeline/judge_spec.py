@@ -85,6 +85,8 @@ def render(spec: JudgeSpec, modality: str, disease: str, direction: str,
         text = _sandbox.from_string(spec.template).render(context).strip()
     except TemplateError as error:
         raise TemplateProblem(_described(error)) from None
+    except Exception as error:
+        raise TemplateProblem(f"the prompt template does not render: {error}") from None
     return Prompt("candidate", spec.version, text)
 
 

@@ -330,6 +330,12 @@ def _interval(value: float, limits: tuple[float, float], n: int, clusters: int, 
         note = (f"every resample equal: Clopper-Pearson interval on {clusters} source "
                 "images (Korn & Graubard 1998)")
         warning = f"{warning}; {note}" if warning else note
+    elif high - low < DEGENERATE:
+        # The same for a signed figure (a kappa of 1 on every resample, a difference of 0):
+        # a zero-width interval cannot be right, and there is no exact one to fall back on.
+        note = "every resample equal: no interval"
+        warning = f"{warning}; {note}" if warning else note
+        return Figure(value, None, None, n, clusters, dropped, warning)
     if dropped:
         note = f"undefined in {dropped} of {resamples} resamples (left out)"
         warning = f"{warning}; {note}" if warning else note

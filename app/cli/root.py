@@ -18,6 +18,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import OperationalError
 
 from app.cli.exports import register as register_exports
+from app.cli.judges import register as register_judges
 from app.cli.pipeline import register as register_pipeline
 from app.cli.pipeline import register_export, register_metrics
 from app.cli.plan import register as register_plan
@@ -190,6 +191,7 @@ def migrate_command() -> None:
 
 register_stats(cli, _engine)
 register_quality(cli, _engine)
+register_judges(cli, _engine)
 register_plan(cli)
 register_pipeline(cli, _engine)
 register_export(cli, _engine)

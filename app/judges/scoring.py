@@ -23,10 +23,14 @@ from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.judges.candidates import get_candidate, spec_of
 from app.judges.models import CandidateVerdict, JudgeCandidate
 from app.models import Attempt, Task
+from app.settings import Settings
 from app.studies.models import Design, Study, StudyItem, StudyStatus
 from pipeline import offline_judges
 from pipeline.backend import BackendError, TaskInfo, Verdict
+from pipeline.estimate import Estimate, Limits, describe, estimate
+from pipeline.gemini import GeminiBackend
 from pipeline.judge_spec import JudgeSpec
+from pipeline.loop import RetryPolicy, StepFailed, unreadable, with_retries
 from pipeline.vocabulary import DIMENSIONS
 
 logger = logging.getLogger(__name__)
@@ -38,6 +42,44 @@ async def offline_judge(spec: JudgeSpec, task: TaskInfo, original: bytes, edited
                         instruction: str, repeat: int) -> Verdict:
     return await asyncio.to_thread(offline_judges.judge, spec, task, original, edited,
                                    instruction, repeat)
+
+
+def gemini_judge(backend: GeminiBackend, policy: RetryPolicy = RetryPolicy()) -> Judge:
+    """The candidate through Gemini, retried as the pipeline retries a judge (back-off, the
+    service's Retry-After, an unreadable answer asked again)."""
+    async def judge(spec: JudgeSpec, task: TaskInfo, original: bytes, edited: bytes,
+                    instruction: str, repeat: int) -> Verdict:
+        try:
+            return await with_retries(
+                "verify_image", lambda: backend.candidate_judge(spec, task, original, edited,
+                                                                instruction), policy, unreadable)
+        except StepFailed as failure:
+            raise BackendError(str(failure)) from None
+    return judge
+
+
+def cost_of(candidate: JudgeCandidate, calls: int) -> Estimate:
+    """What asking ``calls`` more answers of the candidate takes: one judge call each."""
+    model = candidate.model if candidate.backend == "gemini" else "offline (local)"
+    return estimate(calls, kind="rejudge", rounds=1, rejudge_times=1, models={"judge": model},
+                    limits=Limits())
+
+
+def cost_lines(candidate: JudgeCandidate, calls: int) -> list[str]:
+    """``cost_of`` in words, as the CLI prints it and the page shows it before anything starts."""
+    return describe(cost_of(candidate, calls))
+
+
+def judge_for(candidate: JudgeCandidate, settings: Settings) -> Judge:
+    """How this candidate is asked; Conflict, before anything starts, when its backend cannot
+    be used on this server."""
+    if candidate.backend == "offline":
+        return offline_judge
+    key = settings.gemini_api_key.get_secret_value()
+    if not key:
+        raise Conflict(f"candidate {candidate.name!r} runs on Gemini, and this server has no key: "
+                       "set GOOGLE_API_KEY or GEMINI_API_KEY, or use the offline backend")
+    return gemini_judge(GeminiBackend(key, base_url=settings.gemini_base_url or None))
 
 
 def reference_study(session: Session, study_id: int) -> tuple[Study, reads.StudyReads,

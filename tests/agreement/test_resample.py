@@ -121,3 +121,15 @@ def test_pairs_over_no_cases_have_no_figures() -> None:
     found = compare_many([([], []), ([], [])], ClusterBootstrap([]))
     assert [p.table.n for p in found] == [0, 0]
     assert all(p.figures["agreement"].value is None for p in found)
+
+
+def test_a_signed_figure_equal_on_every_resample_has_no_interval() -> None:
+    # Two raters who agree on every one of 30 cases from 15 images: kappa is 1 on every
+    # resample. [1, 1] cannot be right, and unlike a share there is no exact interval.
+    votes = [i % 3 == 0 for i in range(30)]
+    pair = compare(votes, votes, ClusterBootstrap([i // 2 for i in range(30)], resamples=300))
+    kappa = pair.figures["kappa"]
+    assert kappa.value == 1.0 and kappa.low is None and kappa.high is None
+    assert kappa.warning == "every resample equal: no interval"
+    share = pair.figures["agreement"]  # a share keeps its Clopper-Pearson interval
+    assert share.value == 1.0 and share.low is not None and share.low < 1.0 and share.high == 1.0

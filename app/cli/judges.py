@@ -1,0 +1,212 @@
+"""`medbanana judges`: candidate judges, scored on a locked study's reference, and the
+leaderboard, as a table or as JSON."""
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from app.agreement.leaderboard import Board, Row
+from app.agreement.resample import Figure
+from app.cli.progress import progress
+from app.cli.stats import find_study
+from app.errors import DomainError
+from app.judges.candidates import CandidatePlan, candidates, create_candidate, get_candidate
+from app.judges.scoring import cost_lines, judge_for, leaderboard, plan, score
+from app.settings import get_settings
+
+NONE = "\N{EN DASH}"
+
+
+def _figure(f: Figure | None, style: str = "share") -> str:
+    """A figure and its interval: a share in %, a difference in points, or a plain number."""
+    if f is None or f.value is None:
+        return NONE
+
+    def one(x: float) -> str:
+        if style == "points":
+            return f"{x * 100:+.1f}"
+        return f"{x:.1%}" if style == "share" else f"{x:.2f}"
+
+    unit = " pts" if style == "points" else ""
+    if f.low is None or f.high is None:
+        return f"{one(f.value)}{unit} (no interval)"
+    return f"{one(f.value)}{unit} [{one(f.low)}, {one(f.high)}]"
+
+
+def board_text(board: Board) -> str:
+    lines = [f"{board.question}: judges by agreement with the readers' reference "
+             f"(95 % cluster-bootstrap intervals over source images)",
+             f"{'judge':<28}{'n':>5}  {'agreement':<24}{'kappa':<24}{'too strict':<24}"
+             f"{'too lenient':<24}{'vs record':<26}{'Holm p':>8}"]
+    for row in board.rows:
+        paired = row.paired
+        vs = NONE if paired is None else _figure(paired.difference, "points")
+        holm = NONE if paired is None or paired.holm_p is None else f"{paired.holm_p:.3g}"
+        lines.append(f"{row.name[:27]:<28}{row.n:>5}  {_figure(row.figures['agreement']):<24}"
+                     f"{_figure(row.figures['kappa'], 'number'):<24}"
+                     f"{_figure(row.figures['a_stricter']):<24}"
+                     f"{_figure(row.figures['a_more_lenient']):<24}{vs:<26}{holm:>8}")
+    lines.append("ranks, where paired intervals support them: " + " > ".join(
+        " = ".join(tier) for tier in board.tiers()))
+    for row in board.rows:
+        extra = _extras(row)
+        if extra:
+            lines.append(f"  {row.name}: {extra}")
+    return "\n".join(lines) + "\n"
+
+
+def _extras(row: Row) -> str:
+    bits = []
+    if row.unanswered:
+        bits.append(f"{row.unanswered} edits without a readable answer, left out")
+    if row.auc is not None:
+        bits.append(f"AUC of its score {_figure(row.auc, 'number')}")
+    if row.consistency is not None:
+        bits.append(f"self-consistency {_figure(row.consistency)}")
+    if row.order is not None:
+        bits.append(f"verdicts that flip with the images' order {_figure(row.order.flipped)}, "
+                    f"pass rate change {_figure(row.order.pass_rate_change, 'points')}")
+    return "; ".join(bits)
+
+
+def board_json(boards: dict[str, Board]) -> str:
+    def row(r: Row) -> dict[str, object]:
+        return {"name": r.name, "n": r.n, "unanswered": r.unanswered,
+                **{k: f.as_dict() for k, f in r.figures.items()},
+                "auc": r.auc.as_dict() if r.auc else None,
+                "self_consistency": r.consistency.as_dict() if r.consistency else None,
+                "vs_record": None if r.paired is None else {
+                    "difference": r.paired.difference.as_dict(),
+                    "only_candidate_right": r.paired.only_candidate_right,
+                    "only_record_right": r.paired.only_record_right,
+                    "mcnemar_clustered_p": r.paired.mcnemar_clustered_p,
+                    "holm_p": r.paired.holm_p},
+                "order_bias": None if r.order is None else {
+                    "flipped": r.order.flipped.as_dict(),
+                    "pass_rate_change": r.order.pass_rate_change.as_dict()},
+                "ranked_above": list(r.above)}
+    return json.dumps({q: {"rows": [row(r) for r in b.rows], "tiers": b.tiers()}
+                       for q, b in boards.items()}, indent=2) + "\n"
+
+
+def register(cli: typer.Typer, engine_factory: object) -> None:
+    judges = typer.Typer(help="Candidate judges scored against the readers of a locked study.",
+                         no_args_is_help=True)
+    cli.add_typer(judges, name="judges")
+
+    def engine() -> Engine:
+        return engine_factory()  # type: ignore[operator]
+
+    def fail(message: str) -> None:
+        typer.echo(f"error: {message}", err=True)
+        raise typer.Exit(1)
+
+    @judges.command("add")
+    def add(
+        name: str = typer.Argument(..., help="A name for the candidate."),
+        template: Path = typer.Option(..., "--template", exists=True, dir_okay=False,
+                                      help="The prompt template (Jinja), e.g. a copy of prompts/judge.j2."),
+        backend: str = typer.Option("offline", "--backend", help="offline or gemini."),
+        model: str = typer.Option("offline-heuristic-1", "--model", help="The model's API name."),
+        repeats: int = typer.Option(1, "--repeats", help="Answers per edit (1-5), for self-consistency."),
+        thinking_budget: int | None = typer.Option(None, "--thinking-budget"),
+        temperature: float | None = typer.Option(None, "--temperature"),
+        bias: str | None = typer.Option(None, "--bias", help="Offline only: lenient, strict, "
+                                                             "order_biased or noisy."),
+    ) -> None:
+        """Keep a candidate judge; its template is checked before anything is stored."""
+        try:
+            text = template.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            fail(f"{template}: {error}")
+            return
+        try:
+            with Session(engine()) as session:
+                made = create_candidate(session, CandidatePlan(
+                    name=name, backend=backend, model=model, template=text, repeats=repeats,
+                    thinking_budget=thinking_budget, temperature=temperature, bias=bias), None)
+        except DomainError as error:
+            fail(f"{template}: {error}" if getattr(error, "field", None) == "template" else str(error))
+            return
+        typer.echo(f"candidate {made.id}: {made.name} (version {made.version})")
+
+    @judges.command("list")
+    def list_command() -> None:
+        """The candidates, with what each runs."""
+        with Session(engine()) as session:
+            for c in candidates(session):
+                extra = f", {c.bias}" if c.bias else ""
+                typer.echo(f"{c.id:>4}  {c.name:<30} {c.backend}/{c.model}{extra}, "
+                           f"{c.repeats} repeat(s), version {c.version}")
+
+    @judges.command("score")
+    def score_command(
+        candidate: int = typer.Argument(..., help="The candidate's id."),
+        study: str = typer.Option(..., "--study", help="A locked study's id or name."),
+        yes: bool = typer.Option(False, "--yes", help="Start without asking after the estimate."),
+    ) -> None:
+        """Ask the candidate for every answer it has not given on the study's edits (each
+        repeat, and once with the original first), after showing what that costs."""
+        console = Console(stderr=True)
+        db = engine()
+        try:
+            with Session(db) as session:
+                found = find_study(session, study)
+                if found is None:
+                    fail(f"no study with id or name {study!r}")
+                    return
+                chosen = get_candidate(session, candidate)
+                todo = plan(session, chosen, found.id or 0)
+                for line in cost_lines(chosen, len(todo)):
+                    console.print(line, markup=False, highlight=False)
+                judge = judge_for(chosen, get_settings())
+        except DomainError as error:
+            fail(str(error))
+            return
+        if not todo:
+            typer.echo("nothing left to ask: every answer is stored")
+            return
+        if not yes and not typer.confirm(f"Ask for {len(todo):,} answers?"):
+            raise typer.Exit(1)
+        with progress(console, f"scoring {chosen.name}") as update:
+            done = asyncio.run(score(db, chosen.id or 0, found.id or 0, judge,
+                                     on_progress=lambda n, total: update(n, total)))
+        typer.echo(f"{done.asked} answers asked, {done.failed} without a usable answer "
+                   "(stored with their error, left out of the figures)")
+
+    @judges.command("leaderboard")
+    def leaderboard_command(
+        study: str = typer.Option(..., "--study", help="A locked study's id or name."),
+        question: str = typer.Option("overall", "--question",
+                                     help="compliance, structure, realism, fidelity or overall."),
+        as_json: bool = typer.Option(False, "--json", help="Every question, as JSON."),
+        output: Path | None = typer.Option(None, "--output", "-o",
+                                           help="Write to this file instead of stdout."),
+    ) -> None:
+        """The judge of record and every scored candidate against the study's reference."""
+        try:
+            with Session(engine()) as session:
+                found = find_study(session, study)
+                if found is None:
+                    fail(f"no study with id or name {study!r}")
+                    return
+                boards = leaderboard(session, found.id or 0)
+        except DomainError as error:
+            fail(str(error))
+            return
+        if question not in boards:
+            fail(f"no question {question!r}; questions: {', '.join(boards)}")
+            return
+        text = board_json(boards) if as_json else board_text(boards[question])
+        if output is None:
+            sys.stdout.write(text)
+            return
+        partial = output.with_name(output.name + ".partial")
+        partial.write_text(text)
+        partial.replace(output)

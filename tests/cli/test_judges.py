@@ -1,0 +1,75 @@
+"""`medbanana judges`: add a candidate from a template file, score it after its estimate, and
+read the leaderboard as a table and as JSON; bad input names the file or the value."""
+
+import json
+from pathlib import Path
+
+from sqlalchemy.engine import Engine
+from typer.testing import CliRunner
+
+from app.cli import cli
+from pipeline.judge_spec import default_template
+from tests.cli.test_stats import env_for
+from tests.judges.conftest import Reference
+
+
+def test_add_score_and_read_the_leaderboard(demo_engine: Engine, reference: Reference,
+                                            tmp_path: Path) -> None:
+    runner, env = CliRunner(), env_for(demo_engine, tmp_path)
+    template = tmp_path / "judge.j2"
+    template.write_text(default_template())
+    added = runner.invoke(cli, ["judges", "add", "strict one", "--template", str(template),
+                                "--bias", "strict"], env=env)
+    assert added.exit_code == 0, added.output
+    assert added.output.startswith("candidate ") and "strict one" in added.output
+    listed = runner.invoke(cli, ["judges", "list"], env=env)
+    assert "strict one" in listed.output and "offline/offline-heuristic-1, strict" in listed.output
+    candidate_id = added.output.split()[1].rstrip(":")
+    study = str(reference.study_id)
+    scored = runner.invoke(cli, ["judges", "score", candidate_id, "--study", study, "--yes"], env=env)
+    assert scored.exit_code == 0, scored.output
+    assert "Estimate for 32 tasks" in scored.output  # 16 edits, and again with the original first
+    assert "answers asked, 0 without a usable answer" in scored.output
+    again = runner.invoke(cli, ["judges", "score", candidate_id, "--study", study, "--yes"], env=env)
+    assert "nothing left to ask" in again.output
+    table = runner.invoke(cli, ["judges", "leaderboard", "--study", study], env=env)
+    assert table.exit_code == 0, table.output
+    lines = table.output.splitlines()
+    assert lines[0].startswith("overall: judges by agreement")
+    assert any(line.startswith("judge of record") for line in lines), table.output
+    assert any(line.startswith("strict one") for line in lines), table.output
+    assert any(line.startswith("ranks, where paired intervals support them:") for line in lines), table.output
+    out = tmp_path / "board.json"
+    written = runner.invoke(cli, ["judges", "leaderboard", "--study", study, "--json", "-o", str(out)],
+                            env=env)
+    assert written.exit_code == 0 and written.output == ""
+    data = json.loads(out.read_text())
+    assert set(data) == {"compliance", "structure", "realism", "fidelity", "overall"}
+    strict = next(r for r in data["overall"]["rows"] if r["name"] == "strict one")
+    assert strict["order_bias"]["flipped"]["value"] == 0.0 and strict["vs_record"] is not None
+
+
+def test_bad_input_names_the_file_or_the_value(demo_engine: Engine, reference: Reference,
+                                               tmp_path: Path) -> None:
+    runner, env = CliRunner(), env_for(demo_engine, tmp_path)
+    bad = tmp_path / "bad.j2"
+    bad.write_text("Judge {{ instruction }} {% if %}")
+    refused = runner.invoke(cli, ["judges", "add", "x", "--template", str(bad)], env=env)
+    assert refused.exit_code == 1 and f"{bad}: the prompt template does not render" in refused.output
+    good = tmp_path / "good.j2"
+    good.write_text(default_template())
+    keyless = runner.invoke(cli, ["judges", "add", "pro", "--template", str(good), "--backend",
+                                  "gemini", "--model", "gemini-2.5-pro"], env=env)
+    assert keyless.exit_code == 0
+    pro_id = keyless.output.split()[1].rstrip(":")
+    no_key = runner.invoke(cli, ["judges", "score", pro_id, "--study", str(reference.study_id),
+                                 "--yes"], env={**env, "GOOGLE_API_KEY": "", "GEMINI_API_KEY": ""})
+    assert no_key.exit_code == 1
+    assert "Estimate for 32 tasks" in no_key.output and "has no key" in no_key.output
+    for args, words in ((["judges", "leaderboard", "--study", "nope"], "'nope'"),
+                        (["judges", "score", "999", "--study", str(reference.study_id)],
+                         "no candidate judge 999"),
+                        (["judges", "leaderboard", "--study", str(reference.study_id), "--question", "x"],
+                         "no question 'x'")):
+        result = runner.invoke(cli, args, env=env)
+        assert result.exit_code == 1 and words in result.output, (args, result.output)

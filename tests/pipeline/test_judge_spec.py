@@ -1,0 +1,117 @@
+"""A candidate judge's prompt, checks and calls: the sandbox, the version, the request the real
+client sends to a local fake Gemini server, and the offline candidates' faults."""
+
+import io
+import json
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from pipeline import offline_judges
+from pipeline.backend import TaskInfo
+from pipeline.gemini import GeminiBackend
+from pipeline.judge_spec import JudgeSpec, TemplateProblem, check_template, default_template, render
+from pipeline.vocabulary import DIMENSIONS
+from tests import aio
+from tests.fake_gemini import VERDICT, FakeGemini, Reply, first_image, text_reply
+
+TASK = TaskInfo("s5000-0001-Edema", "chest_xray", "Edema", "add")
+
+
+def jpeg(shade: int) -> bytes:
+    out = io.BytesIO()
+    Image.new("L", (64, 64), shade).save(out, "JPEG")
+    return out.getvalue()
+
+
+def spec(**change: Any) -> JudgeSpec:
+    return JudgeSpec(**{"model": "gemini-2.5-flash", "template": default_template(),
+                        "rubric_version": "r1", **change})
+
+
+def test_the_default_template_renders_as_the_judge_of_record_does() -> None:
+    from pipeline import prompts
+    mine = render(spec(), "chest_xray", "Edema", "add", "Add edema.").text
+    record = prompts.judge("chest_xray", "Edema", "add", "Add edema.").text
+    assert mine == record
+    check_template(default_template())
+
+
+def test_the_version_moves_with_every_setting_that_changes_an_answer() -> None:
+    versions = {spec().version, spec(template=default_template() + " ").version,
+                spec(temperature=0.0).version, spec(thinking_budget=128).version,
+                spec(model="gemini-2.5-pro").version, spec(original_first=True).version,
+                spec(rubric_version="r2").version}
+    assert len(versions) == 7
+
+
+@pytest.mark.parametrize("template", [
+    "{{ ''.__class__.__mro__[1].__subclasses__() }} {{ instruction }}",
+    "{{ rubric.__class__.__init__.__globals__ }} {{ instruction }}",
+    "{% for x in range(10**9) %}{% endfor %}",
+])
+def test_a_template_cannot_reach_past_its_data(template: str) -> None:
+    with pytest.raises(TemplateProblem):
+        check_template(template)
+
+
+def test_a_candidate_call_sends_its_model_settings_and_image_order() -> None:
+    def respond(model: str, body: dict[str, Any], n: int) -> Reply:
+        return text_reply(json.dumps(VERDICT))
+
+    fake = FakeGemini(respond)
+    original, edited = jpeg(40), jpeg(200)
+    with fake.serve() as url:
+        backend = GeminiBackend("fake-key-7f3a", base_url=url)
+        verdict = aio.run(backend.candidate_judge(
+            spec(temperature=0.2, thinking_budget=512), TASK, original, edited, "Add edema."))
+        aio.run(backend.candidate_judge(spec(original_first=True), TASK, original, edited,
+                                        "Add edema."))
+    assert verdict.fields == VERDICT and verdict.call.model == "gemini-2.5-flash"
+    assert verdict.call.model_version == "gemini-2.5-pro"  # as the API reported it
+    (model, _, body), (_, _, swapped) = fake.calls
+    assert model == "gemini-2.5-flash"
+    config = body["generationConfig"]
+    assert config["temperature"] == 0.2
+    # The client sends this nested object with its Python names; the API's JSON reader takes
+    # a field's proto name and its camel-case name alike.
+    thinking = config.get("thinkingConfig") or config["thinking_config"]
+    assert {k.replace("_", "").lower(): v for k, v in thinking.items()} == {
+        "includethoughts": True, "thinkingbudget": 512}
+    assert config["responseMimeType"] == "application/json"
+    assert "temperature" not in swapped["generationConfig"]
+
+    def shades(sent: dict[str, Any]) -> list[int]:
+        parts = sent["contents"][0]["parts"]
+        images = [first_image({"contents": [{"parts": [p]}]}) for p in parts
+                  if "inlineData" in p or "inline_data" in p]
+        return [Image.open(io.BytesIO(data)).getpixel((5, 5)) for data in images]
+
+    assert [round(s, -1) for s in shades(body)] == [200, 40]  # the edit first, as the paper's
+    assert [round(s, -1) for s in shades(swapped)] == [40, 200]
+    assert body["contents"][0]["parts"][-1]["text"].count("Add edema.") == 1
+
+
+def test_offline_candidates_err_as_named_and_the_same_way_every_time() -> None:
+    passes = dict.fromkeys(DIMENSIONS, 1.0)
+    fails = dict.fromkeys(DIMENSIONS, 0.0)
+
+    def share(bias: str | None, scores: dict[str, float], *, first: bool = False,
+              repeat: int = 0) -> float:
+        answers = [offline_judges.verdict_fields(
+            spec(bias=bias, original_first=first), TaskInfo(f"t{i}", "fundus", "AMD", "add"),
+            scores, "Add drusen.", repeat) for i in range(400)]
+        return sum(a[d] for a in answers for d in DIMENSIONS) / (400 * len(DIMENSIONS))
+
+    assert share(None, passes) == 1.0 and share(None, fails) == 0.0
+    assert 0.5 < share("lenient", fails) < 0.7 and share("lenient", passes) == 1.0
+    assert 0.6 < share("strict", passes) < 0.8 and share("strict", fails) == 0.0
+    assert share("order_biased", passes) == 1.0
+    assert 0.4 < share("order_biased", passes, first=True) < 0.6
+    one = offline_judges.verdict_fields(spec(bias="noisy"), TASK, passes, "x", 0)
+    again = offline_judges.verdict_fields(spec(bias="noisy"), TASK, passes, "x", 0)
+    assert one == again
+    differ = [offline_judges.verdict_fields(spec(bias="noisy"), TaskInfo(f"t{i}", "fundus", "AMD",
+              "add"), passes, "x", r) for i in range(50) for r in (0, 1)]
+    assert any(differ[2 * i] != differ[2 * i + 1] for i in range(50))
