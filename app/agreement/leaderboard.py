@@ -33,6 +33,7 @@ from app.agreement.stats import Vote
 from app.agreement.two_raters import cells, clustered_mcnemar, compare, compare_many, ratio
 from pipeline.vocabulary import QUESTIONS
 
+__all__ = ["RECORD", "Answers", "Board", "Figure", "OrderBias", "Paired", "Row", "boards"]
 RECORD = "judge of record"
 SHOWN = ("agreement", "kappa", "a_stricter", "a_more_lenient")
 

@@ -11,8 +11,7 @@ from rich.console import Console
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app.agreement.leaderboard import Board, Row
-from app.agreement.resample import Figure
+from app.agreement.leaderboard import Board, Figure, Row
 from app.cli.progress import progress
 from app.cli.stats import find_study
 from app.errors import DomainError

@@ -22,8 +22,11 @@ class JobOptions:
     tokens_per_minute: int | None = None
     use_reader_feedback: bool = False
     models: dict[str, str] = field(default_factory=dict)
-    # "regenerate" (the refinement loop) or "rejudge" (the judge again, on the latest edit)
+    # "regenerate" (the refinement loop), "rejudge" (the judge again, on the latest edit) or
+    # "score" (a candidate judge on a locked study's edits, app/judges/scoring.py)
     kind: str = "regenerate"
+    candidate_id: int | None = None  # a "score" job's candidate judge and reference study
+    study_id: int | None = None
     rejudge_times: int = 3
     # Per call: image edits with thinking can take minutes; a stuck connection must not.
     timeout_seconds: float = 300.0

@@ -32,6 +32,7 @@ from app.jobs.lease import Displaced, Lease
 from app.jobs.options import JobOptions
 from app.jobs.rate_limit import CallLimiter
 from app.jobs.rejudge import rejudge_task
+from app.judges.scoring import gemini_judge, offline_judge, score_task
 from app.models import Run, utcnow
 from pipeline.backend import Backend
 from pipeline.gemini import GeminiBackend
@@ -175,7 +176,16 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
                 cancel.set()
 
     async def task_of_job(job_task: JobTask) -> None:
-
+        if options.kind == "score":
+            judge = (gemini_judge(backend, policy) if isinstance(backend, GeminiBackend)
+                     else offline_judge)
+            problem = await score_task(engine, options.candidate_id or 0, options.study_id or 0,
+                                       job_task.task_id, judge)
+            await asyncio.to_thread(_finish_task, engine, lease, job_task.id or 0,
+                                    None if problem else Outcome.success, problem)
+            if on_progress is not None:
+                on_progress(await asyncio.to_thread(_job, engine, job_id))
+            return
         if options.kind == "rejudge":
             outcome_or_error = await rejudge_task(engine, backend, job_task.task_id,
                                                   options.rejudge_times, policy, limiter, lease)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
 from app.agreement import reads
@@ -198,13 +199,53 @@ async def score(engine: Engine, candidate_id: int, study_id: int, judge: Judge, 
             logger.warning("candidate %s on study item %s: %s", candidate.name, edit.item_id, error)
         if error is not None or verdict is None or verdict.fields is None:
             failed += 1
-        with Session(engine) as session:
-            session.add(_row(candidate, study_id, edit, repeat, original_first, verdict, error,
-                             spec.version))
-            session.commit()
+        await asyncio.to_thread(_store, engine, _row(candidate, study_id, edit, repeat,
+                                                     original_first, verdict, error, spec.version))
         if on_progress is not None:
             on_progress(n, len(todo))
     return Scored(len(todo), failed)
+
+
+async def score_task(engine: Engine, candidate_id: int, study_id: int, task_id: int,
+                     judge: Judge) -> str | None:
+    """A scoring job's unit: every answer still missing on one task's edits of the study; the
+    last error text when some could not be had (they are stored with it, and asked again
+    only by a new job)."""
+    with Session(engine) as session:
+        candidate = get_candidate(session, candidate_id)
+        todo = [t for t in plan(session, candidate, study_id) if t[0].task_id == task_id]
+        session.expunge(candidate)
+    error = None
+    for edit, repeat, original_first in todo:
+        spec = spec_of(candidate, original_first=original_first)
+        verdict: Verdict | None = None
+        problem: str | None = None
+        try:
+            with Session(engine) as session:
+                info, original, edited = await asyncio.to_thread(_images, session, edit)
+            verdict = await judge(spec, info, original, edited, edit.instruction, repeat)
+        except (LookupError, BackendError) as failure:
+            problem = str(failure)
+            logger.warning("candidate %s on study item %s: %s", candidate.name, edit.item_id, problem)
+        if problem is not None or verdict is None or verdict.fields is None:
+            error = problem or (verdict.error if verdict is not None else None) or "no verdict"
+        await asyncio.to_thread(_store, engine, _row(candidate, study_id, edit, repeat,
+                                                     original_first, verdict, problem, spec.version))
+    return error
+
+
+def _store(engine: Engine, row: CandidateVerdict) -> None:
+    with Session(engine) as session:
+        session.add(row)
+        try:
+            session.commit()
+        except IntegrityError:  # another worker stored this answer first: it stands
+            session.rollback()
+
+
+def pending_tasks(session: Session, candidate: JudgeCandidate, study_id: int) -> list[int]:
+    """The tasks whose edits still miss an answer: a scoring job's units."""
+    return list(dict.fromkeys(edit.task_id for edit, _, _ in plan(session, candidate, study_id)))
 
 
 def _answers(rows: list[CandidateVerdict]) -> dict[str, bool | None]:

@@ -1,0 +1,61 @@
+"""Scoring as a job: one unit per task, run by the job runner like any other job, resumable,
+and refused before anything exists when there is nothing to ask or no key."""
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from app.errors import Conflict
+from app.job_models import Job, JobStatus
+from app.jobs import JobOptions, claim, make_backend, run_job, start_scoring
+from app.judges.candidates import CandidatePlan, create_candidate
+from app.judges.models import CandidateVerdict
+from app.judges.scoring import leaderboard
+from app.settings import Settings
+from pipeline.judge_spec import default_template
+from pipeline.loop import RetryPolicy
+from tests import aio
+from tests.judges.conftest import Reference, candidate
+
+QUICK = RetryPolicy(attempts=2, base_seconds=0.0)
+
+
+def run(engine: Engine, tmp_path: Path) -> str:
+    lease = claim(engine)
+    assert lease is not None
+
+    def backend(options: JobOptions):  # type: ignore[no-untyped-def]
+        return make_backend(options, Settings(gemini_api_key=""))
+
+    return aio.run(run_job(engine, lease, backend, tmp_path / "out", policy=QUICK))
+
+
+def test_a_scoring_job_stores_every_answer_once(demo_engine: Engine, reference: Reference,
+                                               tmp_path: Path) -> None:
+    lenient = candidate(demo_engine, "lenient", "lenient", repeats=2)
+    settings = Settings(gemini_api_key="")
+    job_id = start_scoring(demo_engine, lenient.id or 0, reference.study_id, settings)
+    assert run(demo_engine, tmp_path) == JobStatus.done
+    with Session(demo_engine) as session:
+        job = session.get(Job, job_id)
+        assert job is not None and job.kind == "score" and job.done == job.total > 0
+        stored = session.scalar(select(func.count()).select_from(CandidateVerdict))
+        assert stored == 16 * 3  # 16 edits: two repeats, and once with the original first
+        rows = {r.name for r in leaderboard(session, reference.study_id, resamples=200)["overall"].rows}
+    assert "lenient" in rows
+    with pytest.raises(Conflict, match="nothing left to ask"):
+        start_scoring(demo_engine, lenient.id or 0, reference.study_id, settings)
+
+
+def test_a_gemini_candidate_without_a_key_starts_nothing(demo_engine: Engine,
+                                                        reference: Reference) -> None:
+    with Session(demo_engine) as session:
+        pro = create_candidate(session, CandidatePlan(
+            name="pro", backend="gemini", model="gemini-2.5-pro", template=default_template()), None)
+    with pytest.raises(Conflict, match="no key"):
+        start_scoring(demo_engine, pro.id or 0, reference.study_id, Settings(gemini_api_key=""))
+    with Session(demo_engine) as session:
+        assert session.scalar(select(func.count()).select_from(Job)) == 0
