@@ -18,6 +18,7 @@ from app.web.main import create_app
 from tests.accounts import token_client
 from tests.config import server_settings
 from tests.pg_server import PostgresServer
+from tests.reference_study import reference  # noqa: F401  (a locked study scored by judges)
 
 # Small phantoms keep the suite fast; the layout and JSON are the same as at 1024².
 DEMO_SIZE = 96

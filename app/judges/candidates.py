@@ -1,6 +1,7 @@
 """Making and reading candidate judges: every value checked, the template rendered once in the
 sandbox before it is kept, and the spec the pipeline runs built from the stored row."""
 
+import difflib
 import hashlib
 import re
 from dataclasses import dataclass
@@ -10,7 +11,13 @@ from sqlmodel import Session, col
 
 from app.errors import Invalid, NotFound
 from app.judges.models import JudgeCandidate
-from pipeline.judge_spec import OFFLINE_BIASES, JudgeSpec, TemplateProblem, check_template
+from pipeline.judge_spec import (
+    OFFLINE_BIASES,
+    JudgeSpec,
+    TemplateProblem,
+    check_template,
+    default_template,
+)
 from pipeline.prompts import PROMPTS_DIR
 from pipeline.rubric import RUBRIC_FILE
 
@@ -107,3 +114,25 @@ def get_candidate(session: Session, candidate_id: int) -> JudgeCandidate:
 
 def candidates(session: Session) -> list[JudgeCandidate]:
     return list(session.scalars(select(JudgeCandidate).order_by(col(JudgeCandidate.id))))
+
+
+def template_hash(template: str) -> str:
+    """12 hex digits of the template text alone, to tell two texts apart at a glance."""
+    return hashlib.sha256(template.encode()).hexdigest()[:12]
+
+
+def diff_from_default(template: str) -> list[tuple[str, str]]:
+    """The template against the judge of record's (prompts/judge.j2), line by line: ("+",
+    line) added, ("-", line) removed, ("@", hunk) where a hunk starts; empty when equal."""
+    lines = difflib.unified_diff(default_template().splitlines(), template.splitlines(),
+                                 "prompts/judge.j2", "this candidate", lineterm="", n=2)
+    found = []
+    for line in list(lines)[2:]:
+        kind = line[:1] if line[:1] in "+-@" else " "
+        found.append((kind, line[1:] if kind in "+- " else line))
+    return found
+
+
+__all__ = ["BACKENDS", "OFFLINE_BIASES", "CandidatePlan", "candidates", "checked",
+           "create_candidate", "default_template", "diff_from_default", "get_candidate",
+           "rubric_version", "spec_of", "template_hash"]

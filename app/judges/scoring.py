@@ -11,7 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
@@ -101,6 +101,35 @@ def reference_study(session: Session, study_id: int) -> tuple[Study, reads.Study
         raise Conflict(f"study {study.name!r} has no settled reference: no edit has a readers' "
                        "consensus (or an adjudicated tie) yet")
     return study, data, settled
+
+
+def reference_studies(session: Session) -> list[Study]:
+    """Studies a candidate can be scored on: locked, with rubric answers."""
+    return list(session.scalars(select(Study).where(
+        col(Study.status) == StudyStatus.locked, col(Study.design) != Design.real_or_edited)
+        .order_by(col(Study.id).desc())))
+
+
+@dataclass(frozen=True)
+class Outlook:
+    """What scoring a candidate on one study would take, or why it cannot be scored there."""
+
+    study: Study
+    left: int  # answers still to ask
+    stored: int  # answers already kept
+    estimate: list[str]
+    problem: str | None = None
+
+
+def outlook(session: Session, candidate: JudgeCandidate, study: Study) -> Outlook:
+    stored = int(session.scalar(select(func.count()).select_from(CandidateVerdict).where(
+        col(CandidateVerdict.candidate_id) == candidate.id,
+        col(CandidateVerdict.study_id) == study.id)) or 0)
+    try:
+        left = len(plan(session, candidate, study.id or 0))
+    except Conflict as refused:
+        return Outlook(study, 0, stored, [], str(refused))
+    return Outlook(study, left, stored, cost_lines(candidate, left) if left else [])
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from app.web.routes import (
     images,
     imports,
     jobs,
+    judges,
     overview,
     quality,
     reading,
@@ -130,5 +131,6 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.include_router(quality.api, dependencies=[Depends(require_admin)],
                        responses=ERROR_RESPONSES)
     app.include_router(jobs.router, dependencies=[Depends(require_admin)])
+    app.include_router(judges.router, dependencies=[Depends(require_admin)])
     install_error_handlers(app)
     return app

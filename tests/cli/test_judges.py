@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from app.cli import cli
 from pipeline.judge_spec import default_template
 from tests.cli.test_stats import env_for
-from tests.judges.conftest import Reference
+from tests.reference_study import Reference
 
 
 def test_add_score_and_read_the_leaderboard(demo_engine: Engine, reference: Reference,

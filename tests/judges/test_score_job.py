@@ -18,7 +18,7 @@ from app.settings import Settings
 from pipeline.judge_spec import default_template
 from pipeline.loop import RetryPolicy
 from tests import aio
-from tests.judges.conftest import Reference, candidate
+from tests.reference_study import Reference, candidate
 
 QUICK = RetryPolicy(attempts=2, base_seconds=0.0)
 

@@ -12,7 +12,7 @@ from app.judges.scoring import leaderboard, offline_judge, reference_study, scor
 from app.studies.models import Design
 from pipeline.judge_spec import default_template
 from tests import aio
-from tests.judges.conftest import Reference, candidate
+from tests.reference_study import Reference, candidate
 from tests.studies.conftest import make_study
 
 QUESTIONS = ("compliance", "structure", "realism", "fidelity", "overall")

@@ -1,0 +1,114 @@
+"""Admins: the judge observatory. Candidate judges (their prompts edited here, with a diff
+against the judge of record's and a version), scoring them on a locked study as a job, and the
+leaderboard."""
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import HTMLResponse, Response
+from pydantic import BaseModel, Field
+from starlette.datastructures import FormData
+
+from app.agreement.leaderboard import RECORD
+from app.errors import Invalid
+from app.jobs import start_scoring
+from app.judges.candidates import (
+    OFFLINE_BIASES,
+    CandidatePlan,
+    candidates,
+    create_candidate,
+    default_template,
+    diff_from_default,
+    get_candidate,
+    template_hash,
+)
+from app.judges.scoring import leaderboard, outlook, reference_studies, reference_study
+from app.web.deps import IdPath, QuestionQuery, SessionDep, SettingsDep
+from app.web.forms import posted_form, read_form
+from app.web.security import AdminUser
+from app.web.templating import redirect, render
+
+router = APIRouter(include_in_schema=False)
+
+
+class CandidateForm(BaseModel):
+    name: str = Field(max_length=100)
+    backend: Literal["offline", "gemini"] = "offline"
+    model: str = Field(max_length=100)
+    template: str = Field(max_length=20_000)
+    repeats: int = Field(default=1, ge=1, le=5)
+    thinking_budget: int | None = None
+    temperature: float | None = None
+    bias: str = Field(default="", max_length=16)
+    note: str = Field(default="", max_length=2000)
+
+
+def _index(session: SessionDep, typed: dict[str, Any] | None = None,
+           errors: dict[str, str] | None = None) -> dict[str, Any]:
+    template = (typed or {}).get("template") or default_template()
+    return {"candidates": candidates(session), "studies": reference_studies(session),
+            "typed": typed or {"backend": "offline", "model": "offline-heuristic-1", "repeats": 1},
+            "template": template, "diff": diff_from_default(template),
+            "hash": template_hash(template), "default_hash": template_hash(default_template()),
+            "biases": OFFLINE_BIASES, "errors": errors or {}}
+
+
+@router.get("/judges", response_class=HTMLResponse)
+def judges_page(request: Request, session: SessionDep) -> HTMLResponse:
+    return render(request, "judges/index.html", _index(session))
+
+
+@router.post("/judges", response_class=HTMLResponse)
+def add_candidate(request: Request, session: SessionDep, admin: AdminUser,
+                  form: Annotated[FormData, Depends(posted_form)]) -> Response:
+    posted = read_form(form, CandidateForm)
+    if posted.value is not None:
+        chosen = posted.value
+        try:
+            made = create_candidate(session, CandidatePlan(
+                name=chosen.name, backend=chosen.backend, model=chosen.model,
+                template=chosen.template, repeats=chosen.repeats,
+                thinking_budget=chosen.thinking_budget, temperature=chosen.temperature,
+                bias=chosen.bias or None, note=chosen.note), admin.id)
+            return redirect(request, f"/judges/{made.id}")
+        except Invalid as error:
+            session.rollback()
+            posted = posted.refused(error)
+    return render(request, "judges/index.html", _index(session, dict(posted.fields), posted.errors),
+                  status_code=422)
+
+
+@router.get("/judges/leaderboard", response_class=HTMLResponse)
+def leaderboard_page(request: Request, session: SessionDep,
+                     study: Annotated[int, Query(ge=1, le=2**31 - 1)],
+                     question: QuestionQuery = None) -> HTMLResponse:
+    found, _, _ = reference_study(session, study)
+    boards = leaderboard(session, study)
+    shown = question or "overall"
+    return render(request, "judges/leaderboard.html", {
+        "study": found, "boards": boards, "board": boards[shown], "question": shown,
+        "record": RECORD})
+
+
+@router.get("/judges/{candidate_id}", response_class=HTMLResponse)
+def candidate_page(request: Request, session: SessionDep, candidate_id: IdPath) -> HTMLResponse:
+    candidate = get_candidate(session, candidate_id)
+    return render(request, "judges/detail.html", {
+        "candidate": candidate, "diff": diff_from_default(candidate.template),
+        "hash": template_hash(candidate.template),
+        "default_hash": template_hash(default_template()),
+        "outlooks": [outlook(session, candidate, s) for s in reference_studies(session)]})
+
+
+@router.post("/judges/{candidate_id}/score")
+def score_candidate(request: Request, session: SessionDep, admin: AdminUser, settings: SettingsDep,
+                    candidate_id: IdPath,
+                    form: Annotated[FormData, Depends(posted_form)]) -> Response:
+    try:
+        study = int(str(form.get("study", "")))
+    except ValueError:
+        raise Invalid("choose a locked study to score the candidate on", "study") from None
+    get_candidate(session, candidate_id)
+    engine = request.app.state.engine
+    job_id = start_scoring(engine, candidate_id, study, settings, admin.id)
+    return redirect(request, f"/jobs/{job_id}")

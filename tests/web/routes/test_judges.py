@@ -1,0 +1,112 @@
+"""/judges: candidates made in the browser (the form kept on a refusal, the diff and the
+version shown), scoring started as a job, and the leaderboard of a locked study."""
+
+from pathlib import Path
+
+from bs4 import BeautifulSoup
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from app.job_models import Job
+from app.jobs import claim, make_backend, run_job
+from app.models import Role
+from app.settings import Settings
+from app.studies.models import Study, StudyStatus
+from pipeline.judge_spec import default_template
+from pipeline.loop import RetryPolicy
+from tests import aio
+from tests.reference_study import Reference
+from tests.web.routes.test_accounts import client_for
+
+
+def soup(text: str) -> BeautifulSoup:
+    return BeautifulSoup(text, "html.parser")
+
+
+def test_a_refused_candidate_keeps_what_was_typed(demo_engine: Engine, settings: Settings) -> None:
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    page = soup(admin.get("/judges").text)
+    assert page.select_one("#no-candidates") is not None
+    assert page.select_one("textarea[name=template]").text.strip() == default_template().strip()
+    assert page.select_one("#template-same") is not None
+    typed = "Judge {{ instruction }} {% if %}"
+    refused = admin.post("/judges", data={"name": "broken one", "backend": "offline",
+                                          "model": "offline-heuristic-1", "template": typed,
+                                          "repeats": "2"})
+    assert refused.status_code == 422
+    page = soup(refused.text)
+    assert "does not render" in page.select_one("#error-template").text
+    assert page.select_one("input[name=name]")["value"] == "broken one"
+    assert page.select_one("textarea[name=template]").text == typed
+    assert page.select_one("input[name=repeats]")["value"] == "2"
+    assert admin.post("/judges", data={"name": "x", "backend": "offline", "model": "m",
+                                       "template": default_template(), "temperature": "hot"}
+                      ).status_code == 422
+
+
+def test_a_candidate_shows_its_diff_and_version(demo_engine: Engine, settings: Settings) -> None:
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    made = admin.post("/judges", data={"name": "brief", "backend": "offline",
+                                       "model": "offline-heuristic-1",
+                                       "template": default_template() + "\nBe brief.",
+                                       "bias": "strict"}, follow_redirects=False)
+    assert made.status_code == 303
+    page = soup(admin.get(made.headers["location"]).text)
+    assert len(page.select_one("#candidate-version").text) == 12
+    added = [s.text for s in page.select("#template-diff .diff-added")]
+    assert added[-1] == "+Be brief." and all(a.startswith("+") for a in added)
+    assert soup(admin.get("/judges").text).select_one('#candidates a').text == "brief"
+
+
+def test_score_as_a_job_then_read_the_leaderboard(demo_engine: Engine, settings: Settings,
+                                                  reference: Reference, tmp_path: Path) -> None:
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    made = admin.post("/judges", data={"name": "lenient", "backend": "offline",
+                                       "model": "offline-heuristic-1", "template": default_template(),
+                                       "bias": "lenient"}, follow_redirects=False)
+    page = soup(admin.get(made.headers["location"]).text)
+    row = page.select_one(f'#outlooks tr[data-study-id="{reference.study_id}"]')
+    assert row is not None and "Estimate for 32 tasks" in row.text
+    started = admin.post(made.headers["location"] + "/score", data={"study": reference.study_id},
+                         follow_redirects=False)
+    assert started.status_code == 303 and "/jobs/" in started.headers["location"]
+    lease = claim(demo_engine)
+    assert lease is not None
+    aio.run(run_job(demo_engine, lease, lambda o: make_backend(o, settings), tmp_path,
+                    policy=RetryPolicy(attempts=1, base_seconds=0.0)))
+    job = soup(admin.get(started.headers["location"]).text)
+    assert "score a candidate judge" in job.select_one("h1").text
+    board = admin.get(f"/judges/leaderboard?study={reference.study_id}")
+    assert board.status_code == 200
+    table = soup(board.text).select_one("#leaderboard")
+    assert {tr["data-judge"] for tr in table.select("tbody tr")} == {"judge of record", "lenient"}
+    assert table.select_one('tr[data-judge="lenient"] td.order') is not None
+    realism = soup(admin.get(f"/judges/leaderboard?study={reference.study_id}&question=realism").text)
+    assert realism.select_one("#leaderboard")["data-question"] == "realism"
+    assert admin.get(f"/judges/leaderboard?study={reference.study_id}&question=nope").status_code == 422
+
+
+def test_an_open_study_and_a_keyless_gemini_candidate_are_refused(
+        demo_engine: Engine, settings: Settings, reference: Reference) -> None:
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    with Session(demo_engine) as session:
+        study = session.get(Study, reference.study_id)
+        assert study is not None
+        study.status = StudyStatus.open.value
+        session.add(study)
+        session.commit()
+        refused = admin.get(f"/judges/leaderboard?study={reference.study_id}")
+        assert refused.status_code == 409 and "not locked" in refused.text
+        study.status = StudyStatus.locked.value
+        session.add(study)
+        session.commit()
+    made = admin.post("/judges", data={"name": "pro", "backend": "gemini", "model": "gemini-2.5-pro",
+                                       "template": default_template()}, follow_redirects=False)
+    keyless = admin.post(made.headers["location"] + "/score", data={"study": reference.study_id})
+    assert keyless.status_code == 409 and "no key" in keyless.text
+    with Session(demo_engine) as session:
+        assert session.scalar(select(func.count()).select_from(Job)) == 0
+    assert admin.post(made.headers["location"] + "/score", data={"study": "x"}).status_code == 422
+    reader = client_for(demo_engine, settings, "someone", Role.reader)
+    assert reader.get("/judges").status_code == 403
