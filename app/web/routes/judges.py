@@ -78,6 +78,15 @@ def add_candidate(request: Request, session: SessionDep, admin: AdminUser,
                   status_code=422)
 
 
+@router.post("/judges/diff", response_class=HTMLResponse)
+def template_diff(request: Request, form: Annotated[FormData, Depends(posted_form)]) -> HTMLResponse:
+    """The diff and hash of the template being typed, redrawn beside the form as it changes."""
+    template = str(form.get("template", ""))[:20_000]
+    return render(request, "judges/_diff.html", {
+        "diff": diff_from_default(template), "hash": template_hash(template),
+        "default_hash": template_hash(default_template())})
+
+
 @router.get("/judges/leaderboard", response_class=HTMLResponse)
 def leaderboard_page(request: Request, session: SessionDep,
                      study: Annotated[int, Query(ge=1, le=2**31 - 1)],

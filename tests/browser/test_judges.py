@@ -1,0 +1,54 @@
+"""The judge observatory in Chromium: a candidate made through the form, scored as a job, and
+the leaderboard read, keyboard-reachable and without page errors at common widths."""
+
+import os
+import re
+from pathlib import Path
+
+from sqlalchemy.engine import Engine
+
+from app.jobs import claim, make_backend, run_job
+from app.settings import Settings
+from pipeline.loop import RetryPolicy
+from tests import aio
+from tests.reference_study import Reference
+
+WIDTHS = (1024, 1280, 1366, 1920)
+
+
+def test_make_score_and_read_a_candidate(page, live_server: str, demo_engine: Engine,  # type: ignore[no-untyped-def]
+                                         settings: Settings, reference: Reference,
+                                         tmp_path: Path) -> None:
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{live_server}/judges")
+    assert page.locator("#template-same").is_visible()
+    template = page.locator("textarea[name=template]")
+    template.fill(template.input_value() + "\nAnswer in one sentence.")
+    template.press("End")  # a key, so the diff is redrawn as it would be while typing
+    page.locator("#template-diff .diff-added", has_text="Answer in one sentence.").wait_for()
+    assert page.locator("#template-hash").inner_text() != page.locator(
+        "#template-diff-box p code").nth(1).inner_text()
+    page.fill("input[name=name]", "strict judge")
+    page.select_option("select[name=bias]", "strict")
+    page.click("#add-candidate")
+    page.wait_for_url(re.compile(r"/judges/\d+$"))
+    assert page.locator("#candidate-version").inner_text().strip() != ""
+    page.locator(f'#outlooks tr[data-study-id="{reference.study_id}"] button.score').click()
+    page.wait_for_url(re.compile(r"/jobs/\d+$"))
+    lease = claim(demo_engine)
+    assert lease is not None
+    aio.run(run_job(demo_engine, lease, lambda o: make_backend(o, settings), tmp_path,
+                    policy=RetryPolicy(attempts=1, base_seconds=0.0)))
+    page.goto(f"{live_server}/judges/leaderboard?study={reference.study_id}")
+    rows = page.locator("#leaderboard tbody tr")
+    assert rows.count() == 2
+    assert page.locator('#leaderboard tr[data-judge="strict judge"] td.too-strict').inner_text() != ""
+    shots = Path(os.environ.get("MEDBANANA_SCREENSHOTS", tmp_path))
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=str(shots / f"judges-leaderboard-{width}.png"), full_page=True)
+    page.goto(f"{live_server}/judges")
+    page.set_viewport_size({"width": 1366, "height": 900})
+    page.screenshot(path=str(shots / "judges-index-1366.png"), full_page=True)
+    assert errors == []
