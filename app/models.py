@@ -200,6 +200,10 @@ class JudgeVerdict(SQLModel, table=True):
     prompt_version: str | None = Field(default=None, sa_column=Column(String(100)))
     raw_json: str | None = Field(default=None, sa_column=Column(Text))
     created_at: datetime = Field(default_factory=utcnow)
+    # The candidate judge that gave it (app/judges), promoted when its job was made; None
+    # for the judge of record's own prompt and for every imported verdict. No foreign key
+    # here: the candidates' table belongs to app/judges, which reads this one.
+    candidate_id: int | None = None
 
     def raw(self) -> dict[str, Any] | None:
         """The judge's JSON object as received: raw_json plus the texts stored apart."""

@@ -12,6 +12,7 @@ from sqlmodel import Session
 
 from app.cases.filters import CaseFilter
 from app.cases.listing import task_ids_matching
+from app.errors import Invalid
 from app.images.metrics_store import compute_pending
 from app.images.store import StoreError, store_for
 from app.job_models import Job
@@ -122,14 +123,18 @@ def _start(engine: Engine, case_filter: CaseFilter, limit: int | None, options: 
         raise typer.Exit(1) from None
     if not yes and console.is_terminal:
         typer.confirm(f"Start the job on {len(task_ids):,} tasks?", abort=True)
-    if queue or split > 1:
-        # One job per share, so that as many workers (on as many machines) take one each.
-        for share in range(split):
-            part = task_ids[share::split]
-            if part:
-                typer.echo(f"job {create_job(engine, part, options)} queued: {len(part)} tasks")
-        return
-    job_id = create_job(engine, task_ids, options)
+    try:
+        if queue or split > 1:
+            # One job per share, so that as many workers (on as many machines) take one each.
+            for share in range(split):
+                part = task_ids[share::split]
+                if part:
+                    typer.echo(f"job {create_job(engine, part, options)} queued: {len(part)} tasks")
+            return
+        job_id = create_job(engine, task_ids, options)
+    except Invalid as error:  # e.g. the promoted judge runs on another backend
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(1) from None
     lease = claim(engine, job_id)
     if lease is None:
         typer.echo(f"job {job_id} was taken by another worker", err=True)

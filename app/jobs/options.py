@@ -27,6 +27,9 @@ class JobOptions:
     kind: str = "regenerate"
     candidate_id: int | None = None  # a "score" job's candidate judge and reference study
     study_id: int | None = None
+    # The promoted candidate judging this job's verdicts (app/judges/promotion.py), recorded
+    # when the job is made; None: the judge of record's own prompt.
+    judge_candidate_id: int | None = None
     rejudge_times: int = 3
     # Per call: image edits with thinking can take minutes; a stuck connection must not.
     timeout_seconds: float = 300.0

@@ -38,7 +38,8 @@ def latest_edit(engine: Engine, task_id: int) -> tuple[Any, bytes, int, str, byt
 
 
 def store_verdicts(engine: Engine, lease: Lease | None, verdicts: list[tuple[int, Verdict]],
-                   also: Callable[[Session], None] = lambda _: None) -> None:
+                   also: Callable[[Session], None] = lambda _: None,
+                   candidate_id: int | None = None) -> None:
     """Verdicts on attempts, and ``also`` (a batch pass marking itself done), in one
     transaction."""
     with Session(engine) as session:
@@ -46,14 +47,15 @@ def store_verdicts(engine: Engine, lease: Lease | None, verdicts: list[tuple[int
         for attempt_id, verdict in verdicts:
             session.add(store.verdict_row(attempt_id, verdict.fields, unreadable(verdict),
                                           thinking=verdict.thinking, model=verdict.call.model,
-                                          prompt_version=verdict.prompt.version, raw=verdict.raw))
+                                          prompt_version=verdict.prompt.version, raw=verdict.raw,
+                                          candidate_id=candidate_id))
         also(session)
         session.commit()
 
 
 async def rejudge_task(engine: Engine, backend: Backend, task_id: int, times: int,
                        policy: RetryPolicy, limiter: CallLimiter | None = None,
-                       lease: Lease | None = None) -> str | None:
+                       lease: Lease | None = None, candidate_id: int | None = None) -> str | None:
     """Judge the task's latest edit ``times`` more times; an error text if it could not."""
     try:
         info, original, attempt_id, instruction, edited = await asyncio.to_thread(
@@ -67,5 +69,6 @@ async def rejudge_task(engine: Engine, backend: Backend, task_id: int, times: in
                 policy, unreadable, gate=call_gate(limiter, backend, "verify_image"))
         except StepFailed as failure:
             return str(failure)
-        await asyncio.to_thread(store_verdicts, engine, lease, [(attempt_id, verdict)])
+        await asyncio.to_thread(store_verdicts, engine, lease, [(attempt_id, verdict)],
+                                candidate_id=candidate_id)
     return None

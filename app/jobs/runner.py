@@ -32,6 +32,7 @@ from app.jobs.lease import Displaced, Lease
 from app.jobs.options import JobOptions
 from app.jobs.rate_limit import CallLimiter
 from app.jobs.rejudge import rejudge_task
+from app.judges.promotion import checked_for_job, promoted_backend
 from app.judges.scoring import gemini_judge, offline_judge, score_task
 from app.models import Run, utcnow
 from pipeline.backend import Backend
@@ -51,8 +52,13 @@ logger = logging.getLogger(__name__)
 
 def create_job(engine: Engine, task_ids: list[int], options: JobOptions,
                created_by: int | None = None) -> int:
+    """The new job's id. A regeneration or re-judging job records the judge promoted now
+    (Invalid, with nothing made, when it cannot run that judge)."""
     ids = list(dict.fromkeys(task_ids))
     with Session(engine) as session:
+        if options.kind in ("regenerate", "rejudge"):
+            options = replace(options, judge_candidate_id=checked_for_job(
+                session, options.backend, options.mode))
         job = Job(kind=options.kind, options=options.as_json(), total=len(ids),
                   created_by=created_by)
         session.add(job)
@@ -136,6 +142,8 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
             col(JobTask.job_id) == job_id, col(JobTask.status) != JobTaskStatus.done)
             .order_by(col(JobTask.id))).all()
     backend = make_backend(options)
+    if options.judge_candidate_id is not None and options.kind != "score":
+        backend = promoted_backend(engine, backend, options.judge_candidate_id)
     policy = replace(policy, quota_cap_seconds=options.max_quota_wait)
     # Calls, not task starts, per model and across every job and worker on this database.
     # (The quota's minute and day are shortened only by tests.)
@@ -144,7 +152,7 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
     gate = asyncio.Semaphore(max(1, options.concurrency))
     cancel, displaced = threading.Event(), threading.Event()
     loop_options = Options(rounds=options.rounds, policy=policy, quota=limiter)
-    rounds = store.RunRounds(engine, root_id, root, lease)
+    rounds = store.RunRounds(engine, root_id, root, lease, options.judge_candidate_id)
 
     async def beat() -> None:
         while True:
@@ -188,7 +196,8 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
             return
         if options.kind == "rejudge":
             outcome_or_error = await rejudge_task(engine, backend, job_task.task_id,
-                                                  options.rejudge_times, policy, limiter, lease)
+                                                  options.rejudge_times, policy, limiter, lease,
+                                                  options.judge_candidate_id)
             failed = isinstance(outcome_or_error, str)
             await asyncio.to_thread(_finish_task, engine, lease, job_task.id or 0,
                                     None if failed else Outcome.success,

@@ -118,7 +118,7 @@ def rounds_done(engine: Engine, run_id: int) -> list[dict[str, Any]]:
 
 
 def save_round(engine: Engine, run_id: int, root_id: int, root: str | Path, item: Round,
-               lease: Lease | None = None) -> int:
+               lease: Lease | None = None, candidate_id: int | None = None) -> int:
     """Store the round: its rows and its image, together or not at all."""
     relpath = staged = None
     images = store_for(root)
@@ -141,7 +141,8 @@ def save_round(engine: Engine, run_id: int, root_id: int, root: str | Path, item
             if item.verdict is not None or item.verdict_error is not None:
                 session.add(verdict_row(attempt.id or 0, item.verdict, item.verdict_error,
                                         thinking=item.judge_thinking, model=item.judge_model,
-                                        prompt_version=item.prompt_version, raw=item.raw))
+                                        prompt_version=item.prompt_version, raw=item.raw,
+                                        candidate_id=candidate_id))
                 session.flush()
             if relpath is not None:
                 images.place(relpath, staged)
@@ -170,7 +171,7 @@ def _row_holds(engine: Engine, relpath: str) -> bool:
 
 def verdict_row(attempt_id: int, fields: dict[str, Any] | None, error: str | None, *,
                 thinking: str, model: str | None, prompt_version: str | None,
-                raw: str) -> JudgeVerdict:
+                raw: str, candidate_id: int | None = None) -> JudgeVerdict:
     """A judge's answer as stored, from a refinement round or a re-judge alike."""
     fields = fields or {}
     return JudgeVerdict(
@@ -180,7 +181,7 @@ def verdict_row(attempt_id: int, fields: dict[str, Any] | None, error: str | Non
         qualified=fields.get("qualified"), has_disease=fields.get("has_disease"),
         weighted_score=fields.get("weighted_score"), reason=fields.get("reason"),
         thinking_summary=thinking or None, model=model, prompt_version=prompt_version,
-        raw_json=raw or None)
+        raw_json=raw or None, candidate_id=candidate_id)
 
 
 def finish_run(engine: Engine, run_id: int, outcome: Outcome, *, success_round: int | None = None,
@@ -236,6 +237,7 @@ class RunRounds:
     root_id: int
     root: str | Path
     lease: Lease | None = field(default=None)
+    candidate_id: int | None = None  # the promoted judge the job was made under
 
     def task(self, task_id: int) -> tuple[TaskInfo, bytes]:
         return task_info_of(self.engine, task_id)
@@ -250,7 +252,8 @@ class RunRounds:
         return rounds_done(self.engine, run_id)
 
     def save_round(self, run_id: int, item: Round) -> int:
-        return save_round(self.engine, run_id, self.root_id, self.root, item, self.lease)
+        return save_round(self.engine, run_id, self.root_id, self.root, item, self.lease,
+                          self.candidate_id)
 
     def finish_run(self, run_id: int, outcome: Outcome, *, success_round: int | None = None,
                    failure_step: str | None = None, failure_error: str | None = None) -> None:

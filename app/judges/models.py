@@ -59,3 +59,14 @@ class CandidateVerdict(SQLModel, table=True):
     # The model version the API said answered, for the drift watch.
     model_version: str | None = Field(default=None, sa_column=Column(String(100), nullable=True))
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class JudgePromotion(SQLModel, table=True):
+    """Who judges new regeneration jobs from now on: the newest row's candidate, or the judge
+    of record's own prompt (prompts/judge.j2) when it names none. Kept as a history."""
+
+    __tablename__ = "judge_promotion"
+    id: int | None = Field(default=None, primary_key=True)
+    candidate_id: int | None = Field(default=None, foreign_key="judge_candidate.id")
+    promoted_by: int | None = Field(default=None, foreign_key="app_user.id")
+    promoted_at: datetime = Field(default_factory=utcnow)

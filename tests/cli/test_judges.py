@@ -73,3 +73,22 @@ def test_bad_input_names_the_file_or_the_value(demo_engine: Engine, reference: R
                          "no question 'x'")):
         result = runner.invoke(cli, args, env=env)
         assert result.exit_code == 1 and words in result.output, (args, result.output)
+
+
+def test_a_job_the_promoted_judge_cannot_run_is_refused_by_name(demo_engine: Engine,
+                                                                tmp_path: Path) -> None:
+    from sqlmodel import Session
+
+    from app.judges.candidates import CandidatePlan, create_candidate
+    from app.judges.promotion import promote
+
+    with Session(demo_engine) as session:
+        pro = create_candidate(session, CandidatePlan(name="pro", backend="gemini",
+                                                      model="gemini-2.5-pro",
+                                                      template=default_template()), None)
+        promote(session, pro.id, None)
+    runner, env = CliRunner(), env_for(demo_engine, tmp_path)
+    result = runner.invoke(cli, ["pipeline", "run", "--backend", "offline", "--yes",
+                                 "--modality", "fundus"], env=env)
+    assert result.exit_code == 1, result.output
+    assert "the promoted judge, 'pro', runs on the gemini backend" in result.output

@@ -22,6 +22,7 @@ from app.judges.candidates import (
     get_candidate,
     template_hash,
 )
+from app.judges.promotion import promote, promoted
 from app.judges.scoring import leaderboard, outlook, reference_studies, reference_study
 from app.web.deps import IdPath, QuestionQuery, SessionDep, SettingsDep
 from app.web.forms import posted_form, read_form
@@ -47,6 +48,7 @@ def _index(session: SessionDep, typed: dict[str, Any] | None = None,
            errors: dict[str, str] | None = None) -> dict[str, Any]:
     template = (typed or {}).get("template") or default_template()
     return {"candidates": candidates(session), "studies": reference_studies(session),
+            "promoted": promoted(session),
             "typed": typed or {"backend": "offline", "model": "offline-heuristic-1", "repeats": 1},
             "template": template, "diff": diff_from_default(template),
             "hash": template_hash(template), "default_hash": template_hash(default_template()),
@@ -99,14 +101,31 @@ def leaderboard_page(request: Request, session: SessionDep,
         "record": RECORD})
 
 
+@router.post("/judges/default")
+def promote_default(request: Request, session: SessionDep, admin: AdminUser,
+                    form: Annotated[FormData, Depends(posted_form)]) -> Response:
+    """New jobs are judged by the judge of record's own prompt again."""
+    promote(session, None, admin)
+    return redirect(request, "/judges")
+
+
 @router.get("/judges/{candidate_id}", response_class=HTMLResponse)
 def candidate_page(request: Request, session: SessionDep, candidate_id: IdPath) -> HTMLResponse:
     candidate = get_candidate(session, candidate_id)
     return render(request, "judges/detail.html", {
-        "candidate": candidate, "diff": diff_from_default(candidate.template),
+        "candidate": candidate, "promoted": promoted(session), "diff": diff_from_default(candidate.template),
         "hash": template_hash(candidate.template),
         "default_hash": template_hash(default_template()),
         "outlooks": [outlook(session, candidate, s) for s in reference_studies(session)]})
+
+
+@router.post("/judges/{candidate_id}/promote")
+def promote_candidate(request: Request, session: SessionDep, admin: AdminUser,
+                      candidate_id: IdPath,
+                      form: Annotated[FormData, Depends(posted_form)]) -> Response:
+    """The candidate judges every new regeneration and re-judging job from now on."""
+    promote(session, candidate_id, admin)
+    return redirect(request, f"/judges/{candidate_id}")
 
 
 @router.post("/judges/{candidate_id}/score")

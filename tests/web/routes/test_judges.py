@@ -110,3 +110,21 @@ def test_an_open_study_and_a_keyless_gemini_candidate_are_refused(
     assert admin.post(made.headers["location"] + "/score", data={"study": "x"}).status_code == 422
     reader = client_for(demo_engine, settings, "someone", Role.reader)
     assert reader.get("/judges").status_code == 403
+
+
+def test_promote_and_return_to_the_record(demo_engine: Engine, settings: Settings) -> None:
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    made = admin.post("/judges", data={"name": "lenient", "backend": "offline",
+                                       "model": "offline-heuristic-1", "template": default_template(),
+                                       "bias": "lenient"}, follow_redirects=False)
+    page = soup(admin.get(made.headers["location"]).text)
+    assert page.select_one("#promote") is not None
+    done = admin.post(made.headers["location"] + "/promote", follow_redirects=False)
+    assert done.status_code == 303
+    assert soup(admin.get(made.headers["location"]).text).select_one("#is-promoted") is not None
+    index = soup(admin.get("/judges").text)
+    assert index.select_one("#promoted a").text == "lenient"
+    assert index.select_one("#candidates .badge.pass").text == "judges new jobs"
+    assert admin.post("/judges/default", follow_redirects=False).status_code == 303
+    assert "own prompt" in soup(admin.get("/judges").text).select_one("#promoted").text
+    assert admin.post("/judges/999/promote").status_code == 404
