@@ -6,7 +6,8 @@ a locked study's cases, its settled reference and the candidates' verdicts, and 
 
 - Against the reference (app/agreement/two_raters.py): agreement, Cohen's kappa, too strict
   (the candidate fails what the readers pass) and too lenient, of all compared edits.
-- The AUC of the candidate's weighted score against the overall reference (app/agreement/roc.py).
+- The AUC of the candidate's weighted score (on two decimals) against the overall reference
+  (app/agreement/roc.py).
 - Self-consistency: agreement of its first two repeats on the same edits.
 - Paired with the judge of record on the edits both answered: the difference in agreement
   with the reference, from one cluster-bootstrap resampling of both, and the clustered
@@ -30,7 +31,7 @@ from app.agreement.multiplicity import holm_adjusted
 from app.agreement.resample import ClusterBootstrap, Figure
 from app.agreement.roc import area
 from app.agreement.stats import Vote
-from app.agreement.two_raters import cells, clustered_mcnemar, compare, compare_many, ratio
+from app.agreement.two_raters import cells, clustered_mcnemar, compare_many, ratio
 from pipeline.vocabulary import QUESTIONS
 
 __all__ = ["RECORD", "Answers", "Board", "Figure", "OrderBias", "Paired", "Row", "boards"]
@@ -121,9 +122,11 @@ def boards(clusters: Sequence[Hashable], reference: list[dict[str, Vote]], recor
         truth = [r.get(question) for r in reference]
         votes = {j.name: [a.get(question) for a in j.usual[0]] for j in judges}
         pairs = compare_many([(votes[j.name], truth) for j in judges], boot, SHOWN)
-        paired = {c.name: _paired(votes[c.name], votes[record.name], truth, boot)
-                  for c in candidates}
+        paired = dict(zip((c.name for c in candidates), _paired_many(
+            [(votes[c.name], votes[record.name]) for c in candidates], truth, boot), strict=True))
         adjusted = holm_adjusted({n: p.mcnemar_clustered_p for n, p in paired.items()})
+        consistency = _consistency(judges, question, boot)
+        order = _order_bias(judges, question, boot)
         rows = []
         for judge, pair in zip(judges, pairs, strict=True):
             answered = sum(v is not None for v, t in zip(votes[judge.name], truth, strict=True)
@@ -134,11 +137,11 @@ def boards(clusters: Sequence[Hashable], reference: list[dict[str, Vote]], recor
                 name=judge.name, figures=pair.figures, n=pair.table.n,
                 unanswered=settled - answered,
                 auc=_auc(judge, truth, clusters) if question == "overall" else None,
-                consistency=_consistency(judge, question, boot),
+                consistency=consistency.get(judge.name),
                 paired=None if test is None else Paired(
                     test.difference, test.only_candidate_right, test.only_record_right,
                     test.mcnemar_clustered_p, adjusted[judge.name]),
-                order=_order_bias(judge, question, boot)))
+                order=order.get(judge.name)))
         found[question] = Board(question, _ranked(rows, votes, truth, boot))
     return found
 
@@ -153,33 +156,55 @@ def _correct(votes: Sequence[Vote], truth: Sequence[Vote]) -> tuple[np.ndarray, 
 def _paired(candidate: Sequence[Vote], record: Sequence[Vote], truth: Sequence[Vote],
             boot: ClusterBootstrap) -> Paired:
     """The difference in agreement on the edits both judges answered, resampled together."""
-    a_answered, a_right = _correct(candidate, truth)
-    b_answered, b_right = _correct(record, truth)
-    both = a_answered & b_answered
-    features = np.stack([a_right & both, b_right & both, both], axis=1).astype(float)
+    return _paired_many([(candidate, record)], truth, boot)[0]
 
-    def difference(sums: np.ndarray) -> np.ndarray:
-        return ratio(sums[..., 0] - sums[..., 1], sums[..., 2])
 
-    figure = boot.figure(features, difference, n=int(both.sum()), bounds=(-1.0, 1.0))
-    only_a = a_right & ~b_right & both
-    only_b = b_right & ~a_right & both
-    per_cluster = boot.cluster_sums(np.stack([only_a, only_b], axis=1).astype(float))
-    p = clustered_mcnemar(per_cluster[:, 0] - per_cluster[:, 1]) if (only_a | only_b).any() else None
-    return Paired(figure, int(only_a.sum()), int(only_b.sum()), p)
+def _difference(sums: np.ndarray) -> np.ndarray:
+    return ratio(sums[..., 0] - sums[..., 1], sums[..., 2])
+
+
+def _paired_many(pairs: Sequence[tuple[Sequence[Vote], Sequence[Vote]]], truth: Sequence[Vote],
+                 boot: ClusterBootstrap) -> list[Paired]:
+    """``_paired`` of several pairs of judges over the same edits, from one resampling: the
+    leaderboard compares every judge with every other (55 pairs for ten candidates)."""
+    if not pairs:
+        return []
+    right: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for votes in (v for pair in pairs for v in pair):
+        if id(votes) not in right:
+            right[id(votes)] = _correct(votes, truth)
+    stacked, only = [], []
+    for a, b in pairs:
+        (a_answered, a_right), (b_answered, b_right) = right[id(a)], right[id(b)]
+        both = a_answered & b_answered
+        stacked.append(np.stack([a_right & both, b_right & both, both], axis=1))
+        only.append((a_right & ~b_right & both, b_right & ~a_right & both))
+    features = np.stack(stacked, axis=1).astype(float)  # edits x pairs x 3
+    figures = boot.figures_of_many(features, {"difference": _difference},
+                                   ns=[int(f[:, 2].sum()) for f in stacked],
+                                   bounds={"difference": (-1.0, 1.0)})
+    per_cluster = boot.cluster_sums(np.concatenate(
+        [np.stack(o, axis=1) for o in only], axis=1).astype(float))
+    found = []
+    for p, (only_a, only_b) in enumerate(only):
+        discordant = per_cluster[:, 2 * p] - per_cluster[:, 2 * p + 1]
+        test = clustered_mcnemar(discordant) if (only_a | only_b).any() else None
+        found.append(Paired(figures[p]["difference"], int(only_a.sum()), int(only_b.sum()), test))
+    return found
 
 
 def _ranked(rows: list[Row], votes: dict[str, list[Vote]], truth: list[Vote],
             boot: ClusterBootstrap) -> list[Row]:
     """Rows by agreement, each naming the judges its paired interval shows it beats."""
     beaten: dict[str, list[str]] = {r.name: [] for r in rows}
-    for i, a in enumerate(rows):
-        for b in rows[i + 1:]:
-            test = _paired(votes[a.name], votes[b.name], truth, boot).difference
-            if test.low is not None and test.low > 0:
-                beaten[a.name].append(b.name)
-            elif test.high is not None and test.high < 0:
-                beaten[b.name].append(a.name)
+    pairs = [(a.name, b.name) for i, a in enumerate(rows) for b in rows[i + 1:]]
+    tests = _paired_many([(votes[a], votes[b]) for a, b in pairs], truth, boot)
+    for (a, b), test in zip(pairs, tests, strict=True):
+        difference = test.difference
+        if difference.low is not None and difference.low > 0:
+            beaten[a].append(b)
+        elif difference.high is not None and difference.high < 0:
+            beaten[b].append(a)
 
     def key(row: Row) -> tuple[float, str]:
         value = row.figures["agreement"].value
@@ -193,36 +218,46 @@ def _auc(judge: Answers, truth: list[Vote], clusters: Sequence[Hashable]) -> Fig
             if t is not None and s is not None]
     if not keep or len({truth[i] for i in keep}) < 2:
         return None
-    return area([bool(truth[i]) for i in keep], [float(judge.scores[i] or 0.0) for i in keep],
+    # On two decimals, as judges give them: the resampling works level by level, and a
+    # thousand distinct levels made one AUC a tenth of a second.
+    return area([bool(truth[i]) for i in keep],
+                [round(float(judge.scores[i] or 0.0), 2) for i in keep],
                 clusters=[clusters[i] for i in keep])
 
 
-def _consistency(judge: Answers, question: str, boot: ClusterBootstrap) -> Figure | None:
-    """Agreement of the first two repeats on the same edits; None with one repeat."""
-    if len(judge.usual) < 2:
-        return None
-    first = [a.get(question) for a in judge.usual[0]]
-    second = [a.get(question) for a in judge.usual[1]]
-    return compare(first, second, boot, ("agreement",)).figures["agreement"]
+def _consistency(judges: Sequence[Answers], question: str,
+                 boot: ClusterBootstrap) -> dict[str, Figure]:
+    """Agreement of each judge's first two repeats on the same edits; judges with one
+    repeat are left out. All from one resampling."""
+    repeated = [j for j in judges if len(j.usual) >= 2]
+    pairs = [([a.get(question) for a in j.usual[0]], [a.get(question) for a in j.usual[1]])
+             for j in repeated]
+    found = compare_many(pairs, boot, ("agreement",))
+    return {j.name: f.figures["agreement"] for j, f in zip(repeated, found, strict=True)}
 
 
-def _order_bias(judge: Answers, question: str, boot: ClusterBootstrap) -> OrderBias | None:
-    if judge.original_first is None:
-        return None
-    usual = [a.get(question) for a in judge.usual[0]]
-    swapped = [a.get(question) for a in judge.original_first]
-    one_hot = cells(swapped, usual)  # [swapped pass usual pass, swapped pass usual fail, ...]
-    n = int(one_hot.sum())
+def _flipped(sums: np.ndarray) -> np.ndarray:
+    # cells of (original first, usual): PP, PF, FP, FF; a flip is PF or FP
+    return ratio(sums[..., 1] + sums[..., 2],
+                 sums[..., 0] + sums[..., 1] + sums[..., 2] + sums[..., 3])
 
-    def flipped(sums: np.ndarray) -> np.ndarray:
-        return ratio(sums[..., 1] + sums[..., 2], sums[..., 0] + sums[..., 1] + sums[..., 2]
-                     + sums[..., 3])
 
-    def change(sums: np.ndarray) -> np.ndarray:
-        # swapped pass rate minus usual pass rate: (PP + PF) - (PP + FP) over all
-        return ratio(sums[..., 1] - sums[..., 2], sums[..., 0] + sums[..., 1] + sums[..., 2]
-                     + sums[..., 3])
+def _change(sums: np.ndarray) -> np.ndarray:
+    # pass rate with the original first, (PP + PF), minus in the usual order, (PP + FP)
+    return ratio(sums[..., 1] - sums[..., 2],
+                 sums[..., 0] + sums[..., 1] + sums[..., 2] + sums[..., 3])
 
-    found = boot.figures(one_hot, {"flipped": flipped, "change": change}, n=n,
-                         bounds={"flipped": (0.0, 1.0), "change": (-1.0, 1.0)})
-    return OrderBias(found["flipped"], found["change"])
+
+def _order_bias(judges: Sequence[Answers], question: str,
+                boot: ClusterBootstrap) -> dict[str, OrderBias]:
+    """Each judge's verdicts with the original first against its usual ones: the share that
+    flips and the change in pass rate, for every judge run both ways, from one resampling."""
+    run = [j for j in judges if j.original_first is not None]
+    if not run:
+        return {}
+    one_hot = np.stack([cells([a.get(question) for a in j.original_first or []],
+                              [a.get(question) for a in j.usual[0]]) for j in run], axis=1)
+    found = boot.figures_of_many(one_hot, {"flipped": _flipped, "change": _change},
+                                 ns=[int(one_hot[:, i].sum()) for i in range(len(run))],
+                                 bounds={"flipped": (0.0, 1.0), "change": (-1.0, 1.0)})
+    return {j.name: OrderBias(f["flipped"], f["change"]) for j, f in zip(run, found, strict=True)}

@@ -277,11 +277,13 @@ def pending_tasks(session: Session, candidate: JudgeCandidate, study_id: int) ->
     return list(dict.fromkeys(edit.task_id for edit, _, _ in plan(session, candidate, study_id)))
 
 
-def _answers(rows: list[CandidateVerdict]) -> dict[str, bool | None]:
-    if not rows or rows[0].error is not None:
-        return {}
-    row = rows[0]
-    return {**{d: getattr(row, d) for d in DIMENSIONS}, "overall": row.qualified}
+# A verdict's columns as the leaderboard reads them: tens of thousands of rows for ten
+# candidates on a 1,000-edit reference, so columns, not ORM objects.
+_READ = (col(CandidateVerdict.candidate_id), col(CandidateVerdict.item_id),
+         col(CandidateVerdict.repeat), col(CandidateVerdict.original_first),
+         col(CandidateVerdict.error), col(CandidateVerdict.weighted_score),
+         *(col(getattr(CandidateVerdict, d)) for d in DIMENSIONS), col(CandidateVerdict.qualified))
+_ANSWERED = (*DIMENSIONS, "overall")
 
 
 def leaderboard(session: Session, study_id: int, candidate_ids: list[int] | None = None, *,
@@ -291,23 +293,26 @@ def leaderboard(session: Session, study_id: int, candidate_ids: list[int] | None
     cases = [c for c in data.cases if c.item_id in settled]
     reference: list[dict[str, bool | None]] = [dict(settled[c.item_id]) for c in cases]
     record = Answers(RECORD, [[dict(c.judge) for c in cases]])
-    query = select(CandidateVerdict).where(col(CandidateVerdict.study_id) == study_id)
+    query = select(*_READ).where(col(CandidateVerdict.study_id) == study_id)
     if candidate_ids is not None:
         query = query.where(col(CandidateVerdict.candidate_id).in_(candidate_ids))
-    by: dict[tuple[int, int, int, bool], list[CandidateVerdict]] = {}
-    for row in session.scalars(query.order_by(col(CandidateVerdict.id))):
-        by.setdefault((row.candidate_id, row.item_id, row.repeat, row.original_first), []).append(row)
-    scored = sorted({key[0] for key in by})
+    # (candidate, item, repeat, original first) -> (answers, weighted score); the first row
+    # stored for a key stands (a unique constraint keeps it the only one).
+    by: dict[tuple[int, int, int, bool], tuple[dict[str, bool | None], float | None]] = {}
+    for candidate_id, item_id, repeat, first, error, score, *answers in session.connection().execute(
+            query.order_by(col(CandidateVerdict.id))):
+        key = (candidate_id, item_id, repeat, bool(first))
+        if key not in by:
+            by[key] = ({} if error is not None else dict(zip(_ANSWERED, answers, strict=True)),
+                       score if error is None else None)
     found = []
-    for candidate_id in scored:
+    empty: tuple[dict[str, bool | None], float | None] = ({}, None)
+    for candidate_id in sorted({key[0] for key in by}):
         candidate = get_candidate(session, candidate_id)
         repeats = max(key[2] for key in by if key[0] == candidate_id) + 1
-        usual = [[_answers(by.get((candidate_id, c.item_id, r, False), [])) for c in cases]
+        usual = [[by.get((candidate_id, c.item_id, r, False), empty)[0] for c in cases]
                  for r in range(repeats)]
-        firsts = [by.get((candidate_id, c.item_id, 0, False), []) for c in cases]
-        scores = [rows[0].weighted_score if rows and rows[0].error is None else None
-                  for rows in firsts]
-        swapped = [_answers(by.get((candidate_id, c.item_id, 0, True), [])) for c in cases]
-        found.append(Answers(candidate.name, usual, scores,
-                             swapped if any(swapped) else None))
+        scores = [by.get((candidate_id, c.item_id, 0, False), empty)[1] for c in cases]
+        swapped = [by.get((candidate_id, c.item_id, 0, True), empty)[0] for c in cases]
+        found.append(Answers(candidate.name, usual, scores, swapped if any(swapped) else None))
     return boards([c.cluster for c in cases], reference, record, found, resamples=resamples)
