@@ -34,7 +34,7 @@ from app.agreement.stats import Vote
 from app.agreement.two_raters import cells, clustered_mcnemar, compare_many, ratio
 from pipeline.vocabulary import QUESTIONS
 
-__all__ = ["RECORD", "Answers", "Board", "Figure", "OrderBias", "Paired", "Row", "boards"]
+__all__ = ["QUESTIONS", "RECORD", "Answers", "Board", "Figure", "OrderBias", "Paired", "Row", "boards"]
 RECORD = "judge of record"
 SHOWN = ("agreement", "kappa", "a_stricter", "a_more_lenient")
 
@@ -111,14 +111,16 @@ class Board:
 
 
 def boards(clusters: Sequence[Hashable], reference: list[dict[str, Vote]], record: Answers,
-           candidates: list[Answers], *, resamples: int | None = None) -> dict[str, Board]:
-    """Per question, the record and every candidate against the reference (all lists in the
-    reference's order; ``clusters`` names each edit's source image)."""
+           candidates: list[Answers], *, resamples: int | None = None,
+           questions: Sequence[str] = QUESTIONS) -> dict[str, Board]:
+    """Per question (every one, or those asked for), the record and every candidate against
+    the reference (all lists in the reference's order; ``clusters`` names each edit's source
+    image)."""
     boot = (ClusterBootstrap(list(clusters)) if resamples is None
             else ClusterBootstrap(list(clusters), resamples=resamples))
     judges = [record, *candidates]
     found: dict[str, Board] = {}
-    for question in QUESTIONS:
+    for question in questions:
         truth = [r.get(question) for r in reference]
         votes = {j.name: [a.get(question) for a in j.usual[0]] for j in judges}
         pairs = compare_many([(votes[j.name], truth) for j in judges], boot, SHOWN)

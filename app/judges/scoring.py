@@ -23,16 +23,17 @@ from app.errors import Conflict, NotFound
 from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.judges.candidates import get_candidate, spec_of
 from app.judges.models import CandidateVerdict, JudgeCandidate
+from app.memo import Memo
 from app.models import Attempt, Task
 from app.settings import Settings
-from app.studies.models import Design, Study, StudyItem, StudyStatus
+from app.studies.models import Adjudication, Design, Study, StudyItem, StudyStatus
 from pipeline import offline_judges
 from pipeline.backend import BackendError, TaskInfo, Verdict
 from pipeline.estimate import Estimate, Limits, describe, estimate
 from pipeline.gemini import GeminiBackend
 from pipeline.judge_spec import JudgeSpec
 from pipeline.loop import RetryPolicy, StepFailed, unreadable, with_retries
-from pipeline.vocabulary import DIMENSIONS
+from pipeline.vocabulary import DIMENSIONS, QUESTIONS
 
 logger = logging.getLogger(__name__)
 # spec, task, original, edited, instruction, repeat -> verdict
@@ -287,8 +288,27 @@ _ANSWERED = (*DIMENSIONS, "overall")
 
 
 def leaderboard(session: Session, study_id: int, candidate_ids: list[int] | None = None, *,
-                resamples: int | None = None) -> dict[str, Board]:
-    """Per question, the judge of record and the candidates scored on this study."""
+                resamples: int | None = None,
+                questions: tuple[str, ...] = QUESTIONS) -> dict[str, Board]:
+    """Per question (every one, or those asked for), the judge of record and the candidates
+    scored on this study. Kept until a candidate's answer is added: a locked study's reads
+    cannot change (its newest adjudication is in the key all the same)."""
+    stored = session.execute(select(func.count(), func.max(CandidateVerdict.id)).where(
+        col(CandidateVerdict.study_id) == study_id)).one()
+    decided = session.scalar(select(func.max(Adjudication.id)).where(
+        col(Adjudication.study_id) == study_id))
+    bind = session.get_bind()
+    key = (str(bind.engine.url if hasattr(bind, "engine") else bind), study_id, tuple(stored),
+           decided, tuple(candidate_ids or ()), resamples, questions)
+    return _boards.get_or_make(key, lambda: _leaderboard(session, study_id, candidate_ids,
+                                                         resamples, questions))
+
+
+_boards: Memo[dict[str, Board]] = Memo(16)
+
+
+def _leaderboard(session: Session, study_id: int, candidate_ids: list[int] | None,
+                 resamples: int | None, questions: tuple[str, ...]) -> dict[str, Board]:
     _, data, settled = reference_study(session, study_id)
     cases = [c for c in data.cases if c.item_id in settled]
     reference: list[dict[str, bool | None]] = [dict(settled[c.item_id]) for c in cases]
@@ -315,4 +335,5 @@ def leaderboard(session: Session, study_id: int, candidate_ids: list[int] | None
         scores = [by.get((candidate_id, c.item_id, 0, False), empty)[1] for c in cases]
         swapped = [by.get((candidate_id, c.item_id, 0, True), empty)[0] for c in cases]
         found.append(Answers(candidate.name, usual, scores, swapped if any(swapped) else None))
-    return boards([c.cluster for c in cases], reference, record, found, resamples=resamples)
+    return boards([c.cluster for c in cases], reference, record, found, resamples=resamples,
+                  questions=questions)

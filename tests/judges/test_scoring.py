@@ -99,3 +99,18 @@ def test_a_candidate_names_exactly_what_produced_its_verdicts(demo_engine: Engin
                                                     template=default_template()), created_by=None)
     assert first.version != reworded.version and len(first.version) == 12
     assert reworded.template.endswith("Be brief.")
+
+
+def test_a_kept_leaderboard_follows_new_answers(demo_engine: Engine, reference: Reference) -> None:
+    first = candidate(demo_engine, "first", "strict")
+    aio.run(score(demo_engine, first.id or 0, reference.study_id, offline_judge))
+    with Session(demo_engine) as session:
+        before = leaderboard(session, reference.study_id, resamples=200, questions=("overall",))
+        assert leaderboard(session, reference.study_id, resamples=200,
+                           questions=("overall",)) is before  # kept
+    second = candidate(demo_engine, "second", "lenient")
+    aio.run(score(demo_engine, second.id or 0, reference.study_id, offline_judge))
+    with Session(demo_engine) as session:
+        after = leaderboard(session, reference.study_id, resamples=200, questions=("overall",))
+    assert {r.name for r in after["overall"].rows} == {RECORD, "first", "second"}
+    assert set(before) == {"overall"}

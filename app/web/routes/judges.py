@@ -9,7 +9,7 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, Field
 from starlette.datastructures import FormData
 
-from app.agreement.leaderboard import RECORD
+from app.agreement.leaderboard import QUESTIONS, RECORD
 from app.errors import Invalid
 from app.jobs import start_scoring
 from app.judges.candidates import (
@@ -94,10 +94,11 @@ def leaderboard_page(request: Request, session: SessionDep,
                      study: Annotated[int, Query(ge=1, le=2**31 - 1)],
                      question: QuestionQuery = None) -> HTMLResponse:
     found, _, _ = reference_study(session, study)
-    boards = leaderboard(session, study)
     shown = question or "overall"
+    # The question shown, alone: each is a fifth of the work, and the tabs ask for the rest.
+    board = leaderboard(session, study, questions=(shown,))[shown]
     return render(request, "judges/leaderboard.html", {
-        "study": found, "boards": boards, "board": boards[shown], "question": shown,
+        "study": found, "questions": QUESTIONS, "board": board, "question": shown,
         "record": RECORD})
 
 
