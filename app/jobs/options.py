@@ -25,7 +25,9 @@ class JobOptions:
     # "regenerate" (the refinement loop), "rejudge" (the judge again, on the latest edit) or
     # "score" (a candidate judge on a locked study's edits, app/judges/scoring.py)
     kind: str = "regenerate"
-    candidate_id: int | None = None  # a "score" job's candidate judge and reference study
+    # A "score" job's candidate judge and reference study; a regeneration's study whose
+    # readers rejected what the judge accepted (app/judges/targets.py), when it came from one.
+    candidate_id: int | None = None
     study_id: int | None = None
     # The promoted candidate judging this job's verdicts (app/judges/promotion.py), recorded
     # when the job is made; None: the judge of record's own prompt.

@@ -1,15 +1,19 @@
-"""A candidate judge scored as a job: one unit per task of the reference study, so scoring
-shows its progress, can be cancelled, and is taken up again by any worker after a restart
-like every other job (app/jobs/runner.py runs its units through app/judges/scoring.py)."""
+"""The judge observatory's jobs. A candidate judge scored as a job: one unit per task of the
+reference study, so scoring shows its progress, can be cancelled, and is taken up again by any
+worker after a restart like every other job (app/jobs/runner.py runs its units through
+app/judges/scoring.py). And the regeneration aimed where the judge was wrong."""
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from app.errors import Conflict
 from app.jobs.options import JobOptions
+from app.jobs.registry import available
 from app.jobs.runner import create_job
 from app.judges.candidates import get_candidate
+from app.judges.promotion import promoted
 from app.judges.scoring import judge_for, pending_tasks
+from app.judges.targets import targets
 from app.settings import Settings
 
 CONCURRENCY = 4
@@ -29,4 +33,25 @@ def start_scoring(engine: Engine, candidate_id: int, study_id: int, settings: Se
                        "is stored")
     options = JobOptions(backend=backend, kind="score", candidate_id=candidate_id,
                          study_id=study_id, concurrency=CONCURRENCY)
+    return create_job(engine, tasks, options, created_by)
+
+
+def regenerate_let_through(engine: Engine, study_id: int, settings: Settings,
+                           created_by: int | None = None, rounds: int = 5) -> int:
+    """A regeneration job on the tasks whose edit the readers of a locked study rejected and
+    the judge accepted: judged by the promoted judge (recorded on the job), steered by the
+    readers' comments, on the promoted judge's backend. Conflict when there is none."""
+    with Session(engine) as session:
+        found = targets(session, study_id)
+        judge = promoted(session)
+        backend = judge.backend if judge is not None else "offline"
+    if backend not in available(settings):
+        raise Conflict(f"the promoted judge runs on {backend}, and this server has no key for it: "
+                       "set GOOGLE_API_KEY or GEMINI_API_KEY, or promote an offline judge")
+    tasks = found.tasks_to_regenerate
+    if not tasks:
+        raise Conflict("no edit of this study was rejected by its readers and accepted by the "
+                       "judge: nothing to regenerate")
+    options = JobOptions(backend=backend, kind="regenerate", rounds=rounds,
+                         use_reader_feedback=True, study_id=study_id)
     return create_job(engine, tasks, options, created_by)

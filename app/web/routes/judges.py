@@ -11,7 +11,7 @@ from starlette.datastructures import FormData
 
 from app.agreement.leaderboard import QUESTIONS, RECORD
 from app.errors import Invalid
-from app.jobs import start_scoring
+from app.jobs import regenerate_let_through, start_scoring
 from app.judges.candidates import (
     OFFLINE_BIASES,
     CandidatePlan,
@@ -24,6 +24,7 @@ from app.judges.candidates import (
 )
 from app.judges.promotion import promote, promoted
 from app.judges.scoring import leaderboard, outlook, reference_studies, reference_study
+from app.judges.targets import targets
 from app.web.deps import IdPath, QuestionQuery, SessionDep, SettingsDep
 from app.web.forms import posted_form, read_form
 from app.web.security import AdminUser
@@ -99,7 +100,20 @@ def leaderboard_page(request: Request, session: SessionDep,
     board = leaderboard(session, study, questions=(shown,))[shown]
     return render(request, "judges/leaderboard.html", {
         "study": found, "questions": QUESTIONS, "board": board, "question": shown,
-        "record": RECORD})
+        "record": RECORD, "targets": targets(session, study), "promoted": promoted(session)})
+
+
+@router.post("/judges/leaderboard/regenerate")
+def regenerate_targets(request: Request, session: SessionDep, admin: AdminUser,
+                       settings: SettingsDep,
+                       form: Annotated[FormData, Depends(posted_form)]) -> Response:
+    """Regenerate the edits the study's readers rejected and the judge accepted."""
+    try:
+        study = int(str(form.get("study", "")))
+    except ValueError:
+        raise Invalid("choose the locked study whose disagreements to regenerate", "study") from None
+    job_id = regenerate_let_through(request.app.state.engine, study, settings, admin.id)
+    return redirect(request, f"/jobs/{job_id}")
 
 
 @router.post("/judges/default")

@@ -128,3 +128,21 @@ def test_promote_and_return_to_the_record(demo_engine: Engine, settings: Setting
     assert admin.post("/judges/default", follow_redirects=False).status_code == 303
     assert "own prompt" in soup(admin.get("/judges").text).select_one("#promoted").text
     assert admin.post("/judges/999/promote").status_code == 404
+
+
+def test_the_leaderboard_offers_the_disagreements(demo_engine: Engine, settings: Settings) -> None:
+    from tests.judges.test_targets import _study_whose_readers_reject_some_accepted_edits
+
+    study_id = _study_whose_readers_reject_some_accepted_edits(demo_engine)
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    page = soup(admin.get(f"/judges/leaderboard?study={study_id}").text)
+    listed = page.select("#let-through li a")
+    assert listed and all(a["href"].startswith("/cases/") for a in listed)
+    assert page.select_one("#regenerate-let-through button") is not None
+    assert page.select_one("#thrown-away") is None
+    started = admin.post("/judges/leaderboard/regenerate", data={"study": study_id},
+                         follow_redirects=False)
+    assert started.status_code == 303 and "/jobs/" in started.headers["location"]
+    job = soup(admin.get(started.headers["location"]).text)
+    assert job.select_one("#job-judge").text == "the judge of record's own prompt"
+    assert admin.post("/judges/leaderboard/regenerate", data={"study": "x"}).status_code == 422
