@@ -185,6 +185,26 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
     return study
 
 
+def create_study_of(*, session: Session, plan: StudyPlan, sample: dict[str, list[Candidate]],
+                    created_by: User, made_from: dict[str, Any]) -> Study:
+    """A study of units chosen elsewhere (``sample``: stratum -> units), not drawn from a
+    pool: a follow-up on the edits a regeneration made, say. ``made_from`` is recorded with
+    the study's selection, so its report can say where its edits came from."""
+    _validate(plan)
+    _check_people(session, plan)
+    items = item_rows(session, sample, set())
+    if not items:
+        raise StudyError("no edit to read: none of the units has an image")
+    selection = json.loads(_selection_json(plan, {k: len(v) for k, v in sample.items()}))
+    study = _study_row(plan, created_by, json.dumps(selection | made_from, sort_keys=True))
+    session.add(study)
+    session.flush()
+    write_items_and_worklists(session, study, items, plan.reader_ids)
+    session.commit()
+    session.refresh(study)
+    return study
+
+
 def _check_people(session: Session, plan: StudyPlan) -> None:
     readers = [session.get(User, uid) for uid in plan.reader_ids]
     if any(r is None or r.role != Role.reader for r in readers):

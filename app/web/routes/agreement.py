@@ -14,6 +14,7 @@ from app.agreement.service import charts_for, report_for, report_json
 from app.agreement.standalone import standalone_html
 from app.agreement.tables import TABLES, rows
 from app.csv_cells import iter_dict_csv
+from app.judges.follow_up import comparison
 from app.models import Direction, Modality
 from app.studies.adjudication import assign_adjudicator
 from app.studies.models import Design
@@ -47,7 +48,8 @@ def agreement_page(request: Request, session: SessionDep, study_id: IdPath,
     data, report = report_for(session, study, scope)
     context: dict[str, Any] = {"study": study, "report": report,
                                "choices": slice_choices(data.cases), "scope": scope,
-                               "tables": TABLES, "query": request.url.query}
+                               "tables": TABLES, "query": request.url.query,
+                               "before_after": comparison(session, study)}
     return render(request, "agreement/study.html", context)
 
 

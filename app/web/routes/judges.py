@@ -22,6 +22,7 @@ from app.judges.candidates import (
     get_candidate,
     template_hash,
 )
+from app.judges.follow_up import create_follow_up
 from app.judges.promotion import promote, promoted
 from app.judges.scoring import leaderboard, outlook, reference_studies, reference_study
 from app.judges.targets import targets
@@ -88,6 +89,20 @@ def template_diff(request: Request, form: Annotated[FormData, Depends(posted_for
     return render(request, "judges/_diff.html", {
         "diff": diff_from_default(template), "hash": template_hash(template),
         "default_hash": template_hash(default_template())})
+
+
+@router.post("/judges/follow-up")
+def make_follow_up(request: Request, session: SessionDep, admin: AdminUser,
+                   form: Annotated[FormData, Depends(posted_form)]) -> Response:
+    """A study of a finished targeted regeneration's edits, read by the source study's
+    readers, whose agreement page shows before and after."""
+    try:
+        job_id = int(str(form.get("job", "")))
+    except ValueError:
+        raise Invalid("name the regeneration job to follow up", "job") from None
+    name = str(form.get("name", "")).strip() or f"follow-up of job {job_id}"
+    study = create_follow_up(session, job_id, name, None, admin)
+    return redirect(request, f"/studies/{study.id}")
 
 
 @router.get("/judges/leaderboard", response_class=HTMLResponse)

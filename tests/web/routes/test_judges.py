@@ -146,3 +146,28 @@ def test_the_leaderboard_offers_the_disagreements(demo_engine: Engine, settings:
     job = soup(admin.get(started.headers["location"]).text)
     assert job.select_one("#job-judge").text == "the judge of record's own prompt"
     assert admin.post("/judges/leaderboard/regenerate", data={"study": "x"}).status_code == 422
+
+
+def test_a_follow_up_from_the_job_page(demo_engine: Engine, settings: Settings, tmp_path: Path) -> None:
+    from tests.judges.test_targets import _study_whose_readers_reject_some_accepted_edits
+
+    source = _study_whose_readers_reject_some_accepted_edits(demo_engine)
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    started = admin.post("/judges/leaderboard/regenerate", data={"study": source},
+                         follow_redirects=False)
+    job_url = started.headers["location"]
+    assert soup(admin.get(job_url).text).select_one("#follow-up-form") is None  # not done yet
+    lease = claim(demo_engine)
+    assert lease is not None
+    aio.run(run_job(demo_engine, lease, lambda o: make_backend(o, settings), tmp_path,
+                    policy=RetryPolicy(attempts=1, base_seconds=0.0)))
+    form = soup(admin.get(job_url).text).select_one("#follow-up-form")
+    assert form is not None
+    made = admin.post("/judges/follow-up", data={"job": job_url.rsplit("/", 1)[1],
+                                                 "name": "after the strict judge"},
+                      follow_redirects=False)
+    assert made.status_code == 303 and "/studies/" in made.headers["location"]
+    agreement = soup(admin.get(made.headers["location"] + "/agreement").text)
+    assert agreement.select_one("#before-after-waiting") is not None
+    assert agreement.select_one(f'#before-after a[href$="/studies/{source}/agreement"]') is not None
+    assert admin.post("/judges/follow-up", data={"job": "x"}).status_code == 422
