@@ -52,3 +52,49 @@ def test_make_score_and_read_a_candidate(page, live_server: str, demo_engine: En
     page.set_viewport_size({"width": 1366, "height": 900})
     page.screenshot(path=str(shots / "judges-index-1366.png"), full_page=True)
     assert errors == []
+
+
+def _work(engine: Engine, settings: Settings, tmp_path: Path) -> None:
+    """What the server's worker does (tests run without one): the queued jobs, to their end."""
+    while (lease := claim(engine)) is not None:
+        aio.run(run_job(engine, lease, lambda o: make_backend(o, settings), tmp_path,
+                        policy=RetryPolicy(attempts=1, base_seconds=0.0)))
+
+
+def test_the_whole_loop(page, live_server: str, demo_engine: Engine,  # type: ignore[no-untyped-def]
+                        settings: Settings, tmp_path: Path) -> None:
+    """Two candidates made and scored, one promoted, the edits the readers rejected and the
+    judge accepted regenerated with it, and the follow-up study opened: offline, no key."""
+    from tests.judges.test_targets import _study_whose_readers_reject_some_accepted_edits
+
+    study = _study_whose_readers_reject_some_accepted_edits(demo_engine)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("dialog", lambda dialog: dialog.accept())
+    made = {}
+    for name, bias in (("strict one", "strict"), ("lenient one", "lenient")):
+        page.goto(f"{live_server}/judges")
+        page.fill("input[name=name]", name)
+        page.select_option("select[name=bias]", bias)
+        page.click("#add-candidate")
+        page.wait_for_url(re.compile(r"/judges/\d+$"))
+        made[name] = page.url
+        page.locator(f'#outlooks tr[data-study-id="{study}"] button.score').click()
+        page.wait_for_url(re.compile(r"/jobs/\d+$"))
+        _work(demo_engine, settings, tmp_path)
+    page.goto(made["strict one"])
+    page.click("#promote")
+    page.locator("#is-promoted").wait_for()
+    page.goto(f"{live_server}/judges/leaderboard?study={study}")
+    assert page.locator("#leaderboard tbody tr").count() == 3
+    page.locator("#regenerate-let-through button").click()
+    page.wait_for_url(re.compile(r"/jobs/\d+$"))
+    assert page.locator("#job-judge").get_attribute("href") == made["strict one"].replace(live_server, "")
+    _work(demo_engine, settings, tmp_path)
+    page.reload()
+    page.locator("#make-follow-up").click()
+    page.wait_for_url(re.compile(r"/studies/\d+$"))
+    page.goto(page.url + "/agreement")
+    page.locator("#before-after").wait_for()
+    assert page.locator("#before-after-waiting").is_visible()
+    assert errors == []
