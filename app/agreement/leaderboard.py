@@ -34,7 +34,8 @@ from app.agreement.stats import Vote
 from app.agreement.two_raters import cells, clustered_mcnemar, compare_many, ratio
 from pipeline.vocabulary import QUESTIONS
 
-__all__ = ["QUESTIONS", "RECORD", "Answers", "Board", "Figure", "OrderBias", "Paired", "Row", "boards"]
+__all__ = ["QUESTIONS", "RECORD", "Answers", "Board", "Figure", "Flips", "OrderBias", "Paired", "Row",
+           "boards", "flips"]
 RECORD = "judge of record"
 SHOWN = ("agreement", "kappa", "a_stricter", "a_more_lenient")
 
@@ -68,6 +69,30 @@ class OrderBias:
 
 
 @dataclass(frozen=True)
+class Flips:
+    """Where a candidate's verdict differs from the judge of record's, on the edits both
+    answered and the readers settled, and whom the readers side with: the flip matrix."""
+
+    to_fail_readers_agree: int  # the record passed, the candidate failed, the readers failed it
+    to_fail_readers_disagree: int
+    to_pass_readers_agree: int  # the record failed, the candidate passed, the readers passed it
+    to_pass_readers_disagree: int
+    edits: tuple[tuple[int, bool, bool], ...]  # (edit index, candidate passed, readers agree)
+
+    @property
+    def total(self) -> int:
+        return len(self.edits)
+
+
+def flips(candidate: Sequence[Vote], record: Sequence[Vote], truth: Sequence[Vote]) -> Flips:
+    edits = tuple((i, bool(c), c == t) for i, (c, r, t) in enumerate(zip(candidate, record, truth,
+                                                                        strict=True))
+                  if c is not None and r is not None and t is not None and c != r)
+    return Flips(sum(1 for _, p, a in edits if not p and a), sum(1 for _, p, a in edits if not p and not a),
+                 sum(1 for _, p, a in edits if p and a), sum(1 for _, p, a in edits if p and not a), edits)
+
+
+@dataclass(frozen=True)
 class Row:
     """One judge on one question."""
 
@@ -80,12 +105,15 @@ class Row:
     paired: Paired | None = None  # None for the record itself
     order: OrderBias | None = None
     above: tuple[str, ...] = ()  # judges it is shown to beat (paired interval above zero)
+    flips: Flips | None = None  # against the judge of record; None for the record itself
 
 
 @dataclass(frozen=True)
 class Board:
     question: str
     rows: list[Row]  # by agreement, best first
+    # Each edit's task (id, key), in the reference's order, for the flipped edits' links.
+    edits: tuple[tuple[int, str], ...] = ()
 
     def tiers(self) -> list[list[str]]:
         """Judges in groups: each group beats every judge in the groups after it on paired
@@ -143,7 +171,8 @@ def boards(clusters: Sequence[Hashable], reference: list[dict[str, Vote]], recor
                 paired=None if test is None else Paired(
                     test.difference, test.only_candidate_right, test.only_record_right,
                     test.mcnemar_clustered_p, adjusted[judge.name]),
-                order=order.get(judge.name)))
+                order=order.get(judge.name),
+                flips=None if test is None else flips(votes[judge.name], votes[record.name], truth)))
         found[question] = Board(question, _ranked(rows, votes, truth, boot))
     return found
 

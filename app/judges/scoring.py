@@ -9,7 +9,7 @@ tomorrow. Scoring is resumable: an answer already stored is never asked for agai
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
@@ -335,5 +335,7 @@ def _leaderboard(session: Session, study_id: int, candidate_ids: list[int] | Non
         scores = [by.get((candidate_id, c.item_id, 0, False), empty)[1] for c in cases]
         swapped = [by.get((candidate_id, c.item_id, 0, True), empty)[0] for c in cases]
         found.append(Answers(candidate.name, usual, scores, swapped if any(swapped) else None))
-    return boards([c.cluster for c in cases], reference, record, found, resamples=resamples,
-                  questions=questions)
+    found_boards = boards([c.cluster for c in cases], reference, record, found,
+                          resamples=resamples, questions=questions)
+    edits = tuple((c.task_id, c.task_key) for c in cases)
+    return {q: replace(b, edits=edits) for q, b in found_boards.items()}

@@ -91,3 +91,20 @@ def test_the_auc_reads_the_weighted_score_on_the_overall_question_only() -> None
     row = next(r for r in board["overall"].rows if r.name == "scored")
     assert row.auc is not None and row.auc.value == 1.0
     assert all(r.auc is None for r in board["realism"].rows)
+
+
+def test_the_flip_matrix_counts_each_change_and_whom_the_readers_side_with() -> None:
+    from app.agreement.leaderboard import flips
+
+    truth = [True, True, False, False, True, None]
+    record = [True, False, True, False, True, False]
+    candidate = [False, True, False, True, True, True]
+    found = flips(candidate, record, truth)
+    # edit 0: record pass -> candidate fail, readers pass (side with the record)
+    # edit 1: record fail -> candidate pass, readers pass (agree)
+    # edit 2: record pass -> candidate fail, readers fail (agree)
+    # edit 3: record fail -> candidate pass, readers fail (side with the record)
+    # edit 5: not settled, left out
+    assert (found.to_fail_readers_agree, found.to_fail_readers_disagree,
+            found.to_pass_readers_agree, found.to_pass_readers_disagree) == (1, 1, 1, 1)
+    assert found.total == 4 and [e[0] for e in found.edits] == [0, 1, 2, 3]

@@ -82,6 +82,9 @@ def test_score_as_a_job_then_read_the_leaderboard(demo_engine: Engine, settings:
     table = soup(board.text).select_one("#leaderboard")
     assert {tr["data-judge"] for tr in table.select("tbody tr")} == {"judge of record", "lenient"}
     assert table.select_one('tr[data-judge="lenient"] td.order') is not None
+    matrix = soup(board.text).select_one('.flip-matrix[data-judge="lenient"]')
+    assert matrix is not None and matrix.select_one("td.to-pass-agree") is not None
+    assert soup(board.text).select_one('.flip-matrix[data-judge="judge of record"]') is None
     realism = soup(admin.get(f"/judges/leaderboard?study={reference.study_id}&question=realism").text)
     assert realism.select_one("#leaderboard")["data-question"] == "realism"
     assert admin.get(f"/judges/leaderboard?study={reference.study_id}&question=nope").status_code == 422
