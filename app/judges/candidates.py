@@ -3,6 +3,7 @@ sandbox before it is kept, and the spec the pipeline runs built from the stored 
 
 import difflib
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 
@@ -105,6 +106,38 @@ def create_candidate(session: Session, plan: CandidatePlan, created_by: int | No
     return candidate
 
 
+PANEL_RULES = ("majority", "stacked")
+
+
+def create_panel(session: Session, name: str, member_ids: list[int], rule: str,
+                 created_by: int | None) -> JudgeCandidate:
+    """A panel of scored candidates: a candidate itself, whose answers are its members'."""
+    name = name.strip()
+    if not NAME.match(name):
+        raise Invalid("name the panel in 1 to 100 letters, digits, spaces or . , : ( ) + / -", "name")
+    if rule not in PANEL_RULES:
+        raise Invalid(f"the rule is one of {', '.join(PANEL_RULES)}", "rule")
+    chosen = list(dict.fromkeys(member_ids))
+    members = [session.get(JudgeCandidate, m) for m in chosen]
+    if len(chosen) < 2 or any(m is None for m in members):
+        raise Invalid("choose at least two candidates", "members")
+    if any(m is not None and m.members for m in members):
+        raise Invalid("a panel's members are candidates, not panels", "members")
+    if session.scalar(select(col(JudgeCandidate.id)).where(col(JudgeCandidate.name) == name)):
+        raise Invalid(f"a candidate is already named {name!r}", "name")
+    names = ", ".join(m.name for m in members if m is not None)
+    versions = "/".join(m.version for m in members if m is not None)
+    panel = JudgeCandidate(
+        name=name, backend="panel", model="panel", version=hashlib.sha256(
+            f"{rule}:{versions}".encode()).hexdigest()[:12],
+        template=f"A panel of {names}, combined by {rule} rule.", rubric_version=rubric_version(),
+        members=json.dumps(chosen), rule=rule, created_by=created_by)
+    session.add(panel)
+    session.commit()
+    session.refresh(panel)
+    return panel
+
+
 def get_candidate(session: Session, candidate_id: int) -> JudgeCandidate:
     found = session.get(JudgeCandidate, candidate_id)
     if found is None:
@@ -133,6 +166,6 @@ def diff_from_default(template: str) -> list[tuple[str, str]]:
     return found
 
 
-__all__ = ["BACKENDS", "OFFLINE_BIASES", "CandidatePlan", "candidates", "checked",
-           "create_candidate", "default_template", "diff_from_default", "get_candidate",
+__all__ = ["BACKENDS", "OFFLINE_BIASES", "PANEL_RULES", "CandidatePlan", "candidates", "checked",
+           "create_candidate", "create_panel", "default_template", "diff_from_default", "get_candidate",
            "rubric_version", "spec_of", "template_hash"]

@@ -6,6 +6,7 @@ kept apart from the judge_verdict table: scoring a candidate never touches an ed
 of record, nor any study's frozen figures.
 """
 
+import json
 from datetime import datetime
 
 from sqlalchemy import Boolean, Column, Float, String, Text, UniqueConstraint
@@ -32,6 +33,14 @@ class JudgeCandidate(SQLModel, table=True):
     note: str = Field(default="", sa_column=Column(Text, nullable=False, server_default=""))
     created_by: int | None = Field(default=None, foreign_key="app_user.id")
     created_at: datetime = Field(default_factory=utcnow)
+    # A panel: its members' ids (JSON list) and how their answers are combined ("majority"
+    # or "stacked"); a panel asks nothing itself, its answers are its members'.
+    members: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    rule: str | None = Field(default=None, sa_column=Column(String(16), nullable=True))
+
+    @property
+    def member_ids(self) -> list[int]:
+        return [int(m) for m in json.loads(self.members)] if self.members else []
 
 
 class CandidateVerdict(SQLModel, table=True):

@@ -37,7 +37,11 @@ def promote(session: Session, candidate_id: int | None, by: User | None) -> None
     """Make ``candidate_id`` (None: the judge of record's own prompt) the judge of new jobs."""
     name = "the judge of record's own prompt"
     if candidate_id is not None:
-        name = f"candidate {get_candidate(session, candidate_id).name!r}"
+        chosen = get_candidate(session, candidate_id)
+        if chosen.members:
+            raise Invalid(f"{chosen.name!r} is a panel: promote one candidate, which a job asks "
+                          "once for each verdict")
+        name = f"candidate {chosen.name!r}"
     session.add(JudgePromotion(candidate_id=candidate_id, promoted_by=by.id if by else None))
     note(session, "judge promoted", None, by, f"{name} judges new jobs")
     session.commit()

@@ -18,6 +18,7 @@ from sqlmodel import Session, col
 
 from app.agreement import reads
 from app.agreement.leaderboard import RECORD, Answers, Board, boards
+from app.agreement.panels import majority, share_passing, stacked
 from app.agreement.report import settled_consensus
 from app.errors import Conflict, NotFound
 from app.images.files import ImageKind, ImageNotFound, resolve_image
@@ -75,6 +76,8 @@ def cost_lines(candidate: JudgeCandidate, calls: int) -> list[str]:
 def judge_for(candidate: JudgeCandidate, settings: Settings) -> Judge:
     """How this candidate is asked; Conflict, before anything starts, when its backend cannot
     be used on this server."""
+    if candidate.members:
+        raise Conflict(f"{candidate.name!r} is a panel: its answers are its members'")
     if candidate.backend == "offline":
         return offline_judge
     key = settings.gemini_api_key.get_secret_value()
@@ -102,6 +105,25 @@ def reference_study(session: Session, study_id: int) -> tuple[Study, reads.Study
         raise Conflict(f"study {study.name!r} has no settled reference: no edit has a readers' "
                        "consensus (or an adjudicated tie) yet")
     return study, data, settled
+
+
+def panel_answers(name: str, rule: str, members: list[Answers],
+                  reference: list[dict[str, bool | None]], clusters: list[object]) -> Answers:
+    """A panel's answers on the reference's edits from its members' first answers: by
+    majority, or stacked on the readers' reference with cross-fitting (app/agreement/panels.py)."""
+    answers: list[dict[str, bool | None]] = [{} for _ in reference]
+    score: list[float | None] = [None] * len(reference)
+    for question in QUESTIONS:
+        votes = [[a.get(question) for a in m.usual[0]] for m in members]
+        if rule == "stacked":
+            combined, probability = stacked(votes, [r.get(question) for r in reference], clusters)
+        else:
+            combined, probability = majority(votes), share_passing(votes)
+        for i, value in enumerate(combined):
+            answers[i][question] = value
+        if question == "overall":
+            score = probability
+    return Answers(name, [answers], score)
 
 
 def reference_studies(session: Session) -> list[Study]:
@@ -162,6 +184,9 @@ def plan(session: Session, candidate: JudgeCandidate, study_id: int, *,
          order_bias: bool = True) -> list[tuple[Edit, int, bool]]:
     """What is left to ask: each edit, each repeat in the usual order, and the first repeat
     with the original first."""
+    if candidate.members:
+        raise Conflict(f"{candidate.name!r} is a panel: it asks nothing itself, its answers are "
+                       "its members' (score them)")
     _, _, settled = reference_study(session, study_id)
     done = _done(session, candidate.id or 0, study_id)
     wanted = []
@@ -297,9 +322,10 @@ def leaderboard(session: Session, study_id: int, candidate_ids: list[int] | None
         col(CandidateVerdict.study_id) == study_id)).one()
     decided = session.scalar(select(func.max(Adjudication.id)).where(
         col(Adjudication.study_id) == study_id))
+    made = session.scalar(select(func.max(JudgeCandidate.id)))  # a new panel adds no answer
     bind = session.get_bind()
     key = (str(bind.engine.url if hasattr(bind, "engine") else bind), study_id, tuple(stored),
-           decided, tuple(candidate_ids or ()), resamples, questions)
+           decided, made, tuple(candidate_ids or ()), resamples, questions)
     return _boards.get_or_make(key, lambda: _leaderboard(session, study_id, candidate_ids,
                                                          resamples, questions))
 
@@ -327,6 +353,7 @@ def _leaderboard(session: Session, study_id: int, candidate_ids: list[int] | Non
                        score if error is None else None)
     found = []
     empty: tuple[dict[str, bool | None], float | None] = ({}, None)
+    scored: dict[int, Answers] = {}
     for candidate_id in sorted({key[0] for key in by}):
         candidate = get_candidate(session, candidate_id)
         repeats = max(key[2] for key in by if key[0] == candidate_id) + 1
@@ -334,8 +361,18 @@ def _leaderboard(session: Session, study_id: int, candidate_ids: list[int] | Non
                  for r in range(repeats)]
         scores = [by.get((candidate_id, c.item_id, 0, False), empty)[1] for c in cases]
         swapped = [by.get((candidate_id, c.item_id, 0, True), empty)[0] for c in cases]
-        found.append(Answers(candidate.name, usual, scores, swapped if any(swapped) else None))
-    found_boards = boards([c.cluster for c in cases], reference, record, found,
+        scored[candidate_id] = Answers(candidate.name, usual, scores, swapped if any(swapped) else None)
+        found.append(scored[candidate_id])
+    clusters = [c.cluster for c in cases]
+    for panel in session.scalars(select(JudgeCandidate).where(col(JudgeCandidate.members).is_not(None))
+                                 .order_by(col(JudgeCandidate.id))):
+        if candidate_ids is not None and panel.id not in candidate_ids:
+            continue
+        members = [scored[m] for m in panel.member_ids if m in scored]
+        if len(members) == len(panel.member_ids):  # every member scored on this study
+            found.append(panel_answers(panel.name, panel.rule or "majority", members, reference,
+                                       clusters))
+    found_boards = boards(clusters, reference, record, found,
                           resamples=resamples, questions=questions)
     edits = tuple((c.task_id, c.task_key) for c in cases)
     return {q: replace(b, edits=edits) for q, b in found_boards.items()}

@@ -114,3 +114,32 @@ def test_a_kept_leaderboard_follows_new_answers(demo_engine: Engine, reference: 
         after = leaderboard(session, reference.study_id, resamples=200, questions=("overall",))
     assert {r.name for r in after["overall"].rows} == {RECORD, "first", "second"}
     assert set(before) == {"overall"}
+
+
+def test_panels_of_scored_candidates_join_the_leaderboard(demo_engine: Engine,
+                                                          reference: Reference) -> None:
+    from app.judges.candidates import create_panel
+    from app.judges.promotion import promote
+
+    made = [candidate(demo_engine, name, bias) for name, bias in
+            (("lenient", "lenient"), ("strict", "strict"), ("fair", None))]
+    for judge in made:
+        aio.run(score(demo_engine, judge.id or 0, reference.study_id, offline_judge))
+    ids = [m.id or 0 for m in made]
+    with Session(demo_engine) as session:
+        vote = create_panel(session, "three vote", ids, "majority", None)
+        create_panel(session, "three stacked", ids, "stacked", None)
+        with pytest.raises(Invalid, match="at least two"):
+            create_panel(session, "alone", ids[:1], "majority", None)
+        with pytest.raises(Invalid, match="not panels"):
+            create_panel(session, "nested", [ids[0], vote.id or 0], "majority", None)
+        with pytest.raises(Invalid, match="is a panel"):
+            promote(session, vote.id, None)
+        with pytest.raises(Conflict, match="is a panel"):
+            from app.judges.scoring import plan
+            plan(session, vote, reference.study_id)
+        boards = leaderboard(session, reference.study_id, resamples=200)
+    rows = {r.name: r for r in boards["overall"].rows}
+    assert {"three vote", "three stacked"} <= set(rows)
+    assert rows["three vote"].n > 0 and rows["three vote"].auc is not None
+    assert rows["three stacked"].figures["agreement"].value is not None

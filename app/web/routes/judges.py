@@ -14,9 +14,11 @@ from app.errors import Invalid
 from app.jobs import regenerate_let_through, start_scoring
 from app.judges.candidates import (
     OFFLINE_BIASES,
+    PANEL_RULES,
     CandidatePlan,
     candidates,
     create_candidate,
+    create_panel,
     default_template,
     diff_from_default,
     get_candidate,
@@ -54,7 +56,8 @@ def _index(session: SessionDep, typed: dict[str, Any] | None = None,
             "typed": typed or {"backend": "offline", "model": "offline-heuristic-1", "repeats": 1},
             "template": template, "diff": diff_from_default(template),
             "hash": template_hash(template), "default_hash": template_hash(default_template()),
-            "biases": OFFLINE_BIASES, "errors": errors or {}}
+            "biases": OFFLINE_BIASES, "errors": errors or {}, "rules": PANEL_RULES,
+            "panel": {"rule": "majority", "members": []}, "panel_errors": {}}
 
 
 @router.get("/judges", response_class=HTMLResponse)
@@ -80,6 +83,27 @@ def add_candidate(request: Request, session: SessionDep, admin: AdminUser,
             posted = posted.refused(error)
     return render(request, "judges/index.html", _index(session, dict(posted.fields), posted.errors),
                   status_code=422)
+
+
+@router.post("/judges/panels", response_class=HTMLResponse)
+def add_panel(request: Request, session: SessionDep, admin: AdminUser,
+              form: Annotated[FormData, Depends(posted_form)]) -> Response:
+    """A panel of candidates: a candidate itself, scored from its members' answers."""
+    name, rule = str(form.get("panel_name", "")), str(form.get("rule", ""))
+    try:
+        members = [int(str(m)) for m in form.getlist("members")]
+    except ValueError:
+        members = []
+    try:
+        made = create_panel(session, name, members, rule, admin.id)
+        return redirect(request, f"/judges/{made.id}")
+    except Invalid as error:
+        session.rollback()
+        typed = {"panel_name": name, "rule": rule, "members": members}
+        field = {"name": "panel_name"}.get(error.field or "", error.field or "form")
+        return render(request, "judges/index.html",
+                      _index(session) | {"panel": typed, "panel_errors": {field: str(error)}},
+                      status_code=422)
 
 
 @router.post("/judges/diff", response_class=HTMLResponse)
@@ -143,10 +167,13 @@ def promote_default(request: Request, session: SessionDep, admin: AdminUser,
 def candidate_page(request: Request, session: SessionDep, candidate_id: IdPath) -> HTMLResponse:
     candidate = get_candidate(session, candidate_id)
     return render(request, "judges/detail.html", {
-        "candidate": candidate, "promoted": promoted(session), "diff": diff_from_default(candidate.template),
+        "candidate": candidate, "promoted": promoted(session),
+        "members": [get_candidate(session, m) for m in candidate.member_ids],
+        "diff": diff_from_default(candidate.template),
         "hash": template_hash(candidate.template),
         "default_hash": template_hash(default_template()),
-        "outlooks": [outlook(session, candidate, s) for s in reference_studies(session)]})
+        "outlooks": [] if candidate.members else [
+            outlook(session, candidate, s) for s in reference_studies(session)]})
 
 
 @router.post("/judges/{candidate_id}/promote")

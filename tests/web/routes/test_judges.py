@@ -174,3 +174,28 @@ def test_a_follow_up_from_the_job_page(demo_engine: Engine, settings: Settings, 
     assert agreement.select_one("#before-after-waiting") is not None
     assert agreement.select_one(f'#before-after a[href$="/studies/{source}/agreement"]') is not None
     assert admin.post("/judges/follow-up", data={"job": "x"}).status_code == 422
+
+
+def test_a_panel_from_the_page_keeps_its_choices_when_refused(demo_engine: Engine,
+                                                             settings: Settings) -> None:
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    ids = []
+    for name in ("a", "b"):
+        made = admin.post("/judges", data={"name": name, "backend": "offline", "model": "m-1",
+                                           "template": default_template()}, follow_redirects=False)
+        ids.append(made.headers["location"].rsplit("/", 1)[1])
+    refused = admin.post("/judges/panels", data={"panel_name": "pair", "rule": "majority",
+                                                 "members": ids[:1]})
+    assert refused.status_code == 422
+    page = soup(refused.text)
+    assert "at least two" in page.select_one("#error-members").text
+    assert page.select_one("input[name=panel_name]")["value"] == "pair"
+    assert [i["value"] for i in page.select("input[name=members][checked]")] == ids[:1]
+    made = admin.post("/judges/panels", data={"panel_name": "pair", "rule": "stacked",
+                                              "members": ids}, follow_redirects=False)
+    assert made.status_code == 303
+    listed = soup(admin.get("/judges").text).select('#candidates tbody tr')[-1].text
+    assert "panel (stacked) of 2 candidates" in listed
+    detail = soup(admin.get(made.headers["location"]).text)
+    assert [a.text for a in detail.select("#panel-members a")] == ["a", "b"]
+    assert detail.select_one("#promote") is None and detail.select_one("#outlooks") is None
