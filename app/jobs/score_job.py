@@ -11,9 +11,11 @@ from app.jobs.options import JobOptions
 from app.jobs.registry import available
 from app.jobs.runner import create_job
 from app.judges.candidates import get_candidate
+from app.judges.drift import drift_candidate
 from app.judges.promotion import promoted
 from app.judges.scoring import judge_for, pending_tasks
 from app.judges.targets import targets
+from app.models import User
 from app.settings import Settings
 
 CONCURRENCY = 4
@@ -55,3 +57,11 @@ def regenerate_let_through(engine: Engine, study_id: int, settings: Settings,
     options = JobOptions(backend=backend, kind="regenerate", rounds=rounds,
                          use_reader_feedback=True, study_id=study_id)
     return create_job(engine, tasks, options, created_by)
+
+
+def start_drift_check(engine: Engine, study_id: int, settings: Settings, by: User | None) -> int:
+    """The judge of record asked again on a locked study's edits, as a scoring job."""
+    with Session(engine) as session:
+        made = drift_candidate(session, settings, by)
+        candidate_id = made.id or 0
+    return start_scoring(engine, candidate_id, study_id, settings, by.id if by else None)

@@ -11,7 +11,7 @@ from starlette.datastructures import FormData
 
 from app.agreement.leaderboard import QUESTIONS, RECORD
 from app.errors import Invalid
-from app.jobs import regenerate_let_through, start_scoring
+from app.jobs import regenerate_let_through, start_drift_check, start_scoring
 from app.judges.candidates import (
     OFFLINE_BIASES,
     PANEL_RULES,
@@ -24,6 +24,7 @@ from app.judges.candidates import (
     get_candidate,
     template_hash,
 )
+from app.judges.drift import checks
 from app.judges.follow_up import create_follow_up
 from app.judges.promotion import promote, promoted
 from app.judges.scoring import leaderboard, outlook, reference_studies, reference_study
@@ -139,7 +140,21 @@ def leaderboard_page(request: Request, session: SessionDep,
     board = leaderboard(session, study, questions=(shown,))[shown]
     return render(request, "judges/leaderboard.html", {
         "study": found, "questions": QUESTIONS, "board": board, "question": shown,
-        "record": RECORD, "targets": targets(session, study), "promoted": promoted(session)})
+        "record": RECORD, "targets": targets(session, study), "promoted": promoted(session),
+        "drift": checks(session, study)})
+
+
+@router.post("/judges/leaderboard/drift")
+def drift_check(request: Request, session: SessionDep, admin: AdminUser, settings: SettingsDep,
+                form: Annotated[FormData, Depends(posted_form)]) -> Response:
+    """Ask the judge of record again on the study's edits (a scoring job)."""
+    try:
+        study = int(str(form.get("study", "")))
+    except ValueError:
+        raise Invalid("choose the locked study to ask the judge of record again on", "study") from None
+    reference_study(session, study)  # 409 before anything is made
+    job_id = start_drift_check(request.app.state.engine, study, settings, admin)
+    return redirect(request, f"/jobs/{job_id}")
 
 
 @router.post("/judges/leaderboard/regenerate")

@@ -1,0 +1,91 @@
+"""Drift: the judge of record asked again, today, on a locked study's edits, and compared with
+what it said when the study was made. A warning when its agreement with the readers has moved
+outside the interval it had, or when the API names a model version other than before.
+
+Each check is a candidate of its own (the judge of record's own prompt and model, named by
+the time it was asked), scored like any other, so every check stays on record."""
+
+import json
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlmodel import Session, col
+
+from app.agreement.leaderboard import RECORD, Figure
+from app.judges.candidates import CandidatePlan, create_candidate, default_template
+from app.judges.models import CandidateVerdict, JudgeCandidate
+from app.judges.scoring import leaderboard
+from app.models import Attempt, User, utcnow
+from app.settings import Settings
+from app.studies.models import StudyItem
+from pipeline.gemini import DEFAULT_MODELS
+
+NOTE = "drift check: the judge of record's own prompt and model, asked again"
+
+
+def drift_candidate(session: Session, settings: Settings, by: User | None) -> JudgeCandidate:
+    """A new check's candidate: on Gemini when this server has a key, else offline."""
+    gemini = bool(settings.gemini_api_key.get_secret_value())
+    stamp = utcnow().strftime("%Y-%m-%d %H:%M:%S")
+    return create_candidate(session, CandidatePlan(
+        name=f"drift check {stamp}", backend="gemini" if gemini else "offline",
+        model=DEFAULT_MODELS["judge"] if gemini else "offline-heuristic-1", template=default_template(),
+        note=NOTE), by.id if by else None)
+
+
+@dataclass(frozen=True)
+class DriftCheck:
+    name: str
+    candidate_id: int
+    asked_at: str
+    record: Figure  # the judge of record's agreement on the overall question, when the study was made
+    now: Figure | None  # the check's; None until it is scored
+    moved: bool  # the check's agreement lies outside the record's interval
+    versions_then: tuple[str, ...]
+    versions_now: tuple[str, ...]
+
+    @property
+    def new_version(self) -> bool:
+        """The API named a version not seen then; unknown (False) when none was recorded then,
+        as for imported runs, whose files do not keep it."""
+        return bool(self.versions_then) and bool(set(self.versions_now) - set(self.versions_then))
+
+
+def checks(session: Session, study_id: int) -> list[DriftCheck]:
+    made = list(session.scalars(select(JudgeCandidate).where(col(JudgeCandidate.note) == NOTE)
+                                .order_by(col(JudgeCandidate.id))))
+    if not made:
+        return []
+    board = leaderboard(session, study_id, questions=("overall",))["overall"]
+    rows = {r.name: r for r in board.rows}
+    record = rows[RECORD].figures["agreement"]
+    then = _versions_then(session, study_id)
+    found = []
+    for candidate in made:
+        row = rows.get(candidate.name)
+        now = row.figures["agreement"] if row is not None else None
+        moved = (now is not None and now.value is not None and record.low is not None
+                 and record.high is not None and not record.low <= now.value <= record.high)
+        versions = tuple(sorted({v for v in session.scalars(
+            select(col(CandidateVerdict.model_version)).where(
+                col(CandidateVerdict.candidate_id) == candidate.id,
+                col(CandidateVerdict.study_id) == study_id).distinct()) if v}))
+        found.append(DriftCheck(candidate.name, candidate.id or 0,
+                                candidate.created_at.strftime("%Y-%m-%d %H:%M UTC"), record, now,
+                                moved, then, versions))
+    return found
+
+
+def _versions_then(session: Session, study_id: int) -> tuple[str, ...]:
+    """The model versions the API named for the judge when the study's edits were judged."""
+    found = set()
+    query = select(col(Attempt.calls)).join(StudyItem, col(StudyItem.attempt_id) == Attempt.id).where(
+        col(StudyItem.study_id) == study_id)
+    for calls in session.scalars(query):
+        try:
+            judge = json.loads(calls or "{}").get("judge") or {}
+        except ValueError:
+            continue
+        if isinstance(judge, dict) and judge.get("model_version"):
+            found.add(str(judge["model_version"]))
+    return tuple(sorted(found))
