@@ -13,6 +13,16 @@ from tests.cli.test_stats import env_for
 from tests.reference_study import Reference
 
 
+def _in_thread(call):  # type: ignore[no-untyped-def]
+    import threading
+
+    found = {}
+    worker = threading.Thread(target=lambda: found.update(result=call()))
+    worker.start()
+    worker.join()
+    return found["result"]
+
+
 def test_add_score_and_read_the_leaderboard(demo_engine: Engine, reference: Reference,
                                             tmp_path: Path) -> None:
     runner, env = CliRunner(), env_for(demo_engine, tmp_path)
@@ -26,7 +36,10 @@ def test_add_score_and_read_the_leaderboard(demo_engine: Engine, reference: Refe
     assert "strict one" in listed.output and "offline/offline-heuristic-1, strict" in listed.output
     candidate_id = added.output.split()[1].rstrip(":")
     study = str(reference.study_id)
-    scored = runner.invoke(cli, ["judges", "score", candidate_id, "--study", study, "--yes"], env=env)
+    # In a thread of its own: the command runs its own event loop, and a browser test earlier
+    # in this worker leaves Playwright's running in the main thread.
+    scored = _in_thread(lambda: runner.invoke(
+        cli, ["judges", "score", candidate_id, "--study", study, "--yes"], env=env))
     assert scored.exit_code == 0, scored.output
     assert "Estimate for 32 tasks" in scored.output  # 16 edits, and again with the original first
     assert "answers asked, 0 without a usable answer" in scored.output
