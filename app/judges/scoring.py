@@ -313,8 +313,9 @@ _ANSWERED = (*DIMENSIONS, "overall")
 
 
 def leaderboard(session: Session, study_id: int, candidate_ids: list[int] | None = None, *,
-                resamples: int | None = None,
-                questions: tuple[str, ...] = QUESTIONS) -> dict[str, Board]:
+                resamples: int | None = None, questions: tuple[str, ...] = QUESTIONS,
+                loaded: tuple[reads.StudyReads, dict[int, dict[str, bool]]] | None = None,
+                ) -> dict[str, Board]:
     """Per question (every one, or those asked for), the judge of record and the candidates
     scored on this study. Kept until a candidate's answer is added: a locked study's reads
     cannot change (its newest adjudication is in the key all the same)."""
@@ -327,15 +328,18 @@ def leaderboard(session: Session, study_id: int, candidate_ids: list[int] | None
     key = (str(bind.engine.url if hasattr(bind, "engine") else bind), study_id, tuple(stored),
            decided, made, tuple(candidate_ids or ()), resamples, questions)
     return _boards.get_or_make(key, lambda: _leaderboard(session, study_id, candidate_ids,
-                                                         resamples, questions))
+                                                         resamples, questions, loaded))
 
 
 _boards: Memo[dict[str, Board]] = Memo(16)
 
 
 def _leaderboard(session: Session, study_id: int, candidate_ids: list[int] | None,
-                 resamples: int | None, questions: tuple[str, ...]) -> dict[str, Board]:
-    _, data, settled = reference_study(session, study_id)
+                 resamples: int | None, questions: tuple[str, ...],
+                 loaded: tuple[reads.StudyReads, dict[int, dict[str, bool]]] | None,
+                 ) -> dict[str, Board]:
+    # ``loaded``: the study's reads and reference, when the caller has them already.
+    data, settled = loaded if loaded is not None else reference_study(session, study_id)[1:]
     cases = [c for c in data.cases if c.item_id in settled]
     reference: list[dict[str, bool | None]] = [dict(settled[c.item_id]) for c in cases]
     record = Answers(RECORD, [[dict(c.judge) for c in cases]])

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from sqlmodel import Session
 
+from app.agreement.reads import StudyReads
 from app.judges.scoring import reference_study
 
 
@@ -35,6 +36,11 @@ class Targets:
 def targets(session: Session, study_id: int) -> Targets:
     """The study's disagreements on the overall question; 409 unless it is locked and settled."""
     _, data, settled = reference_study(session, study_id)
+    return targets_of(study_id, data, settled)
+
+
+def targets_of(study_id: int, data: StudyReads, settled: dict[int, dict[str, bool]]) -> Targets:
+    """``targets`` from a study's reads and reference already loaded."""
     let_through, thrown_away = [], []
     count = 0
     for case in data.cases:

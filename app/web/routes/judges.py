@@ -28,7 +28,7 @@ from app.judges.drift import checks
 from app.judges.follow_up import create_follow_up
 from app.judges.promotion import promote, promoted
 from app.judges.scoring import leaderboard, outlook, reference_studies, reference_study
-from app.judges.targets import targets
+from app.judges.targets import targets_of
 from app.web.deps import IdPath, QuestionQuery, SessionDep, SettingsDep
 from app.web.forms import posted_form, read_form
 from app.web.security import AdminUser
@@ -134,13 +134,13 @@ def make_follow_up(request: Request, session: SessionDep, admin: AdminUser,
 def leaderboard_page(request: Request, session: SessionDep,
                      study: Annotated[int, Query(ge=1, le=2**31 - 1)],
                      question: QuestionQuery = None) -> HTMLResponse:
-    found, _, _ = reference_study(session, study)
+    found, data, settled = reference_study(session, study)
     shown = question or "overall"
     # The question shown, alone: each is a fifth of the work, and the tabs ask for the rest.
-    board = leaderboard(session, study, questions=(shown,))[shown]
+    board = leaderboard(session, study, questions=(shown,), loaded=(data, settled))[shown]
     return render(request, "judges/leaderboard.html", {
         "study": found, "questions": QUESTIONS, "board": board, "question": shown,
-        "record": RECORD, "targets": targets(session, study), "promoted": promoted(session),
+        "record": RECORD, "targets": targets_of(study, data, settled), "promoted": promoted(session),
         "drift": checks(session, study)})
 
 
