@@ -11,7 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
@@ -173,10 +173,11 @@ def reference_edits(session: Session, study_id: int, settled: dict[int, dict[str
 
 
 def _done(session: Session, candidate_id: int, study_id: int) -> set[tuple[int, int, bool]]:
+    """The answers kept; one that failed is asked again."""
     query = select(col(CandidateVerdict.item_id), col(CandidateVerdict.repeat),
                    col(CandidateVerdict.original_first)).where(
         col(CandidateVerdict.candidate_id) == candidate_id,
-        col(CandidateVerdict.study_id) == study_id)
+        col(CandidateVerdict.study_id) == study_id, col(CandidateVerdict.error).is_(None))
     return {(i, r, bool(o)) for i, r, o in session.execute(query)}
 
 
@@ -232,6 +233,31 @@ class Scored:
     failed: int  # stored with an error: the call failed for good, or the answer was unreadable
 
 
+async def _ask(engine: Engine, candidate: JudgeCandidate, study_id: int, edit: Edit,
+               repeat: int, original_first: bool, judge: Judge) -> str | None:
+    """One answer asked and stored; the reason when it could not be had (it is stored with
+    the reason, and asked again by the next scoring of the candidate on the study)."""
+    spec = spec_of(candidate, original_first=original_first)
+    verdict: Verdict | None = None
+    problem: str | None = None
+    try:
+        info, original, edited = await asyncio.to_thread(_images_of, engine, edit)
+        verdict = await judge(spec, info, original, edited, edit.instruction, repeat)
+    except (LookupError, BackendError) as failure:
+        problem = str(failure)
+        logger.warning("candidate %s on study item %s: %s", candidate.name, edit.item_id, problem)
+    await asyncio.to_thread(_store, engine, _row(candidate, study_id, edit, repeat,
+                                                 original_first, verdict, problem, spec.version))
+    if problem is None and (verdict is None or verdict.fields is None):
+        problem = (verdict.error if verdict is not None else None) or "no verdict"
+    return problem
+
+
+def _images_of(engine: Engine, edit: Edit) -> tuple[TaskInfo, bytes, bytes]:
+    with Session(engine) as session:
+        return _images(session, edit)
+
+
 async def score(engine: Engine, candidate_id: int, study_id: int, judge: Judge, *,
                 order_bias: bool = True,
                 on_progress: Callable[[int, int], None] | None = None) -> Scored:
@@ -242,20 +268,8 @@ async def score(engine: Engine, candidate_id: int, study_id: int, judge: Judge, 
         session.expunge(candidate)
     failed = 0
     for n, (edit, repeat, original_first) in enumerate(todo, start=1):
-        spec = spec_of(candidate, original_first=original_first)
-        verdict: Verdict | None = None
-        error: str | None = None
-        try:
-            with Session(engine) as session:
-                info, original, edited = await asyncio.to_thread(_images, session, edit)
-            verdict = await judge(spec, info, original, edited, edit.instruction, repeat)
-        except (LookupError, BackendError) as problem:
-            error = str(problem)
-            logger.warning("candidate %s on study item %s: %s", candidate.name, edit.item_id, error)
-        if error is not None or verdict is None or verdict.fields is None:
+        if await _ask(engine, candidate, study_id, edit, repeat, original_first, judge):
             failed += 1
-        await asyncio.to_thread(_store, engine, _row(candidate, study_id, edit, repeat,
-                                                     original_first, verdict, error, spec.version))
         if on_progress is not None:
             on_progress(n, len(todo))
     return Scored(len(todo), failed)
@@ -264,37 +278,30 @@ async def score(engine: Engine, candidate_id: int, study_id: int, judge: Judge, 
 async def score_task(engine: Engine, candidate_id: int, study_id: int, task_id: int,
                      judge: Judge) -> str | None:
     """A scoring job's unit: every answer still missing on one task's edits of the study; the
-    last error text when some could not be had (they are stored with it, and asked again
-    only by a new job)."""
+    last reason one could not be had."""
     with Session(engine) as session:
         candidate = get_candidate(session, candidate_id)
         todo = [t for t in plan(session, candidate, study_id) if t[0].task_id == task_id]
         session.expunge(candidate)
     error = None
     for edit, repeat, original_first in todo:
-        spec = spec_of(candidate, original_first=original_first)
-        verdict: Verdict | None = None
-        problem: str | None = None
-        try:
-            with Session(engine) as session:
-                info, original, edited = await asyncio.to_thread(_images, session, edit)
-            verdict = await judge(spec, info, original, edited, edit.instruction, repeat)
-        except (LookupError, BackendError) as failure:
-            problem = str(failure)
-            logger.warning("candidate %s on study item %s: %s", candidate.name, edit.item_id, problem)
-        if problem is not None or verdict is None or verdict.fields is None:
-            error = problem or (verdict.error if verdict is not None else None) or "no verdict"
-        await asyncio.to_thread(_store, engine, _row(candidate, study_id, edit, repeat,
-                                                     original_first, verdict, problem, spec.version))
+        error = await _ask(engine, candidate, study_id, edit, repeat, original_first, judge) or error
     return error
 
 
 def _store(engine: Engine, row: CandidateVerdict) -> None:
+    """The answer in its place: over an earlier failed one for the same edit, repeat and
+    order, never over a usable one (another worker's stands)."""
     with Session(engine) as session:
+        session.execute(delete(CandidateVerdict).where(
+            col(CandidateVerdict.candidate_id) == row.candidate_id,
+            col(CandidateVerdict.item_id) == row.item_id, col(CandidateVerdict.repeat) == row.repeat,
+            col(CandidateVerdict.original_first) == row.original_first,
+            col(CandidateVerdict.error).is_not(None)))
         session.add(row)
         try:
             session.commit()
-        except IntegrityError:  # another worker stored this answer first: it stands
+        except IntegrityError:
             session.rollback()
 
 

@@ -5,6 +5,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
+import anyio
 from fastapi import Depends, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import Field, StringConstraints, ValidationError, validate_call
@@ -39,7 +40,10 @@ async def get_session(request: Request) -> AsyncIterator[Session]:
     try:
         yield session
     finally:
-        await run_in_threadpool(session.close)
+        # Shielded: a request cancelled by a client that went away must still give its
+        # connection back to the pool.
+        with anyio.CancelScope(shield=True):
+            await run_in_threadpool(session.close)
 
 
 async def get_app_settings(request: Request) -> Settings:

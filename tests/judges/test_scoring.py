@@ -143,3 +143,26 @@ def test_panels_of_scored_candidates_join_the_leaderboard(demo_engine: Engine,
     assert {"three vote", "three stacked"} <= set(rows)
     assert rows["three vote"].n > 0 and rows["three vote"].auc is not None
     assert rows["three stacked"].figures["agreement"].value is not None
+
+
+def test_a_failed_answer_is_kept_with_its_reason_and_asked_again(demo_engine: Engine,
+                                                                  reference: Reference) -> None:
+    from sqlalchemy import select
+    from sqlmodel import col
+
+    from app.judges.models import CandidateVerdict
+    from pipeline.backend import BackendError
+
+    async def down(*_: object) -> object:
+        raise BackendError("503 UNAVAILABLE: the model is overloaded")
+
+    judge = candidate(demo_engine, "flaky")
+    first = aio.run(score(demo_engine, judge.id or 0, reference.study_id, down))  # type: ignore[arg-type]
+    assert first.asked == first.failed > 0
+    again = aio.run(score(demo_engine, judge.id or 0, reference.study_id, offline_judge))
+    assert again.asked == first.asked and again.failed == 0
+    with Session(demo_engine) as session:
+        rows = session.scalars(select(CandidateVerdict).where(
+            col(CandidateVerdict.candidate_id) == judge.id)).all()
+    assert len(rows) == first.asked and all(r.error is None for r in rows)
+    assert aio.run(score(demo_engine, judge.id or 0, reference.study_id, offline_judge)).asked == 0
