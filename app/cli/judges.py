@@ -17,6 +17,7 @@ from app.cli.stats import find_study
 from app.errors import DomainError
 from app.judges.candidates import CandidatePlan, candidates, create_candidate, get_candidate
 from app.judges.scoring import cost_lines, judge_for, leaderboard, plan, score
+from app.models import MAX_DB_ID
 from app.settings import get_settings
 
 NONE = "\N{EN DASH}"
@@ -146,7 +147,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
 
     @judges.command("score")
     def score_command(
-        candidate: int = typer.Argument(..., help="The candidate's id."),
+        candidate: int = typer.Argument(..., min=1, max=MAX_DB_ID, help="The candidate's id."),
         study: str = typer.Option(..., "--study", help="A locked study's id or name."),
         yes: bool = typer.Option(False, "--yes", help="Start without asking after the estimate."),
     ) -> None:

@@ -105,3 +105,9 @@ def test_a_job_the_promoted_judge_cannot_run_is_refused_by_name(demo_engine: Eng
                                  "--modality", "fundus"], env=env)
     assert result.exit_code == 1, result.output
     assert "the promoted judge, 'pro', runs on the gemini backend" in result.output
+
+
+def test_a_candidate_id_past_the_databases_range_is_named(demo_engine: Engine, tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["judges", "score", str(10**30), "--study", "1"],
+                                env=env_for(demo_engine, tmp_path))
+    assert result.exit_code == 2 and "candidate" in result.output.lower() and "Traceback" not in result.output

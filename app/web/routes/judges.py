@@ -29,12 +29,26 @@ from app.judges.follow_up import create_follow_up
 from app.judges.promotion import promote, promoted
 from app.judges.scoring import leaderboard, outlook, reference_studies, reference_study
 from app.judges.targets import targets_of
+from app.models import MAX_DB_ID
 from app.web.deps import IdPath, QuestionQuery, SessionDep, SettingsDep
 from app.web.forms import posted_form, read_form
 from app.web.security import AdminUser
 from app.web.templating import redirect, render
 
 router = APIRouter(include_in_schema=False)
+StudyQuery = Annotated[int, Query(ge=1, le=MAX_DB_ID)]
+
+
+def _posted_id(value: object, field: str, wanted: str) -> int:
+    """A database id from a form; Invalid (422) for anything else, an id past the
+    database's range included (it would fail in the driver, not here)."""
+    try:
+        found = int(str(value))
+    except ValueError:
+        found = 0
+    if not 1 <= found <= MAX_DB_ID:
+        raise Invalid(f"choose {wanted}", field)
+    return found
 
 
 class CandidateForm(BaseModel):
@@ -92,15 +106,13 @@ def add_panel(request: Request, session: SessionDep, admin: AdminUser,
     """A panel of candidates: a candidate itself, scored from its members' answers."""
     name, rule = str(form.get("panel_name", "")), str(form.get("rule", ""))
     try:
-        members = [int(str(m)) for m in form.getlist("members")]
-    except ValueError:
-        members = []
-    try:
+        members = [_posted_id(m, "members", "candidates from the list") for m in form.getlist("members")]
         made = create_panel(session, name, members, rule, admin.id)
         return redirect(request, f"/judges/{made.id}")
     except Invalid as error:
         session.rollback()
-        typed = {"panel_name": name, "rule": rule, "members": members}
+        typed = {"panel_name": name, "rule": rule,
+                 "members": [int(m) for m in map(str, form.getlist("members")) if m.isdigit()]}
         field = {"name": "panel_name"}.get(error.field or "", error.field or "form")
         return render(request, "judges/index.html",
                       _index(session) | {"panel": typed, "panel_errors": {field: str(error)}},
@@ -121,10 +133,7 @@ def make_follow_up(request: Request, session: SessionDep, admin: AdminUser,
                    form: Annotated[FormData, Depends(posted_form)]) -> Response:
     """A study of a finished targeted regeneration's edits, read by the source study's
     readers, whose agreement page shows before and after."""
-    try:
-        job_id = int(str(form.get("job", "")))
-    except ValueError:
-        raise Invalid("name the regeneration job to follow up", "job") from None
+    job_id = _posted_id(form.get("job"), "job", "the regeneration job to follow up")
     name = str(form.get("name", "")).strip() or f"follow-up of job {job_id}"
     study = create_follow_up(session, job_id, name, None, admin)
     return redirect(request, f"/studies/{study.id}")
@@ -132,7 +141,7 @@ def make_follow_up(request: Request, session: SessionDep, admin: AdminUser,
 
 @router.get("/judges/leaderboard", response_class=HTMLResponse)
 def leaderboard_page(request: Request, session: SessionDep,
-                     study: Annotated[int, Query(ge=1, le=2**31 - 1)],
+                     study: StudyQuery,
                      question: QuestionQuery = None) -> HTMLResponse:
     found, data, settled = reference_study(session, study)
     shown = question or "overall"
@@ -148,10 +157,8 @@ def leaderboard_page(request: Request, session: SessionDep,
 def drift_check(request: Request, session: SessionDep, admin: AdminUser, settings: SettingsDep,
                 form: Annotated[FormData, Depends(posted_form)]) -> Response:
     """Ask the judge of record again on the study's edits (a scoring job)."""
-    try:
-        study = int(str(form.get("study", "")))
-    except ValueError:
-        raise Invalid("choose the locked study to ask the judge of record again on", "study") from None
+    study = _posted_id(form.get("study"), "study",
+                       "the locked study to ask the judge of record again on")
     reference_study(session, study)  # 409 before anything is made
     job_id = start_drift_check(request.app.state.engine, study, settings, admin)
     return redirect(request, f"/jobs/{job_id}")
@@ -162,10 +169,8 @@ def regenerate_targets(request: Request, session: SessionDep, admin: AdminUser,
                        settings: SettingsDep,
                        form: Annotated[FormData, Depends(posted_form)]) -> Response:
     """Regenerate the edits the study's readers rejected and the judge accepted."""
-    try:
-        study = int(str(form.get("study", "")))
-    except ValueError:
-        raise Invalid("choose the locked study whose disagreements to regenerate", "study") from None
+    study = _posted_id(form.get("study"), "study",
+                       "the locked study whose disagreements to regenerate")
     job_id = regenerate_let_through(request.app.state.engine, study, settings, admin.id)
     return redirect(request, f"/jobs/{job_id}")
 
@@ -204,10 +209,7 @@ def promote_candidate(request: Request, session: SessionDep, admin: AdminUser,
 def score_candidate(request: Request, session: SessionDep, admin: AdminUser, settings: SettingsDep,
                     candidate_id: IdPath,
                     form: Annotated[FormData, Depends(posted_form)]) -> Response:
-    try:
-        study = int(str(form.get("study", "")))
-    except ValueError:
-        raise Invalid("choose a locked study to score the candidate on", "study") from None
+    study = _posted_id(form.get("study"), "study", "a locked study to score the candidate on")
     get_candidate(session, candidate_id)
     engine = request.app.state.engine
     job_id = start_scoring(engine, candidate_id, study, settings, admin.id)

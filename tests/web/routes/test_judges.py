@@ -199,3 +199,20 @@ def test_a_panel_from_the_page_keeps_its_choices_when_refused(demo_engine: Engin
     detail = soup(admin.get(made.headers["location"]).text)
     assert [a.text for a in detail.select("#panel-members a")] == ["a", "b"]
     assert detail.select_one("#promote") is None and detail.select_one("#outlooks") is None
+
+
+def test_ids_posted_out_of_range_are_refused_not_errors(demo_engine: Engine,
+                                                         settings: Settings) -> None:
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    made = admin.post("/judges", data={"name": "a", "backend": "offline", "model": "m-1",
+                                       "template": default_template()}, follow_redirects=False)
+    huge = str(10**30)
+    for url, data in ((made.headers["location"] + "/score", {"study": huge}),
+                      ("/judges/leaderboard/regenerate", {"study": huge}),
+                      ("/judges/leaderboard/drift", {"study": "0"}),
+                      ("/judges/follow-up", {"job": huge})):
+        assert admin.post(url, data=data).status_code == 422, url
+    refused = admin.post("/judges/panels", data={"panel_name": "p", "rule": "majority",
+                                                 "members": [huge, "1"]})
+    assert refused.status_code == 422
+    assert admin.get(f"/judges/leaderboard?study={huge}").status_code == 422
