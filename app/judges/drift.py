@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.agreement.leaderboard import RECORD, Figure
+from app.agreement.reads import StudyReads
 from app.judges.candidates import CandidatePlan, create_candidate, default_template
 from app.judges.models import CandidateVerdict, JudgeCandidate
 from app.judges.scoring import leaderboard
@@ -51,12 +52,14 @@ class DriftCheck:
         return bool(self.versions_then) and bool(set(self.versions_now) - set(self.versions_then))
 
 
-def checks(session: Session, study_id: int) -> list[DriftCheck]:
+def checks(session: Session, study_id: int,
+           loaded: tuple[StudyReads, dict[int, dict[str, bool]]] | None = None) -> list[DriftCheck]:
+    """Every check on this study (``loaded``: its reads and reference, when at hand)."""
     made = list(session.scalars(select(JudgeCandidate).where(col(JudgeCandidate.note) == NOTE)
                                 .order_by(col(JudgeCandidate.id))))
     if not made:
         return []
-    board = leaderboard(session, study_id, questions=("overall",))["overall"]
+    board = leaderboard(session, study_id, questions=("overall",), loaded=loaded)["overall"]
     rows = {r.name: r for r in board.rows}
     record = rows[RECORD].figures["agreement"]
     then = _versions_then(session, study_id)

@@ -331,8 +331,8 @@ def leaderboard(session: Session, study_id: int, candidate_ids: list[int] | None
     decided = session.scalar(select(func.max(Adjudication.id)).where(
         col(Adjudication.study_id) == study_id))
     made = session.scalar(select(func.max(JudgeCandidate.id)))  # a new panel adds no answer
-    bind = session.get_bind()
-    key = (str(bind.engine.url if hasattr(bind, "engine") else bind), study_id, tuple(stored),
+    key = (session.get_bind().engine.url.render_as_string(hide_password=True), study_id,
+           tuple(stored),
            decided, made, tuple(candidate_ids or ()), resamples, questions)
     return _boards.get_or_make(key, lambda: _leaderboard(session, study_id, candidate_ids,
                                                          resamples, questions, loaded))

@@ -150,7 +150,7 @@ def leaderboard_page(request: Request, session: SessionDep,
     return render(request, "judges/leaderboard.html", {
         "study": found, "questions": QUESTIONS, "board": board, "question": shown,
         "record": RECORD, "targets": targets_of(study, data, settled), "promoted": promoted(session),
-        "drift": checks(session, study)})
+        "drift": checks(session, study, loaded=(data, settled))})
 
 
 @router.post("/judges/leaderboard/drift")
