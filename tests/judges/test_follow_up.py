@@ -14,12 +14,11 @@ from app.judges.follow_up import comparison, create_follow_up
 from app.judges.targets import targets
 from app.models import Role, User
 from app.settings import Settings
-from app.studies.answers import AnswerIn, submit_answer
 from app.studies.models import Assignment, Study, StudyItem
-from app.studies.worklist import get_assignment
 from pipeline.loop import RetryPolicy
 from tests import aio
 from tests.judges.test_targets import _study_whose_readers_reject_some_accepted_edits
+from tests.quality.conftest import read_study
 
 
 def _regenerated(engine: Engine, tmp_path: Path) -> tuple[int, int]:
@@ -48,22 +47,7 @@ def test_the_follow_up_reads_the_new_edits_and_compares(demo_engine: Engine, tmp
             select(col(Assignment.user_id)).where(col(Assignment.study_id) == s)))
         assert readers(study.id) == readers(source)
         assert comparison(session, study).figures is None  # nothing read yet
-        people = [session.get(User, u) for u in sorted(readers(study.id))]
-    with Session(demo_engine) as session:
-        follow = session.get(Study, study.id)
-        assert follow is not None
-        for reader in people:
-            assert reader is not None
-            n = 1
-            while True:
-                try:
-                    assignment = get_assignment(session, follow, reader, n)
-                except LookupError:
-                    break
-                n += 1
-                submit_answer(session, follow, assignment, AnswerIn(
-                    compliance="yes", structure="yes", realism="yes", fidelity="yes",
-                    overall="accept", confidence=3, submission_id=f"after-{reader.name}-{n:04d}"))
+    read_study(demo_engine, study, lambda _reader, _case: True)  # every new edit accepted
     with Session(demo_engine) as session:
         found = comparison(session, session.get(Study, study.id))  # type: ignore[arg-type]
     assert found is not None and found.figures is not None
