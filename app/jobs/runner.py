@@ -142,7 +142,7 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
             col(JobTask.job_id) == job_id, col(JobTask.status) != JobTaskStatus.done)
             .order_by(col(JobTask.id))).all()
     backend = make_backend(options)
-    if options.judge_candidate_id is not None and options.kind != "score":
+    if options.judge_candidate_id is not None:  # set on regeneration and re-judging jobs only
         backend = promoted_backend(engine, backend, options.judge_candidate_id)
     policy = replace(policy, quota_cap_seconds=options.max_quota_wait)
     # Calls, not task starts, per model and across every job and worker on this database.
