@@ -10,6 +10,8 @@ from sqlmodel import Session
 from app.agreement.reads import load
 from app.judges.candidates import CandidatePlan, create_candidate
 from app.judges.models import JudgeCandidate
+from app.judges.reference import Ref
+from app.judges.reference import Reference as Loaded
 from app.judges.scoring import _images, offline_judge, reference_edits
 from app.studies.answers import AnswerIn, lock_study, submit_answer
 from app.studies.models import Design, Study
@@ -42,8 +44,10 @@ def fair_answers(engine: Engine, study_id: int) -> dict[int, AnswerIn]:
         study = session.get(Study, study_id)
         assert study is not None
         data = load(session, study)
-        settled_all = {c.item_id: {} for c in data.cases}
-        for edit in reference_edits(session, study_id, settled_all):
+        # Every edit, before any is read: what the readers will answer is being made here.
+        every: Loaded = Loaded(Ref("study", study_id), study.name, (study_id,), data,
+                               {c.item_id: {} for c in data.cases})
+        for edit in reference_edits(session, every):
             info, original, edited = _images(session, edit)
             verdict = aio.run(offline_judge(spec_of(fair), info, original, edited,
                                             edit.instruction, 0))

@@ -7,6 +7,7 @@ from sqlmodel import Session
 
 from app.jobs.estimate import for_tasks
 from app.jobs.rate_limit import Quota
+from app.judges.reference import Ref
 from pipeline.estimate import Estimate, Limits
 from pipeline.gemini import DEFAULT_MODELS
 
@@ -29,6 +30,8 @@ class JobOptions:
     # readers rejected what the judge accepted (app/judges/targets.py), when it came from one.
     candidate_id: int | None = None
     study_id: int | None = None
+    # A "score" job's reference when it is a sentinel set (app/judges/reference.py).
+    sentinel_id: int | None = None
     # The promoted candidate judging this job's verdicts (app/judges/promotion.py), recorded
     # when the job is made; None: the judge of record's own prompt.
     judge_candidate_id: int | None = None
@@ -42,6 +45,13 @@ class JobOptions:
     # again if need be): the ceiling of the back-off, never a reason to fail.
     max_quota_wait: float = 600.0
     batch_poll_seconds: float = 30.0
+
+    @property
+    def reference(self) -> Ref:
+        """A "score" job's reference."""
+        if self.sentinel_id is not None:
+            return Ref("sentinel", self.sentinel_id)
+        return Ref("study", self.study_id or 0)
 
     def quota(self) -> Quota:
         return Quota(self.requests_per_minute, self.requests_per_day, self.tokens_per_minute)

@@ -187,7 +187,7 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
         if options.kind == "score":
             judge = (gemini_judge(backend, policy) if isinstance(backend, GeminiBackend)
                      else offline_judge)
-            problem = await score_task(engine, options.candidate_id or 0, options.study_id or 0,
+            problem = await score_task(engine, options.candidate_id or 0, options.reference,
                                        job_task.task_id, judge)
             await asyncio.to_thread(_finish_task, engine, lease, job_task.id or 0,
                                     None if problem else Outcome.success, problem)

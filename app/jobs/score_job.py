@@ -3,38 +3,52 @@ reference study, so scoring shows its progress, can be cancelled, and is taken u
 worker after a restart like every other job (app/jobs/runner.py runs its units through
 app/judges/scoring.py). And the regeneration aimed where the judge was wrong."""
 
+import logging
+
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app.errors import Conflict
+from app.errors import Conflict, DomainError, Invalid
 from app.jobs.options import JobOptions
 from app.jobs.registry import available
 from app.jobs.runner import create_job
 from app.judges.candidates import get_candidate
 from app.judges.drift import drift_candidate
 from app.judges.promotion import promoted
+from app.judges.reference import Ref, as_ref, load_reference
+from app.judges.schedule import record_start, take_due
 from app.judges.scoring import judge_for, pending_tasks
 from app.judges.targets import targets
 from app.models import User
 from app.settings import Settings
 
+logger = logging.getLogger(__name__)
 CONCURRENCY = 4
+MODES = ("interactive", "batch")
 
 
-def start_scoring(engine: Engine, candidate_id: int, study_id: int, settings: Settings,
-                  created_by: int | None = None) -> int:
+def start_scoring(engine: Engine, candidate_id: int, ref: Ref | int, settings: Settings,
+                  created_by: int | None = None, *, mode: str = "interactive") -> int:
     """The new job's id; Conflict, with nothing started, when there is nothing to ask or the
-    candidate's backend cannot be used here."""
+    candidate's backend cannot be used here (the Batch API: on Gemini only)."""
+    ref = as_ref(ref)
+    if mode not in MODES:
+        raise Invalid(f"the mode is one of {', '.join(MODES)}", "mode")
     with Session(engine) as session:
         candidate = get_candidate(session, candidate_id)
-        tasks = pending_tasks(session, candidate, study_id)
+        tasks = pending_tasks(session, candidate, ref)
         judge_for(candidate, settings)  # no key: refused here, before any job exists
         backend = candidate.backend
     if not tasks:
-        raise Conflict(f"nothing left to ask: every answer of {candidate.name!r} on this study "
-                       "is stored")
+        raise Conflict(f"nothing left to ask: every answer of {candidate.name!r} on this "
+                       "reference is stored")
+    if mode == "batch" and backend != "gemini":
+        raise Conflict(f"{candidate.name!r} runs offline: the Batch API is Gemini's; score it "
+                       "interactively")
     options = JobOptions(backend=backend, kind="score", candidate_id=candidate_id,
-                         study_id=study_id, concurrency=CONCURRENCY)
+                         study_id=ref.id if ref.kind == "study" else None,
+                         sentinel_id=ref.id if ref.kind == "sentinel" else None,
+                         concurrency=CONCURRENCY, mode=mode)
     return create_job(engine, tasks, options, created_by)
 
 
@@ -59,9 +73,29 @@ def regenerate_let_through(engine: Engine, study_id: int, settings: Settings,
     return create_job(engine, tasks, options, created_by)
 
 
-def start_drift_check(engine: Engine, study_id: int, settings: Settings, by: User | None) -> int:
-    """The judge of record asked again on a locked study's edits, as a scoring job."""
+def start_drift_check(engine: Engine, ref: Ref | int, settings: Settings, by: User | None) -> int:
+    """The judge of record asked again on a reference's edits, as a scoring job."""
+    ref = as_ref(ref)
     with Session(engine) as session:
-        made = drift_candidate(session, settings, by)
+        load_reference(session, ref)  # 404 or 409 before anything is made
+        made = drift_candidate(session, settings, by, ref)
         candidate_id = made.id or 0
-    return start_scoring(engine, candidate_id, study_id, settings, by.id if by else None)
+    return start_scoring(engine, candidate_id, ref, settings, by.id if by else None)
+
+
+def start_due_drift_checks(engine: Engine, settings: Settings) -> int:
+    """Start every scheduled drift check that is due (a worker's idle round); how many
+    started. One that cannot start is logged, keeps its reason on its schedule, and is tried
+    again at its next time: it never stops the worker."""
+    started = 0
+    for schedule_id, ref in take_due(engine):
+        try:
+            job_id = start_drift_check(engine, ref, settings, None)
+        except DomainError as refused:
+            logger.warning("scheduled drift check on %s not started: %s", ref.query, refused)
+            record_start(engine, schedule_id, None, str(refused))
+            continue
+        logger.info("scheduled drift check on %s started as job %s", ref.query, job_id)
+        record_start(engine, schedule_id, job_id, None)
+        started += 1
+    return started

@@ -21,6 +21,7 @@ from app.images.metrics_store import compute_pending
 from app.job_models import WorkerHeartbeat
 from app.jobs.registry import make_backend
 from app.jobs.runner import STALE, check_stale_after, claim, run_job
+from app.jobs.score_job import start_due_drift_checks
 from app.models import Attempt, utcnow
 from app.settings import Settings
 from app.studies import roi_metrics
@@ -124,6 +125,9 @@ class _LoopState:
 async def _one_round(engine: Engine, output: str | Path, state: _LoopState, *,
                      stale_after: timedelta) -> str:
     """Run one job or measure one batch ("busy"), or find nothing to do ("idle")."""
+    # Scheduled drift checks become queued jobs, claimed below like any other. Settings are
+    # read at this call, as make_backend reads them: a key set later is used.
+    await asyncio.to_thread(start_due_drift_checks, engine, Settings())
     lease = await asyncio.to_thread(claim, engine, stale_after=stale_after)
     if lease is not None:
         logger.info("job %s claimed (lease %s)", lease.job_id, lease.token)

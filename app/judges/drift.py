@@ -12,9 +12,9 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.agreement.leaderboard import RECORD, Figure
-from app.agreement.reads import StudyReads
 from app.judges.candidates import CandidatePlan, create_candidate, default_template
 from app.judges.models import CandidateVerdict, JudgeCandidate
+from app.judges.reference import Ref, Reference, as_ref, load_reference
 from app.judges.scoring import leaderboard
 from app.models import Attempt, User, utcnow
 from app.settings import Settings
@@ -24,14 +24,20 @@ from pipeline.gemini import DEFAULT_MODELS
 NOTE = "drift check: the judge of record's own prompt and model, asked again"
 
 
-def drift_candidate(session: Session, settings: Settings, by: User | None) -> JudgeCandidate:
+def note_for(ref: Ref) -> str:
+    """A check's note: names the reference it was made for, so each reference lists its own."""
+    return f"{NOTE} ({ref.query})"
+
+
+def drift_candidate(session: Session, settings: Settings, by: User | None,
+                    ref: Ref) -> JudgeCandidate:
     """A new check's candidate: on Gemini when this server has a key, else offline."""
     gemini = bool(settings.gemini_api_key.get_secret_value())
     stamp = utcnow().strftime("%Y-%m-%d %H:%M:%S")
     return create_candidate(session, CandidatePlan(
         name=f"drift check {stamp}", backend="gemini" if gemini else "offline",
         model=DEFAULT_MODELS["judge"] if gemini else "offline-heuristic-1", template=default_template(),
-        note=NOTE), by.id if by else None)
+        note=note_for(ref)), by.id if by else None)
 
 
 @dataclass(frozen=True)
@@ -52,39 +58,46 @@ class DriftCheck:
         return bool(self.versions_then) and bool(set(self.versions_now) - set(self.versions_then))
 
 
-def checks(session: Session, study_id: int,
-           loaded: tuple[StudyReads, dict[int, dict[str, bool]]] | None = None) -> list[DriftCheck]:
-    """Every check on this study (``loaded``: its reads and reference, when at hand)."""
-    made = list(session.scalars(select(JudgeCandidate).where(col(JudgeCandidate.note) == NOTE)
-                                .order_by(col(JudgeCandidate.id))))
+def checks(session: Session, ref: Ref | int, loaded: Reference | None = None) -> list[DriftCheck]:
+    """Every check on this reference (``loaded``: the reference, when at hand)."""
+    ref = as_ref(ref)
+    made = list(session.scalars(select(JudgeCandidate).where(
+        col(JudgeCandidate.note).in_((NOTE, note_for(ref)))).order_by(col(JudgeCandidate.id))))
     if not made:
         return []
-    board = leaderboard(session, study_id, questions=("overall",), loaded=loaded)["overall"]
+    loaded = loaded or load_reference(session, ref)
+    board = leaderboard(session, loaded.ref, questions=("overall",), loaded=loaded)["overall"]
     rows = {r.name: r for r in board.rows}
     record = rows[RECORD].figures["agreement"]
-    then = _versions_then(session, study_id)
+    items = set(loaded.settled)
+    then = _versions_then(session, loaded.study_ids, items)
     found = []
     for candidate in made:
         row = rows.get(candidate.name)
+        if row is None and candidate.note == NOTE:
+            continue  # a check made before checks named their reference, for another one
         now = row.figures["agreement"] if row is not None else None
         moved = (now is not None and now.value is not None and record.low is not None
                  and record.high is not None and not record.low <= now.value <= record.high)
-        versions = tuple(sorted({v for v in session.scalars(
-            select(col(CandidateVerdict.model_version)).where(
+        versions = tuple(sorted({v for i, v in session.execute(
+            select(col(CandidateVerdict.item_id), col(CandidateVerdict.model_version)).where(
                 col(CandidateVerdict.candidate_id) == candidate.id,
-                col(CandidateVerdict.study_id) == study_id).distinct()) if v}))
+                col(CandidateVerdict.study_id).in_(loaded.study_ids))) if v and i in items}))
         found.append(DriftCheck(candidate.name, candidate.id or 0,
                                 candidate.created_at.strftime("%Y-%m-%d %H:%M UTC"), record, now,
                                 moved, then, versions))
     return found
 
 
-def _versions_then(session: Session, study_id: int) -> tuple[str, ...]:
-    """The model versions the API named for the judge when the study's edits were judged."""
+def _versions_then(session: Session, study_ids: tuple[int, ...], items: set[int]) -> tuple[str, ...]:
+    """The model versions the API named for the judge when the reference's edits were judged."""
     found = set()
-    query = select(col(Attempt.calls)).join(StudyItem, col(StudyItem.attempt_id) == Attempt.id).where(
-        col(StudyItem.study_id) == study_id)
-    for calls in session.scalars(query):
+    query = (select(col(StudyItem.id), col(Attempt.calls))
+             .join(StudyItem, col(StudyItem.attempt_id) == Attempt.id)
+             .where(col(StudyItem.study_id).in_(study_ids)))
+    for item_id, calls in session.execute(query):
+        if item_id not in items:
+            continue
         try:
             judge = json.loads(calls or "{}").get("judge") or {}
         except ValueError:

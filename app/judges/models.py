@@ -79,3 +79,41 @@ class JudgePromotion(SQLModel, table=True):
     candidate_id: int | None = Field(default=None, foreign_key="judge_candidate.id")
     promoted_by: int | None = Field(default=None, foreign_key="app_user.id")
     promoted_at: datetime = Field(default_factory=utcnow)
+
+
+class SentinelSet(SQLModel, table=True):
+    """A reference drawn from several locked studies: a seeded sample of each one's settled
+    edits, kept as the list it drew, so that a judge scored on it today is scored on the
+    same edits next month."""
+
+    __tablename__ = "sentinel_set"
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(sa_column=Column(String(100), nullable=False, unique=True))
+    per_study: int | None = None  # edits drawn from each study; None: every settled edit
+    seed: int = 0
+    created_by: int | None = Field(default=None, foreign_key="app_user.id")
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class SentinelItem(SQLModel, table=True):
+    __tablename__ = "sentinel_item"
+    sentinel_id: int = Field(foreign_key="sentinel_set.id", primary_key=True)
+    item_id: int = Field(foreign_key="study_item.id", primary_key=True)
+    study_id: int = Field(foreign_key="study.id", index=True)
+
+
+class DriftSchedule(SQLModel, table=True):
+    """The judge of record asked again on a reference every so often, by the worker: one
+    schedule per reference (a study's or a sentinel set's), kept so by app/judges/schedule.py:
+    a unique constraint would not hold it, one of the two ids being always NULL."""
+
+    __tablename__ = "drift_schedule"
+    id: int | None = Field(default=None, primary_key=True)
+    study_id: int | None = Field(default=None, foreign_key="study.id")
+    sentinel_id: int | None = Field(default=None, foreign_key="sentinel_set.id")
+    every_hours: int
+    next_at: datetime
+    last_job_id: int | None = None
+    last_error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    created_by: int | None = Field(default=None, foreign_key="app_user.id")
+    created_at: datetime = Field(default_factory=utcnow)

@@ -16,14 +16,13 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
-from app.agreement import reads
 from app.agreement.leaderboard import RECORD, Answers, Board, boards
 from app.agreement.panels import majority, share_passing, stacked
-from app.agreement.report import settled_consensus
-from app.errors import Conflict, NotFound
+from app.errors import Conflict
 from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.judges.candidates import get_candidate, spec_of
 from app.judges.models import CandidateVerdict, JudgeCandidate
+from app.judges.reference import Ref, Reference, as_ref, load_reference, study_ids_of
 from app.memo import Memo
 from app.models import Attempt, Task
 from app.settings import Settings
@@ -87,26 +86,6 @@ def judge_for(candidate: JudgeCandidate, settings: Settings) -> Judge:
     return gemini_judge(GeminiBackend(key, base_url=settings.gemini_base_url or None))
 
 
-def reference_study(session: Session, study_id: int) -> tuple[Study, reads.StudyReads,
-                                                                dict[int, dict[str, bool]]]:
-    """The study, its reads and its settled reference; 409 unless it is locked and settled."""
-    study = session.get(Study, study_id)
-    if study is None:
-        raise NotFound(f"no study {study_id}")
-    if study.design == Design.real_or_edited:
-        raise Conflict(f"study {study.name!r} is a real-or-edited study: it has no rubric answers "
-                       "to score a judge against")
-    if study.status != StudyStatus.locked:
-        raise Conflict(f"study {study.name!r} is not locked: lock it first, so that the reference "
-                       "a judge is scored against cannot change under the leaderboard")
-    data = reads.load(session, study)
-    settled = settled_consensus(data)
-    if not settled:
-        raise Conflict(f"study {study.name!r} has no settled reference: no edit has a readers' "
-                       "consensus (or an adjudicated tie) yet")
-    return study, data, settled
-
-
 def panel_answers(name: str, rule: str, members: list[Answers],
                   reference: list[dict[str, bool | None]], clusters: list[object]) -> Answers:
     """A panel's answers on the reference's edits from its members' first answers: by
@@ -135,24 +114,27 @@ def reference_studies(session: Session) -> list[Study]:
 
 @dataclass(frozen=True)
 class Outlook:
-    """What scoring a candidate on one study would take, or why it cannot be scored there."""
+    """What scoring a candidate on one reference would take, or why it cannot be scored there."""
 
-    study: Study
+    ref: Ref
+    name: str
     left: int  # answers still to ask
     stored: int  # answers already kept
     estimate: list[str]
     problem: str | None = None
 
 
-def outlook(session: Session, candidate: JudgeCandidate, study: Study) -> Outlook:
-    stored = int(session.scalar(select(func.count()).select_from(CandidateVerdict).where(
-        col(CandidateVerdict.candidate_id) == candidate.id,
-        col(CandidateVerdict.study_id) == study.id)) or 0)
+def outlook(session: Session, candidate: JudgeCandidate, ref: Ref, name: str) -> Outlook:
     try:
-        left = len(plan(session, candidate, study.id or 0))
+        reference = load_reference(session, ref)
     except Conflict as refused:
-        return Outlook(study, 0, stored, [], str(refused))
-    return Outlook(study, left, stored, cost_lines(candidate, left) if left else [])
+        return Outlook(ref, name, 0, 0, [], str(refused))
+    stored = len(_done(session, candidate.id or 0, reference, failed_too=True))
+    try:
+        left = len(plan(session, candidate, ref, reference=reference))
+    except Conflict as refused:
+        return Outlook(ref, name, 0, stored, [], str(refused))
+    return Outlook(ref, name, left, stored, cost_lines(candidate, left) if left else [])
 
 
 @dataclass(frozen=True)
@@ -161,37 +143,45 @@ class Edit:
     task_id: int
     attempt_id: int
     instruction: str
+    study_id: int
 
 
-def reference_edits(session: Session, study_id: int, settled: dict[int, dict[str, bool]]) -> list[Edit]:
+def reference_edits(session: Session, reference: Reference) -> list[Edit]:
+    """The reference's edits with a settled answer, in item order."""
     query = (select(col(StudyItem.id), col(StudyItem.task_id), col(StudyItem.attempt_id),
-                    col(Attempt.instruction))
+                    col(Attempt.instruction), col(StudyItem.study_id))
              .join(Attempt, col(Attempt.id) == StudyItem.attempt_id)
-             .where(col(StudyItem.study_id) == study_id).order_by(col(StudyItem.id)))
-    return [Edit(item, task, attempt, instruction or "")
-            for item, task, attempt, instruction in session.execute(query) if item in settled]
+             .where(col(StudyItem.study_id).in_(reference.study_ids)).order_by(col(StudyItem.id)))
+    wanted = {c.item_id for c in reference.data.cases} & set(reference.settled)
+    return [Edit(item, task, attempt, instruction or "", study)
+            for item, task, attempt, instruction, study in session.execute(query) if item in wanted]
 
 
-def _done(session: Session, candidate_id: int, study_id: int) -> set[tuple[int, int, bool]]:
-    """The answers kept; one that failed is asked again."""
+def _done(session: Session, candidate_id: int, reference: Reference, *,
+          failed_too: bool = False) -> set[tuple[int, int, bool]]:
+    """The answers kept on the reference's edits; one that failed is asked again (and left
+    out here, unless ``failed_too``)."""
     query = select(col(CandidateVerdict.item_id), col(CandidateVerdict.repeat),
                    col(CandidateVerdict.original_first)).where(
         col(CandidateVerdict.candidate_id) == candidate_id,
-        col(CandidateVerdict.study_id) == study_id, col(CandidateVerdict.error).is_(None))
-    return {(i, r, bool(o)) for i, r, o in session.execute(query)}
+        col(CandidateVerdict.study_id).in_(reference.study_ids))
+    if not failed_too:
+        query = query.where(col(CandidateVerdict.error).is_(None))
+    items = set(reference.settled)
+    return {(i, r, bool(o)) for i, r, o in session.execute(query) if i in items}
 
 
-def plan(session: Session, candidate: JudgeCandidate, study_id: int, *,
-         order_bias: bool = True) -> list[tuple[Edit, int, bool]]:
+def plan(session: Session, candidate: JudgeCandidate, ref: Ref | int, *, order_bias: bool = True,
+         reference: Reference | None = None) -> list[tuple[Edit, int, bool]]:
     """What is left to ask: each edit, each repeat in the usual order, and the first repeat
-    with the original first."""
+    with the original first (``reference``: the reference loaded, when at hand)."""
     if candidate.members:
         raise Conflict(f"{candidate.name!r} is a panel: it asks nothing itself, its answers are "
                        "its members' (score them)")
-    _, _, settled = reference_study(session, study_id)
-    done = _done(session, candidate.id or 0, study_id)
+    reference = reference or load_reference(session, ref)
+    done = _done(session, candidate.id or 0, reference)
     wanted = []
-    for edit in reference_edits(session, study_id, settled):
+    for edit in reference_edits(session, reference):
         for repeat in range(candidate.repeats):
             wanted.append((edit, repeat, False))
         if order_bias:
@@ -213,11 +203,11 @@ def _images(session: Session, edit: Edit) -> tuple[TaskInfo, bytes, bytes]:
     return info, original, edited
 
 
-def _row(candidate: JudgeCandidate, study_id: int, edit: Edit, repeat: int, original_first: bool,
+def _row(candidate: JudgeCandidate, edit: Edit, repeat: int, original_first: bool,
          verdict: Verdict | None, error: str | None, version: str) -> CandidateVerdict:
     fields = verdict.fields if verdict is not None and verdict.fields is not None else {}
     row = CandidateVerdict(
-        candidate_id=candidate.id or 0, study_id=study_id, item_id=edit.item_id, repeat=repeat,
+        candidate_id=candidate.id or 0, study_id=edit.study_id, item_id=edit.item_id, repeat=repeat,
         original_first=original_first,
         weighted_score=fields.get("weighted_score"), reason=fields.get("reason"),
         error=error or (verdict.error if verdict is not None else None), spec_version=version,
@@ -233,8 +223,8 @@ class Scored:
     failed: int  # stored with an error: the call failed for good, or the answer was unreadable
 
 
-async def _ask(engine: Engine, candidate: JudgeCandidate, study_id: int, edit: Edit,
-               repeat: int, original_first: bool, judge: Judge) -> str | None:
+async def _ask(engine: Engine, candidate: JudgeCandidate, edit: Edit, repeat: int,
+               original_first: bool, judge: Judge) -> str | None:
     """One answer asked and stored; the reason when it could not be had (it is stored with
     the reason, and asked again by the next scoring of the candidate on the study)."""
     spec = spec_of(candidate, original_first=original_first)
@@ -246,8 +236,8 @@ async def _ask(engine: Engine, candidate: JudgeCandidate, study_id: int, edit: E
     except (LookupError, BackendError) as failure:
         problem = str(failure)
         logger.warning("candidate %s on study item %s: %s", candidate.name, edit.item_id, problem)
-    await asyncio.to_thread(_store, engine, _row(candidate, study_id, edit, repeat,
-                                                 original_first, verdict, problem, spec.version))
+    await asyncio.to_thread(_store, engine, _row(candidate, edit, repeat, original_first, verdict,
+                                                 problem, spec.version))
     if problem is None and (verdict is None or verdict.fields is None):
         problem = (verdict.error if verdict is not None else None) or "no verdict"
     return problem
@@ -258,34 +248,34 @@ def _images_of(engine: Engine, edit: Edit) -> tuple[TaskInfo, bytes, bytes]:
         return _images(session, edit)
 
 
-async def score(engine: Engine, candidate_id: int, study_id: int, judge: Judge, *,
+async def score(engine: Engine, candidate_id: int, ref: Ref | int, judge: Judge, *,
                 order_bias: bool = True,
                 on_progress: Callable[[int, int], None] | None = None) -> Scored:
     """Ask the candidate what is left, one edit at a time, each answer stored as it comes."""
     with Session(engine) as session:
         candidate = get_candidate(session, candidate_id)
-        todo = plan(session, candidate, study_id, order_bias=order_bias)
+        todo = plan(session, candidate, ref, order_bias=order_bias)
         session.expunge(candidate)
     failed = 0
     for n, (edit, repeat, original_first) in enumerate(todo, start=1):
-        if await _ask(engine, candidate, study_id, edit, repeat, original_first, judge):
+        if await _ask(engine, candidate, edit, repeat, original_first, judge):
             failed += 1
         if on_progress is not None:
             on_progress(n, len(todo))
     return Scored(len(todo), failed)
 
 
-async def score_task(engine: Engine, candidate_id: int, study_id: int, task_id: int,
+async def score_task(engine: Engine, candidate_id: int, ref: Ref | int, task_id: int,
                      judge: Judge) -> str | None:
-    """A scoring job's unit: every answer still missing on one task's edits of the study; the
-    last reason one could not be had."""
+    """A scoring job's unit: every answer still missing on one task's edits of the reference;
+    the last reason one could not be had."""
     with Session(engine) as session:
         candidate = get_candidate(session, candidate_id)
-        todo = [t for t in plan(session, candidate, study_id) if t[0].task_id == task_id]
+        todo = [t for t in plan(session, candidate, ref) if t[0].task_id == task_id]
         session.expunge(candidate)
     error = None
     for edit, repeat, original_first in todo:
-        error = await _ask(engine, candidate, study_id, edit, repeat, original_first, judge) or error
+        error = await _ask(engine, candidate, edit, repeat, original_first, judge) or error
     return error
 
 
@@ -305,9 +295,9 @@ def _store(engine: Engine, row: CandidateVerdict) -> None:
             session.rollback()
 
 
-def pending_tasks(session: Session, candidate: JudgeCandidate, study_id: int) -> list[int]:
+def pending_tasks(session: Session, candidate: JudgeCandidate, ref: Ref | int) -> list[int]:
     """The tasks whose edits still miss an answer: a scoring job's units."""
-    return list(dict.fromkeys(edit.task_id for edit, _, _ in plan(session, candidate, study_id)))
+    return list(dict.fromkeys(edit.task_id for edit, _, _ in plan(session, candidate, ref)))
 
 
 # A verdict's columns as the leaderboard reads them: tens of thousands of rows for ten
@@ -319,38 +309,37 @@ _READ = (col(CandidateVerdict.candidate_id), col(CandidateVerdict.item_id),
 _ANSWERED = (*DIMENSIONS, "overall")
 
 
-def leaderboard(session: Session, study_id: int, candidate_ids: list[int] | None = None, *,
+def leaderboard(session: Session, ref: Ref | int, candidate_ids: list[int] | None = None, *,
                 resamples: int | None = None, questions: tuple[str, ...] = QUESTIONS,
-                loaded: tuple[reads.StudyReads, dict[int, dict[str, bool]]] | None = None,
-                ) -> dict[str, Board]:
+                loaded: Reference | None = None) -> dict[str, Board]:
     """Per question (every one, or those asked for), the judge of record and the candidates
-    scored on this study. Kept until a candidate's answer is added: a locked study's reads
-    cannot change (its newest adjudication is in the key all the same)."""
+    scored on this reference (``loaded``: the reference, when the caller has it already).
+    Kept until a candidate's answer is added: a locked study's reads cannot change (its
+    newest adjudication is in the key all the same)."""
+    ref = as_ref(ref)
+    studies = loaded.study_ids if loaded is not None else study_ids_of(session, ref)
     stored = session.execute(select(func.count(), func.max(CandidateVerdict.id)).where(
-        col(CandidateVerdict.study_id) == study_id)).one()
+        col(CandidateVerdict.study_id).in_(studies))).one()
     decided = session.scalar(select(func.max(Adjudication.id)).where(
-        col(Adjudication.study_id) == study_id))
+        col(Adjudication.study_id).in_(studies)))
     made = session.scalar(select(func.max(JudgeCandidate.id)))  # a new panel adds no answer
-    key = (session.get_bind().engine.url.render_as_string(hide_password=True), study_id,
-           tuple(stored),
-           decided, made, tuple(candidate_ids or ()), resamples, questions)
-    return _boards.get_or_make(key, lambda: _leaderboard(session, study_id, candidate_ids,
-                                                         resamples, questions, loaded))
+    key = (session.get_bind().engine.url.render_as_string(hide_password=True), ref, studies,
+           tuple(stored), decided, made, tuple(candidate_ids or ()), resamples, questions)
+    return _boards.get_or_make(key, lambda: _leaderboard(
+        session, loaded or load_reference(session, ref), candidate_ids, resamples, questions))
 
 
 _boards: Memo[dict[str, Board]] = Memo(16)
 
 
-def _leaderboard(session: Session, study_id: int, candidate_ids: list[int] | None,
-                 resamples: int | None, questions: tuple[str, ...],
-                 loaded: tuple[reads.StudyReads, dict[int, dict[str, bool]]] | None,
-                 ) -> dict[str, Board]:
-    # ``loaded``: the study's reads and reference, when the caller has them already.
-    data, settled = loaded if loaded is not None else reference_study(session, study_id)[1:]
-    cases = [c for c in data.cases if c.item_id in settled]
+def _leaderboard(session: Session, loaded: Reference, candidate_ids: list[int] | None,
+                 resamples: int | None, questions: tuple[str, ...]) -> dict[str, Board]:
+    settled = loaded.settled
+    cases = [c for c in loaded.data.cases if c.item_id in settled]
+    items = {c.item_id for c in cases}
     reference: list[dict[str, bool | None]] = [dict(settled[c.item_id]) for c in cases]
     record = Answers(RECORD, [[dict(c.judge) for c in cases]])
-    query = select(*_READ).where(col(CandidateVerdict.study_id) == study_id)
+    query = select(*_READ).where(col(CandidateVerdict.study_id).in_(loaded.study_ids))
     if candidate_ids is not None:
         query = query.where(col(CandidateVerdict.candidate_id).in_(candidate_ids))
     # (candidate, item, repeat, original first) -> (answers, weighted score); the first row
@@ -359,7 +348,7 @@ def _leaderboard(session: Session, study_id: int, candidate_ids: list[int] | Non
     for candidate_id, item_id, repeat, first, error, score, *answers in session.connection().execute(
             query.order_by(col(CandidateVerdict.id))):
         key = (candidate_id, item_id, repeat, bool(first))
-        if key not in by:
+        if key not in by and item_id in items:  # a sentinel set holds some of its studies' edits
             by[key] = ({} if error is not None else dict(zip(_ANSWERED, answers, strict=True)),
                        score if error is None else None)
     found = []

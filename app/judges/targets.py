@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sqlmodel import Session
 
 from app.agreement.reads import StudyReads
-from app.judges.scoring import reference_study
+from app.judges.reference import reference_study
 
 
 @dataclass(frozen=True)

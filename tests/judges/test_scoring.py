@@ -8,7 +8,8 @@ from sqlmodel import Session
 from app.agreement.leaderboard import RECORD
 from app.errors import Conflict, Invalid
 from app.judges.candidates import CandidatePlan, create_candidate
-from app.judges.scoring import leaderboard, offline_judge, reference_study, score
+from app.judges.reference import reference_study
+from app.judges.scoring import leaderboard, offline_judge, score
 from app.studies.models import Design
 from pipeline.judge_spec import default_template
 from tests import aio

@@ -1,6 +1,7 @@
 """Admins: the judge observatory. Candidate judges (their prompts edited here, with a diff
-against the judge of record's and a version), scoring them on a locked study as a job, and the
-leaderboard."""
+against the judge of record's and a version), sentinel sets drawn from several locked studies,
+scoring candidates on a reference as a job (interactively or through the Batch API), the
+leaderboard, and drift checks on demand or on a schedule."""
 
 from typing import Annotated, Any, Literal
 
@@ -10,7 +11,7 @@ from pydantic import BaseModel, Field
 from starlette.datastructures import FormData
 
 from app.agreement.leaderboard import QUESTIONS, RECORD
-from app.errors import Invalid
+from app.errors import Conflict, Invalid
 from app.jobs import regenerate_let_through, start_drift_check, start_scoring
 from app.judges.candidates import (
     OFFLINE_BIASES,
@@ -27,7 +28,16 @@ from app.judges.candidates import (
 from app.judges.drift import checks
 from app.judges.follow_up import create_follow_up
 from app.judges.promotion import promote, promoted
-from app.judges.scoring import leaderboard, outlook, reference_studies, reference_study
+from app.judges.reference import (
+    Ref,
+    SentinelPlan,
+    create_sentinel,
+    load_reference,
+    sentinel_sizes,
+    sentinels,
+)
+from app.judges.schedule import schedule_of, set_schedule, stop_schedule
+from app.judges.scoring import leaderboard, outlook, reference_studies
 from app.judges.targets import targets_of
 from app.models import MAX_DB_ID
 from app.web.deps import IdPath, QuestionQuery, SessionDep, SettingsDep
@@ -36,7 +46,7 @@ from app.web.security import AdminUser
 from app.web.templating import redirect, render
 
 router = APIRouter(include_in_schema=False)
-StudyQuery = Annotated[int, Query(ge=1, le=MAX_DB_ID)]
+RefQuery = Annotated[int | None, Query(ge=1, le=MAX_DB_ID)]
 
 
 def _posted_id(value: object, field: str, wanted: str) -> int:
@@ -49,6 +59,13 @@ def _posted_id(value: object, field: str, wanted: str) -> int:
     if not 1 <= found <= MAX_DB_ID:
         raise Invalid(f"choose {wanted}", field)
     return found
+
+
+def _posted_ref(form: FormData) -> Ref:
+    """The reference a form names: a study, or a sentinel set."""
+    if form.get("sentinel"):
+        return Ref("sentinel", _posted_id(form.get("sentinel"), "sentinel", "a sentinel set"))
+    return Ref("study", _posted_id(form.get("study"), "study", "a locked study or a sentinel set"))
 
 
 class CandidateForm(BaseModel):
@@ -67,7 +84,9 @@ def _index(session: SessionDep, typed: dict[str, Any] | None = None,
            errors: dict[str, str] | None = None) -> dict[str, Any]:
     template = (typed or {}).get("template") or default_template()
     return {"candidates": candidates(session), "studies": reference_studies(session),
-            "promoted": promoted(session),
+            "promoted": promoted(session), "sentinels": sentinels(session),
+            "sentinel_sizes": sentinel_sizes(session),
+            "sentinel": {"per_study": "", "seed": 0, "studies": []}, "sentinel_errors": {},
             "typed": typed or {"backend": "offline", "model": "offline-heuristic-1", "repeats": 1},
             "template": template, "diff": diff_from_default(template),
             "hash": template_hash(template), "default_hash": template_hash(default_template()),
@@ -119,6 +138,35 @@ def add_panel(request: Request, session: SessionDep, admin: AdminUser,
                       status_code=422)
 
 
+@router.post("/judges/sentinels", response_class=HTMLResponse)
+def add_sentinel(request: Request, session: SessionDep, admin: AdminUser,
+                 form: Annotated[FormData, Depends(posted_form)]) -> Response:
+    """A sentinel set: a seeded sample of the settled edits of several locked studies."""
+    name = str(form.get("sentinel_name", ""))[:200]
+    per_study, seed = str(form.get("per_study", "")).strip(), str(form.get("seed", "0")).strip()
+    chosen = [str(s) for s in form.getlist("studies")]
+    try:
+        if per_study and not per_study.isdigit():
+            raise Invalid("edits per study is a whole number, or empty for every settled edit",
+                          "per_study")
+        if not seed.isdigit() or len(seed) > 9:
+            raise Invalid("the seed is a whole number from 0 to 999,999,999", "seed")
+        studies = [_posted_id(s, "studies", "locked studies from the list") for s in chosen]
+        made = create_sentinel(session, SentinelPlan(
+            name=name, study_ids=studies, per_study=int(per_study) if per_study else None,
+            seed=int(seed)), admin.id)
+        return redirect(request, f"/judges/leaderboard?sentinel={made.id}")
+    except (Invalid, Conflict) as error:
+        session.rollback()
+        typed = {"sentinel_name": name, "per_study": per_study, "seed": seed,
+                 "studies": [int(s) for s in chosen if s.isdigit() and len(s) < 12]}
+        field = {"name": "sentinel_name"}.get(getattr(error, "field", None) or "",
+                                              getattr(error, "field", None) or "studies")
+        return render(request, "judges/index.html",
+                      _index(session) | {"sentinel": typed, "sentinel_errors": {field: str(error)}},
+                      status_code=422 if isinstance(error, Invalid) else 409)
+
+
 @router.post("/judges/diff", response_class=HTMLResponse)
 def template_diff(request: Request, form: Annotated[FormData, Depends(posted_form)]) -> HTMLResponse:
     """The diff and hash of the template being typed, redrawn beside the form as it changes."""
@@ -140,28 +188,46 @@ def make_follow_up(request: Request, session: SessionDep, admin: AdminUser,
 
 
 @router.get("/judges/leaderboard", response_class=HTMLResponse)
-def leaderboard_page(request: Request, session: SessionDep,
-                     study: StudyQuery,
-                     question: QuestionQuery = None) -> HTMLResponse:
-    found, data, settled = reference_study(session, study)
+def leaderboard_page(request: Request, session: SessionDep, study: RefQuery = None,
+                     sentinel: RefQuery = None, question: QuestionQuery = None) -> HTMLResponse:
+    if (study is None) == (sentinel is None):
+        raise Invalid("name one reference: ?study=ID for a locked study, or ?sentinel=ID for "
+                      "a sentinel set", "study")
+    ref = Ref("study", study) if study is not None else Ref("sentinel", sentinel or 0)
+    reference = load_reference(session, ref)
     shown = question or "overall"
     # The question shown, alone: each is a fifth of the work, and the tabs ask for the rest.
-    board = leaderboard(session, study, questions=(shown,), loaded=(data, settled))[shown]
+    board = leaderboard(session, ref, questions=(shown,), loaded=reference)[shown]
     return render(request, "judges/leaderboard.html", {
-        "study": found, "questions": QUESTIONS, "board": board, "question": shown,
-        "record": RECORD, "targets": targets_of(study, data, settled), "promoted": promoted(session),
-        "drift": checks(session, study, loaded=(data, settled))})
+        "reference": reference, "questions": QUESTIONS, "board": board, "question": shown,
+        "record": RECORD, "promoted": promoted(session),
+        "targets": (targets_of(study, reference.data, reference.settled)
+                    if study is not None else None),
+        "drift": checks(session, ref, loaded=reference), "schedule": schedule_of(session, ref)})
 
 
 @router.post("/judges/leaderboard/drift")
 def drift_check(request: Request, session: SessionDep, admin: AdminUser, settings: SettingsDep,
                 form: Annotated[FormData, Depends(posted_form)]) -> Response:
-    """Ask the judge of record again on the study's edits (a scoring job)."""
-    study = _posted_id(form.get("study"), "study",
-                       "the locked study to ask the judge of record again on")
-    reference_study(session, study)  # 409 before anything is made
-    job_id = start_drift_check(request.app.state.engine, study, settings, admin)
+    """Ask the judge of record again on the reference's edits (a scoring job)."""
+    ref = _posted_ref(form)
+    job_id = start_drift_check(request.app.state.engine, ref, settings, admin)
     return redirect(request, f"/jobs/{job_id}")
+
+
+@router.post("/judges/leaderboard/schedule")
+def drift_schedule(request: Request, session: SessionDep, admin: AdminUser,
+                   form: Annotated[FormData, Depends(posted_form)]) -> Response:
+    """Check the reference on a schedule (the worker starts each check), or stop doing so."""
+    ref = _posted_ref(form)
+    if form.get("stop"):
+        stop_schedule(session, ref)
+    else:
+        hours = str(form.get("every_hours", "")).strip()
+        if not hours.isdigit() or len(hours) > 6:
+            raise Invalid("check every 1 to 8,760 hours (a whole number)", "every_hours")
+        set_schedule(session, ref, int(hours), admin)
+    return redirect(request, f"/judges/leaderboard?{ref.query}#drift")
 
 
 @router.post("/judges/leaderboard/regenerate")
@@ -193,7 +259,10 @@ def candidate_page(request: Request, session: SessionDep, candidate_id: IdPath) 
         "hash": template_hash(candidate.template),
         "default_hash": template_hash(default_template()),
         "outlooks": [] if candidate.members else [
-            outlook(session, candidate, s) for s in reference_studies(session)]})
+            *(outlook(session, candidate, Ref("sentinel", t.id or 0), t.name)
+              for t in sentinels(session)),
+            *(outlook(session, candidate, Ref("study", s.id or 0), s.name)
+              for s in reference_studies(session))]})
 
 
 @router.post("/judges/{candidate_id}/promote")
@@ -209,8 +278,9 @@ def promote_candidate(request: Request, session: SessionDep, admin: AdminUser,
 def score_candidate(request: Request, session: SessionDep, admin: AdminUser, settings: SettingsDep,
                     candidate_id: IdPath,
                     form: Annotated[FormData, Depends(posted_form)]) -> Response:
-    study = _posted_id(form.get("study"), "study", "a locked study to score the candidate on")
+    ref = _posted_ref(form)
+    mode = str(form.get("mode", "interactive"))
     get_candidate(session, candidate_id)
     engine = request.app.state.engine
-    job_id = start_scoring(engine, candidate_id, study, settings, admin.id)
+    job_id = start_scoring(engine, candidate_id, ref, settings, admin.id, mode=mode)
     return redirect(request, f"/jobs/{job_id}")
