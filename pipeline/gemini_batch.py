@@ -70,6 +70,12 @@ def parts(requests: list[Request], limit: int = INLINE_BYTES) -> list[list[int]]
     return chunks
 
 
+def model_of(backend: GeminiBackend, step: str, requests: list[Request]) -> str:
+    """The model a batch of one step is sent to: a candidate judge's own, else the step's.
+    A batch has one model, and every request of a step's batch names the same one."""
+    return (requests[0].model if requests else None) or backend.models[step]
+
+
 def state_name(state: Any) -> str:
     return str(getattr(state, "value", state) or "JOB_STATE_UNSPECIFIED")
 
@@ -87,7 +93,7 @@ class Batches:
         src = [types.InlinedRequest(contents=r.contents, config=r.config, metadata={"key": k})
                for r, k in zip(requests, keys, strict=True)]
         job = await self._call(self._client.aio.batches.create(
-            model=self.backend.models[step], src=src,
+            model=model_of(self.backend, step, requests), src=src,
             config=types.CreateBatchJobConfig(display_name=display_name)))
         if not job.name:
             raise BackendError("the Batch API accepted the batch but gave it no name")
@@ -128,7 +134,7 @@ class Batches:
         if answer.error is not None or answer.response is None:
             raise BackendError(f"the batch answered this request with an error: "
                                f"{answer.error or 'no response'}")
-        call = answered(self.backend.models[step], answer.response, 0.0)
+        call = answered(request.model or self.backend.models[step], answer.response, 0.0)
         if step == "instruction":
             return self.backend.instruction_result(request, answer.response, call)
         if step == "edit":

@@ -20,7 +20,7 @@ from app.jobs.lease import Lease
 from app.jobs.rate_limit import CallLimiter
 from pipeline.backend import BackendError, TaskInfo
 from pipeline.gemini import GeminiBackend, Request
-from pipeline.gemini_batch import ENDED, SUCCEEDED, Answer, Batches, fingerprint, parts
+from pipeline.gemini_batch import ENDED, SUCCEEDED, Answer, Batches, fingerprint, model_of, parts
 from pipeline.loop import (
     CancelledWhileWaiting,
     RetryPolicy,
@@ -131,7 +131,7 @@ class BatchSteps:
         if not records:
             records = [await asyncio.to_thread(
                 batch_records.record, self.engine, self.lease, wave, step, part,
-                self.backend.models[step], [keys[i] for i in indexes], carried)
+                model_of(self.backend, step, requests), [keys[i] for i in indexes], carried)
                 for part, indexes in enumerate(parts(requests))]
         by_key = dict(zip(keys, requests, strict=True))
         answers: dict[str, Answer] = {}

@@ -27,6 +27,7 @@ from app.images.store import normalised
 from app.job_models import Job, JobStatus, JobTask, JobTaskStatus
 from app.jobs import store
 from app.jobs.batch_job import BatchRun
+from app.jobs.batch_score import BatchScore
 from app.jobs.feedback import reader_feedback
 from app.jobs.lease import Displaced, Lease
 from app.jobs.options import JobOptions
@@ -236,7 +237,13 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
                        rounds=options.rounds, rejudge_times=options.rejudge_times,
                        use_reader_feedback=options.use_reader_feedback)
         try:
-            await (run.rejudge() if options.kind == "rejudge" else run.regenerate())
+            if options.kind == "score":
+                await BatchScore(engine, lease, backend, policy, limiter, cancel, finish,
+                                 poll_seconds=options.batch_poll_seconds,
+                                 candidate_id=options.candidate_id or 0,
+                                 ref=options.reference).score()
+            else:
+                await (run.rejudge() if options.kind == "rejudge" else run.regenerate())
         except CancelledWhileWaiting:
             pass  # the job was cancelled while its batches ran; closed below
         except Displaced as error:

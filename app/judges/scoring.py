@@ -231,19 +231,26 @@ async def _ask(engine: Engine, candidate: JudgeCandidate, edit: Edit, repeat: in
     verdict: Verdict | None = None
     problem: str | None = None
     try:
-        info, original, edited = await asyncio.to_thread(_images_of, engine, edit)
+        info, original, edited = await asyncio.to_thread(images_of, engine, edit)
         verdict = await judge(spec, info, original, edited, edit.instruction, repeat)
     except (LookupError, BackendError) as failure:
         problem = str(failure)
         logger.warning("candidate %s on study item %s: %s", candidate.name, edit.item_id, problem)
-    await asyncio.to_thread(_store, engine, _row(candidate, edit, repeat, original_first, verdict,
-                                                 problem, spec.version))
+    return await asyncio.to_thread(store_answer, engine, candidate, edit, repeat, original_first,
+                                   verdict, problem, spec.version)
+
+
+def store_answer(engine: Engine, candidate: JudgeCandidate, edit: Edit, repeat: int,
+                 original_first: bool, verdict: Verdict | None, problem: str | None,
+                 version: str) -> str | None:
+    """The answer stored (a failed one with its reason); the reason, when it is not usable."""
+    _store(engine, _row(candidate, edit, repeat, original_first, verdict, problem, version))
     if problem is None and (verdict is None or verdict.fields is None):
         problem = (verdict.error if verdict is not None else None) or "no verdict"
     return problem
 
 
-def _images_of(engine: Engine, edit: Edit) -> tuple[TaskInfo, bytes, bytes]:
+def images_of(engine: Engine, edit: Edit) -> tuple[TaskInfo, bytes, bytes]:
     with Session(engine) as session:
         return _images(session, edit)
 
