@@ -9,7 +9,10 @@ from sqlmodel import Session
 
 from app.agreement.reads import load
 from app.judges.candidates import CandidatePlan, create_candidate
+from app.cases.filters import CaseFilter
 from app.judges.models import JudgeCandidate
+from app.models import User
+from app.studies.design import StudyPlan, create_study
 from app.judges.reference import Ref
 from app.judges.reference import Reference as Loaded
 from app.judges.scoring import _images, offline_judge, reference_edits
@@ -36,7 +39,7 @@ def candidate(engine: Engine, name: str, bias: str | None = None, repeats: int =
 
 def fair_answers(engine: Engine, study_id: int) -> dict[int, AnswerIn]:
     """Item id -> the answer the fair offline judge gives, as a reader would enter it."""
-    fair = candidate(engine, "readers rule")
+    fair = candidate(engine, f"readers rule {study_id}")
     from app.judges.candidates import spec_of
 
     found = {}
@@ -60,15 +63,13 @@ def fair_answers(engine: Engine, study_id: int) -> dict[int, AnswerIn]:
     return found
 
 
-@pytest.fixture
-def reference(demo_engine: Engine) -> Reference:
-    setup = make_study(demo_engine, readers=2, design=Design.validation)
-    study_id = setup.study.id or 0
-    answers = fair_answers(demo_engine, study_id)
-    with Session(demo_engine) as session:
+def answer_and_lock(engine: Engine, study_id: int, readers: list[User]) -> None:
+    """Every reader answers every case as the fair offline judge would; the study is locked."""
+    answers = fair_answers(engine, study_id)
+    with Session(engine) as session:
         study = session.get(Study, study_id)
         assert study is not None
-        for reader in setup.readers:
+        for reader in readers:
             n = 1
             while True:
                 try:
@@ -80,4 +81,25 @@ def reference(demo_engine: Engine) -> Reference:
                 submit_answer(session, study, assignment, given.model_copy(
                     update={"submission_id": f"{reader.name}-{assignment.item_id:06d}-x"}))
         lock_study(session, study)
-    return Reference(setup, study_id)
+
+
+@pytest.fixture
+def reference(demo_engine: Engine) -> Reference:
+    setup = make_study(demo_engine, readers=2, design=Design.validation)
+    answer_and_lock(demo_engine, setup.study.id or 0, setup.readers)
+    return Reference(setup, setup.study.id or 0)
+
+
+def second_study(engine: Engine, first: Reference, locked: bool = True) -> int:
+    """Another validation study of chest X-ray edits (another seed: some edits may be the
+    first's too), read by the same readers as the first, locked unless told."""
+    plan = StudyPlan(name="second look", case_filter=CaseFilter(modality=("chest_xray",)),
+                     design=Design.validation, reader_ids=[r.id or 0 for r in first.setup.readers],
+                     seed=7, strata_facets=("verdict", "direction"),
+                     per_stratum={f"{v}/{d}": 3 for v in ("pass", "fail") for d in ("add", "remove")})
+    with Session(engine) as session:
+        study = create_study(session=session, plan=plan, created_by=first.setup.admin)
+        study_id = study.id or 0
+    if locked:
+        answer_and_lock(engine, study_id, first.setup.readers)
+    return study_id

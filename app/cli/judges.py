@@ -1,5 +1,5 @@
-"""`medbanana judges`: candidate judges, scored on a locked study's reference, and the
-leaderboard, as a table or as JSON."""
+"""`medbanana judges`: candidate judges, scored on a reference (a locked study's, or a
+sentinel set drawn from several), the leaderboard as a table or as JSON, and drift checks."""
 
 import asyncio
 import json
@@ -9,18 +9,44 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from app.agreement.leaderboard import Board, Figure, Row
 from app.cli.progress import progress
 from app.cli.stats import find_study
-from app.errors import DomainError
+from app.errors import DomainError, Invalid, NotFound
+from app.jobs import start_drift_check, start_scoring
 from app.judges.candidates import CandidatePlan, candidates, create_candidate, get_candidate
+from app.judges.models import SentinelSet
+from app.judges.reference import Ref, SentinelPlan, create_sentinel, sentinel_sizes
+from app.judges.schedule import set_schedule, stop_schedule
 from app.judges.scoring import cost_lines, judge_for, leaderboard, plan, score
 from app.models import MAX_DB_ID
 from app.settings import get_settings
 
 NONE = "\N{EN DASH}"
+STUDY_HELP = "A locked study's id or name."
+SENTINEL_HELP = "A sentinel set's id or name (instead of --study)."
+
+
+def find_ref(session: Session, study: str | None, sentinel: str | None) -> Ref:
+    """The reference the options name; DomainError naming what is wrong."""
+    if (study is None) == (sentinel is None):
+        raise Invalid("name one reference: --study for a locked study, or --sentinel for a "
+                      "sentinel set", "study")
+    if study is not None:
+        found = find_study(session, study) if not study.isdigit() or int(study) <= MAX_DB_ID else None
+        if found is None:
+            raise NotFound(f"no study with id or name {study!r}")
+        return Ref("study", found.id or 0)
+    assert sentinel is not None
+    chosen = (session.get(SentinelSet, int(sentinel))
+              if sentinel.isdigit() and int(sentinel) <= MAX_DB_ID else None)
+    chosen = chosen or session.scalars(select(SentinelSet).where(
+        col(SentinelSet.name) == sentinel)).first()
+    if chosen is None:
+        raise NotFound(f"no sentinel set with id or name {sentinel!r}")
+    return Ref("sentinel", chosen.id or 0)
 
 
 def _figure(f: Figure | None, style: str = "share") -> str:
@@ -148,21 +174,24 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
     @judges.command("score")
     def score_command(
         candidate: int = typer.Argument(..., min=1, max=MAX_DB_ID, help="The candidate's id."),
-        study: str = typer.Option(..., "--study", help="A locked study's id or name."),
+        study: str | None = typer.Option(None, "--study", help=STUDY_HELP),
+        sentinel: str | None = typer.Option(None, "--sentinel", help=SENTINEL_HELP),
+        mode: str = typer.Option("interactive", "--mode",
+                                 help="interactive (here, now) or batch (a job for the worker, "
+                                      "through Gemini's Batch API at half the price)."),
         yes: bool = typer.Option(False, "--yes", help="Start without asking after the estimate."),
     ) -> None:
-        """Ask the candidate for every answer it has not given on the study's edits (each
+        """Ask the candidate for every answer it has not given on the reference's edits (each
         repeat, and once with the original first), after showing what that costs."""
         console = Console(stderr=True)
         db = engine()
+        if mode not in ("interactive", "batch"):
+            fail(f"--mode is interactive or batch, not {mode!r}")
         try:
             with Session(db) as session:
-                found = find_study(session, study)
-                if found is None:
-                    fail(f"no study with id or name {study!r}")
-                    return
+                ref = find_ref(session, study, sentinel)
                 chosen = get_candidate(session, candidate)
-                todo = plan(session, chosen, found.id or 0)
+                todo = plan(session, chosen, ref)
                 for line in cost_lines(chosen, len(todo)):
                     console.print(line, markup=False, highlight=False)
                 judge = judge_for(chosen, get_settings())
@@ -172,31 +201,88 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         if not todo:
             typer.echo("nothing left to ask: every answer is stored")
             return
-        if not yes and not typer.confirm(f"Ask for {len(todo):,} answers?"):
+        if not yes and not typer.confirm(f"Ask for {len(todo):,} answers"
+                                         f"{' through the Batch API' if mode == 'batch' else ''}?"):
             raise typer.Exit(1)
+        if mode == "batch":
+            try:
+                job_id = start_scoring(db, chosen.id or 0, ref, get_settings(), mode="batch")
+            except DomainError as error:
+                fail(str(error))
+                return
+            typer.echo(f"job {job_id} queued: a worker (medbanana pipeline worker, or the web "
+                       "app's) submits the batch and stores the answers as they come")
+            return
         with progress(console, f"scoring {chosen.name}") as update:
-            done = asyncio.run(score(db, chosen.id or 0, found.id or 0, judge,
+            done = asyncio.run(score(db, chosen.id or 0, ref, judge,
                                      on_progress=lambda n, total: update(n, total)))
         typer.echo(f"{done.asked} answers asked, {done.failed} without a usable answer "
                    "(stored with their error, left out of the figures)")
 
+    @judges.command("sentinel")
+    def sentinel_command(
+        name: str = typer.Argument(..., help="A name for the sentinel set."),
+        study: list[str] = typer.Option(..., "--study", help="A locked study's id or name; "
+                                                             "give two or more."),
+        per_study: int | None = typer.Option(None, "--per-study", min=1, max=100_000,
+                                             help="Edits drawn from each study (default: all)."),
+        seed: int = typer.Option(0, "--seed", min=0, max=999_999_999),
+    ) -> None:
+        """Draw a sentinel set: a seeded sample of the settled edits of several locked
+        studies, kept as drawn, to score candidates and check drift on."""
+        try:
+            with Session(engine()) as session:
+                ids = [find_ref(session, s, None).id for s in study]
+                made = create_sentinel(session, SentinelPlan(name, ids, per_study, seed), None)
+                size = sentinel_sizes(session).get(made.id or 0, (0, 0))[0]
+        except DomainError as error:
+            fail(str(error))
+            return
+        typer.echo(f"sentinel set {made.id}: {made.name}, {size} edits from {len(set(ids))} studies")
+
+    @judges.command("drift")
+    def drift_command(
+        study: str | None = typer.Option(None, "--study", help=STUDY_HELP),
+        sentinel: str | None = typer.Option(None, "--sentinel", help=SENTINEL_HELP),
+        every: int | None = typer.Option(None, "--every", min=1, max=8760,
+                                         help="Check on a schedule, every so many hours."),
+        stop: bool = typer.Option(False, "--stop", help="Stop the reference's schedule."),
+    ) -> None:
+        """Ask the judge of record again on the reference now (a job for the worker), or on a
+        schedule (--every HOURS), or stop its schedule (--stop)."""
+        db = engine()
+        try:
+            with Session(db) as session:
+                ref = find_ref(session, study, sentinel)
+                if stop:
+                    stop_schedule(session, ref)
+                    typer.echo(f"no more scheduled checks on {ref.query}")
+                    return
+                if every is not None:
+                    made = set_schedule(session, ref, every, None)
+                    typer.echo(f"checked every {every} hours by the worker; the first at "
+                               f"{made.next_at:%Y-%m-%d %H:%M} UTC")
+                    return
+            job_id = start_drift_check(db, ref, get_settings(), None)
+        except DomainError as error:
+            fail(str(error))
+            return
+        typer.echo(f"job {job_id} queued: the judge of record asked again on {ref.query}")
+
     @judges.command("leaderboard")
     def leaderboard_command(
-        study: str = typer.Option(..., "--study", help="A locked study's id or name."),
+        study: str | None = typer.Option(None, "--study", help=STUDY_HELP),
+        sentinel: str | None = typer.Option(None, "--sentinel", help=SENTINEL_HELP),
         question: str = typer.Option("overall", "--question",
                                      help="compliance, structure, realism, fidelity or overall."),
         as_json: bool = typer.Option(False, "--json", help="Every question, as JSON."),
         output: Path | None = typer.Option(None, "--output", "-o",
                                            help="Write to this file instead of stdout."),
     ) -> None:
-        """The judge of record and every scored candidate against the study's reference."""
+        """The judge of record and every scored candidate against the reference."""
         try:
             with Session(engine()) as session:
-                found = find_study(session, study)
-                if found is None:
-                    fail(f"no study with id or name {study!r}")
-                    return
-                boards = leaderboard(session, found.id or 0)
+                boards = leaderboard(session, find_ref(session, study, sentinel))
         except DomainError as error:
             fail(str(error))
             return
