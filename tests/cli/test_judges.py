@@ -111,3 +111,47 @@ def test_a_candidate_id_past_the_databases_range_is_named(demo_engine: Engine, t
     result = CliRunner().invoke(cli, ["judges", "score", str(10**30), "--study", "1"],
                                 env=env_for(demo_engine, tmp_path))
     assert result.exit_code == 2 and "candidate" in result.output.lower() and "Traceback" not in result.output
+
+
+def test_a_sentinel_set_scored_and_checked_for_drift(demo_engine: Engine, reference: Reference,
+                                                     tmp_path: Path) -> None:
+    from sqlmodel import Session, select
+
+    from app.job_models import Job
+    from app.judges.models import DriftSchedule
+    from tests.reference_study import candidate, second_study
+
+    other = second_study(demo_engine, reference)
+    runner, env = CliRunner(), env_for(demo_engine, tmp_path)
+    made = runner.invoke(cli, ["judges", "sentinel", "watch", "--study", str(reference.study_id),
+                               "--study", "second look", "--per-study", "3", "--seed", "4"], env=env)
+    assert made.exit_code == 0, made.output
+    assert made.output.startswith("sentinel set ") and "6 edits from 2 studies" in made.output
+    one = runner.invoke(cli, ["judges", "sentinel", "alone", "--study", str(other)], env=env)
+    assert one.exit_code == 1 and "at least two" in one.output
+    lenient = candidate(demo_engine, "lenient", "lenient")
+    scored = _in_thread(lambda: runner.invoke(
+        cli, ["judges", "score", str(lenient.id), "--sentinel", "watch", "--yes"], env=env))
+    assert scored.exit_code == 0, scored.output
+    assert "Estimate for 12 tasks" in scored.output
+    table = runner.invoke(cli, ["judges", "leaderboard", "--sentinel", "watch"], env=env)
+    assert table.exit_code == 0 and any(line.startswith("lenient") for line in table.output.splitlines())
+    batch = runner.invoke(cli, ["judges", "score", str(lenient.id), "--sentinel", "watch",
+                                "--mode", "later"], env=env)
+    assert batch.exit_code == 1 and "--mode is interactive or batch" in batch.output
+    both = runner.invoke(cli, ["judges", "leaderboard", "--sentinel", "watch", "--study", "1"],
+                         env=env)
+    assert both.exit_code == 1 and "name one reference" in both.output
+    missing = runner.invoke(cli, ["judges", "leaderboard", "--sentinel", "99999999999999999999"],
+                            env=env)
+    assert missing.exit_code == 1 and "no sentinel set" in missing.output
+    scheduled = runner.invoke(cli, ["judges", "drift", "--sentinel", "watch", "--every", "24"],
+                              env=env)
+    assert scheduled.exit_code == 0 and "checked every 24 hours" in scheduled.output
+    now = runner.invoke(cli, ["judges", "drift", "--sentinel", "watch"], env=env)
+    assert now.exit_code == 0 and now.output.startswith("job ")
+    stopped = runner.invoke(cli, ["judges", "drift", "--sentinel", "watch", "--stop"], env=env)
+    assert stopped.exit_code == 0
+    with Session(demo_engine) as session:
+        assert session.exec(select(DriftSchedule)).all() == []
+        assert [j.kind for j in session.exec(select(Job)).all()] == ["score"]

@@ -216,3 +216,81 @@ def test_ids_posted_out_of_range_are_refused_not_errors(demo_engine: Engine,
                                                  "members": [huge, "1"]})
     assert refused.status_code == 422
     assert admin.get(f"/judges/leaderboard?study={huge}").status_code == 422
+
+
+def test_a_sentinel_set_from_the_page(demo_engine: Engine, settings: Settings,
+                                      reference: Reference, tmp_path: Path) -> None:
+    from tests.reference_study import second_study
+
+    other = second_study(demo_engine, reference)
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    refused = admin.post("/judges/sentinels", data={"sentinel_name": "watch", "per_study": "4",
+                                                    "seed": "9", "studies": [str(other)]})
+    assert refused.status_code == 422
+    page = soup(refused.text)
+    assert "at least two" in page.select_one("#error-studies").text
+    assert page.select_one("input[name=sentinel_name]")["value"] == "watch"
+    assert page.select_one("input[name=per_study]")["value"] == "4"
+    assert [i["value"] for i in page.select("input[name=studies][checked]")] == [str(other)]
+    for bad in ({"per_study": "many"}, {"seed": "-1"}, {"studies": ["x", str(other)]}):
+        posted = {"sentinel_name": "watch", "studies": [str(reference.study_id), str(other)]} | bad
+        assert admin.post("/judges/sentinels", data=posted).status_code == 422
+    made = admin.post("/judges/sentinels", data={
+        "sentinel_name": "watch", "per_study": "4", "seed": "9",
+        "studies": [str(reference.study_id), str(other)]}, follow_redirects=False)
+    assert made.status_code == 303 and "sentinel=" in made.headers["location"]
+    sentinel_id = made.headers["location"].rsplit("=", 1)[1]
+    listed = soup(admin.get("/judges").text).select_one(f'#sentinel-sets li[data-sentinel-id="{sentinel_id}"]')
+    assert listed is not None and "8 edits from 2 studies" in listed.text
+    board = soup(admin.get(made.headers["location"]).text)
+    assert "8 settled edits drawn from 2 locked studies" in board.select_one("main p.muted").text
+    assert board.select_one("#targets") is None  # regeneration is offered per study
+    assert board.select_one('#drift-form input[name=sentinel]')["value"] == sentinel_id
+    # A candidate scored on it from its page, as a job.
+    created = admin.post("/judges", data={"name": "strict", "backend": "offline",
+                                          "model": "offline-heuristic-1",
+                                          "template": default_template(), "bias": "strict"},
+                         follow_redirects=False)
+    detail = soup(admin.get(created.headers["location"]).text)
+    row = detail.select_one(f'#outlooks tr[data-sentinel-id="{sentinel_id}"]')
+    assert row is not None and row.select_one("button.score-batch") is None  # offline
+    started = admin.post(created.headers["location"] + "/score", data={"sentinel": sentinel_id},
+                         follow_redirects=False)
+    assert started.status_code == 303
+    lease = claim(demo_engine)
+    assert lease is not None
+    aio.run(run_job(demo_engine, lease, lambda o: make_backend(o, settings), tmp_path,
+                    policy=RetryPolicy(attempts=1, base_seconds=0.0)))
+    table = soup(admin.get(made.headers["location"]).text).select_one("#leaderboard")
+    assert {tr["data-judge"] for tr in table.select("tbody tr")} == {"judge of record", "strict"}
+    assert table.select_one('tr[data-judge="strict"] td.num').text.startswith("8 ")
+    batch = admin.post(created.headers["location"] + "/score",
+                       data={"study": reference.study_id, "mode": "batch"})
+    assert batch.status_code == 409 and "Batch API" in batch.text
+    assert admin.get("/judges/leaderboard").status_code == 422
+    assert admin.get(f"/judges/leaderboard?study={other}&sentinel={sentinel_id}").status_code == 422
+    assert admin.get("/judges/leaderboard?sentinel=999").status_code == 404
+
+
+def test_drift_on_a_schedule_from_the_leaderboard(demo_engine: Engine, settings: Settings,
+                                                  reference: Reference) -> None:
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    url = f"/judges/leaderboard?study={reference.study_id}"
+    assert soup(admin.get(url).text).select_one("#schedule-state") is None
+    set_ = admin.post("/judges/leaderboard/schedule",
+                      data={"study": reference.study_id, "every_hours": "72"},
+                      follow_redirects=False)
+    assert set_.status_code == 303 and set_.headers["location"].endswith("#drift")
+    state = soup(admin.get(url).text).select_one("#schedule-state")
+    assert state is not None and "every 72 hours" in state.text
+    for bad in ("0", "x", "99999999"):
+        refused = admin.post("/judges/leaderboard/schedule",
+                             data={"study": reference.study_id, "every_hours": bad})
+        assert refused.status_code == 422
+    stopped = admin.post("/judges/leaderboard/schedule",
+                         data={"study": reference.study_id, "stop": "1"}, follow_redirects=False)
+    assert stopped.status_code == 303
+    assert soup(admin.get(url).text).select_one("#schedule-state") is None
+    reader = client_for(demo_engine, settings, "someone", Role.reader)
+    assert reader.post("/judges/leaderboard/schedule",
+                       data={"study": reference.study_id, "every_hours": "1"}).status_code == 403
