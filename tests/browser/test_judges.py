@@ -98,3 +98,41 @@ def test_the_whole_loop(page, live_server: str, demo_engine: Engine,  # type: ig
     page.locator("#before-after").wait_for()
     assert page.locator("#before-after-waiting").is_visible()
     assert errors == []
+
+
+def test_a_sentinel_set_watched_for_drift(page, live_server: str, demo_engine: Engine,  # type: ignore[no-untyped-def]
+                                          settings: Settings, reference: Reference,
+                                          tmp_path: Path) -> None:
+    """A sentinel set drawn through the form from two locked studies, the judge of record
+    asked again on it, and a schedule set, each visible on its leaderboard."""
+    from tests.reference_study import second_study
+
+    other = second_study(demo_engine, reference)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{live_server}/judges")
+    page.fill("input[name=sentinel_name]", "monthly watch")
+    page.check(f'#field-studies input[value="{reference.study_id}"]')
+    page.check(f'#field-studies input[value="{other}"]')
+    page.fill("input[name=per_study]", "5")
+    shots = Path(os.environ.get("MEDBANANA_SCREENSHOTS", tmp_path))
+    page.set_viewport_size({"width": 1366, "height": 900})
+    page.locator("#new-sentinel").screenshot(path=str(shots / "judges-new-sentinel-1366.png"))
+    page.click("#add-sentinel")
+    page.wait_for_url(re.compile(r"/judges/leaderboard\?sentinel=\d+$"))
+    board = page.url
+    assert page.locator("#leaderboard tbody tr").count() == 1  # the judge of record alone
+    page.click("#check-drift")
+    page.wait_for_url(re.compile(r"/jobs/\d+$"))
+    _work(demo_engine, settings, tmp_path)
+    page.goto(board)
+    assert page.locator("#drift-checks tbody tr").count() == 1
+    page.fill('#drift-schedule input[name=every_hours]', "168")
+    page.click("#set-schedule")
+    page.locator("#schedule-state", has_text="every 168 hours").wait_for()
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=str(shots / f"judges-sentinel-{width}.png"), full_page=True)
+    page.click("#stop-schedule")
+    page.locator("#set-schedule", has_text="Check on a schedule").wait_for()
+    assert errors == []
