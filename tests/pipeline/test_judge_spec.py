@@ -3,6 +3,7 @@ client sends to a local fake Gemini server, and the offline candidates' faults."
 
 import io
 import json
+import re
 from typing import Any
 
 import pytest
@@ -54,6 +55,25 @@ def test_the_version_moves_with_every_setting_that_changes_an_answer() -> None:
 def test_a_template_cannot_reach_past_its_data(template: str) -> None:
     with pytest.raises(TemplateProblem):
         check_template(template)
+
+
+EVERY_LETTER = "{% for a in instruction %}" * 5 + "{% endfor %}" * 5
+
+
+@pytest.mark.parametrize(("template", "said"), [
+    ("{% for a in range(100000) %}{% for b in range(100000) %}x{% endfor %}{% endfor %}",
+     "more than 1,000,000 elements"),
+    ('{{ "x" * 1000000000 }}', "more than 1,000,000 elements"),
+    ("{{ 2 ** 100000000 }}", "a power above 64"),
+    ('{{ "x"|center(900000000) }}', "more memory than any prompt should"),
+    ('{{ "x"|center(500000) }}', "the rendered prompt is 2"),
+    (EVERY_LETTER, "did not render within 2 s of CPU"),
+])
+def test_a_template_that_would_tie_up_the_server_is_refused(template: str, said: str) -> None:
+    with pytest.raises(TemplateProblem, match=re.escape(said)):
+        check_template(template + default_template())
+    # Within the budget, repetition is a template's own business.
+    check_template('{{ "-" * 40 }}' + default_template())
 
 
 def test_a_candidate_call_sends_its_model_settings_and_image_order() -> None:
