@@ -149,6 +149,14 @@ def candidates(session: Session) -> list[JudgeCandidate]:
     return list(session.scalars(select(JudgeCandidate).order_by(col(JudgeCandidate.id))))
 
 
+def candidate_names(session: Session, ids: list[int]) -> dict[int, str]:
+    """Candidate id -> name, for the ids that exist."""
+    if not ids:
+        return {}
+    return {i: n for i, n in session.execute(select(col(JudgeCandidate.id), col(JudgeCandidate.name))
+                                             .where(col(JudgeCandidate.id).in_(ids))) if i is not None}
+
+
 def template_hash(template: str) -> str:
     """12 hex digits of the template text alone, to tell two texts apart at a glance."""
     return hashlib.sha256(template.encode()).hexdigest()[:12]
@@ -166,6 +174,20 @@ def diff_from_default(template: str) -> list[tuple[str, str]]:
     return found
 
 
-__all__ = ["BACKENDS", "OFFLINE_BIASES", "PANEL_RULES", "CandidatePlan", "candidates", "checked",
-           "create_candidate", "create_panel", "default_template", "diff_from_default", "get_candidate",
-           "rubric_version", "spec_of", "template_hash"]
+__all__ = [
+    "BACKENDS",
+    "OFFLINE_BIASES",
+    "PANEL_RULES",
+    "CandidatePlan",
+    "candidate_names",
+    "candidates",
+    "checked",
+    "create_candidate",
+    "create_panel",
+    "default_template",
+    "diff_from_default",
+    "get_candidate",
+    "rubric_version",
+    "spec_of",
+    "template_hash",
+]

@@ -90,6 +90,7 @@ def test_the_whole_loop(page, live_server: str, demo_engine: Engine,  # type: ig
     page.locator("#regenerate-let-through button").click()
     page.wait_for_url(re.compile(r"/jobs/\d+$"))
     assert page.locator("#job-judge").get_attribute("href") == made["strict one"].replace(live_server, "")
+    assert page.locator("#job-judge").inner_text() == "strict one (promoted)"
     _work(demo_engine, settings, tmp_path)
     page.reload()
     page.locator("#make-follow-up").click()

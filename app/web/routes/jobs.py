@@ -23,6 +23,7 @@ from app.jobs import (
     recent_jobs,
     request_cancel,
 )
+from app.judges.candidates import candidate_names
 from app.web.deps import CaseFilterDep, IdPath, SessionDep
 from app.web.forms import posted_form, read_form
 from app.web.security import AdminUser
@@ -93,9 +94,12 @@ def jobs_page(request: Request, session: SessionDep) -> HTMLResponse:
 @router.get("/jobs/{job_id}", response_class=HTMLResponse)
 def job_page(request: Request, session: SessionDep, job_id: IdPath) -> HTMLResponse:
     job = get_job(session, job_id)
+    options = JobOptions.from_json(job.options)
+    named = [i for i in (options.candidate_id, options.judge_candidate_id) if i is not None]
     context = {"job": job_summary(job), "runs": job_runs(session, job_id),
                "batches": job_batches(session, job_id),
-               "live": job.status in (JobStatus.queued, JobStatus.running)}
+               "live": job.status in (JobStatus.queued, JobStatus.running),
+               "names": candidate_names(session, named), "reference": options.reference}
     return render(request, "jobs/detail.html", context, partial="jobs/_progress.html")
 
 

@@ -257,6 +257,9 @@ def test_a_sentinel_set_from_the_page(demo_engine: Engine, settings: Settings,
     started = admin.post(created.headers["location"] + "/score", data={"sentinel": sentinel_id},
                          follow_redirects=False)
     assert started.status_code == 303
+    job = soup(admin.get(started.headers["location"]).text)
+    assert job.select_one("#scored-candidate").text == "strict"
+    assert job.select_one("#scored-leaderboard")["href"] == f"/judges/leaderboard?sentinel={sentinel_id}"
     lease = claim(demo_engine)
     assert lease is not None
     aio.run(run_job(demo_engine, lease, lambda o: make_backend(o, settings), tmp_path,
