@@ -24,7 +24,7 @@ from app.judges.candidates import get_candidate, spec_of
 from app.judges.models import CandidateVerdict, JudgeCandidate
 from app.judges.reference import Ref, Reference, as_ref, load_reference, study_ids_of
 from app.memo import Memo
-from app.models import Attempt, Task
+from app.models import Attempt, JudgeVerdict, Task
 from app.settings import Settings
 from app.studies.models import Adjudication, Design, Study, StudyItem, StudyStatus
 from pipeline import offline_judges
@@ -345,7 +345,14 @@ def _leaderboard(session: Session, loaded: Reference, candidate_ids: list[int] |
     cases = [c for c in loaded.data.cases if c.item_id in settled]
     items = {c.item_id for c in cases}
     reference: list[dict[str, bool | None]] = [dict(settled[c.item_id]) for c in cases]
-    record = Answers(RECORD, [[dict(c.judge) for c in cases]])
+    # The judge of record's weighted scores, from its frozen verdicts: its AUC beside the
+    # candidates'.
+    frozen = [c.judge_verdict_id for c in cases if c.judge_verdict_id is not None]
+    weighted = dict(session.connection().execute(
+        select(col(JudgeVerdict.id), col(JudgeVerdict.weighted_score))
+        .where(col(JudgeVerdict.id).in_(frozen))).all()) if frozen else {}
+    record = Answers(RECORD, [[dict(c.judge) for c in cases]],
+                     [weighted.get(c.judge_verdict_id) if c.judge else None for c in cases])
     query = select(*_READ).where(col(CandidateVerdict.study_id).in_(loaded.study_ids))
     if candidate_ids is not None:
         query = query.where(col(CandidateVerdict.candidate_id).in_(candidate_ids))

@@ -167,3 +167,34 @@ def test_a_failed_answer_is_kept_with_its_reason_and_asked_again(demo_engine: En
             col(CandidateVerdict.candidate_id) == judge.id)).all()
     assert len(rows) == first.asked and all(r.error is None for r in rows)
     assert aio.run(score(demo_engine, judge.id or 0, reference.study_id, offline_judge)).asked == 0
+
+
+def test_the_judge_of_record_has_the_auc_of_its_frozen_scores(demo_engine: Engine,
+                                                              reference: Reference) -> None:
+    from sklearn.metrics import roc_auc_score
+    from sqlalchemy import update
+    from sqlmodel import col
+
+    from app.models import JudgeVerdict
+
+    with Session(demo_engine) as session:
+        _, data, settled = reference_study(session, reference.study_id)
+        before = leaderboard(session, reference.study_id, resamples=300, questions=("overall",))
+        # The demo's runs, like the paper's files, keep no weighted score: no AUC to show.
+        assert {r.name: r for r in before["overall"].rows}[RECORD].auc is None
+        cases = [c for c in data.cases if c.item_id in settled and c.judge_verdict_id]
+        # Scores as a run that keeps them would: higher where the readers passed the edit,
+        # with overlap so the AUC is neither 0.5 nor 1.
+        scores = {c.judge_verdict_id: round(0.4 + 0.2 * settled[c.item_id]["overall"]
+                                            + 0.1 * (i % 4), 2) for i, c in enumerate(cases)}
+        for verdict_id, value in scores.items():
+            session.execute(update(JudgeVerdict).where(col(JudgeVerdict.id) == verdict_id)
+                            .values(weighted_score=value))
+        session.commit()
+        board = leaderboard(session, reference.study_id, resamples=301, questions=("overall",))
+    record = {r.name: r for r in board["overall"].rows}[RECORD]
+    truth = [settled[c.item_id]["overall"] for c in cases]
+    expected = roc_auc_score(truth, [scores[c.judge_verdict_id] for c in cases])
+    assert len(set(truth)) == 2 and 0.5 < expected < 1
+    assert record.auc is not None and record.auc.value == pytest.approx(expected)
+    assert record.auc.low is not None and record.auc.low <= expected <= (record.auc.high or 0)
