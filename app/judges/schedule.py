@@ -5,6 +5,7 @@ A due check is taken by moving its next time forward with a compare-and-set, so 
 on one database never start the same check twice; a check that could not start keeps its
 reason on the schedule, for the leaderboard to show, and is tried again at its next time."""
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import update
@@ -12,9 +13,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.errors import Invalid
-from app.judges.models import DriftSchedule
+from app.judges.models import DriftSchedule, SentinelSet
 from app.judges.reference import Ref, load_reference
 from app.models import User, utcnow
+from app.studies.models import Study
 
 MIN_HOURS = 1
 MAX_HOURS = 24 * 365
@@ -59,6 +61,25 @@ def ref_of(schedule: DriftSchedule) -> Ref:
     if schedule.sentinel_id is not None:
         return Ref("sentinel", schedule.sentinel_id)
     return Ref("study", schedule.study_id or 0)
+
+
+@dataclass(frozen=True)
+class Watch:
+    """A schedule as the judges' page lists it."""
+
+    schedule: DriftSchedule
+    ref: Ref
+    name: str
+
+
+def watches(session: Session) -> list[Watch]:
+    """Every schedule, with its reference's name, soonest first."""
+    found = []
+    for schedule in session.scalars(select(DriftSchedule).order_by(col(DriftSchedule.next_at))):
+        ref = ref_of(schedule)
+        named = session.get(Study if ref.kind == "study" else SentinelSet, ref.id)
+        found.append(Watch(schedule, ref, getattr(named, "name", f"{ref.kind} {ref.id}")))
+    return found
 
 
 def take_due(engine: Engine, now: datetime | None = None) -> list[tuple[int, Ref]]:

@@ -36,7 +36,7 @@ from app.judges.reference import (
     sentinel_sizes,
     sentinels,
 )
-from app.judges.schedule import schedule_of, set_schedule, stop_schedule
+from app.judges.schedule import schedule_of, set_schedule, stop_schedule, watches
 from app.judges.scoring import leaderboard, outlook, reference_studies
 from app.judges.targets import targets_of
 from app.models import MAX_DB_ID
@@ -85,7 +85,7 @@ def _index(session: SessionDep, typed: dict[str, Any] | None = None,
     template = (typed or {}).get("template") or default_template()
     return {"candidates": candidates(session), "studies": reference_studies(session),
             "promoted": promoted(session), "sentinels": sentinels(session),
-            "sentinel_sizes": sentinel_sizes(session),
+            "sentinel_sizes": sentinel_sizes(session), "watches": watches(session),
             "sentinel": {"per_study": "", "seed": 0, "studies": []}, "sentinel_errors": {},
             "typed": typed or {"backend": "offline", "model": "offline-heuristic-1", "repeats": 1},
             "template": template, "diff": diff_from_default(template),

@@ -286,6 +286,8 @@ def test_drift_on_a_schedule_from_the_leaderboard(demo_engine: Engine, settings:
     assert set_.status_code == 303 and set_.headers["location"].endswith("#drift")
     state = soup(admin.get(url).text).select_one("#schedule-state")
     assert state is not None and "every 72 hours" in state.text
+    listed = soup(admin.get("/judges").text).select_one("#drift-watches li")
+    assert listed.select_one("a").text == "pilot" and "every 72 hours" in listed.text
     for bad in ("0", "x", "99999999"):
         refused = admin.post("/judges/leaderboard/schedule",
                              data={"study": reference.study_id, "every_hours": bad})
