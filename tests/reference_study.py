@@ -8,15 +8,15 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from app.agreement.reads import load
-from app.judges.candidates import CandidatePlan, create_candidate
 from app.cases.filters import CaseFilter
+from app.judges.candidates import CandidatePlan, create_candidate
 from app.judges.models import JudgeCandidate
-from app.models import User
-from app.studies.design import StudyPlan, create_study
 from app.judges.reference import Ref
 from app.judges.reference import Reference as Loaded
 from app.judges.scoring import _images, offline_judge, reference_edits
+from app.models import User
 from app.studies.answers import AnswerIn, lock_study, submit_answer
+from app.studies.design import StudyPlan, create_study
 from app.studies.models import Design, Study
 from app.studies.worklist import get_assignment
 from pipeline.judge_spec import default_template

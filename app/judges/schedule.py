@@ -92,8 +92,10 @@ def take_due(engine: Engine, now: datetime | None = None) -> list[tuple[int, Ref
                                      col(DriftSchedule.every_hours))
                               .where(col(DriftSchedule.next_at) <= now)).all()
         for schedule_id, next_at, hours in due:
-            # Missed periods (the server was down) are not made up: one check, then on.
-            following = max(next_at + timedelta(hours=hours), now + timedelta(minutes=1))
+            # Missed periods (the server was down) are not made up: one check now, and the
+            # next on the schedule's own beat, after now.
+            period = timedelta(hours=hours)
+            following = next_at + period * (int((now - next_at) / period) + 1)
             moved = session.execute(update(DriftSchedule).where(
                 col(DriftSchedule.id) == schedule_id, col(DriftSchedule.next_at) == next_at)
                 .values(next_at=following))

@@ -45,6 +45,18 @@ def test_a_due_check_is_taken_once(demo_engine: Engine, reference: Reference) ->
         assert schedule_of(session, ref) is None
 
 
+def test_missed_periods_are_not_made_up(demo_engine: Engine, reference: Reference) -> None:
+    ref = Ref("study", reference.study_id)
+    with Session(demo_engine) as session:
+        made = set_schedule(session, ref, 24, None)
+    missed = made.next_at + timedelta(days=3, hours=5)  # the server was down three periods
+    assert len(take_due(demo_engine, missed)) == 1
+    assert take_due(demo_engine, missed + timedelta(minutes=5)) == []
+    with Session(demo_engine) as session:
+        schedule = schedule_of(session, ref)
+        assert schedule is not None and schedule.next_at == made.next_at + timedelta(days=4)
+
+
 def due_now(engine: Engine) -> None:
     with Session(engine) as session:
         session.execute(update(DriftSchedule).values(next_at=utcnow() - timedelta(minutes=1)))

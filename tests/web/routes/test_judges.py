@@ -240,7 +240,8 @@ def test_a_sentinel_set_from_the_page(demo_engine: Engine, settings: Settings,
         "studies": [str(reference.study_id), str(other)]}, follow_redirects=False)
     assert made.status_code == 303 and "sentinel=" in made.headers["location"]
     sentinel_id = made.headers["location"].rsplit("=", 1)[1]
-    listed = soup(admin.get("/judges").text).select_one(f'#sentinel-sets li[data-sentinel-id="{sentinel_id}"]')
+    index = soup(admin.get("/judges").text)
+    listed = index.select_one(f'#sentinel-sets li[data-sentinel-id="{sentinel_id}"]')
     assert listed is not None and "8 edits from 2 studies" in listed.text
     board = soup(admin.get(made.headers["location"]).text)
     assert "8 settled edits drawn from 2 locked studies" in board.select_one("main p.muted").text
