@@ -19,6 +19,7 @@ from app.jobs.batch_records import APPLIED
 from app.jobs.lease import Lease
 from app.jobs.rate_limit import CallLimiter
 from pipeline.backend import BackendError, TaskInfo
+from pipeline.estimate import STEP_TOKENS
 from pipeline.gemini import GeminiBackend, Request
 from pipeline.gemini_batch import ENDED, SUCCEEDED, Answer, Batches, fingerprint, model_of, parts
 from pipeline.loop import (
@@ -30,6 +31,7 @@ from pipeline.loop import (
     end_on,
     with_retries,
 )
+from pipeline.ports import Gate
 from pipeline.vocabulary import JUDGE_STEP, Outcome
 
 logger = logging.getLogger(__name__)
@@ -118,7 +120,14 @@ class BatchSteps:
                             "interactively", self.lease.job_id, member.task_id, step, error)
         return await with_retries(name, interactive, self.policy, check,
                                   cancelled=self.cancel.is_set,
-                                  gate=call_gate(self.limiter, self.backend, name))
+                                  gate=self._gate(name, request))
+
+    def _gate(self, name: str, request: Request) -> Gate | None:
+        """The quota a call goes through: its own model's (a candidate judge's), else the
+        step's."""
+        if request.model:
+            return self.limiter.gate(request.model, STEP_TOKENS[name])
+        return call_gate(self.limiter, self.backend, name)
 
     async def _answers(self, wave: int, step: str, members: list[Member],
                        requests: list[Request]) -> dict[str, Answer]:

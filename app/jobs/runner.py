@@ -186,7 +186,7 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
 
     async def task_of_job(job_task: JobTask) -> None:
         if options.kind == "score":
-            judge = (gemini_judge(backend, policy) if isinstance(backend, GeminiBackend)
+            judge = (gemini_judge(backend, policy, limiter) if isinstance(backend, GeminiBackend)
                      else offline_judge)
             problem = await score_task(engine, options.candidate_id or 0, options.reference,
                                        job_task.task_id, judge)

@@ -29,11 +29,12 @@ from app.settings import Settings
 from app.studies.models import Adjudication, Design, Study, StudyItem, StudyStatus
 from pipeline import offline_judges
 from pipeline.backend import BackendError, TaskInfo, Verdict
-from pipeline.estimate import Estimate, Limits, describe, estimate
+from pipeline.estimate import STEP_TOKENS, Estimate, Limits, describe, estimate
 from pipeline.gemini import GeminiBackend
 from pipeline.judge_spec import JudgeSpec
 from pipeline.loop import RetryPolicy, StepFailed, unreadable, with_retries
-from pipeline.vocabulary import DIMENSIONS, QUESTIONS
+from pipeline.ports import Quota
+from pipeline.vocabulary import DIMENSIONS, JUDGE_STEP, QUESTIONS
 
 logger = logging.getLogger(__name__)
 # spec, task, original, edited, instruction, repeat -> verdict
@@ -46,15 +47,19 @@ async def offline_judge(spec: JudgeSpec, task: TaskInfo, original: bytes, edited
                                    instruction, repeat)
 
 
-def gemini_judge(backend: GeminiBackend, policy: RetryPolicy = RetryPolicy()) -> Judge:
+def gemini_judge(backend: GeminiBackend, policy: RetryPolicy = RetryPolicy(),
+                 quota: Quota | None = None) -> Judge:
     """The candidate through Gemini, retried as the pipeline retries a judge (back-off, the
-    service's Retry-After, an unreadable answer asked again)."""
+    service's Retry-After, an unreadable answer asked again); each call through ``quota``,
+    counted against the candidate's own model, as every other job's calls of it are."""
     async def judge(spec: JudgeSpec, task: TaskInfo, original: bytes, edited: bytes,
                     instruction: str, repeat: int) -> Verdict:
+        gate = quota.gate(spec.model, STEP_TOKENS[JUDGE_STEP]) if quota is not None else None
         try:
             return await with_retries(
-                "verify_image", lambda: backend.candidate_judge(spec, task, original, edited,
-                                                                instruction), policy, unreadable)
+                JUDGE_STEP, lambda: backend.candidate_judge(spec, task, original, edited,
+                                                            instruction), policy, unreadable,
+                gate=gate)
         except StepFailed as failure:
             raise BackendError(str(failure)) from None
     return judge

@@ -13,7 +13,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.errors import Conflict, Invalid
-from app.job_models import Job, JobBatch
+from app.job_models import Job, JobBatch, RateCall
 from app.jobs import claim, run_job, start_scoring
 from app.judges.candidates import CandidatePlan, create_candidate
 from app.judges.models import CandidateVerdict, JudgeCandidate
@@ -42,7 +42,9 @@ def batch_job(engine: Engine, candidate_id: int, study_id: int) -> int:
     with Session(engine) as session:  # polled quickly here; every 30 s on a server
         job = session.get(Job, job_id)
         assert job is not None
-        options = json.loads(job.options) | {"batch_poll_seconds": 0.05}
+        # A quota kept, so that a call made up interactively is seen counted.
+        options = json.loads(job.options) | {"batch_poll_seconds": 0.05,
+                                             "requests_per_minute": 1000}
         session.execute(update(Job).where(col(Job.id) == job_id).values(options=json.dumps(options)))
         session.commit()
     return job_id
@@ -81,6 +83,10 @@ def test_a_batch_scoring_stores_every_answer_and_makes_up_an_error(
         board = leaderboard(session, reference.study_id, resamples=200, questions=("overall",))
         assert "flash judge" in {r.name for r in board["overall"].rows}
         assert [b.state for b in session.exec(select(JobBatch)).all()] == ["JOB_STATE_SUCCEEDED"]
+        # The call made up interactively went through the candidate's model's quota.
+        counted = session.execute(select(col(RateCall.model), func.count())
+                                  .group_by(col(RateCall.model))).all()
+        assert [tuple(row) for row in counted] == [("gemini-2.5-flash", 1)]
 
 
 def test_a_worker_taking_over_a_batch_scoring_never_submits_it_again(
