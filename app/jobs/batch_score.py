@@ -22,7 +22,7 @@ from app.judges.candidates import get_candidate, spec_of
 from app.judges.models import JudgeCandidate
 from app.judges.reference import Ref
 from app.judges.scoring import Edit, images_of, plan, store_answer
-from pipeline.backend import Verdict
+from pipeline.backend import TaskInfo, Verdict
 from pipeline.judge_spec import JudgeSpec
 from pipeline.loop import unreadable
 from pipeline.vocabulary import Outcome
@@ -55,13 +55,18 @@ class BatchScore(BatchSteps):
         candidate, todo, open_tasks = await asyncio.to_thread(self._todo)
         asks: list[Ask] = []
         problems: dict[int, str] = {}  # job task -> the last reason an answer could not be had
+        # An edit's images, read once for all its repeats and orders: a wave holds every
+        # answer, and three copies of a thousand edits' images would be gigabytes.
+        images: dict[int, tuple[TaskInfo, bytes, bytes]] = {}
         for edit, repeat, first in todo:
             job_task_id = open_tasks.get(edit.task_id)
             if job_task_id is None:
                 continue  # its task was finished before a restart
             spec = spec_of(candidate, original_first=first)
             try:
-                info, original, edited = await asyncio.to_thread(images_of, self.engine, edit)
+                if edit.item_id not in images:
+                    images[edit.item_id] = await asyncio.to_thread(images_of, self.engine, edit)
+                info, original, edited = images[edit.item_id]
             except LookupError as error:
                 await asyncio.to_thread(store_answer, self.engine, candidate, edit, repeat, first,
                                         None, str(error), spec.version)

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from sqlalchemy import select
+from sqlalchemy import distinct, func, select
 from sqlmodel import Session, col
 
 from app.agreement import reads
@@ -155,13 +155,10 @@ def sentinels(session: Session) -> list[SentinelSet]:
 
 def sentinel_sizes(session: Session) -> dict[int, tuple[int, int]]:
     """Sentinel set id -> (edits, studies)."""
-    found: dict[int, tuple[int, set[int]]] = {}
-    for sentinel_id, study_id in session.execute(
-            select(col(SentinelItem.sentinel_id), col(SentinelItem.study_id))):
-        count, studies = found.get(sentinel_id, (0, set()))
-        studies.add(study_id)
-        found[sentinel_id] = (count + 1, studies)
-    return {k: (n, len(s)) for k, (n, s) in found.items()}
+    query = (select(col(SentinelItem.sentinel_id), func.count(),
+                    func.count(distinct(col(SentinelItem.study_id))))
+             .group_by(col(SentinelItem.sentinel_id)))
+    return {sentinel_id: (edits, studies) for sentinel_id, edits, studies in session.execute(query)}
 
 
 def create_sentinel(session: Session, plan: SentinelPlan, created_by: int | None) -> SentinelSet:
