@@ -51,7 +51,7 @@ def top_up(engine: Engine, study_id: int, cache_dir: Path) -> StudyBatch | None:
 def _top_up(engine: Engine, study_id: int, cache_dir: Path) -> StudyBatch | None:
     with Session(engine) as session:
         study = session.get(Study, study_id)
-        if study is None or study.design != Design.adaptive or study.status != StudyStatus.open:
+        if study is None or not Design(study.design).draws_in_batches or study.status != StudyStatus.open:
             return None
         unfinished = next((b for b in batches(session, study) if not b.ready), None)
         if unfinished is not None:

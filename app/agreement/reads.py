@@ -122,7 +122,7 @@ class StudyReads:
 
 
 def load(session: Session, study: Study) -> StudyReads:
-    if study.design == Design.real_or_edited:  # no rubric answers and no judge to compare
+    if not Design(study.design).rubric:  # no rubric answers and no judge to compare
         raise Conflict(f"study {study.name!r} is a real-or-edited study: its figures are at "
                        f"/studies/{study.id}/real-or-edited")
     cases = _cases(session, study)

@@ -104,14 +104,14 @@ def _watch(session: Session, study: Study, data: StudyReads | None,
            fingerprint: tuple[object, ...]) -> Watch | None:
     """The study's watch, kept per fingerprint; from ``data`` when the caller has read the
     reads already, else read when the watch is not kept."""
-    if study.design == Design.real_or_edited:
+    if not Design(study.design).rubric:
         return None
     primary, targets = study.primary_question, parse_targets(study.targets)
 
     def reads() -> StudyReads:
         return data if data is not None else load(session, study)
 
-    if study.design == Design.adaptive:
+    if Design(study.design).draws_in_batches:
         draws, budget = adaptive_draws(session, study)
         return _watches.get_or_make((fingerprint, len(draws)), lambda: watch(
             reads(), primary, targets, draws=draws, budget=budget))
@@ -149,7 +149,7 @@ def observed_in_finished(session: Session) -> list[dict[str, Any]]:
     locked study never changes, so each is computed once."""
     found = []
     locked = session.scalars(select(Study).where(
-        col(Study.status) == StudyStatus.locked, col(Study.design) != Design.real_or_edited)
+        col(Study.status) == StudyStatus.locked, col(Study.design).in_(Design.with_rubric()))
         .order_by(col(Study.locked_at).desc()).limit(OFFERED))
     for study in locked:
         key = (str(session.get_bind().engine.url), study.id, study.locked_at)

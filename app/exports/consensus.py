@@ -14,7 +14,7 @@ Consensus = dict[str, bool | None]
 
 def consensus_by_attempt(session: Session) -> dict[int, Consensus]:
     found: dict[int, Consensus] = {}
-    studies = session.scalars(select(Study).where(col(Study.design) != Design.real_or_edited)
+    studies = session.scalars(select(Study).where(col(Study.design).in_(Design.with_rubric()))
                               .order_by(col(Study.id)))
     for study in list(studies):
         attempt_of = {item_id: attempt_id for item_id, attempt_id in session.execute(

@@ -67,7 +67,7 @@ def reference_study(session: Session, study_id: int) -> tuple[Study, reads.Study
     study = session.get(Study, study_id)
     if study is None:
         raise NotFound(f"no study {study_id}")
-    if study.design == Design.real_or_edited:
+    if not Design(study.design).rubric:
         raise Conflict(f"study {study.name!r} is a real-or-edited study: it has no rubric answers "
                        "to score a judge against")
     if study.status != StudyStatus.locked:

@@ -113,7 +113,7 @@ def panel_answers(name: str, rule: str, members: list[Answers],
 def reference_studies(session: Session) -> list[Study]:
     """Studies a candidate can be scored on: locked, with rubric answers."""
     return list(session.scalars(select(Study).where(
-        col(Study.status) == StudyStatus.locked, col(Study.design) != Design.real_or_edited)
+        col(Study.status) == StudyStatus.locked, col(Study.design).in_(Design.with_rubric()))
         .order_by(col(Study.id).desc())))
 
 

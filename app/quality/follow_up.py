@@ -50,7 +50,7 @@ def _only(part: dict[str, str], facet: str, recorded: tuple[str, ...]) -> tuple[
 
 def create_follow_up(session: Session, *, root: Study, part: dict[str, str], reads: int,
                      reader_ids: list[int], name: str, created_by: User) -> Study:
-    if root.design not in (Design.validation, Design.accepted):
+    if not Design(root.design).frames_the_data_set:
         raise Invalid("a follow-up samples a validation or an accepted-edits study's frame")
     raw = json.loads(root.selection)
     if raw.get("follow_up_of") is not None:

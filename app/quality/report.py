@@ -190,7 +190,7 @@ def eligible_studies(session: Session) -> list[Study]:
     found = []
     for study in session.scalars(select(Study).order_by(col(Study.id).desc())):
         raw = json.loads(study.selection)
-        if study.design in (Design.validation, Design.accepted) and not raw.get("follow_up_of"):
+        if Design(study.design).frames_the_data_set and not raw.get("follow_up_of"):
             found.append(study)
     return found
 
@@ -223,7 +223,7 @@ def quality_report(session: Session, study_id: int | None = None,
         root = found
     study = {"id": root.id, "name": root.name, "design": root.design,
              "primary_question": root.primary_question}
-    if root.design not in (Design.validation, Design.accepted):
+    if not Design(root.design).frames_the_data_set:
         return QualityReport(study, target, choices=listed, reason=(
             "This study reads whole runs (preference data); the data set's quality is estimated "
             "from a validation or an accepted-edits study."))

@@ -31,7 +31,7 @@ class DecisionIn(RubricAnswers):
 
 def assign_adjudicator(session: Session, study: Study, user: User) -> None:
     ensure_open(study)
-    if study.design == Design.real_or_edited:
+    if not Design(study.design).rubric:
         raise StudyError("a real-or-edited study has a truth for every case: nothing to adjudicate")
     if user.role != Role.reader:
         raise StudyError("the adjudicator must be a reader account")

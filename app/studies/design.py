@@ -25,7 +25,6 @@ from app.studies.adaptive_batches import draw_batch, place_batch, pool_images, s
 from app.studies.judged_pool import admitted, judged_pool, stratum_keys, values_of
 from app.studies.models import Design, Reveal, Study, StudyReader
 from app.studies.pool import (
-    JUDGED,
     Candidate,
     candidates,
     check_facets,
@@ -88,7 +87,7 @@ def _validate(plan: StudyPlan) -> None:
     problem = check_facets(plan.design, plan.strata_facets)
     if problem:
         raise StudyError(problem)
-    adaptive = plan.design is Design.adaptive
+    adaptive = plan.design.draws_in_batches
     wanted = (plan.total or 0) if adaptive or not plan.strata_facets else sum(plan.per_stratum.values())
     if not 0 < wanted <= MAX_CASES or any(n < 0 for n in plan.per_stratum.values()):
         raise StudyError(f"ask for between 1 and {MAX_CASES} cases in all, none below 0")
@@ -127,7 +126,7 @@ def draw_sample(session: Session, plan: StudyPlan) -> tuple[dict[str, list[Candi
     _validate(plan)
     facets = plan.strata_facets
     wanted = {k: n for k, n in plan.per_stratum.items() if n > 0} if facets else {"": plan.total or 0}
-    if plan.design in JUDGED:
+    if plan.design.judged:
         return _draw_judged(session, plan, wanted)
     pool = pool_by_stratum(candidates(session, plan.case_filter, plan.design, facets), facets)
     sample = {}
@@ -168,7 +167,7 @@ def _draw_judged(session: Session, plan: StudyPlan, wanted: dict[str, int]) -> t
 
 
 def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Study:
-    if plan.design is Design.adaptive:
+    if plan.design.draws_in_batches:
         return _create_adaptive(session, plan, created_by)
     sample, pool = draw_sample(session, plan)
     _check_people(session, plan)
@@ -225,7 +224,7 @@ def _study_row(plan: StudyPlan, created_by: User, selection: str) -> Study:
                  order_secret=secrets.token_hex(16), show_instructions=plan.show_instructions,
                  instructions=checked_instructions(plan.instructions),
                  viewer_tools=tools_json(plan.viewer_tools,
-                                         single_image=plan.design is Design.real_or_edited))
+                                         single_image=plan.design.single_image))
 
 
 def _create_adaptive(session: Session, plan: StudyPlan, created_by: User) -> Study:

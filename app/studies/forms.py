@@ -106,7 +106,7 @@ class ReadingSetupForm(BaseModel):
 
 def plan_from_form(form: StudyForm, case_filter: CaseFilter, counts: dict[str, int],
                    planned: dict[str, Any] | None) -> StudyPlan:
-    adaptive = form.design is Design.adaptive
+    adaptive = form.design.draws_in_batches
     if adaptive and not form.total:
         raise StudyError("give the most source images the adaptive study may draw", field="total")
     if not form.facets and not form.total:

@@ -37,6 +37,58 @@ class Design(StrEnum):
     # (app/studies/adaptive.py); the figures weight each draw by its inverse probability.
     adaptive = "adaptive"
 
+    # What each design is, as the rest of the app asks it (never by its name): the traits
+    # live here, beside the designs, so that adding one is adding its line to each.
+
+    @classmethod
+    def with_rubric(cls) -> list[str]:
+        """The designs whose readers answer the rubric, as stored: for a query's filter."""
+        return [d.value for d in cls if d.rubric]
+
+    @property
+    def rubric(self) -> bool:
+        """Readers answer the rubric and the judge of record is compared with them (real or
+        edited has its own answer and its own figures)."""
+        return self is not Design.real_or_edited
+
+    @property
+    def single_image(self) -> bool:
+        """The reader sees one image alone, never the original beside an edit."""
+        return self is Design.real_or_edited
+
+    @property
+    def judged(self) -> bool:
+        """It samples judged attempts, stratified by the judge's verdict of record."""
+        return self in (Design.validation, Design.adaptive)
+
+    @property
+    def reads_rounds(self) -> bool:
+        """A sampled unit is a whole run, every round read, not one edit."""
+        return self is Design.runs
+
+    @property
+    def one_per_source_image(self) -> bool:
+        """At most one case of each source image (a reader could otherwise compare them)."""
+        return self is Design.real_or_edited
+
+    @property
+    def draws_in_batches(self) -> bool:
+        """Source images are drawn as reading goes, each at a recorded probability."""
+        return self is Design.adaptive
+
+    @property
+    def frames_the_data_set(self) -> bool:
+        """Its sample is a probability sample of a frame of the data set's edits, so the
+        whole data set's quality can be estimated from it (app/quality)."""
+        return self in (Design.validation, Design.accepted)
+
+    @property
+    def default_facets(self) -> tuple[str, ...]:
+        """The strata a new study of this design starts with."""
+        return {Design.validation: ("verdict", "direction", "modality"),
+                Design.accepted: ("direction",), Design.runs: ("direction",),
+                Design.real_or_edited: ("modality",), Design.adaptive: ("modality",)}[self]
+
 
 class Shows(StrEnum):
     """Which image of its item a study shows: the edit (every design), or in a real-or-edited

@@ -31,11 +31,6 @@ from pipeline.vocabulary import Outcome
 
 # Facets a study can stratify on; "verdict" is the judge's verdict of record (pass / fail).
 STRATA_FACETS = ("verdict", "direction", "modality", "disease", "outcome")
-DEFAULT_FACETS = {Design.validation: ("verdict", "direction", "modality"),
-                  Design.accepted: ("direction",), Design.runs: ("direction",),
-                  Design.real_or_edited: ("modality",), Design.adaptive: ("modality",)}
-# Judged attempts with their verdict of record: the edits a validation or adaptive study reads.
-JUDGED = (Design.validation, Design.adaptive)
 SEPARATOR = "/"
 
 
@@ -72,13 +67,13 @@ def check_facets(design: Design, facets: Iterable[str]) -> str | None:
         return f"strata can be {', '.join(STRATA_FACETS)}; not {', '.join(unknown)}"
     if len(set(facets)) != len(facets):
         return "each stratum facet can be chosen once"
-    if design is Design.adaptive and facets != ("modality",):
+    if design.draws_in_batches and facets != ("modality",):
         return ("an adaptive study draws source images, so its strata are image-level: "
                 "modality only")
     if design is Design.validation and "verdict" not in facets:
         return ("a validation study stratifies by the judge's verdict, so that rejected "
                 "rounds are read as well as accepted edits")
-    if design not in JUDGED and "verdict" in facets:
+    if not design.judged and "verdict" in facets:
         return "only a validation study samples by verdict (the others read accepted edits or whole runs)"
     return None
 
@@ -89,7 +84,7 @@ def candidates(session: Session, case_filter: CaseFilter, design: Design,
     dialect = session.get_bind().dialect.name
     task_columns = [col(Task.id), col(Task.direction), col(Task.modality), col(Task.disease),
                     col(Task.outcome), col(Task.source_image_id)]
-    if design in JUDGED:
+    if design.judged:
         query: Any = judged_attempts(*task_columns, col(Attempt.id), col(JudgeVerdict.qualified))
     elif design is Design.accepted:
         query = (select(*task_columns, col(Task.accepted_attempt_id))
@@ -114,11 +109,11 @@ def candidates(session: Session, case_filter: CaseFilter, design: Design,
         task_id, direction, modality, disease, outcome, image = row[:6]
         values = {"direction": direction, "modality": modality, "disease": disease,
                   "outcome": outcome or ""}
-        if design in JUDGED:
+        if design.judged:
             values["verdict"] = "pass" if row[7] else "fail"
-        attempt_id = row[6] if design is not Design.runs else None
+        attempt_id = row[6] if not design.reads_rounds else None
         found.append(Candidate(task_id, attempt_id, {f: str(values[f]) for f in facets}, image))
-    return one_per_source_image(found) if design is Design.real_or_edited else found
+    return one_per_source_image(found) if design.one_per_source_image else found
 
 
 def one_per_source_image(found: list[Candidate]) -> list[Candidate]:
@@ -172,7 +167,7 @@ class StratumRow:
 def strata_table(session: Session, case_filter: CaseFilter, design: Design,
                  facets: tuple[str, ...]) -> tuple[list[StratumRow], list[int]]:
     """Each stratum with its pool size, and the pool's units per source image."""
-    if design in JUDGED:  # from the kept pool: counted on integer codes, no row objects
+    if design.judged:  # from the kept pool: counted on integer codes, no row objects
         pool = judged_pool(session)
         at = admitted(session, pool, case_filter)
         keys, inverse = stratum_keys(pool, at, facets)

@@ -77,7 +77,7 @@ def warm_previews(engine: Engine, study_id: int, cache_dir: Path) -> int:
     started, done, last = time.perf_counter(), 0, time.monotonic()
     with Session(engine) as session:
         study = session.get(Study, study_id)
-        one_image = study is not None and study.design == Design.real_or_edited
+        one_image = study is not None and Design(study.design).single_image
         items = session.scalars(select(StudyItem).where(col(StudyItem.study_id) == study_id)
                                 .order_by(col(StudyItem.id))).all()
         for n, item in enumerate(items, start=1):
@@ -118,7 +118,7 @@ def _draw_item(session: Session, item: StudyItem, one_image: bool, cache_dir: Pa
 def draw_items(session: Session, study: Study, items: list[StudyItem], cache_dir: Path) -> int:
     """Draw the images of items added to an open study (an adaptive study's new batch) before
     any reader has them in their list; returns how many were drawn."""
-    one_image = study.design == Design.real_or_edited
+    one_image = Design(study.design).single_image
     return sum(_draw_item(session, item, one_image, cache_dir) for item in items)
 
 

@@ -40,7 +40,7 @@ def change_reading_setup(session: Session, study: Study, instructions: str,
         raise Conflict("readers have started: the instructions and tools are frozen with the study")
     study.instructions = checked_instructions(instructions)
     study.viewer_tools = tools_json(viewer_tools,
-                                    single_image=study.design == Design.real_or_edited)
+                                    single_image=Design(study.design).single_image)
     session.add(study)
     session.commit()
     session.refresh(study)

@@ -43,7 +43,7 @@ SliceDep = Annotated[Slice, Depends(case_slice)]
 def agreement_page(request: Request, session: SessionDep, study_id: IdPath,
                    scope: SliceDep) -> Response:
     study = get_study(session, study_id)
-    if study.design == Design.real_or_edited:  # no rubric, no judge: its own figures
+    if not Design(study.design).rubric:  # no rubric, no judge: its own figures
         return redirect(request, f"/studies/{study_id}/real-or-edited")
     data, report = report_for(session, study, scope)
     context: dict[str, Any] = {"study": study, "report": report,

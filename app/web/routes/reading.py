@@ -94,7 +94,7 @@ def _real_or_edited_screen(request: Request, session: SessionDep, study: Study,
 
 
 def _one_image(study: Study) -> bool:
-    return study.design == Design.real_or_edited
+    return Design(study.design).single_image
 
 
 @router.post("/read/{study_id}/{sequence}", response_class=HTMLResponse)
@@ -118,7 +118,7 @@ def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: I
         return render(request, "studies/reading/read.html", {"view": view, "tags": FAILURE_TAGS,
                                                      "errors": posted.errors}, status_code=422)
     submit_answer(session, study, assignment, posted.value)
-    if study.design == Design.adaptive:  # the next batch, before anyone's list runs dry
+    if Design(study.design).draws_in_batches:  # the next batch, before anyone's list runs dry
         background.add_task(top_up, request.app.state.engine, study_id, settings.resolved_cache_dir())
     if study.reveal == "after_submit":
         return redirect(request, f"/read/{study_id}/{sequence}")

@@ -28,7 +28,7 @@ from app.studies.forms import (
 )
 from app.studies.models import Design, Study, StudyStatus
 from app.studies.planner import PlanError, plan_cases, sample_edits_per_image
-from app.studies.pool import DEFAULT_FACETS, STRATA_FACETS, check_facets, strata_table
+from app.studies.pool import STRATA_FACETS, check_facets, strata_table
 from app.studies.previews import mark_preparing, preparation, warm_previews
 from app.studies.reading_setup import change_reading_setup, started
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
@@ -47,7 +47,7 @@ def studies_page(request: Request, session: SessionDep) -> HTMLResponse:
 
 
 def _design_args(design: Design, facets: list[str] | None) -> tuple[Design, tuple[str, ...]]:
-    return design, tuple(facets) if facets is not None else DEFAULT_FACETS[design]
+    return design, tuple(facets) if facets is not None else design.default_facets
 
 
 def _strata_context(session: SessionDep, case_filter: CaseFilter, design: Design,
