@@ -14,10 +14,10 @@ from app.agreement.service import charts_for, report_for, report_json
 from app.agreement.standalone import standalone_html
 from app.agreement.tables import TABLES, rows
 from app.csv_cells import iter_dict_csv
+from app.designs import design_of
 from app.judges.follow_up import comparison
 from app.models import Direction, Modality
 from app.studies.adjudication import assign_adjudicator
-from app.studies.models import Design
 from app.studies.worklist import get_study, reads_so_far
 from app.web.deps import MAX_DB_ID, DiseaseName, IdPath, QuestionQuery, SessionDep, SettingsDep
 from app.web.templating import redirect, render
@@ -43,8 +43,9 @@ SliceDep = Annotated[Slice, Depends(case_slice)]
 def agreement_page(request: Request, session: SessionDep, study_id: IdPath,
                    scope: SliceDep) -> Response:
     study = get_study(session, study_id)
-    if not Design(study.design).rubric:  # no rubric, no judge: its own figures
-        return redirect(request, f"/studies/{study_id}/real-or-edited")
+    figures = design_of(study).figures_page
+    if figures != "agreement":  # a design without the rubric has figures of its own
+        return redirect(request, f"/studies/{study_id}/{figures}")
     data, report = report_for(session, study, scope)
     context: dict[str, Any] = {"study": study, "report": report,
                                "choices": slice_choices(data.cases), "scope": scope,

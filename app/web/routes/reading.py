@@ -7,11 +7,11 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import FormData
 
 from app.adaptive.top_up import top_up
+from app.designs import design_of
 from app.errors import Conflict, Forbidden, NotFound
 from app.images.files import ImageSize
-from app.studies import real_or_edited_answers as real_or_edited
 from app.studies.adjudication import studies_to_adjudicate
-from app.studies.answers import FAILURE_TAGS, AnswerIn, DraftIn, save_draft, submit_answer, undo_last
+from app.studies.answers import DraftIn, save_draft
 from app.studies.images import item_diff, item_image, shown_image
 from app.studies.instructions_seen import instructions_due
 from app.studies.models import Assignment, Design, Study
@@ -22,8 +22,6 @@ from app.studies.worklist import (
     get_study,
     next_open,
     read_for_reader,
-    read_view,
-    reader_progress,
     studies_of,
 )
 from app.web.deps import IdPath, SessionDep, SettingsDep
@@ -62,8 +60,7 @@ def continue_study(request: Request, session: SessionDep, user: CurrentUser,
 def undo(request: Request, session: SessionDep, user: CurrentUser, study_id: IdPath) -> RedirectResponse:
     study = get_study(session, study_id)
     get_assignment(session, study, user, 1)
-    undo_of = real_or_edited.undo_last if _one_image(study) else undo_last
-    assignment = undo_of(session, study, user.id or 0)
+    assignment = design_of(study).undo_last(session, study, user.id or 0)
     target = f"/read/{study_id}/{assignment.sequence}" if assignment else f"/read/{study_id}"
     return redirect(request, target)
 
@@ -75,22 +72,9 @@ def reading_screen(request: Request, session: SessionDep, user: CurrentUser, stu
     assignment = get_assignment(session, study, user, sequence)
     require_prepared(session, study)
     due = instructions_due(session, study, user.id or 0)
-    if _one_image(study):
-        return _real_or_edited_screen(request, session, study, assignment, {}, {}, due)
-    view = read_view(session, study, user, assignment)
-    return render(request, "studies/reading/read.html", {"view": view, "tags": FAILURE_TAGS,
-                                                         "errors": {}, "instructions_due": due})
-
-
-def _real_or_edited_screen(request: Request, session: SessionDep, study: Study,
-                           assignment: Assignment, typed: dict[str, object],
-                           errors: dict[str, str], instructions_due: bool = False) -> HTMLResponse:
-    view = real_or_edited.case_view(session, study, assignment)
-    return render(request, "studies/reading/real_or_edited.html", {
-        "view": view, "state": typed or view.form_state(), "errors": errors,
-        "instructions_due": instructions_due,
-        "progress": reader_progress(session, study, assignment.user_id)},
-        status_code=422 if errors else 200)
+    design = design_of(study)
+    return render(request, design.reading_template,
+                  design.screen(session, study, user, assignment, instructions_due=due))
 
 
 def _one_image(study: Study) -> bool:
@@ -104,25 +88,17 @@ def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: I
     # Sync: the body is read by posted_form first, so no pooled connection waits on a client.
     study = get_study(session, study_id)
     assignment = get_assignment(session, study, user, sequence)
-    if _one_image(study):
-        call = read_form(form, real_or_edited.RealOrEditedIn)
-        if call.value is None:
-            return _real_or_edited_screen(request, session, study, assignment, call.fields,
-                                          call.errors or {"form": "the answer was not accepted"})
-        real_or_edited.submit(session, study, assignment, call.value)
-        return redirect(request, f"/read/{study_id}")
-    posted = read_form(form, AnswerIn)
+    design = design_of(study)
+    posted = read_form(form, design.answer_model)
     if posted.value is None:
-        view = read_view(session, study, user, assignment)
-        view.draft = posted.fields
-        return render(request, "studies/reading/read.html", {"view": view, "tags": FAILURE_TAGS,
-                                                     "errors": posted.errors}, status_code=422)
-    submit_answer(session, study, assignment, posted.value)
+        errors = posted.errors or {"form": "the answer was not accepted"}
+        return render(request, design.reading_template,
+                      design.screen(session, study, user, assignment, typed=posted.fields,
+                                    errors=errors), status_code=422)
+    design.submit(session, study, assignment, posted.value)
     if Design(study.design).draws_in_batches:  # the next batch, before anyone's list runs dry
         background.add_task(top_up, request.app.state.engine, study_id, settings.resolved_cache_dir())
-    if study.reveal == "after_submit":
-        return redirect(request, f"/read/{study_id}/{sequence}")
-    return redirect(request, f"/read/{study_id}")
+    return redirect(request, design.after_submit(study, sequence))
 
 
 @router.put("/read/{study_id}/{sequence}/draft", status_code=204)
@@ -130,7 +106,7 @@ def put_draft(session: SessionDep, user: CurrentUser, study_id: IdPath, sequence
               payload: Annotated[DraftIn, Body()]) -> Response:
     study = get_study(session, study_id)
     assignment = get_assignment(session, study, user, sequence)
-    if _one_image(study):
+    if not design_of(study).keeps_drafts:
         raise Conflict("a real-or-edited study keeps no drafts: its answer is two keys")
     save_draft(session, study, assignment, payload)
     return Response(status_code=204)

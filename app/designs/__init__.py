@@ -1,0 +1,13 @@
+"""Study designs as the rest of the app asks them: what the reader sees and which answer is
+taken, how an answer is stored and undone, where the figures are. The web edge and the CLI
+ask ``design_of(study)``; they never branch on a design's name.
+
+A design's traits that the layers below need (whether readers answer the rubric, whether the
+reader sees one image) are declared with the design itself (app/studies/models.py, Design);
+what it does is here, one module per kind of design, registered in app/designs/registry.py.
+"""
+
+from app.designs.base import StudyDesign
+from app.designs.registry import design_of
+
+__all__ = ["StudyDesign", "design_of"]

@@ -1,0 +1,42 @@
+"""The interface every study design implements."""
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from pydantic import BaseModel
+from sqlmodel import Session
+
+from app.models import User
+from app.studies.models import Assignment, Design, Study
+
+
+class StudyDesign(ABC):
+    """One design: its reading screen and its answer, and where its figures are."""
+
+    kind: Design
+    # The reading screen's template (templates/studies/reading/) and the answer it posts.
+    reading_template: str
+    answer_model: type[BaseModel]
+    # Whether a half-typed answer is kept as a draft while the reader works.
+    keeps_drafts: bool = True
+    # The figures page, under /studies/{id}/.
+    figures_page: str = "agreement"
+
+    @abstractmethod
+    def screen(self, session: Session, study: Study, user: User, assignment: Assignment, *,
+               typed: dict[str, Any] | None = None, errors: dict[str, str] | None = None,
+               instructions_due: bool = False) -> dict[str, Any]:
+        """The reading screen's context: the case, and what was typed when it was refused."""
+
+    @abstractmethod
+    def submit(self, session: Session, study: Study, assignment: Assignment,
+               answer: BaseModel) -> None:
+        """Store a checked answer (a new version, never an overwrite)."""
+
+    @abstractmethod
+    def undo_last(self, session: Session, study: Study, user_id: int) -> Assignment | None:
+        """Take the reader's last answer back; the read it belonged to."""
+
+    def after_submit(self, study: Study, sequence: int) -> str:
+        """Where the reader goes once an answer is stored."""
+        return f"/read/{study.id}"

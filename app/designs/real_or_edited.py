@@ -1,0 +1,37 @@
+"""Real or edited: one image alone, its original or its accepted edit, and the reader says
+which, with a confidence and, for "edited", where (app/studies/real_or_edited_answers.py)."""
+
+from typing import Any
+
+from pydantic import BaseModel
+from sqlmodel import Session
+
+from app.designs.base import StudyDesign
+from app.models import User
+from app.studies import real_or_edited_answers as answers
+from app.studies.models import Assignment, Design, Study
+from app.studies.worklist import reader_progress
+
+
+class RealOrEditedDesign(StudyDesign):
+    kind = Design.real_or_edited
+    reading_template = "studies/reading/real_or_edited.html"
+    answer_model = answers.RealOrEditedIn
+    keeps_drafts = False  # the answer is two keys
+    figures_page = "real-or-edited"
+
+    def screen(self, session: Session, study: Study, user: User, assignment: Assignment, *,
+               typed: dict[str, Any] | None = None, errors: dict[str, str] | None = None,
+               instructions_due: bool = False) -> dict[str, Any]:
+        view = answers.case_view(session, study, assignment)
+        return {"view": view, "state": typed or view.form_state(), "errors": errors or {},
+                "instructions_due": instructions_due,
+                "progress": reader_progress(session, study, assignment.user_id)}
+
+    def submit(self, session: Session, study: Study, assignment: Assignment,
+               answer: BaseModel) -> None:
+        assert isinstance(answer, answers.RealOrEditedIn)
+        answers.submit(session, study, assignment, answer)
+
+    def undo_last(self, session: Session, study: Study, user_id: int) -> Assignment | None:
+        return answers.undo_last(session, study, user_id)
