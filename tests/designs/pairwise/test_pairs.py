@@ -1,0 +1,79 @@
+"""The pairs of a pairwise study, on the demo data: each of one task and both images present;
+consecutive rounds, the accepted edit against each rejected round, and runs against runs."""
+
+import itertools
+from collections import Counter
+from pathlib import Path
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from app.cases.filters import CaseFilter
+from app.designs.pairwise.pairs import PairKind, pairs, strata
+from app.jobs import JobOptions, claim, create_job, make_backend, run_job
+from app.models import Attempt, JudgeVerdict, Run, Task
+from pipeline.loop import RetryPolicy
+from tests import aio
+
+
+def _runs(session: Session) -> dict[int, list[Attempt]]:
+    by: dict[int, list[Attempt]] = {}
+    for attempt in session.exec(select(Attempt).where(Attempt.image_present == True)  # noqa: E712
+                                .order_by(Attempt.round)).all():
+        by.setdefault(attempt.run_id, []).append(attempt)
+    return by
+
+
+def test_consecutive_and_accepted_pairs_of_the_demo(demo_engine: Engine) -> None:
+    with Session(demo_engine) as session:
+        consecutive = pairs(session, PairKind.consecutive)
+        accepted = pairs(session, PairKind.accepted)
+        runs = {r.id: r for r in session.exec(select(Run)).all()}
+        by_run = _runs(session)
+        passed = {v.attempt_id: bool(v.qualified) for v in
+                  session.exec(select(JudgeVerdict).order_by(JudgeVerdict.id.desc())).all()}  # type: ignore[union-attr]
+    expected_consecutive = sum(sum(1 for a, b in itertools.pairwise(rounds)
+                                   if b.round == a.round + 1) for rounds in by_run.values())
+    expected_accepted = sum(len(rounds) - 1 for run_id, rounds in by_run.items()
+                            if any(a.round == runs[run_id].success_round for a in rounds))
+    assert len(consecutive) == expected_consecutive > 0
+    assert len(accepted) == expected_accepted > 0
+    for pair in consecutive:
+        assert pair.first.run_id == pair.second.run_id and pair.second.round == pair.first.round + 1
+    for pair in accepted:
+        assert pair.first.round == runs[pair.first.run_id].success_round != pair.second.round
+        assert pair.first.passed and pair.verdicts in ("both passed", "one passed")
+    # The verdicts are the verdicts of record (the first one given).
+    assert all(p.first.passed == passed.get(p.first.attempt_id, False) for p in consecutive)
+    by_stratum = strata(accepted)
+    assert sum(len(v) for v in by_stratum.values()) == len(accepted)
+    assert all(len(key.split("/")) == 3 for key in by_stratum)
+
+
+def test_a_filter_narrows_the_pairs(demo_engine: Engine) -> None:
+    with Session(demo_engine) as session:
+        every = pairs(session, PairKind.consecutive)
+        fundus = pairs(session, PairKind.consecutive, CaseFilter(modality=("fundus",)))
+        modality = {t.id: t.modality for t in session.exec(select(Task)).all()}
+    assert fundus and len(fundus) < len(every)
+    assert {modality[p.task_id] for p in fundus} == {"fundus"} == {p.modality for p in fundus}
+
+
+def test_runs_of_one_task_are_paired_in_the_order_they_were_made(demo_engine: Engine,
+                                                                 tmp_path: Path) -> None:
+    with Session(demo_engine) as session:
+        assert pairs(session, PairKind.runs) == []  # the demo has one run per task
+        tasks = [t.id or 0 for t in session.exec(select(Task).order_by(Task.id).limit(3)).all()]
+    create_job(demo_engine, tasks, JobOptions(backend="offline", rounds=2))
+    lease = claim(demo_engine)
+    assert lease is not None
+    aio.run(run_job(demo_engine, lease, lambda o: make_backend(o), tmp_path,
+                    policy=RetryPolicy(attempts=1, base_seconds=0.0)))
+    with Session(demo_engine) as session:
+        found = pairs(session, PairKind.runs)
+        runs = {r.id: r for r in session.exec(select(Run)).all()}
+    assert Counter(p.task_id for p in found) == Counter(tasks)  # one pair each: import, then regeneration
+    for pair in found:
+        before, after = runs[pair.first.run_id], runs[pair.second.run_id]
+        assert before.origin != "regeneration" and after.origin == "regeneration"
+        assert before.task_id == after.task_id == pair.task_id
