@@ -11,11 +11,14 @@ maximised with scipy over the log-strengths (the first item's fixed at 0) and lo
 out of the strengths and reported on its own by the pairwise design.
 """
 
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import choix
 import numpy as np
 from scipy.optimize import minimize
+
+from app.agreement.resample import RESAMPLES, SEED, ClusterBootstrap, Figure
 
 # A strength is reported relative to the first item (log-strength 0), as BTm does.
 REFERENCE = 0
@@ -54,8 +57,9 @@ def _bradley_terry(items: int, wins: np.ndarray) -> np.ndarray:
     return _davidson(items, wins, np.zeros_like(wins), with_ties=False).log_strength
 
 
-def _davidson(items: int, wins: np.ndarray, tied: np.ndarray, *,
-              with_ties: bool = True) -> Strengths:
+def _davidson(items: int, wins: np.ndarray, tied: np.ndarray, *, with_ties: bool = True,
+              start: Strengths | None = None) -> Strengths:
+    """``start``: a fit of similar counts to begin from (the whole sample's, for a resample)."""
     free = [i for i in range(items) if i != REFERENCE]
     pairs = wins + wins.T + tied + tied.T  # comparisons of each pair, both orders
     wins = wins * (1 - np.eye(items))  # an item against itself tells nothing
@@ -88,10 +92,146 @@ def _davidson(items: int, wins: np.ndarray, tied: np.ndarray, *,
             grad.append(np.array([np.sum(tied * (1 - tie_share)) - np.sum(wins * tie_share)]))
         return -float(value), -np.concatenate(grad)
 
-    start = np.zeros(len(free) + (1 if with_ties else 0))
+    begin = np.zeros(len(free) + (1 if with_ties else 0))
+    if start is not None:
+        begin[:len(free)] = start.log_strength[free]
     if with_ties:  # nu's moment start: the share of ties
-        start[-1] = np.log(max(tied.sum(), 0.5) / max(np.triu(pairs, 1).sum(), 1.0))
-    found = minimize(negative_log_likelihood, start, jac=True, method="BFGS",
+        begin[-1] = (np.log(start.tie) if start is not None and start.tie else
+                     np.log(max(tied.sum(), 0.5) / max(np.triu(pairs, 1).sum(), 1.0)))
+    found = minimize(negative_log_likelihood, begin, jac=True, method="BFGS",
                      options={"gtol": 1e-9, "maxiter": 2000})
     theta, nu = unpack(found.x)
     return Strengths(theta, nu if with_ties else None)
+
+
+# What a reader said of a pair: the first edit better, the second, both acceptable and equal,
+# or both unacceptable (no preference: out of the strengths, counted on its own).
+FIRST, SECOND, EQUAL, NEITHER = "first", "second", "equal", "neither"
+CHOICES = (FIRST, SECOND, EQUAL, NEITHER)
+
+
+@dataclass(frozen=True)
+class PairRead:
+    """One read of a pair: which items its edits are (a round index, an editor), what the
+    reader chose, whether the first edit was shown on the left, and its source image."""
+
+    first: int
+    second: int
+    choice: str
+    first_left: bool
+    cluster: Hashable
+
+
+@dataclass(frozen=True)
+class StrengthFigures:
+    """Each item's log-strength against the first item's (0, no interval), and the tie
+    propensity (None without ties); with cluster-bootstrap intervals over source images."""
+
+    log_strength: list[Figure]
+    tie: Figure | None
+    n: int  # reads with a preference or a tie
+    neither: int  # reads that found both unacceptable, left out
+
+
+def strength_figures(items: int, reads: Sequence[PairRead], *,
+                     resamples: int = RESAMPLES, seed: int = SEED) -> StrengthFigures:
+    """The strengths from every read that prefers one edit or finds them equal, refitted on
+    each resample of the source images."""
+    used = [r for r in reads if r.choice != NEITHER]
+    neither = len(reads) - len(used)
+    if not used:
+        return StrengthFigures([Figure(None) for _ in range(items)], None, 0, neither)
+    features = np.zeros((len(used), 2 * items * items))
+    for row, read in enumerate(used):
+        if read.choice == EQUAL:
+            features[row, items * items + read.first * items + read.second] = 1
+        else:
+            winner, loser = ((read.first, read.second) if read.choice == FIRST
+                             else (read.second, read.first))
+            features[row, winner * items + loser] = 1
+    boot = ClusterBootstrap([r.cluster for r in used], resamples=resamples, seed=seed)
+    total, resampled, jackknife, clusters = boot.resampled(features)
+    wins, ties = _counts(total, items)
+    with_ties = bool(ties.any())
+    if not _estimable(wins + ties + ties.T):
+        # An item never compared, or never preferred: its strength is not finite, here or
+        # in the resamples; saying nothing is the honest figure.
+        return StrengthFigures([Figure(None, n=len(used), clusters=clusters)
+                                for _ in range(items)], None, len(used), neither)
+    whole = fit(items, wins, ties)
+
+    def fitted(sums: np.ndarray) -> np.ndarray:
+        """Each row's log-strengths and tie propensity; NaN where the fit is undefined (an
+        item never compared, or compared and never preferred, has no finite strength)."""
+        found = np.full((len(sums), items + 1), np.nan)
+        for row, counts in enumerate(sums):
+            won, tied = _counts(counts, items)
+            if not _estimable(won + tied + tied.T):
+                continue
+            one = _davidson(items, won, np.triu(tied + tied.T, 1), with_ties=with_ties,
+                            start=whole)
+            found[row, :items] = one.log_strength
+            found[row, items] = one.tie if one.tie is not None else np.nan
+        return found
+
+    value = np.append(whole.log_strength, whole.tie if whole.tie is not None else np.nan)
+    boot_fits, jack_fits = fitted(resampled), fitted(jackknife)
+    figures = boot.figures_of_fits([(float(value[k]), boot_fits[:, k], jack_fits[:, k])
+                                    for k in range(items + 1)], clusters=clusters, n=len(used))
+    strengths = [Figure(0.0, n=len(used), clusters=clusters), *figures[1:items]]
+    tie = figures[items] if with_ties else None
+    return StrengthFigures(strengths, tie, len(used), neither)
+
+
+def _counts(flat: np.ndarray, items: int) -> tuple[np.ndarray, np.ndarray]:
+    square = items * items
+    return flat[:square].reshape(items, items), flat[square:].reshape(items, items)
+
+
+def _estimable(compared: np.ndarray) -> bool:
+    """Every item has a finite maximum-likelihood strength: the comparison graph joins them
+    all, and no item has only won or only lost (Zermelo 1929; Ford 1957)."""
+    items = len(compared)
+    wins = compared * (1 - np.eye(items))
+    for i in range(items):
+        if wins[i].sum() + wins[:, i].sum() == 0:
+            return False
+        if wins[i].sum() == 0 or wins[:, i].sum() == 0:
+            return False
+    reach, frontier = {0}, [0]
+    while frontier:
+        i = frontier.pop()
+        for j in range(items):
+            if j not in reach and (wins[i, j] > 0 or wins[j, i] > 0):
+                reach.add(j)
+                frontier.append(j)
+    return len(reach) == items
+
+
+def share_figure(reads: Sequence[PairRead], counts: Callable[[PairRead], tuple[float, float]], *,
+                 resamples: int = RESAMPLES, seed: int = SEED) -> Figure:
+    """A share over reads (numerator, denominator per read) with its cluster-bootstrap
+    interval over source images."""
+    features = np.array([counts(r) for r in reads], dtype=float).reshape(-1, 2)
+    n = int(features[:, 1].sum())
+    if n == 0:
+        return Figure(None)
+    boot = ClusterBootstrap([r.cluster for r in reads], resamples=resamples, seed=seed)
+    return boot.figure(features, lambda s: s[:, 0] / s[:, 1], n=n, bounds=(0.0, 1.0))
+
+
+def later_preferred(reads: Sequence[PairRead], **kwargs: int) -> Figure:
+    """Of the reads of consecutive rounds that prefer one edit (first: round k, second:
+    round k + 1), the share that prefer the later round."""
+    return share_figure(reads, lambda r: (float(r.choice == SECOND),
+                                          float(r.choice in (FIRST, SECOND))), **kwargs)
+
+
+def left_preferred(reads: Sequence[PairRead], **kwargs: int) -> Figure:
+    """Position bias: of the reads that prefer one edit, the share that prefer the one shown
+    on the left (0.5 without bias)."""
+    def counts(r: PairRead) -> tuple[float, float]:
+        if r.choice not in (FIRST, SECOND):
+            return 0.0, 0.0
+        return float((r.choice == FIRST) == r.first_left), 1.0
+    return share_figure(reads, counts, **kwargs)

@@ -266,6 +266,15 @@ class ClusterBootstrap:
         return [{name: found[i * sets + s] for i, name in enumerate(statistics)}
                 for s in range(sets)]
 
+    def figures_of_fits(self, outcomes: list[tuple[float, np.ndarray, np.ndarray]], *,
+                        clusters: int, n: int,
+                        bounds: tuple[float, float] | None = None) -> list[Figure]:
+        """Figures of a model fitted by the caller to all cases, to each resample and to each
+        jackknife sample (``resampled``'s sums): each outcome is (value on all cases, values
+        on the resamples, values on the jackknife samples), NaN where a fit is undefined."""
+        return self._figures(outcomes, [clusters] * len(outcomes), [n] * len(outcomes),
+                             [bounds] * len(outcomes))
+
     def _figures(self, outcomes: list[tuple[float, np.ndarray, np.ndarray]], clusters: list[int],
                  ns: list[int], bounds: list[tuple[float, float] | None]) -> list[Figure]:
         """Each figure from its value on all cases, on every resample and on every jackknife

@@ -4,7 +4,18 @@ Davidson's model with ties held to its own likelihood equations and to simulated
 import numpy as np
 import pytest
 
-from app.agreement.pairwise import _davidson, fit
+from app.agreement.pairwise import (
+    EQUAL,
+    FIRST,
+    NEITHER,
+    SECOND,
+    PairRead,
+    _davidson,
+    fit,
+    later_preferred,
+    left_preferred,
+    strength_figures,
+)
 
 # Agresti (2002), Categorical Data Analysis, 2nd ed., §10.6 (from Stigler 1994): citations
 # among four statistics journals; row cited by column. Self-citations are left out.
@@ -74,3 +85,61 @@ def test_with_ties_vanishing_davidson_becomes_bradley_terry() -> None:
     found = fit(4, CITED_BY, rare)
     assert found.tie is not None and found.tie < 1e-3
     assert found.log_strength == pytest.approx(PUBLISHED, abs=1e-3)
+
+
+def simulated_reads(truth: np.ndarray, images: int, seed: int) -> list[PairRead]:
+    """Reads of consecutive items' pairs, three per source image, drawn from Davidson's
+    model with nu = 0.5; one in twenty finds both unacceptable; sides drawn at random."""
+    rng = np.random.default_rng(seed)
+    reads = []
+    for image in range(images):
+        for _ in range(3):
+            first = int(rng.integers(0, len(truth) - 1))
+            a, b = np.exp(truth[first]), np.exp(truth[first + 1])
+            both = 0.5 * np.sqrt(a * b)
+            choice = str(rng.choice([FIRST, SECOND, EQUAL], p=np.array([a, b, both]) / (a + b + both)))
+            if rng.random() < 0.05:
+                choice = NEITHER
+            reads.append(PairRead(first, first + 1, choice, bool(rng.random() < 0.5), image))
+    return reads
+
+
+def test_strengths_have_cluster_bootstrap_intervals_and_leave_out_both_unacceptable() -> None:
+    truth = np.array([0.0, 0.6, 1.0, 1.2])
+    reads = simulated_reads(truth, 150, seed=1)
+    found = strength_figures(4, reads, resamples=300)
+    neither = sum(r.choice == NEITHER for r in reads)
+    assert found.neither == neither and found.n == len(reads) - neither
+    assert found.log_strength[0].value == 0.0 and found.log_strength[0].low is None
+    for figure, true in zip(found.log_strength[1:], truth[1:], strict=True):
+        assert figure.low is not None and figure.high is not None
+        assert figure.low < true < figure.high and figure.clusters == 150
+    assert found.tie is not None and found.tie.low is not None and found.tie.low < 0.5 < (found.tie.high or 0)
+    # The values are the fit of every read with a preference or a tie.
+    kept = [r for r in reads if r.choice != NEITHER]
+    wins, ties = np.zeros((4, 4)), np.zeros((4, 4))
+    for r in kept:
+        if r.choice == EQUAL:
+            ties[r.first, r.second] += 1
+        else:
+            winner, loser = (r.first, r.second) if r.choice == FIRST else (r.second, r.first)
+            wins[winner, loser] += 1
+    assert [f.value for f in found.log_strength] == pytest.approx(list(fit(4, wins, ties).log_strength))
+
+
+def test_an_item_never_preferred_has_no_strength() -> None:
+    reads = [PairRead(0, 1, SECOND, True, i) for i in range(10)]  # item 0 never preferred
+    found = strength_figures(2, reads, resamples=100)
+    assert [f.value for f in found.log_strength] == [None, None]
+
+
+def test_the_later_round_and_the_left_side_as_shares_with_intervals() -> None:
+    reads = simulated_reads(np.array([0.0, 0.6, 1.0, 1.2]), 120, seed=5)
+    preferring = [r for r in reads if r.choice in (FIRST, SECOND)]
+    later = later_preferred(reads, resamples=300)
+    assert later.value == pytest.approx(sum(r.choice == SECOND for r in preferring) / len(preferring))
+    assert later.n == len(preferring) and 0 <= (later.low or -1) < later.value < (later.high or 2) <= 1
+    left = left_preferred(reads, resamples=300)
+    on_left = sum((r.choice == FIRST) == r.first_left for r in preferring)
+    assert left.value == pytest.approx(on_left / len(preferring))
+    assert left.low is not None and left.low < 0.5 < (left.high or 0)  # sides were drawn at random
