@@ -57,6 +57,15 @@ DESIGNS = {
         "cannot": "the unweighted tables describe the cases read, which over-represent uncertain "
                   "cases by design; only the weighted figures estimate the pool",
     },
+    Design.pairwise: {
+        "name": "pairwise: two edits of one source image side by side, the original above, "
+                "and the reader says which is better (sides drawn at random for each read)",
+        "estimates": "Bradley-Terry strengths of rounds or runs with cluster-bootstrap intervals, "
+                     "how often the later round is preferred, position bias, and where readers "
+                     "overrule the judge's choice of edit",
+        "cannot": "no rubric answers and no acceptability of a single edit: a pair says which "
+                  "is better, and \"both unacceptable\" only that neither is good enough",
+    },
     Design.real_or_edited: {
         "name": "real or edited: one image per source image, its original or its accepted edit, "
                 "shown alone (a visual Turing test)",

@@ -212,11 +212,19 @@ def share_figure(reads: Sequence[PairRead], counts: Callable[[PairRead], tuple[f
                  resamples: int = RESAMPLES, seed: int = SEED) -> Figure:
     """A share over reads (numerator, denominator per read) with its cluster-bootstrap
     interval over source images."""
-    features = np.array([counts(r) for r in reads], dtype=float).reshape(-1, 2)
+    return share_of([r.cluster for r in reads], [counts(r) for r in reads],
+                    resamples=resamples, seed=seed)
+
+
+def share_of(clusters: Sequence[Hashable], counts: Sequence[tuple[float, float]], *,
+             resamples: int = RESAMPLES, seed: int = SEED) -> Figure:
+    """A share of summed numerators over summed denominators, one pair per unit in its
+    cluster, with its cluster-bootstrap interval."""
+    features = np.array(counts, dtype=float).reshape(-1, 2)
     n = int(features[:, 1].sum())
     if n == 0:
         return Figure(None)
-    boot = ClusterBootstrap([r.cluster for r in reads], resamples=resamples, seed=seed)
+    boot = ClusterBootstrap(list(clusters), resamples=resamples, seed=seed)
     return boot.figure(features, lambda s: s[:, 0] / s[:, 1], n=n, bounds=(0.0, 1.0))
 
 

@@ -6,8 +6,10 @@ from typing import Any
 from pydantic import BaseModel
 from sqlmodel import Session
 
+from app.images.files import ImageFile
 from app.models import User
-from app.studies.models import Assignment, Design, Study
+from app.studies.images import item_image
+from app.studies.models import Assignment, Design, Study, StudyItem
 
 
 class StudyDesign(ABC):
@@ -21,6 +23,8 @@ class StudyDesign(ABC):
     keeps_drafts: bool = True
     # The figures page, under /studies/{id}/.
     figures_page: str = "agreement"
+    # The images a read shows at /read/{study}/image/{uid}/{which}.
+    images: tuple[str, ...] = ("original", "edit")
 
     @abstractmethod
     def screen(self, session: Session, study: Study, user: User, assignment: Assignment, *,
@@ -36,6 +40,11 @@ class StudyDesign(ABC):
     @abstractmethod
     def undo_last(self, session: Session, study: Study, user_id: int) -> Assignment | None:
         """Take the reader's last answer back; the read it belonged to."""
+
+    def image(self, session: Session, study: Study, assignment: Assignment, item: StudyItem,
+              which: str) -> ImageFile:
+        """One of ``images`` of this read (the edit, or its original)."""
+        return item_image(session, item, which)
 
     def after_submit(self, study: Study, sequence: int) -> str:
         """Where the reader goes once an answer is stored."""

@@ -19,6 +19,7 @@ class RealOrEditedDesign(StudyDesign):
     answer_model = answers.RealOrEditedIn
     keeps_drafts = False  # the answer is two keys
     figures_page = "real-or-edited"
+    images = ()  # its one image has an address of its own, which says nothing of what it is
 
     def screen(self, session: Session, study: Study, user: User, assignment: Assignment, *,
                typed: dict[str, Any] | None = None, errors: dict[str, str] | None = None,

@@ -1,6 +1,7 @@
 """Every design, by its kind: adding a design is writing its module and listing it here."""
 
 from app.designs.base import StudyDesign
+from app.designs.pairwise.design import PairwiseDesign
 from app.designs.real_or_edited import RealOrEditedDesign
 from app.designs.rubric import RubricDesign
 from app.studies.models import Design, Study
@@ -11,6 +12,7 @@ DESIGNS: dict[Design, StudyDesign] = {
     Design.runs: RubricDesign(Design.runs),
     Design.adaptive: RubricDesign(Design.adaptive),
     Design.real_or_edited: RealOrEditedDesign(),
+    Design.pairwise: PairwiseDesign(),
 }
 
 

@@ -21,6 +21,7 @@ from app.studies.models import (
     Answer,
     Assignment,
     Draft,
+    PairAnswer,
     RealOrEditedAnswer,
     Reveal,
     Study,
@@ -191,7 +192,7 @@ def submit_answer(session: Session, study: Study, assignment: Assignment, answer
                           answer.submission_id, make, then=drop_draft)
 
 
-Versioned = TypeVar("Versioned", Answer, Adjudication, RealOrEditedAnswer)
+Versioned = TypeVar("Versioned", Answer, Adjudication, RealOrEditedAnswer, PairAnswer)
 
 
 def append_version(session: Session, study: Study, table: type[Versioned], owner: str,

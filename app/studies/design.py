@@ -10,6 +10,7 @@ import math
 import random
 import secrets
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -167,6 +168,9 @@ def _draw_judged(session: Session, plan: StudyPlan, wanted: dict[str, int]) -> t
 
 
 def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Study:
+    if plan.design.pairs:  # its units are pairs, drawn by app/designs/pairwise
+        raise StudyError("a pairwise study is made from its own form, which chooses the pairs",
+                         field="design")
     if plan.design.draws_in_batches:
         return _create_adaptive(session, plan, created_by)
     sample, pool = draw_sample(session, plan)
@@ -185,10 +189,13 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
 
 
 def create_study_of(*, session: Session, plan: StudyPlan, sample: dict[str, list[Candidate]],
-                    created_by: User, made_from: dict[str, Any]) -> Study:
+                    created_by: User, made_from: dict[str, Any],
+                    with_items: Callable[[Session, Study], None] | None = None) -> Study:
     """A study of units chosen elsewhere (``sample``: stratum -> units), not drawn from a
     pool: a follow-up on the edits a regeneration made, say. ``made_from`` is recorded with
-    the study's selection, so its report can say where its edits came from."""
+    the study's selection, so its report can say where its edits came from. ``with_items``
+    writes what a design keeps beside its items, in the same transaction (a pairwise
+    study's other edits): all of it is written, or none."""
     _validate(plan)
     _check_people(session, plan)
     items = item_rows(session, sample, set())
@@ -199,6 +206,8 @@ def create_study_of(*, session: Session, plan: StudyPlan, sample: dict[str, list
     session.add(study)
     session.flush()
     write_items_and_worklists(session, study, items, plan.reader_ids)
+    if with_items is not None:
+        with_items(session, study)
     session.commit()
     session.refresh(study)
     return study

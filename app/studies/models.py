@@ -18,6 +18,11 @@ class StudyStatus(StrEnum):
     locked = "locked"
 
 
+# A pair's strata: its modality, its direction, and the judge's verdicts of record on its two
+# edits ("both passed", "one passed", "neither passed").
+PAIR_FACETS = ("modality", "direction", "verdicts")
+
+
 class Design(StrEnum):
     """What a study samples, and so what its figures can estimate."""
 
@@ -36,6 +41,9 @@ class Design(StrEnum):
     # goes, each at a recorded probability chosen to narrow the target figure fastest
     # (app/studies/adaptive.py); the figures weight each draw by its inverse probability.
     adaptive = "adaptive"
+    # Two edits of one source image side by side, the original above, and the reader says
+    # which is better (app/designs/pairwise): refinement rounds, or runs, compared.
+    pairwise = "pairwise"
 
     # What each design is, as the rest of the app asks it (never by its name): the traits
     # live here, beside the designs, so that adding one is adding its line to each.
@@ -48,8 +56,13 @@ class Design(StrEnum):
     @property
     def rubric(self) -> bool:
         """Readers answer the rubric and the judge of record is compared with them (real or
-        edited has its own answer and its own figures)."""
-        return self is not Design.real_or_edited
+        edited and pairwise have their own answers and their own figures)."""
+        return self not in (Design.real_or_edited, Design.pairwise)
+
+    @property
+    def pairs(self) -> bool:
+        """A unit is a pair of edits of one source image, read side by side."""
+        return self is Design.pairwise
 
     @property
     def single_image(self) -> bool:
@@ -87,7 +100,8 @@ class Design(StrEnum):
         """The strata a new study of this design starts with."""
         return {Design.validation: ("verdict", "direction", "modality"),
                 Design.accepted: ("direction",), Design.runs: ("direction",),
-                Design.real_or_edited: ("modality",), Design.adaptive: ("modality",)}[self]
+                Design.real_or_edited: ("modality",), Design.adaptive: ("modality",),
+                Design.pairwise: PAIR_FACETS}[self]
 
 
 class Shows(StrEnum):
@@ -291,10 +305,51 @@ class RealOrEditedAnswer(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
 
 
-def answer_table(study: Study) -> type[Answer] | type[RealOrEditedAnswer]:
-    """Where a study's answers are kept: every design answers the rubric, but a real-or-edited
-    study."""
-    return RealOrEditedAnswer if study.design == Design.real_or_edited else Answer
+class StudyPair(SQLModel, table=True):
+    """The other edit of a pairwise study's item (app/designs/pairwise): the item's own
+    attempt is the pair's second edit (the later round, a rejected round, the later run's),
+    this its first, both of one task. Verdicts of record are frozen for both."""
+
+    __tablename__ = "study_pair"
+    item_id: int = Field(foreign_key="study_item.id", primary_key=True)
+    kind: str = Field(sa_column=Column(String(16), nullable=False))
+    first_attempt_id: int = Field(foreign_key="attempt.id")
+    first_verdict_id: int | None = Field(default=None, foreign_key="judge_verdict.id")
+    first_run_id: int = Field(foreign_key="run.id")
+    second_run_id: int = Field(foreign_key="run.id")
+    first_round: int
+    second_round: int
+
+
+class PairAnswer(SQLModel, table=True):
+    """A version of a reader's answer in a pairwise study: append-only like ``Answer``."""
+
+    __tablename__ = "pair_answer"
+    __table_args__ = (UniqueConstraint("assignment_id", "version"),)
+    id: int | None = Field(default=None, primary_key=True)
+    assignment_id: int = Field(foreign_key="assignment.id", index=True)
+    version: int
+    submission_id: str = Field(sa_column=Column(String(64), nullable=False, unique=True))
+    # first | second | equal (both acceptable and equal) | neither (both unacceptable)
+    choice: str = Field(sa_column=Column(String(8), nullable=False))
+    # Which edit was on the left of this read: drawn per read, recorded with what was said.
+    first_left: bool = Field(sa_column=Column(Boolean, nullable=False))
+    confidence: int
+    tags: str = Field(default="[]", sa_column=Column(Text, nullable=False))
+    comment: str = Field(default="", sa_column=Column(Text, nullable=False))
+    time_on_case_ms: int | None = None
+    tool_use: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    retracted: bool = False
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+def answer_table(study: Study) -> type[Answer] | type[RealOrEditedAnswer] | type[PairAnswer]:
+    """Where a study's answers are kept: the rubric's, but for the designs with answers of
+    their own."""
+    design = Design(study.design)
+    if design.pairs:
+        return PairAnswer
+    return RealOrEditedAnswer if design.single_image else Answer
 
 
 class Draft(SQLModel, table=True):

@@ -26,7 +26,7 @@ from sqlmodel import Session, col
 from app.cases.filters import CaseFilter, where_clauses
 from app.models import Attempt, JudgeVerdict, SourceImage, Task
 from app.studies.judged_pool import admitted, judged_attempts, judged_pool, stratum_keys
-from app.studies.models import Design
+from app.studies.models import PAIR_FACETS, Design
 from pipeline.vocabulary import Outcome
 
 # Facets a study can stratify on; "verdict" is the judge's verdict of record (pass / fail).
@@ -62,9 +62,10 @@ def verdicts_of_record(session: Session, attempt_ids: list[int]) -> dict[int, in
 def check_facets(design: Design, facets: Iterable[str]) -> str | None:
     """Why these strata cannot be used with this design, or None."""
     facets = tuple(facets)
-    unknown = [f for f in facets if f not in STRATA_FACETS]
+    allowed = PAIR_FACETS if design.pairs else STRATA_FACETS
+    unknown = [f for f in facets if f not in allowed]
     if unknown:
-        return f"strata can be {', '.join(STRATA_FACETS)}; not {', '.join(unknown)}"
+        return f"strata can be {', '.join(allowed)}; not {', '.join(unknown)}"
     if len(set(facets)) != len(facets):
         return "each stratum facet can be chosen once"
     if design.draws_in_batches and facets != ("modality",):

@@ -35,6 +35,7 @@ from app.web.routes import (
     jobs,
     judges,
     overview,
+    pairwise,
     quality,
     reading,
     studies,
@@ -123,6 +124,8 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
                            responses=ERROR_RESPONSES)
     app.include_router(reading.router, dependencies=[Depends(current_user)])
     app.include_router(adjudication.router, dependencies=[Depends(current_user)])
+    # Before the studies' routes: /studies/new/pairwise is not a study id.
+    app.include_router(pairwise.router, dependencies=[Depends(require_admin)])
     app.include_router(studies.router, dependencies=[Depends(require_admin)])
     app.include_router(accounts.router, dependencies=[Depends(require_admin)])
     app.include_router(agreement.router, dependencies=[Depends(require_admin)])

@@ -20,6 +20,8 @@ def test_every_design_is_registered_with_a_screen_and_an_answer(kind: Design) ->
     # The rubric designs share the agreement page; a design without the rubric has its own.
     assert (design.figures_page == "agreement") == kind.rubric
     assert design.keeps_drafts == kind.rubric
+    # A real-or-edited image has an address of its own; the others show theirs by name.
+    assert bool(design.images) == (not kind.single_image)
 
 
 def test_a_design_is_asked_by_study_kind_or_name() -> None:

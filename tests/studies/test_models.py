@@ -16,7 +16,8 @@ def test_a_designs_default_strata_are_ones_it_accepts(design: Design) -> None:
 
 def test_the_traits_of_each_design() -> None:
     with_rubric = {d for d in Design if d.rubric}
-    assert with_rubric == set(Design) - {Design.real_or_edited}
+    assert with_rubric == set(Design) - {Design.real_or_edited, Design.pairwise}
+    assert {d for d in Design if d.pairs} == {Design.pairwise}
     assert Design.with_rubric() == [d.value for d in Design if d in with_rubric]
     assert {d for d in Design if d.single_image} == {d for d in Design if d.one_per_source_image} \
         == {Design.real_or_edited}

@@ -12,7 +12,7 @@ from app.errors import Conflict, Forbidden, NotFound
 from app.images.files import ImageSize
 from app.studies.adjudication import studies_to_adjudicate
 from app.studies.answers import DraftIn, save_draft
-from app.studies.images import item_diff, item_image, shown_image
+from app.studies.images import item_diff, shown_image
 from app.studies.instructions_seen import instructions_due
 from app.studies.models import Assignment, Design, Study
 from app.studies.previews import preparation, require_prepared
@@ -115,14 +115,17 @@ def put_draft(session: SessionDep, user: CurrentUser, study_id: IdPath, sequence
 @router.get("/read/{study_id}/image/{uid}/{which}")
 def reading_image(request: Request, session: SessionDep, settings: SettingsDep,
                         user: CurrentUser, study_id: IdPath, uid: Annotated[str, IdlessUid],
-                        which: Literal["original", "edit"],
+                        which: Literal["original", "edit", "left", "right"],
                         size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
     study = get_study(session, study_id)
     require_prepared(session, study)
+    design = design_of(study)
     if _one_image(study):  # /original and /edit would say what the case shows
         raise Forbidden("a real-or-edited case has one image, at its own address")
+    if which not in design.images:
+        raise NotFound("no such image in this study")
     assignment, item = read_for_reader(session, study, user, uid)
-    return image_response(request, item_image(session, item, which), size,
+    return image_response(request, design.image(session, study, assignment, item, which), size,
                           settings.resolved_cache_dir(), blind=_blind(study, assignment))
 
 

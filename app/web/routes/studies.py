@@ -58,7 +58,9 @@ def _strata_context(session: SessionDep, case_filter: CaseFilter, design: Design
     counts = counts if counts is not None else {r.key: min(default, r.pool) for r in rows}
     planned = sum(counts.values()) or 100
     return {"filter": case_filter, "design": design, "facets": facets, "facet_choices": STRATA_FACETS,
-            "designs": DESIGNS, "rows": rows, "counts": counts, "planned_cases": planned,
+            # A pairwise study draws pairs, on a form of its own.
+            "designs": {k: v for k, v in DESIGNS.items() if not k.pairs},
+            "rows": rows, "counts": counts, "planned_cases": planned,
             "pool_edits_per_image": sum(sizes) / len(sizes) if sizes else 1.0,
             "edits_per_image": sample_edits_per_image(sizes, planned), "strata_problem": problem}
 

@@ -1,0 +1,176 @@
+"""A reader's answer on a pair, as the screen gives it: the side they preferred (A is the
+left edit, B the right), both equal, or both unacceptable; a confidence; reasons. It is
+stored as which edit of the pair they preferred, with the side each was shown on."""
+
+import json
+import random
+import secrets
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+from sqlmodel import Session, col, select
+
+from app.images.files import ImageFile, ImageKind, ImageNotFound, resolve_image
+from app.models import Task
+from app.studies.answers import FAILURE_TAGS, SUBMISSION_ID, append_version, commit_if_open, ensure_open
+from app.studies.images import BLINDED_MISSING, item_image
+from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
+from app.studies.viewer_tools import tools_of
+from app.studies.worklist import Progress, reader_progress
+
+# The image tools of a pair: window/level, and flicker between the two edits in place. Swipe
+# and the difference map compare an edit with its original, which is not the question here.
+PAIR_TOOLS = ("window", "flicker")
+
+
+class PairAnswerIn(BaseModel):
+    # a: the left edit is better; b: the right one; equal: both acceptable and equal;
+    # neither: both unacceptable (not a tie: it says nothing of which is better).
+    call: Literal["a", "b", "equal", "neither"]
+    confidence: int = Field(ge=1, le=5)
+    tags: list[str] = Field(default_factory=list, max_length=len(FAILURE_TAGS))
+    comment: str = Field(default="", max_length=2000)
+    time_on_case_ms: int | None = Field(default=None, ge=0, le=86_400_000)
+    submission_id: str = Field(pattern=SUBMISSION_ID)
+
+    @field_validator("tags")
+    @classmethod
+    def known_tags(cls, tags: list[str]) -> list[str]:
+        unknown = [t for t in tags if t not in FAILURE_TAGS]
+        if unknown:
+            raise ValueError(f"reasons are among: {', '.join(FAILURE_TAGS)}")
+        return sorted(set(tags))
+
+
+def first_left(study: Study, assignment: Assignment) -> bool:
+    """Whether this read shows the pair's first edit on the left: drawn for each read from
+    the study's secret, so a reload shows the same sides and nobody can predict them."""
+    return random.Random(f"{study.order_secret}:side:{assignment.uid}").random() < 0.5
+
+
+def choice_of(call: str, left_is_first: bool) -> str:
+    """The pressed key as what it says of the pair's edits (app/agreement/pairwise.py)."""
+    if call == "a":
+        return "first" if left_is_first else "second"
+    if call == "b":
+        return "second" if left_is_first else "first"
+    return call
+
+
+def submit(session: Session, study: Study, assignment: Assignment,
+           answer: PairAnswerIn) -> PairAnswer:
+    assignment_id = assignment.id
+    assert assignment_id is not None
+    left = first_left(study, assignment)
+
+    def make(version: int) -> PairAnswer:
+        return PairAnswer(assignment_id=assignment_id, version=version,
+                          submission_id=answer.submission_id,
+                          choice=choice_of(answer.call, left), first_left=left,
+                          confidence=answer.confidence, tags=json.dumps(answer.tags),
+                          comment=answer.comment.strip(), time_on_case_ms=answer.time_on_case_ms)
+
+    return append_version(session, study, PairAnswer, "assignment_id", assignment_id,
+                          answer.submission_id, make)
+
+
+def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None:
+    """Retract the reader's most recent answer in the study: a new version, nothing erased."""
+    ensure_open(study)
+    found = session.execute(
+        select(PairAnswer, Assignment)
+        .join(Assignment, col(Assignment.id) == PairAnswer.assignment_id)
+        .where(col(Assignment.study_id) == study.id, col(Assignment.user_id) == user_id)
+        .order_by(col(PairAnswer.id).desc()).limit(1)).first()
+    if found is None or found[0].retracted:
+        return None
+    last, assignment = found
+    session.add(PairAnswer(
+        assignment_id=last.assignment_id, version=last.version + 1,
+        submission_id=f"undo-{secrets.token_hex(12)}", choice=last.choice,
+        first_left=last.first_left, confidence=last.confidence, tags=last.tags,
+        comment=last.comment, retracted=True))
+    commit_if_open(session, study)
+    return assignment
+
+
+def pair_image(session: Session, study: Study, assignment: Assignment, item: StudyItem,
+               which: str) -> ImageFile:
+    """The original, or the edit shown on this read's left or right."""
+    if which == "original":
+        return item_image(session, item, "original")
+    pair = session.get(StudyPair, item.id)
+    if pair is None:
+        raise ImageNotFound(BLINDED_MISSING)
+    first = (which == "left") == first_left(study, assignment)
+    try:
+        image = resolve_image(session, ImageKind.attempt,
+                              pair.first_attempt_id if first else item.attempt_id)
+    except ImageNotFound:
+        raise ImageNotFound(BLINDED_MISSING) from None
+    return replace(image, hide=BLINDED_MISSING)
+
+
+@dataclass
+class PairView:
+    """What the reader sees of one pair: the original and two edits by the read's opaque uid,
+    the instruction both followed, the modality. Nothing that says which edit came later,
+    which run it is from, or which one the judge accepted."""
+
+    study: Study
+    assignment: Assignment
+    uid: str
+    modality: str
+    instruction: str | None
+    answer: PairAnswer | None  # the answer in force
+    shown: PairAnswer | None  # the newest version, undone or not
+    history: list[PairAnswer]
+    left_first: bool
+    next_uid: str | None
+    next_sequence: int | None
+    previous_sequence: int | None
+    tools: tuple[str, ...]
+    progress: Progress
+
+    def said(self, version: PairAnswer) -> str:
+        """A version's answer in the screen's terms (sides, not edits)."""
+        if version.choice in ("first", "second"):
+            return "A" if (version.choice == "first") == version.first_left else "B"
+        return {"equal": "equal", "neither": "both unacceptable"}[version.choice]
+
+    def state(self) -> dict[str, object]:
+        """The form as the newest version left it."""
+        if self.shown is None or self.shown.retracted:
+            return {}
+        call = {"A": "a", "B": "b", "both unacceptable": "neither"}.get(self.said(self.shown),
+                                                                      self.shown.choice)
+        return {"call": call, "confidence": self.shown.confidence,
+                "tags": json.loads(self.shown.tags), "comment": self.shown.comment}
+
+    @staticmethod
+    def submission_id() -> str:
+        return secrets.token_urlsafe(18)
+
+
+def pair_view(session: Session, study: Study, assignment: Assignment) -> PairView:
+    item = session.get(StudyItem, assignment.item_id)
+    assert item is not None and assignment.id is not None
+    task = session.get(Task, item.task_id)
+    assert task is not None
+    history = list(session.scalars(select(PairAnswer).where(
+        col(PairAnswer.assignment_id) == assignment.id).order_by(col(PairAnswer.version))))
+    newest = history[-1] if history else None
+    following = session.scalars(select(Assignment).where(
+        col(Assignment.study_id) == study.id, col(Assignment.user_id) == assignment.user_id,
+        col(Assignment.sequence) == assignment.sequence + 1)).first()
+    return PairView(
+        study=study, assignment=assignment, uid=assignment.uid, modality=task.modality,
+        instruction=item.reader_instruction,
+        answer=None if newest is None or newest.retracted else newest, shown=newest,
+        history=history, left_first=first_left(study, assignment),
+        next_uid=following.uid if following else None,
+        next_sequence=following.sequence if following else None,
+        previous_sequence=assignment.sequence - 1 if assignment.sequence > 1 else None,
+        tools=tuple(t for t in PAIR_TOOLS if t in tools_of(study)),
+        progress=reader_progress(session, study, assignment.user_id))

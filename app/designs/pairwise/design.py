@@ -1,0 +1,43 @@
+"""The pairwise design behind app/designs' interface."""
+
+from typing import Any
+
+from pydantic import BaseModel
+from sqlmodel import Session
+
+from app.designs.base import StudyDesign
+from app.designs.pairwise import answers
+from app.images.files import ImageFile
+from app.models import User
+from app.studies.answers import FAILURE_TAGS
+from app.studies.models import Assignment, Design, Study, StudyItem
+
+
+class PairwiseDesign(StudyDesign):
+    kind = Design.pairwise
+    reading_template = "studies/reading/pairwise.html"
+    answer_model = answers.PairAnswerIn
+    keeps_drafts = False  # the answer is a few keys
+    figures_page = "pairwise"
+    images = ("original", "left", "right")
+
+    def screen(self, session: Session, study: Study, user: User, assignment: Assignment, *,
+               typed: dict[str, Any] | None = None, errors: dict[str, str] | None = None,
+               instructions_due: bool = False) -> dict[str, Any]:
+        view = answers.pair_view(session, study, assignment)
+        return {"view": view, "state": typed if typed is not None else view.state(),
+                "errors": errors or {},
+                "tags": FAILURE_TAGS, "instructions_due": instructions_due,
+                "progress": view.progress}
+
+    def submit(self, session: Session, study: Study, assignment: Assignment,
+               answer: BaseModel) -> None:
+        assert isinstance(answer, answers.PairAnswerIn)
+        answers.submit(session, study, assignment, answer)
+
+    def undo_last(self, session: Session, study: Study, user_id: int) -> Assignment | None:
+        return answers.undo_last(session, study, user_id)
+
+    def image(self, session: Session, study: Study, assignment: Assignment, item: StudyItem,
+              which: str) -> ImageFile:
+        return answers.pair_image(session, study, assignment, item, which)

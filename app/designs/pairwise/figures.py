@@ -1,0 +1,179 @@
+"""A pairwise study's figures, from each read's answer in force (first reads only; a hidden
+repeat is for the reader's own consistency), each with its n and a cluster-bootstrap
+interval over source images (app/agreement/pairwise.py)."""
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from sqlalchemy import func, select
+from sqlmodel import Session, col
+
+from app.agreement.pairwise import (
+    EQUAL,
+    FIRST,
+    NEITHER,
+    SECOND,
+    Figure,
+    PairRead,
+    StrengthFigures,
+    later_preferred,
+    left_preferred,
+    share_of,
+    strength_figures,
+)
+from app.models import Task, User
+from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
+
+
+@dataclass(frozen=True)
+class Read:
+    item_id: int
+    reader: str
+    choice: str
+    first_left: bool
+    cluster: int
+    kind: str
+    first_round: int
+    second_round: int
+    first_run: int
+    second_run: int
+
+
+KeyOf = Callable[["Read"], tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Strengths:
+    """Strengths of the items one kind of label names (round 1, 2, ...; run 1, 2, ...)."""
+
+    labels: list[str]
+    figures: StrengthFigures
+
+    @property
+    def preferred(self) -> list[Figure | None]:
+        """Each item's chance to be preferred to the first, ties aside: the logistic of its
+        log-strength, and of its interval's limits (a monotone map keeps the interval's
+        coverage)."""
+        found: list[Figure | None] = [None]
+        for f in self.figures.log_strength[1:]:
+            if f.value is None:
+                found.append(None)
+                continue
+            found.append(replace(f, value=_logistic(f.value),
+                                 low=None if f.low is None else _logistic(f.low),
+                                 high=None if f.high is None else _logistic(f.high)))
+        return found
+
+
+def _logistic(x: float) -> float:
+    return float(1.0 / (1.0 + math.exp(-x)))
+
+
+@dataclass(frozen=True)
+class PairwiseFigures:
+    reads: int
+    pairs: int
+    images: int
+    readers: list[str]
+    kind: str
+    choices: dict[str, int]
+    by_round: Strengths | None
+    by_run: Strengths | None
+    later: Figure | None  # consecutive rounds: the later round preferred
+    left: Figure  # position bias: the left edit preferred
+    readers_agree: Figure  # two readers of one pair gave the same answer
+    premature: Figure | None  # accepted pairs: readers prefer the rejected round, or neither
+    wrongful: Figure | None  # accepted pairs: the rejected round at least as good
+
+
+def reads_of(session: Session, study: Study) -> list[Read]:
+    """Each first read's answer in force (a retraction leaves the read unanswered)."""
+    newest = (select(col(PairAnswer.assignment_id), func.max(PairAnswer.version).label("version"))
+              .group_by(col(PairAnswer.assignment_id)).subquery())
+    query = (select(col(StudyItem.id), col(User.name), col(PairAnswer.choice),
+                    col(PairAnswer.first_left), col(Task.source_image_id), col(StudyPair.kind),
+                    col(StudyPair.first_round), col(StudyPair.second_round),
+                    col(StudyPair.first_run_id), col(StudyPair.second_run_id))
+             .join(newest, (newest.c.assignment_id == PairAnswer.assignment_id)
+                   & (newest.c.version == PairAnswer.version))
+             .join(Assignment, col(Assignment.id) == PairAnswer.assignment_id)
+             .join(User, col(User.id) == Assignment.user_id)
+             .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
+             .join(StudyPair, col(StudyPair.item_id) == StudyItem.id)
+             .join(Task, col(Task.id) == StudyItem.task_id)
+             .where(col(Assignment.study_id) == study.id, col(Assignment.repeat_of).is_(None),
+                    col(PairAnswer.retracted).is_(False))
+             .order_by(col(StudyItem.id), col(User.name)))
+    return [Read(*row) for row in session.execute(query)]
+
+
+def pairwise_figures(session: Session, study: Study, *, resamples: int = 2000) -> PairwiseFigures:
+    reads = reads_of(session, study)
+    kinds = {r.kind for r in reads}
+    kind = next(iter(kinds)) if len(kinds) == 1 else json.loads(study.selection or "{}").get(
+        "pair_kind", "")
+    choices = {c: sum(r.choice == c for r in reads) for c in (FIRST, SECOND, EQUAL, NEITHER)}
+    return PairwiseFigures(
+        reads=len(reads), pairs=len({r.item_id for r in reads}),
+        images=len({r.cluster for r in reads}), readers=sorted({r.reader for r in reads}),
+        kind=kind, choices=choices,
+        by_round=_strengths(reads, lambda r: (r.first_round, r.second_round), "round", resamples),
+        by_run=(_strengths(reads, lambda r: (r.first_run, r.second_run), "run", resamples)
+                if kind == "runs" else None),
+        later=later_preferred(_as_pair_reads(reads), resamples=resamples)
+        if kind == "consecutive" else None,
+        left=left_preferred(_as_pair_reads(reads), resamples=resamples),
+        readers_agree=_agreement(reads, resamples),
+        premature=_share(reads, lambda r: (float(r.choice in (SECOND, NEITHER)), 1.0), resamples)
+        if kind == "accepted" else None,
+        wrongful=_share(reads, lambda r: (float(r.choice in (SECOND, EQUAL)),
+                                          float(r.choice != NEITHER)), resamples)
+        if kind == "accepted" else None)
+
+
+def _as_pair_reads(reads: list[Read], items: dict[int, int] | None = None,
+                   key: KeyOf | None = None) -> list[PairRead]:
+    """The reads as the statistics take them: items numbered 0, 1, ... by ``key`` (the pair's
+    rounds, say), or the pair's own two edits (0: the first, 1: the second)."""
+    found = []
+    for r in reads:
+        first, second = key(r) if key is not None else (0, 1)
+        if items is not None:
+            first, second = items[first], items[second]
+        found.append(PairRead(first, second, r.choice, r.first_left, r.cluster))
+    return found
+
+
+def _strengths(reads: list[Read], key: KeyOf, label: str, resamples: int) -> Strengths | None:
+    """Strengths of the rounds (or runs) the pairs hold, numbered in order, the first 0."""
+    values = sorted({v for r in reads for v in key(r)})
+    if len(values) < 2:
+        return None
+    items = {v: i for i, v in enumerate(values)}
+    names = ([f"{label} {v}" for v in values] if label == "round"
+             else [f"{label} {i + 1}" for i in range(len(values))])
+    return Strengths(names, strength_figures(len(values), _as_pair_reads(reads, items, key),
+                                             resamples=resamples))
+
+
+def _share(reads: list[Read], counts: Callable[[Read], tuple[float, float]],
+           resamples: int) -> Figure:
+    return share_of([r.cluster for r in reads], [counts(r) for r in reads], resamples=resamples)
+
+
+def _agreement(reads: list[Read], resamples: int) -> Figure:
+    """Of the pairs two or more readers answered, the share of reader pairs that gave the
+    same answer (all four answers told apart), over source images."""
+    by_item: dict[int, list[Read]] = defaultdict(list)
+    for r in reads:
+        by_item[r.item_id].append(r)
+    clusters, counts = [], []
+    for answers in by_item.values():
+        pairs = [(a, b) for i, a in enumerate(answers) for b in answers[i + 1:]]
+        if pairs:
+            clusters.append(answers[0].cluster)
+            counts.append((float(sum(a.choice == b.choice for a, b in pairs)), float(len(pairs))))
+    return share_of(clusters, counts, resamples=resamples)

@@ -1,0 +1,85 @@
+"""Making a pairwise study: pairs of one kind drawn per stratum with the seed, both images of
+each checked on disk, and each item's other edit kept beside it in the same transaction."""
+
+import random
+from dataclasses import replace
+
+from sqlmodel import Session, col, select
+
+from app.cases.filters import CaseFilter
+from app.designs.pairwise.pairs import Pair, PairKind, pairs, strata
+from app.images.files import ImageKind, ImageNotFound, resolve_image
+from app.models import User
+from app.studies.design import StudyError, StudyPlan, create_study_of
+from app.studies.models import Design, Study, StudyItem, StudyPair
+from app.studies.pool import Candidate, verdicts_of_record
+
+
+def create_pairwise_study(*, session: Session, plan: StudyPlan, kind: str,
+                          created_by: User) -> Study:
+    """StudyError (422, naming the field) when the kind is unknown, when it has no pairs, or
+    when a drawn pair's image is missing; nothing is written then."""
+    if kind not in set(PairKind):
+        raise StudyError(f"the pairs are one of {', '.join(PairKind)}", field="kind")
+    plan = replace(plan, design=Design.pairwise)
+    found = pairs(session, PairKind(kind), plan.case_filter)
+    if not found:
+        raise StudyError(f"no pairs of this kind ({kind}) among the tasks the filter admits",
+                         field="kind")
+    facets = plan.strata_facets
+    by_stratum = strata(found, facets) if facets else {"": found}
+    wanted = {k: n for k, n in plan.per_stratum.items() if n > 0} if facets else {"": plan.total or 0}
+    drawn: dict[str, list[Pair]] = {}
+    for key, count in wanted.items():
+        pool = by_stratum.get(key, [])
+        if len(pool) < count:
+            label = f"stratum {key.replace('/', ' · ')}" if facets else "the filter"
+            raise StudyError(f"{label} has {len(pool)} pairs; {count} were asked", field="strata")
+        rng = random.Random(f"{plan.seed}:sample:{key}")
+        drawn[key] = sorted(rng.sample(pool, count), key=lambda p: (p.task_id, p.second.attempt_id))
+    _check_images(session, [p for chosen in drawn.values() for p in chosen])
+    sample = {key: [Candidate(p.task_id, p.second.attempt_id,
+                              {f: p.value(f) for f in facets}, p.source_image_id) for p in chosen]
+              for key, chosen in drawn.items()}
+    by_second = {p.second.attempt_id: p for chosen in drawn.values() for p in chosen}
+
+    def keep_pairs(session: Session, study: Study) -> None:
+        items = session.execute(select(col(StudyItem.id), col(StudyItem.attempt_id))
+                                .where(col(StudyItem.study_id) == study.id)).all()
+        record = verdicts_of_record(session, [p.first.attempt_id for p in by_second.values()])
+        session.add_all(StudyPair(
+            item_id=item_id, kind=by_second[attempt_id].kind.value,
+            first_attempt_id=by_second[attempt_id].first.attempt_id,
+            first_verdict_id=record.get(by_second[attempt_id].first.attempt_id),
+            first_run_id=by_second[attempt_id].first.run_id,
+            second_run_id=by_second[attempt_id].second.run_id,
+            first_round=by_second[attempt_id].first.round,
+            second_round=by_second[attempt_id].second.round) for item_id, attempt_id in items)
+
+    pool_sizes = {key: len(by_stratum.get(key, [])) for key in wanted}
+    return create_study_of(session=session, plan=plan, sample=sample, created_by=created_by,
+                           made_from={"pair_kind": kind, "pool": pool_sizes},
+                           with_items=keep_pairs)
+
+
+def pool_counts(session: Session, kind: str, case_filter: CaseFilter,
+                facets: tuple[str, ...]) -> dict[str, int]:
+    """How many pairs of the kind each stratum holds: what the form offers to draw from."""
+    if kind not in set(PairKind):
+        return {}
+    found = pairs(session, PairKind(kind), case_filter)
+    by = strata(found, facets) if facets else {"": found}
+    return {key: len(v) for key, v in sorted(by.items())}
+
+
+def _check_images(session: Session, chosen: list[Pair]) -> None:
+    """Both edits and the original of every drawn pair are on disk: a pair that cannot be
+    shown would be skipped by readers in a way that depends on what it holds."""
+    for pair in chosen:
+        try:
+            for attempt in (pair.first.attempt_id, pair.second.attempt_id):
+                resolve_image(session, ImageKind.attempt, attempt)
+            resolve_image(session, ImageKind.source, pair.source_image_id)
+        except ImageNotFound as error:
+            raise StudyError(f"a drawn pair's image is missing ({error}); restore it or narrow "
+                             "the filter", field="kind") from None

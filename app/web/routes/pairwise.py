@@ -1,0 +1,91 @@
+"""Admins: pairwise studies, made from their own form (the kind of pairs, stratified and
+seeded), and their figures."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import HTMLResponse, Response
+from pydantic import BaseModel, Field
+from sqlmodel import Session
+from starlette.datastructures import FormData
+
+from app.accounts.users import reader_accounts
+from app.cases.filters import CaseFilter
+from app.designs import PairKind, create_pairwise_study, pairwise_figures, pool_counts
+from app.errors import NotFound
+from app.studies.design import StudyError, StudyPlan
+from app.studies.models import PAIR_FACETS, Design
+from app.studies.worklist import get_study
+from app.web.deps import CaseFilterDep, IdPath, SessionDep
+from app.web.forms import posted_form, read_form
+from app.web.security import AdminUser
+from app.web.templating import redirect, render
+
+router = APIRouter(include_in_schema=False)
+MAX_PER_STRATUM = 5000
+
+
+class PairwiseForm(BaseModel):
+    name: str = Field(max_length=200)
+    kind: str = Field(max_length=16)
+    readers: list[int] = Field(default_factory=list, max_length=200)
+    facets: list[str] = Field(default_factory=list, max_length=len(PAIR_FACETS))
+    per_stratum: int = Field(default=10, ge=1, le=MAX_PER_STRATUM)
+    seed: int = Field(default=42, ge=0, le=2**31 - 1)
+    readers_per_case: int | None = Field(default=None, ge=1, le=200)
+
+
+def _context(session: Session, case_filter: CaseFilter, typed: dict[str, Any],
+             errors: dict[str, str]) -> dict[str, Any]:
+    kind = str(typed.get("kind") or PairKind.consecutive.value)
+    facets = tuple(f for f in PAIR_FACETS if f in (typed.get("facets") or ()))
+    return {"form": typed, "errors": errors, "kinds": list(PairKind), "facet_choices": PAIR_FACETS,
+            "readers": reader_accounts(session), "counts": pool_counts(session, kind, case_filter, facets),
+            "kind": kind, "facets": facets}
+
+
+@router.get("/studies/new/pairwise", response_class=HTMLResponse)
+def new_pairwise_form(request: Request, session: SessionDep, case_filter: CaseFilterDep,
+                      kind: Annotated[str, Query(max_length=16)] = PairKind.consecutive.value,
+                      facets: Annotated[list[str] | None, Query(max_length=3)] = None) -> HTMLResponse:
+    typed = {"kind": kind, "facets": facets if facets is not None else list(PAIR_FACETS),
+             "per_stratum": 10, "seed": 42, "readers": []}
+    return render(request, "studies/new_pairwise.html", _context(session, case_filter, typed, {}))
+
+
+@router.post("/studies/new/pairwise", response_class=HTMLResponse)
+def create_pairwise(request: Request, session: SessionDep, admin: AdminUser,
+                    case_filter: CaseFilterDep,
+                    form: Annotated[FormData, Depends(posted_form)]) -> Response:
+    posted = read_form(form, PairwiseForm)
+    if posted.value is not None:
+        chosen = posted.value
+        facets = tuple(f for f in PAIR_FACETS if f in chosen.facets)
+        counts = pool_counts(session, chosen.kind, case_filter, facets)
+        # Each stratum gives what it asks for, or all it holds when it holds fewer.
+        per = {key: min(chosen.per_stratum, n) for key, n in counts.items()} if facets else {}
+        plan = StudyPlan(name=chosen.name, case_filter=case_filter, reader_ids=chosen.readers,
+                         design=Design.pairwise, seed=chosen.seed, strata_facets=facets,
+                         per_stratum=per, total=None if facets else chosen.per_stratum,
+                         readers_per_case=chosen.readers_per_case)
+        try:
+            study = create_pairwise_study(session=session, plan=plan, kind=chosen.kind,
+                                          created_by=admin)
+            return redirect(request, f"/studies/{study.id}")
+        except StudyError as error:
+            session.rollback()
+            posted = posted.refused(error)
+    typed = dict(posted.fields)
+    typed["facets"] = [str(f) for f in form.getlist("facets")]
+    typed["readers"] = [int(r) for r in map(str, form.getlist("readers")) if r.isdigit() and len(r) < 12]
+    return render(request, "studies/new_pairwise.html",
+                  _context(session, case_filter, typed, posted.errors), status_code=422)
+
+
+@router.get("/studies/{study_id}/pairwise", response_class=HTMLResponse)
+def pairwise_page(request: Request, session: SessionDep, study_id: IdPath) -> HTMLResponse:
+    study = get_study(session, study_id)
+    if not Design(study.design).pairs:
+        raise NotFound(f"study {study.name!r} is not a pairwise study")
+    return render(request, "agreement/pairwise.html",
+                  {"study": study, "figures": pairwise_figures(session, study)})

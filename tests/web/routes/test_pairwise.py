@@ -1,0 +1,102 @@
+"""A pairwise study through the web: made from its own form (kept when refused), read with
+sides drawn per read and recorded, its answers checked, and its figures page."""
+
+import secrets
+
+from bs4 import BeautifulSoup
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app.models import Role, User
+from app.settings import Settings
+from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
+from tests.web.routes.test_accounts import client_for
+
+
+def soup(text: str) -> BeautifulSoup:
+    return BeautifulSoup(text, "html.parser")
+
+
+def reader_ids(engine: Engine, names: list[str]) -> list[int]:
+    with Session(engine) as session:
+        return [session.exec(select(User).where(User.name == n)).one().id or 0 for n in names]
+
+
+def test_a_pairwise_study_made_read_and_counted(demo_engine: Engine, settings: Settings) -> None:
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    readers = {n: client_for(demo_engine, settings, n, Role.reader) for n in ("dr-a", "dr-b")}
+    ids = reader_ids(demo_engine, list(readers))
+    page = soup(admin.get("/studies/new/pairwise?kind=accepted&facets=modality").text)
+    counts = {tr["data-stratum"]: int(tr.select_one("td.num").text)
+              for tr in page.select("#pair-strata tbody tr")}
+    assert set(counts) == {"chest_xray", "brain_mri", "fundus"} and all(n > 0 for n in counts.values())
+    refused = admin.post("/studies/new/pairwise", data={
+        "name": "", "kind": "accepted", "facets": ["modality"], "per_stratum": "2",
+        "readers": [str(i) for i in ids]})
+    assert refused.status_code == 422
+    kept = soup(refused.text)
+    assert kept.select_one("input[name=per_stratum]")["value"] == "2"
+    assert [i["value"] for i in kept.select("input[name=readers][checked]")] == [str(i) for i in ids]
+    for bad in ({"kind": "sideways"}, {"per_stratum": "0"}, {"readers": []}):
+        posted = {"name": "x", "kind": "accepted", "facets": ["modality"], "per_stratum": "2",
+                  "readers": [str(i) for i in ids]} | bad
+        assert admin.post("/studies/new/pairwise", data=posted).status_code == 422
+    with Session(demo_engine) as session:  # nothing was made by a refused form
+        assert session.exec(select(Study)).all() == [] and session.exec(select(StudyPair)).all() == []
+    made = admin.post("/studies/new/pairwise", data={
+        "name": "rounds compared", "kind": "accepted", "facets": ["modality"], "per_stratum": "2",
+        "readers": [str(i) for i in ids]}, follow_redirects=False)
+    assert made.status_code == 303
+    study_id = int(made.headers["location"].rsplit("/", 1)[1])
+    with Session(demo_engine) as session:
+        items = session.exec(select(StudyItem).where(StudyItem.study_id == study_id)).all()
+        pairs = {p.item_id: p for p in session.exec(select(StudyPair)).all()}
+    assert len(items) == 6 and set(pairs) == {i.id for i in items}
+    assert all(pairs[i.id].first_attempt_id != i.attempt_id and pairs[i.id].kind == "accepted"
+               for i in items)
+
+    # Each reader reads every pair; the screen names sides only.
+    sides = []
+    for client in readers.values():
+        for sequence in range(1, 7):
+            screen = soup(client.get(f"/read/{study_id}/{sequence}").text)
+            assert screen.select_one("#img-a")["src"].endswith("/left?size=preview")
+            assert "round" not in screen.select_one("#answer-panel").text.lower()
+            uid = screen.select_one("#img-a")["src"].split("/image/")[1].split("/")[0]
+            assert client.get(f"/read/{study_id}/image/{uid}/left").status_code == 200
+            assert client.get(f"/read/{study_id}/image/{uid}/edit").status_code == 404
+            call = "a" if sequence % 2 else "equal"
+            answered = client.post(f"/read/{study_id}/{sequence}", data={
+                "call": call, "confidence": "4", "tags": [], "comment": "",
+                "submission_id": secrets.token_hex(8)}, follow_redirects=False)
+            assert answered.status_code == 303
+    neither = readers["dr-a"].post(f"/read/{study_id}/1", data={
+        "call": "c", "confidence": "4", "submission_id": secrets.token_hex(8)})
+    assert neither.status_code == 422
+    refused_call = "fieldset[data-name=call][aria-invalid=true] #error-call"
+    assert soup(neither.text).select_one(refused_call) is not None
+    with Session(demo_engine) as session:
+        answers = session.exec(select(PairAnswer)).all()
+        for a in answers:
+            assignment = session.get(Assignment, a.assignment_id)
+            assert assignment is not None
+            sides.append(a.first_left)
+            if a.version == 1:
+                said_a = assignment.sequence % 2 == 1
+                if said_a:  # "A" is the left edit: the first when the first was on the left
+                    assert a.choice == ("first" if a.first_left else "second")
+                else:
+                    assert a.choice == "equal"
+    assert len(answers) == 12 and True in sides and False in sides
+
+    figures = soup(admin.get(f"/studies/{study_id}/pairwise").text)
+    assert "12" in figures.select_one("#pairwise-summary strong").text
+    assert figures.select_one("#left-preferred") is not None
+    assert figures.select_one("#premature") is not None and figures.select_one("#wrongful") is not None
+    assert figures.select_one("#readers-agree") is not None
+    # The agreement page of a pairwise study is its own figures page.
+    moved = admin.get(f"/studies/{study_id}/agreement", follow_redirects=False)
+    assert moved.headers["location"].endswith(f"/studies/{study_id}/pairwise")
+    with Session(demo_engine) as session:
+        other = session.exec(select(Study).where(col(Study.id) != study_id)).first()
+    assert other is None or admin.get(f"/studies/{other.id}/pairwise").status_code == 404
