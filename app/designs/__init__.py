@@ -8,10 +8,11 @@ what it does is here, one module per kind of design, registered in app/designs/r
 """
 
 from app.designs.base import StudyDesign
+from app.designs.pairwise.export import write_pairwise, zipped_pairwise
 from app.designs.pairwise.figures import PairwiseFigures, pairwise_figures
 from app.designs.pairwise.pairs import PairKind
 from app.designs.pairwise.study import create_pairwise_study, pool_counts
 from app.designs.registry import design_of
 
 __all__ = ["PairKind", "PairwiseFigures", "StudyDesign", "create_pairwise_study", "design_of",
-           "pairwise_figures", "pool_counts"]
+           "pairwise_figures", "pool_counts", "write_pairwise", "zipped_pairwise"]

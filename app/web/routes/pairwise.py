@@ -11,7 +11,13 @@ from starlette.datastructures import FormData
 
 from app.accounts.users import reader_accounts
 from app.cases.filters import CaseFilter
-from app.designs import PairKind, create_pairwise_study, pairwise_figures, pool_counts
+from app.designs import (
+    PairKind,
+    create_pairwise_study,
+    pairwise_figures,
+    pool_counts,
+    zipped_pairwise,
+)
 from app.errors import NotFound
 from app.studies.design import StudyError, StudyPlan
 from app.studies.models import PAIR_FACETS, Design
@@ -89,3 +95,14 @@ def pairwise_page(request: Request, session: SessionDep, study_id: IdPath) -> HT
         raise NotFound(f"study {study.name!r} is not a pairwise study")
     return render(request, "agreement/pairwise.html",
                   {"study": study, "figures": pairwise_figures(session, study)})
+
+
+@router.get("/studies/{study_id}/pairwise/pairs.zip")
+def pairwise_pairs(request: Request, session: SessionDep, study_id: IdPath) -> Response:
+    """The human-verified preference pairs: JSON Lines, Parquet, the images and a manifest."""
+    study = get_study(session, study_id)
+    if not Design(study.design).pairs:
+        raise NotFound(f"study {study.name!r} is not a pairwise study")
+    body = zipped_pairwise(request.app.state.engine, study_id)
+    return Response(body, media_type="application/zip", headers={
+        "Content-Disposition": f'attachment; filename="pairwise-study-{study_id}.zip"'})

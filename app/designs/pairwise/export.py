@@ -1,0 +1,142 @@
+"""A pairwise study's human-verified preference pairs, in the layout EditReward's data uses
+(``path_src``, ``path1`` preferred, ``path2``, ``tie``), as JSON Lines and Parquet with the
+images (app/exports/folder.py), and as one zip to download.
+
+Each pair carries every reader's vote and their agreement. The readers' answer is the one
+most of them gave: one edit preferred (it becomes ``path1``), both equal (``tie``), or both
+unacceptable, kept apart in ``both_unacceptable`` (a pair nobody would train on as a
+preference). Pairs whose readers split without a majority are left out and counted.
+"""
+
+import io
+import shutil
+import tempfile
+import zipfile
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col
+
+from app.exports.folder import ExportFolder, ExportSummary
+from app.images.files import ImageKind, ImageNotFound
+from app.models import Task, User
+from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
+
+VOTE = pa.struct([("reader", pa.string()), ("choice", pa.string()), ("confidence", pa.int32())])
+SCHEMA = pa.schema([
+    ("pair_id", pa.string()), ("task_key", pa.string()), ("modality", pa.string()),
+    ("disease", pa.string()), ("direction", pa.string()), ("kind", pa.string()),
+    ("path_src", pa.string()), ("path1", pa.string()), ("path2", pa.string()),
+    ("tie", pa.bool_()), ("both_unacceptable", pa.bool_()), ("instruction", pa.string()),
+    ("round1", pa.int32()), ("round2", pa.int32()), ("votes", pa.list_(VOTE)),
+    ("readers", pa.int32()), ("agreement", pa.float64()),
+])
+
+
+def write_pairwise(engine: Engine, study_id: int, target: Path) -> ExportSummary:
+    """The study's pairs into a new folder ``target`` (written whole, or not at all)."""
+    folder = ExportFolder(target, "pairs", SCHEMA)
+    counts = {"pairs": 0, "ties": 0, "both_unacceptable": 0, "split": 0, "unread": 0,
+              "skipped_missing_image": 0}
+    try:
+        with Session(engine) as session:
+            study = session.get(Study, study_id)
+            assert study is not None
+            votes = _votes(session, study_id)
+            query = (select(StudyItem, StudyPair, Task)
+                     .join(StudyPair, col(StudyPair.item_id) == StudyItem.id)
+                     .join(Task, col(Task.id) == StudyItem.task_id)
+                     .where(col(StudyItem.study_id) == study_id).order_by(col(StudyItem.id)))
+            for item, pair, task in session.execute(query).all():
+                row = _row(session, folder, item, pair, task, votes.get(item.id or 0, []), counts)
+                if row is not None:
+                    folder.add(row)
+        manifest = {"kind": "pairwise preference pairs", "study": study.name,
+                    "layout": "EditReward: path_src, path1 (preferred), path2, tie; "
+                              "both_unacceptable kept apart",
+                    "rule": "the answer most readers gave; a split without a majority is left out",
+                    "counts": counts, "columns": SCHEMA.names}
+        return folder.finish(manifest)
+    except BaseException:
+        folder.abandon()
+        raise
+
+
+def zipped_pairwise(engine: Engine, study_id: int) -> bytes:
+    """The export folder as one zip, for a download."""
+    with tempfile.TemporaryDirectory() as scratch:
+        target = Path(scratch) / "pairs"
+        write_pairwise(engine, study_id, target)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(target.rglob("*")):
+                if path.is_file():
+                    archive.write(path, path.relative_to(target).as_posix())
+        shutil.rmtree(target, ignore_errors=True)
+        return buffer.getvalue()
+
+
+def _votes(session: Session, study_id: int) -> dict[int, list[tuple[str, str, int]]]:
+    """Item id -> each reader's answer in force on a first read: (reader, choice, confidence)."""
+    newest = (select(col(PairAnswer.assignment_id), func.max(PairAnswer.version).label("version"))
+              .group_by(col(PairAnswer.assignment_id)).subquery())
+    query = (select(col(Assignment.item_id), col(User.name), col(PairAnswer.choice),
+                    col(PairAnswer.confidence))
+             .join(newest, (newest.c.assignment_id == PairAnswer.assignment_id)
+                   & (newest.c.version == PairAnswer.version))
+             .join(Assignment, col(Assignment.id) == PairAnswer.assignment_id)
+             .join(User, col(User.id) == Assignment.user_id)
+             .where(col(Assignment.study_id) == study_id, col(Assignment.repeat_of).is_(None),
+                    col(PairAnswer.retracted).is_(False))
+             .order_by(col(User.name)))
+    found: dict[int, list[tuple[str, str, int]]] = defaultdict(list)
+    for item_id, reader, choice, confidence in session.execute(query):
+        found[item_id].append((reader, choice, confidence))
+    return found
+
+
+def _row(session: Session, folder: ExportFolder, item: StudyItem, pair: StudyPair, task: Task,
+         votes: list[tuple[str, str, int]], counts: dict[str, int]) -> dict[str, Any] | None:
+    if not votes:
+        counts["unread"] += 1
+        return None
+    tally = Counter(choice for _, choice, _ in votes).most_common()
+    if len(tally) > 1 and tally[0][1] == tally[1][1]:
+        counts["split"] += 1
+        return None
+    said = tally[0][0]
+    second_first = said == "second"
+    try:
+        source = folder.image(session, ImageKind.source, task.source_image_id)
+        first = folder.image(session, ImageKind.attempt, pair.first_attempt_id)
+        second = folder.image(session, ImageKind.attempt, item.attempt_id)
+    except ImageNotFound:
+        counts["skipped_missing_image"] += 1
+        return None
+    agreeing = sum(a == b for i, (_, a, _) in enumerate(votes) for _, b, _ in votes[i + 1:])
+    reader_pairs = len(votes) * (len(votes) - 1) // 2
+    counts["pairs"] += 1
+    counts["ties"] += said == "equal"
+    counts["both_unacceptable"] += said == "neither"
+
+    def side(choice: str) -> str:  # the vote in the row's own terms
+        if choice in ("first", "second"):
+            return "path1" if (choice == "second") == second_first else "path2"
+        return choice
+
+    return {
+        "pair_id": item.uid, "task_key": task.task_key, "modality": task.modality,
+        "disease": task.disease, "direction": task.direction, "kind": pair.kind,
+        "path_src": source, "path1": second if second_first else first,
+        "path2": first if second_first else second, "tie": said == "equal",
+        "both_unacceptable": said == "neither", "instruction": item.reader_instruction,
+        "round1": pair.second_round if second_first else pair.first_round,
+        "round2": pair.first_round if second_first else pair.second_round,
+        "votes": [{"reader": r, "choice": side(c), "confidence": k} for r, c, k in votes],
+        "readers": len(votes),
+        "agreement": agreeing / reader_pairs if reader_pairs else None,
+    }

@@ -1,0 +1,81 @@
+"""A pairwise study's pairs exported in the EditReward layout, with every reader's vote and
+their agreement, "both unacceptable" kept apart, and loaded back with datasets."""
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from datasets import load_dataset
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from app.cases.filters import CaseFilter
+from app.designs import create_pairwise_study, write_pairwise, zipped_pairwise
+from app.designs.pairwise.answers import PairAnswerIn, submit
+from app.models import Role
+from app.studies.design import StudyPlan
+from app.studies.models import Assignment, Design
+from tests.accounts import add_user
+
+CALLS = ["a", "b", "equal", "neither"]
+
+
+def read_study(engine: Engine) -> int:
+    """Four accepted-against-rejected pairs, read by two readers: the first reader's calls
+    go a, b, equal, neither; the second agrees on the last two and differs on the first two."""
+    admin = add_user(engine, "chief", Role.admin)
+    readers = [add_user(engine, name, Role.reader) for name in ("dr-a", "dr-b")]
+    plan = StudyPlan(name="pairs", case_filter=CaseFilter(modality=("chest_xray",)),
+                     reader_ids=[r.id or 0 for r in readers], design=Design.pairwise, total=4)
+    with Session(engine) as session:
+        study = create_pairwise_study(session=session, plan=plan, kind="accepted", created_by=admin)
+        study_id = study.id or 0
+        for n, reader in enumerate(readers):
+            reads = session.exec(select(Assignment).where(
+                Assignment.study_id == study_id, Assignment.user_id == reader.id)
+                .order_by(Assignment.item_id)).all()
+            for i, assignment in enumerate(reads):
+                call = CALLS[i] if n == 0 else ["b", "a", "equal", "neither"][i]
+                submit(session, study, assignment, PairAnswerIn(
+                    call=call, confidence=3 + n, submission_id=f"r{n}-{i}-pairs"))
+    return study_id
+
+
+def test_the_pairs_load_with_datasets_and_keep_every_vote(demo_engine: Engine, tmp_path: Path) -> None:
+    study_id = read_study(demo_engine)
+    summary = write_pairwise(demo_engine, study_id, tmp_path / "out")
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    # a vs b and b vs a split the readers (when both sides were drawn the same way they agree).
+    assert manifest["counts"]["pairs"] + manifest["counts"]["split"] == 4
+    assert manifest["counts"]["both_unacceptable"] == 1 and manifest["counts"]["ties"] == 1
+    parquet = load_dataset("parquet", data_files=str(tmp_path / "out" / "pairs.parquet"))["train"]
+    jsonl = load_dataset("json", data_files=str(tmp_path / "out" / "pairs.jsonl"))["train"]
+    assert parquet.num_rows == jsonl.num_rows == summary.rows == manifest["counts"]["pairs"]
+    for row in parquet:
+        for path in ("path_src", "path1", "path2"):
+            assert (tmp_path / "out" / row[path]).is_file()
+        assert row["readers"] == 2 and len(row["votes"]) == 2
+        assert {v["reader"] for v in row["votes"]} == {"dr-a", "dr-b"}
+        if row["both_unacceptable"]:
+            assert not row["tie"] and [v["choice"] for v in row["votes"]] == ["neither", "neither"]
+            assert row["agreement"] == 1.0
+        elif row["tie"]:
+            assert [v["choice"] for v in row["votes"]] == ["equal", "equal"]
+        else:  # both readers preferred the same edit: path1
+            assert [v["choice"] for v in row["votes"]] == ["path1", "path1"]
+
+
+def test_the_download_is_the_same_folder_zipped(demo_engine: Engine) -> None:
+    study_id = read_study(demo_engine)
+    archive = zipfile.ZipFile(io.BytesIO(zipped_pairwise(demo_engine, study_id)))
+    names = set(archive.namelist())
+    assert {"pairs.jsonl", "pairs.parquet", "manifest.json"} <= names
+    rows = [json.loads(line) for line in archive.read("pairs.jsonl").decode().splitlines()]
+    assert all(r["path1"] in names and r["path_src"] in names for r in rows)
+
+
+def test_an_answer_naming_neither_edit_is_refused() -> None:
+    with pytest.raises(ValueError, match="call"):
+        PairAnswerIn(call="c", confidence=3, submission_id="abcdefgh12")  # type: ignore[arg-type]
