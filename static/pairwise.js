@@ -55,7 +55,7 @@
     if (open.length) {
       event.preventDefault();
       open.forEach((box) => { box.classList.add("missing"); box.setAttribute("aria-invalid", "true"); });
-      const names = open.map((box) => box.querySelector("legend").textContent.replace(/^[^A-Za-z]+/, "").trim());
+      const names = open.map((box) => box.dataset.label);
       summary.textContent = `Not saved: still to answer ${names.join(", ")}.`;
       summary.hidden = false;
       open[0].querySelector("input").focus();

@@ -22,6 +22,18 @@ from app.agreement.resample import RESAMPLES, SEED, ClusterBootstrap, Figure
 
 # A strength is reported relative to the first item (log-strength 0), as BTm does.
 REFERENCE = 0
+# Beyond these a fit is taken as running off to infinity (an item that only wins, ties that
+# swamp everything in a handful of reads), not as an estimate: odds of 3,000 to 1 between
+# two edits, or a tie 50 times likelier than a preference between equals.
+MAX_LOG_STRENGTH = 8.0
+MAX_TIE = 50.0
+
+
+def plausible(found: "Strengths") -> bool:
+    """Whether a fit is an estimate rather than a likelihood climbing towards a boundary."""
+    return bool(np.all(np.isfinite(found.log_strength))
+                and np.max(np.abs(found.log_strength)) <= MAX_LOG_STRENGTH
+                and (found.tie is None or (np.isfinite(found.tie) and found.tie <= MAX_TIE)))
 
 
 @dataclass(frozen=True)
@@ -131,6 +143,7 @@ class StrengthFigures:
     tie: Figure | None
     n: int  # reads with a preference or a tie
     neither: int  # reads that found both unacceptable, left out
+    ties: int = 0  # reads that found both equal
 
 
 def strength_figures(items: int, reads: Sequence[PairRead], *,
@@ -139,6 +152,7 @@ def strength_figures(items: int, reads: Sequence[PairRead], *,
     each resample of the source images."""
     used = [r for r in reads if r.choice != NEITHER]
     neither = len(reads) - len(used)
+    equal_reads = sum(r.choice == EQUAL for r in used)
     if not used:
         return StrengthFigures([Figure(None) for _ in range(items)], None, 0, neither)
     features = np.zeros((len(used), 2 * items * items))
@@ -157,8 +171,12 @@ def strength_figures(items: int, reads: Sequence[PairRead], *,
         # An item never compared, or never preferred: its strength is not finite, here or
         # in the resamples; saying nothing is the honest figure.
         return StrengthFigures([Figure(None, n=len(used), clusters=clusters)
-                                for _ in range(items)], None, len(used), neither)
+                                for _ in range(items)], None, len(used), neither, equal_reads)
     whole = fit(items, wins, ties)
+    if not plausible(whole):
+        return StrengthFigures([Figure(None, n=len(used), clusters=clusters,
+                                       warning="the fit runs off to infinity: too few reads")
+                                for _ in range(items)], None, len(used), neither, equal_reads)
 
     def fitted(sums: np.ndarray) -> np.ndarray:
         """Each row's log-strengths and tie propensity; NaN where the fit is undefined (an
@@ -170,6 +188,8 @@ def strength_figures(items: int, reads: Sequence[PairRead], *,
                 continue
             one = _davidson(items, won, np.triu(tied + tied.T, 1), with_ties=with_ties,
                             start=whole)
+            if not plausible(one):
+                continue  # this resample's strengths are not finite: left out, and counted
             found[row, :items] = one.log_strength
             found[row, items] = one.tie if one.tie is not None else np.nan
         return found
@@ -180,7 +200,7 @@ def strength_figures(items: int, reads: Sequence[PairRead], *,
                                     for k in range(items + 1)], clusters=clusters, n=len(used))
     strengths = [Figure(0.0, n=len(used), clusters=clusters), *figures[1:items]]
     tie = figures[items] if with_ties else None
-    return StrengthFigures(strengths, tie, len(used), neither)
+    return StrengthFigures(strengths, tie, len(used), neither, equal_reads)
 
 
 def _counts(flat: np.ndarray, items: int) -> tuple[np.ndarray, np.ndarray]:

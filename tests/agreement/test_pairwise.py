@@ -143,3 +143,15 @@ def test_the_later_round_and_the_left_side_as_shares_with_intervals() -> None:
     on_left = sum((r.choice == FIRST) == r.first_left for r in preferring)
     assert left.value == pytest.approx(on_left / len(preferring))
     assert left.low is not None and left.low < 0.5 < (left.high or 0)  # sides were drawn at random
+
+
+def test_a_fit_running_off_to_infinity_reports_no_strength() -> None:
+    # Item 1 is preferred in every read that prefers one, and tied in the rest: the
+    # likelihood climbs without end (its strength and the tie propensity together), so a
+    # handful of reads cannot say how far, and no number is the honest answer.
+    reads = [PairRead(1, 0, FIRST, True, 1), PairRead(1, 2, FIRST, False, 2),
+             PairRead(1, 2, FIRST, True, 3), PairRead(0, 1, EQUAL, True, 4),
+             PairRead(0, 1, EQUAL, False, 5), PairRead(1, 2, EQUAL, True, 6)]
+    found = strength_figures(3, reads, resamples=100)
+    assert [f.value for f in found.log_strength] == [None, None, None]
+    assert "infinity" in (found.log_strength[1].warning or "")
