@@ -24,7 +24,7 @@ from app.agreement.pairwise import (
     share_of,
     strength_figures,
 )
-from app.models import Task, User
+from app.models import Run, Task, User
 from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
 
 
@@ -121,8 +121,8 @@ def pairwise_figures(session: Session, study: Study, *, resamples: int = 2000) -
         images=len({r.cluster for r in reads}), readers=sorted({r.reader for r in reads}),
         kind=kind, choices=choices,
         by_round=_strengths(reads, lambda r: (r.first_round, r.second_round), "round", resamples),
-        by_run=(_strengths(reads, lambda r: (r.first_run, r.second_run), "run", resamples)
-                if kind == "runs" else None),
+        by_run=(_strengths(reads, lambda r: (r.first_run, r.second_run), "run", resamples,
+                           _origins(session, reads)) if kind == "runs" else None),
         later=later_preferred(_as_pair_reads(reads), resamples=resamples)
         if kind == "consecutive" else None,
         left=left_preferred(_as_pair_reads(reads), resamples=resamples),
@@ -147,14 +147,23 @@ def _as_pair_reads(reads: list[Read], items: dict[int, int] | None = None,
     return found
 
 
-def _strengths(reads: list[Read], key: KeyOf, label: str, resamples: int) -> Strengths | None:
-    """Strengths of the rounds (or runs) the pairs hold, numbered in order, the first 0."""
+def _origins(session: Session, reads: list[Read]) -> dict[int, str]:
+    """Run id -> how it was made (imported, regenerated): the editor behind its edits."""
+    ids = {r.first_run for r in reads} | {r.second_run for r in reads}
+    return dict(session.execute(select(col(Run.id), col(Run.origin))
+                                .where(col(Run.id).in_(ids))).all()) if ids else {}
+
+
+def _strengths(reads: list[Read], key: KeyOf, label: str, resamples: int,
+               origins: dict[int, str] | None = None) -> Strengths | None:
+    """Strengths of the rounds (or runs, with how each was made) the pairs hold, numbered in
+    order, the first 0."""
     values = sorted({v for r in reads for v in key(r)})
     if len(values) < 2:
         return None
     items = {v: i for i, v in enumerate(values)}
-    names = ([f"{label} {v}" for v in values] if label == "round"
-             else [f"{label} {i + 1}" for i in range(len(values))])
+    names = ([f"{label} {v}" for v in values] if origins is None
+             else [f"{label} {i + 1} ({origins.get(v, 'unknown')})" for i, v in enumerate(values)])
     return Strengths(names, strength_figures(len(values), _as_pair_reads(reads, items, key),
                                              resamples=resamples))
 

@@ -14,9 +14,10 @@ from sqlmodel import Session, select
 from app.cases.filters import CaseFilter
 from app.designs import create_pairwise_study, write_pairwise, zipped_pairwise
 from app.designs.pairwise.answers import PairAnswerIn, submit
-from app.models import Role
-from app.studies.design import StudyPlan
-from app.studies.models import Assignment, Design
+from app.designs.pairwise.pairs import PairKind, pairs
+from app.models import Attempt, Role
+from app.studies.design import StudyError, StudyPlan
+from app.studies.models import Assignment, Design, Study
 from tests.accounts import add_user
 
 CALLS = ["a", "b", "equal", "neither"]
@@ -79,3 +80,27 @@ def test_the_download_is_the_same_folder_zipped(demo_engine: Engine) -> None:
 def test_an_answer_naming_neither_edit_is_refused() -> None:
     with pytest.raises(ValueError, match="call"):
         PairAnswerIn(call="c", confidence=3, submission_id="abcdefgh12")  # type: ignore[arg-type]
+
+
+def test_no_pairs_of_the_kind_and_a_missing_image_are_refused_with_nothing_made(
+        demo_engine: Engine) -> None:
+    admin = add_user(demo_engine, "chief", Role.admin)
+    reader = add_user(demo_engine, "dr-a", Role.reader)
+    plan = StudyPlan(name="pairs", case_filter=CaseFilter(modality=("fundus",)),
+                     reader_ids=[reader.id or 0], design=Design.pairwise, total=3)
+    with Session(demo_engine) as session:
+        with pytest.raises(StudyError, match="no pairs of this kind") as refused:
+            create_pairwise_study(session=session, plan=plan, kind="runs", created_by=admin)
+        assert refused.value.field == "kind"
+        # Every fundus pair's rejected round gone from disk (this test's database points at
+        # files that are not there; the shared demo files stay): the draw cannot be shown.
+        for pair in pairs(session, PairKind.accepted, plan.case_filter):
+            attempt = session.get(Attempt, pair.second.attempt_id)
+            assert attempt is not None
+            attempt.image_relpath = f"gone/{attempt.id}.png"
+            session.add(attempt)
+        session.commit()
+        with pytest.raises(StudyError, match="missing") as missing:
+            create_pairwise_study(session=session, plan=plan, kind="accepted", created_by=admin)
+        assert missing.value.field == "kind"
+        assert session.exec(select(Study)).all() == []

@@ -1,0 +1,45 @@
+"""A pairwise study's figures: runs compared by how each was made, and consecutive rounds
+with the later one's share; each figure with its n."""
+
+from pathlib import Path
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from app.cases.filters import CaseFilter
+from app.designs import create_pairwise_study, pairwise_figures
+from app.designs.pairwise.answers import PairAnswerIn, submit
+from app.jobs import JobOptions, claim, create_job, make_backend, run_job
+from app.models import Role, Task
+from app.studies.design import StudyPlan
+from app.studies.models import Assignment, Design
+from pipeline.loop import RetryPolicy
+from tests import aio
+from tests.accounts import add_user
+
+
+def test_runs_are_compared_by_how_they_were_made(demo_engine: Engine, tmp_path: Path) -> None:
+    with Session(demo_engine) as session:
+        tasks = [t.id or 0 for t in session.exec(select(Task).order_by(Task.id).limit(6)).all()]
+    create_job(demo_engine, tasks, JobOptions(backend="offline", rounds=2))
+    lease = claim(demo_engine)
+    assert lease is not None
+    aio.run(run_job(demo_engine, lease, lambda o: make_backend(o), tmp_path,
+                    policy=RetryPolicy(attempts=1, base_seconds=0.0)))
+    admin = add_user(demo_engine, "chief", Role.admin)
+    reader = add_user(demo_engine, "dr-a", Role.reader)
+    plan = StudyPlan(name="before and after", case_filter=CaseFilter(), reader_ids=[reader.id or 0],
+                     design=Design.pairwise, total=4)
+    with Session(demo_engine) as session:
+        study = create_pairwise_study(session=session, plan=plan, kind="runs", created_by=admin)
+        reads = session.exec(select(Assignment).where(Assignment.study_id == study.id)
+                             .order_by(Assignment.sequence)).all()
+        for i, assignment in enumerate(reads):
+            submit(session, study, assignment, PairAnswerIn(
+                call=["a", "b", "equal"][i % 3], confidence=3, submission_id=f"runs-{i:04d}"))
+        figures = pairwise_figures(session, study, resamples=200)
+    assert figures.kind == "runs" and figures.reads == 4 and figures.pairs == 4
+    assert figures.by_run is not None and len(figures.by_run.labels) >= 2
+    assert any("(regeneration)" in label for label in figures.by_run.labels)
+    assert figures.later is None and figures.premature is None  # not consecutive, not accepted
+    assert figures.left.n == 3 and figures.choices["equal"] == 1
