@@ -39,6 +39,32 @@ def _counts(summary: ExportSummary) -> str:
 
 
 def register(cli: typer.Typer, engine_factory: object) -> None:
+    @cli.command("export-pairwise")
+    def export_pairwise(
+        study: str = typer.Argument(..., help="A pairwise study's id or name."),
+        target: Path = typer.Argument(..., help="A new folder for the pairs."),
+    ) -> None:
+        """A pairwise study's human-verified preference pairs (EditReward layout: path_src,
+        path1 preferred, path2, tie; both unacceptable kept apart; every reader's vote)."""
+        from sqlmodel import Session
+
+        from app.cli.stats import find_study
+        from app.designs import write_pairwise
+        from app.models import MAX_DB_ID
+        from app.studies.models import Design
+
+        engine = engine_factory()  # type: ignore[operator]
+        with Session(engine) as session:
+            found = (find_study(session, study)
+                     if not study.isdigit() or int(study) <= MAX_DB_ID else None)
+            if found is None or not Design(found.design).pairs:
+                typer.echo(f"error: no pairwise study with id or name {study!r}", err=True)
+                raise typer.Exit(1)
+            study_id = found.id or 0
+        summary = _run("pairs", lambda progress: write_pairwise(engine, study_id, target))
+        typer.echo(f"wrote {summary.rows:,} pairs and {summary.images:,} images to {target} "
+                   f"({_counts(summary)})")
+
     @cli.command("export-pairs")
     def export_pairs(
         target: Path = typer.Argument(..., help="A new folder for the pairs."),

@@ -104,3 +104,20 @@ def test_no_pairs_of_the_kind_and_a_missing_image_are_refused_with_nothing_made(
             create_pairwise_study(session=session, plan=plan, kind="accepted", created_by=admin)
         assert missing.value.field == "kind"
         assert session.exec(select(Study)).all() == []
+
+
+def test_the_cli_writes_the_pairs_and_names_a_wrong_study(demo_engine: Engine, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from app.cli import cli
+    from tests.cli.test_stats import env_for
+
+    read_study(demo_engine)
+    runner, env = CliRunner(), env_for(demo_engine, tmp_path)
+    done = runner.invoke(cli, ["export-pairwise", "pairs", str(tmp_path / "out")], env=env)
+    assert done.exit_code == 0, done.output
+    assert done.output.startswith("wrote ") and (tmp_path / "out" / "pairs.parquet").is_file()
+    again = runner.invoke(cli, ["export-pairwise", "pairs", str(tmp_path / "out")], env=env)
+    assert again.exit_code == 1 and "already exists" in again.output
+    wrong = runner.invoke(cli, ["export-pairwise", "no such study", str(tmp_path / "x")], env=env)
+    assert wrong.exit_code == 1 and "no pairwise study" in wrong.output
