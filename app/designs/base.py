@@ -10,6 +10,7 @@ from app.images.files import ImageFile
 from app.models import User
 from app.studies.images import item_image
 from app.studies.models import Assignment, Design, Study, StudyItem
+from app.studies.viewer_tools import VIEWER_TOOLS
 
 
 class StudyDesign(ABC):
@@ -25,6 +26,8 @@ class StudyDesign(ABC):
     figures_page: str = "agreement"
     # The images a read shows at /read/{study}/image/{uid}/{which}.
     images: tuple[str, ...] = ("original", "edit")
+    # The image tools a study of this design may offer its readers.
+    tools: tuple[str, ...] = tuple(VIEWER_TOOLS)
 
     @abstractmethod
     def screen(self, session: Session, study: Study, user: User, assignment: Assignment, *,

@@ -20,6 +20,7 @@ class RealOrEditedDesign(StudyDesign):
     keeps_drafts = False  # the answer is two keys
     figures_page = "real-or-edited"
     images = ()  # its one image has an address of its own, which says nothing of what it is
+    tools = ("window",)  # the paired tools would need the other image
 
     def screen(self, session: Session, study: Study, user: User, assignment: Assignment, *,
                typed: dict[str, Any] | None = None, errors: dict[str, str] | None = None,

@@ -20,6 +20,7 @@ class PairwiseDesign(StudyDesign):
     keeps_drafts = False  # the answer is a few keys
     figures_page = "pairwise"
     images = ("original", "left", "right")
+    tools = answers.PAIR_TOOLS
 
     def screen(self, session: Session, study: Study, user: User, assignment: Assignment, *,
                typed: dict[str, Any] | None = None, errors: dict[str, str] | None = None,

@@ -12,6 +12,7 @@ from app.agreement.facts import DESIGNS, recorded_selection
 from app.agreement.long_csv import iter_long_csv
 from app.agreement.service import observed_in_finished, watch_for
 from app.cases.filters import CaseFilter, recorded_criteria
+from app.designs import design_of
 from app.errors import Invalid
 from app.studies.adjudication import adjudicator_of
 from app.studies.answers import lock_study
@@ -172,7 +173,10 @@ def _study_context(session: SessionDep, study: Study) -> dict[str, Any]:
     progress = study_progress(session, study)
     in_study = {r.id for r, _ in progress}
     selection = recorded_selection(study)
+    design = design_of(study)
     context = {"study": study, "progress": progress, "selection": selection,
+               "kind": Design(study.design), "figures_page": design.figures_page,
+               "tools_allowed": design.tools,
                "preparing": preparation(session, study), "watch": watch_for(session, study),
                "design": DESIGNS[selection.design],
                "criteria": recorded_criteria(selection.filter),

@@ -48,6 +48,12 @@ def test_a_pairwise_study_made_read_and_counted(demo_engine: Engine, settings: S
         "readers": [str(i) for i in ids]}, follow_redirects=False)
     assert made.status_code == 303
     study_id = int(made.headers["location"].rsplit("/", 1)[1])
+    detail = soup(admin.get(f"/studies/{study_id}").text)
+    assert detail.select_one("#pairwise-link")["href"].endswith(f"/studies/{study_id}/pairwise")
+    for rubric_only in ("#study-rubric", "#agreement-link", "#export-csv", "#adjudicator"):
+        assert detail.select_one(rubric_only) is None
+    offered = {i["value"] for i in detail.select("input[name=viewer_tools]")}
+    assert offered == {"window", "flicker"}
     with Session(demo_engine) as session:
         items = session.exec(select(StudyItem).where(StudyItem.study_id == study_id)).all()
         pairs = {p.item_id: p for p in session.exec(select(StudyPair)).all()}
