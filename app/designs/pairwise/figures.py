@@ -24,6 +24,7 @@ from app.agreement.pairwise import (
     share_of,
     strength_figures,
 )
+from app.memo import Memo
 from app.models import Run, Task, User
 from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
 
@@ -111,6 +112,21 @@ def reads_of(session: Session, study: Study) -> list[Read]:
 
 
 def pairwise_figures(session: Session, study: Study, *, resamples: int = 2000) -> PairwiseFigures:
+    """Kept until an answer of the study is added (every version is a new row): the
+    strengths are refitted on each resample, which takes seconds on a large study."""
+    stored = session.execute(
+        select(func.count(), func.max(PairAnswer.id))
+        .join(Assignment, col(Assignment.id) == PairAnswer.assignment_id)
+        .where(col(Assignment.study_id) == study.id)).one()
+    key = (session.get_bind().engine.url.render_as_string(hide_password=True), study.id,
+           tuple(stored), resamples)
+    return _kept.get_or_make(key, lambda: _figures(session, study, resamples))
+
+
+_kept: Memo[PairwiseFigures] = Memo(8)
+
+
+def _figures(session: Session, study: Study, resamples: int) -> PairwiseFigures:
     reads = reads_of(session, study)
     kinds = {r.kind for r in reads}
     kind = next(iter(kinds)) if len(kinds) == 1 else json.loads(study.selection or "{}").get(

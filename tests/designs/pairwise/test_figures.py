@@ -8,7 +8,7 @@ from sqlmodel import Session, select
 
 from app.cases.filters import CaseFilter
 from app.designs import create_pairwise_study, pairwise_figures
-from app.designs.pairwise.answers import PairAnswerIn, submit
+from app.designs.pairwise.answers import PairAnswerIn, submit, undo_last
 from app.jobs import JobOptions, claim, create_job, make_backend, run_job
 from app.models import Role, Task
 from app.studies.design import StudyPlan
@@ -38,6 +38,10 @@ def test_runs_are_compared_by_how_they_were_made(demo_engine: Engine, tmp_path: 
             submit(session, study, assignment, PairAnswerIn(
                 call=["a", "b", "equal"][i % 3], confidence=3, submission_id=f"runs-{i:04d}"))
         figures = pairwise_figures(session, study, resamples=200)
+        # Kept until an answer is added: an undo (a new version) is seen at once.
+        assert pairwise_figures(session, study, resamples=200) is figures
+        undo_last(session, study, reader.id or 0)
+        assert pairwise_figures(session, study, resamples=200).reads == 3
     assert figures.kind == "runs" and figures.reads == 4 and figures.pairs == 4
     assert figures.by_run is not None and len(figures.by_run.labels) >= 2
     assert any("(regeneration)" in label for label in figures.by_run.labels)
