@@ -14,6 +14,7 @@ from app.agreement.pairwise import (
     fit,
     later_preferred,
     left_preferred,
+    refit_many,
     strength_figures,
 )
 
@@ -155,3 +156,20 @@ def test_a_fit_running_off_to_infinity_reports_no_strength() -> None:
     found = strength_figures(3, reads, resamples=100)
     assert [f.value for f in found.log_strength] == [None, None, None]
     assert "infinity" in (found.log_strength[1].warning or "")
+
+
+@pytest.mark.parametrize("with_ties", [True, False])
+def test_the_batched_refit_finds_the_same_fits_as_one_at_a_time(with_ties: bool) -> None:
+    rng = np.random.default_rng(4)
+    truth = np.array([0.0, 0.5, -0.2, 0.9])
+    tables = [davidson_counts(truth, 0.6 if with_ties else 0.0, 30, seed=int(s))
+              for s in rng.integers(0, 10_000, 12)]
+    wins = np.stack([w for w, _ in tables])
+    ties = np.stack([t for _, t in tables])
+    start = _davidson(4, wins.sum(axis=0), ties.sum(axis=0), with_ties=with_ties)
+    theta, nu = refit_many(4, wins, ties, with_ties, start)
+    for k, (w, t) in enumerate(tables):
+        one = _davidson(4, w, t, with_ties=with_ties)
+        assert theta[k] == pytest.approx(one.log_strength, abs=1e-5)
+        if with_ties:
+            assert nu[k] == pytest.approx(one.tie, rel=1e-5)
