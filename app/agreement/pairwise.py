@@ -18,6 +18,7 @@ import choix
 import numpy as np
 from scipy.optimize import minimize
 
+from app.agreement.multirater import alpha_from_coincidences, coincidences
 from app.agreement.resample import RESAMPLES, SEED, ClusterBootstrap, Figure
 
 # A strength is reported relative to the first item (log-strength 0), as BTm does.
@@ -252,6 +253,21 @@ def share_of(clusters: Sequence[Hashable], counts: Sequence[tuple[float, float]]
         return Figure(None)
     boot = ClusterBootstrap(list(clusters), resamples=resamples, seed=seed)
     return boot.figure(features, lambda s: s[:, 0] / s[:, 1], n=n, bounds=(0.0, 1.0))
+
+
+def readers_alpha(units: Sequence[tuple[Hashable, Sequence[str]]], *,
+                  resamples: int = RESAMPLES, seed: int = SEED) -> Figure:
+    """Krippendorff's alpha, nominal over the four answers, of the readers of each pair read
+    by two or more (``units``: its source image and its readers' answers); the coincidence
+    matrices are summed per resample (app/agreement/multirater.py, held to Krippendorff's
+    published example)."""
+    rated = [(cluster, answers) for cluster, answers in units if len(answers) >= 2]
+    if not rated:
+        return Figure(None)
+    counts = np.array([[list(answers).count(c) for c in CHOICES] for _, answers in rated],
+                      dtype=float)
+    boot = ClusterBootstrap([cluster for cluster, _ in rated], resamples=resamples, seed=seed)
+    return boot.figure(coincidences(counts), alpha_from_coincidences, n=len(rated))
 
 
 def later_preferred(reads: Sequence[PairRead], **kwargs: int) -> Figure:

@@ -14,6 +14,7 @@ from app.agreement.pairwise import (
     fit,
     later_preferred,
     left_preferred,
+    readers_alpha,
     refit_many,
     strength_figures,
 )
@@ -173,3 +174,24 @@ def test_the_batched_refit_finds_the_same_fits_as_one_at_a_time(with_ties: bool)
         assert theta[k] == pytest.approx(one.log_strength, abs=1e-5)
         if with_ties:
             assert nu[k] == pytest.approx(one.tie, rel=1e-5)
+
+
+def test_readers_alpha_is_krippendorffs_over_the_four_answers() -> None:
+    import krippendorff
+
+    rng = np.random.default_rng(9)
+    answers = [FIRST, SECOND, EQUAL, NEITHER]
+    units = []
+    for image in range(60):
+        truth = answers[int(rng.integers(0, 4))]
+        units.append((image, [truth if rng.random() < 0.7 else answers[int(rng.integers(0, 4))]
+                              for _ in range(2 + image % 2)]))
+    found = readers_alpha(units, resamples=300)
+    matrix = np.full((3, len(units)), np.nan)
+    for column, (_, said) in enumerate(units):
+        for row, choice in enumerate(said):
+            matrix[row, column] = answers.index(choice)
+    assert found.value == pytest.approx(krippendorff.alpha(reliability_data=matrix,
+                                                           level_of_measurement="nominal"))
+    assert found.n == 60 and found.low is not None and found.low < found.value < (found.high or 0)
+    assert readers_alpha([(1, [FIRST])]).value is None  # nobody read it twice

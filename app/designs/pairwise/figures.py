@@ -21,6 +21,7 @@ from app.agreement.pairwise import (
     StrengthFigures,
     later_preferred,
     left_preferred,
+    readers_alpha,
     share_of,
     strength_figures,
 )
@@ -86,6 +87,7 @@ class PairwiseFigures:
     later: Figure | None  # consecutive rounds: the later round preferred
     left: Figure  # position bias: the left edit preferred
     readers_agree: Figure  # two readers of one pair gave the same answer
+    readers_alpha: Figure  # Krippendorff's alpha of the readers' answers, chance corrected
     premature: Figure | None  # accepted pairs: readers prefer the rejected round, or neither
     wrongful: Figure | None  # accepted pairs: the rejected round at least as good
 
@@ -143,6 +145,7 @@ def _figures(session: Session, study: Study, resamples: int) -> PairwiseFigures:
         if kind == "consecutive" else None,
         left=left_preferred(_as_pair_reads(reads), resamples=resamples),
         readers_agree=_agreement(reads, resamples),
+        readers_alpha=readers_alpha(_units(reads), resamples=resamples),
         premature=_share(reads, lambda r: (float(r.choice in (SECOND, NEITHER)), 1.0), resamples)
         if kind == "accepted" else None,
         wrongful=_share(reads, lambda r: (float(r.choice in (SECOND, EQUAL)),
@@ -187,6 +190,14 @@ def _strengths(reads: list[Read], key: KeyOf, label: str, resamples: int,
 def _share(reads: list[Read], counts: Callable[[Read], tuple[float, float]],
            resamples: int) -> Figure:
     return share_of([r.cluster for r in reads], [counts(r) for r in reads], resamples=resamples)
+
+
+def _units(reads: list[Read]) -> list[tuple[int, list[str]]]:
+    """Each pair's source image and its readers' answers."""
+    by_item: dict[int, list[Read]] = defaultdict(list)
+    for r in reads:
+        by_item[r.item_id].append(r)
+    return [(answers[0].cluster, [a.choice for a in answers]) for answers in by_item.values()]
 
 
 def _agreement(reads: list[Read], resamples: int) -> Figure:
