@@ -1,6 +1,7 @@
 """The interface every study design implements."""
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
@@ -13,6 +14,22 @@ from app.studies.models import Assignment, Design, Study, StudyItem
 from app.studies.viewer_tools import VIEWER_TOOLS
 
 
+@dataclass(frozen=True)
+class Link:
+    """A page or a download of a study of this design: its element id, its words, and its
+    address under /studies/{id}/."""
+
+    id: str
+    text: str
+    path: str
+    download: bool = False
+
+
+# What every design exports: the sample, and each reader's order.
+SAMPLE = Link("export-design", "Download the sample and each reader's order (CSV)", "design.csv",
+              download=True)
+
+
 class StudyDesign(ABC):
     """One design: its reading screen and its answer, and where its figures are."""
 
@@ -22,12 +39,24 @@ class StudyDesign(ABC):
     answer_model: type[BaseModel]
     # Whether a half-typed answer is kept as a draft while the reader works.
     keeps_drafts: bool = True
-    # The figures page, under /studies/{id}/.
-    figures_page: str = "agreement"
     # The images a read shows at /read/{study}/image/{uid}/{which}.
     images: tuple[str, ...] = ("original", "edit")
     # The image tools a study of this design may offer its readers.
     tools: tuple[str, ...] = tuple(VIEWER_TOOLS)
+    # Its figures' pages, and its downloads (the study page lists both).
+    figures: tuple[Link, ...] = (
+        Link("agreement-link", "Agreement: judge vs readers, readers among themselves", "agreement"),
+        Link("disagreements-link", "Disagreement queue", "disagreements"))
+    exports: tuple[Link, ...] = (
+        Link("export-csv", "Download every answer version (CSV)", "answers.csv", download=True),
+        Link("export-long", "Answers in force, one row per case \u00d7 reader \u00d7 question (CSV)",
+             "answers-long.csv", download=True),
+        SAMPLE)
+
+    @property
+    def figures_page(self) -> str:
+        """Its main figures page, under /studies/{id}/ (where the agreement page sends it)."""
+        return self.figures[0].path
 
     @abstractmethod
     def screen(self, session: Session, study: Study, user: User, assignment: Assignment, *,

@@ -6,7 +6,7 @@ from typing import Any
 from pydantic import BaseModel
 from sqlmodel import Session
 
-from app.designs.base import StudyDesign
+from app.designs.base import SAMPLE, Link, StudyDesign
 from app.models import User
 from app.studies import real_or_edited_answers as answers
 from app.studies.models import Assignment, Design, Study
@@ -18,9 +18,15 @@ class RealOrEditedDesign(StudyDesign):
     reading_template = "studies/reading/real_or_edited.html"
     answer_model = answers.RealOrEditedIn
     keeps_drafts = False  # the answer is two keys
-    figures_page = "real-or-edited"
     images = ()  # its one image has an address of its own, which says nothing of what it is
     tools = ("window",)  # the paired tools would need the other image
+    figures = (Link("real-or-edited-link", "Results: can readers tell an edit from a real image?",
+                    "real-or-edited"),)
+    exports = (Link("imrmc-link", "Ratings for MRMC software (iMRMC)", "real-or-edited.imrmc",
+                    download=True),
+               Link("real-or-edited-csv", "First reads in long format (CSV)", "real-or-edited.csv",
+                    download=True),
+               SAMPLE)
 
     def screen(self, session: Session, study: Study, user: User, assignment: Assignment, *,
                typed: dict[str, Any] | None = None, errors: dict[str, str] | None = None,

@@ -20,6 +20,9 @@ def test_every_design_is_registered_with_a_screen_and_an_answer(kind: Design) ->
     # The rubric designs share the agreement page; a design without the rubric has its own.
     assert (design.figures_page == "agreement") == kind.rubric
     assert design.keeps_drafts == kind.rubric
+    # Each has a figures page and lists the sample among its downloads.
+    assert design.figures and design.figures[0].path.split("/")[0] == design.figures_page
+    assert "design.csv" in {link.path for link in design.exports}
     # A real-or-edited image has an address of its own; the others show theirs by name.
     assert bool(design.images) == (not kind.single_image)
 

@@ -5,7 +5,7 @@ from typing import Any
 from pydantic import BaseModel
 from sqlmodel import Session
 
-from app.designs.base import StudyDesign
+from app.designs.base import SAMPLE, Link, StudyDesign
 from app.designs.pairwise import answers
 from app.images.files import ImageFile
 from app.models import User
@@ -18,9 +18,11 @@ class PairwiseDesign(StudyDesign):
     reading_template = "studies/reading/pairwise.html"
     answer_model = answers.PairAnswerIn
     keeps_drafts = False  # the answer is a few keys
-    figures_page = "pairwise"
     images = ("original", "left", "right")
     tools = answers.PAIR_TOOLS
+    figures = (Link("pairwise-link", "Figures: which edit readers prefer", "pairwise"),)
+    exports = (Link("pairwise-pairs", "Preference pairs (zip: JSON Lines, Parquet, images)",
+                    "pairwise/pairs.zip", download=True), SAMPLE)
 
     def screen(self, session: Session, study: Study, user: User, assignment: Assignment, *,
                typed: dict[str, Any] | None = None, errors: dict[str, str] | None = None,

@@ -175,7 +175,7 @@ def _study_context(session: SessionDep, study: Study) -> dict[str, Any]:
     selection = recorded_selection(study)
     design = design_of(study)
     context = {"study": study, "progress": progress, "selection": selection,
-               "kind": Design(study.design), "figures_page": design.figures_page,
+               "kind": Design(study.design), "figures": design.figures, "exports": design.exports,
                "tools_allowed": design.tools,
                "preparing": preparation(session, study), "watch": watch_for(session, study),
                "design": DESIGNS[selection.design],

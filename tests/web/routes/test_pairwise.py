@@ -95,6 +95,10 @@ def test_a_pairwise_study_made_read_and_counted(demo_engine: Engine, settings: S
                     assert a.choice == "equal"
     assert len(answers) == 12 and True in sides and False in sides
 
+    # Every page and download the study page offers is there.
+    links = soup(admin.get(f"/studies/{study_id}").text).select("#study-figures a, #study-exports a")
+    assert {a["id"] for a in links} == {"pairwise-link", "pairwise-pairs", "export-design"}
+    assert all(admin.get(a["href"]).status_code == 200 for a in links)
     figures = soup(admin.get(f"/studies/{study_id}/pairwise").text)
     assert "12" in figures.select_one("#pairwise-summary strong").text
     assert figures.select_one("#left-preferred") is not None
