@@ -52,7 +52,13 @@ def test_a_pairwise_study_read_by_keyboard_then_counted_and_downloaded(
     readers = [add_user(demo_engine, name, Role.reader) for name in ("pw-reader-1", "pw-reader-2")]
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(f"{live_server}/studies/new/pairwise?kind=consecutive&facets=modality")
+    page.goto(f"{live_server}/studies")
+    page.click("#new-pairwise-study")  # found from the studies page, as a new user would
+    page.select_option("select[name=kind]", "consecutive")
+    for facet in ("direction", "verdicts"):
+        page.uncheck(f'#pair-pool input[value="{facet}"]')
+    page.click("#pair-pool button")
+    page.wait_for_url(re.compile(r"kind=consecutive"))
     assert page.locator("#pair-strata tbody tr").count() == 3
     page.fill("input[name=name]", "rounds, side by side")
     page.fill("input[name=per_stratum]", "2")
