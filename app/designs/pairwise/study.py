@@ -7,6 +7,7 @@ from dataclasses import replace
 from sqlmodel import Session, col, select
 
 from app.cases.filters import CaseFilter
+from app.designs.pairwise.answers import PAIR_TOOLS
 from app.designs.pairwise.pairs import Pair, PairKind, pairs, strata
 from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.models import User
@@ -21,7 +22,10 @@ def create_pairwise_study(*, session: Session, plan: StudyPlan, kind: str,
     when a drawn pair's image is missing; nothing is written then."""
     if kind not in set(PairKind):
         raise StudyError(f"the pairs are one of {', '.join(PairKind)}", field="kind")
-    plan = replace(plan, design=Design.pairwise)
+    # Only the pair's own tools are kept with it: a difference map would show which edit is
+    # the item's own (the later round, the rejected one).
+    plan = replace(plan, design=Design.pairwise,
+                   viewer_tools=tuple(t for t in plan.viewer_tools if t in PAIR_TOOLS))
     found = pairs(session, PairKind(kind), plan.case_filter)
     if not found:
         raise StudyError(f"no pairs of this kind ({kind}) among the tasks the filter admits",

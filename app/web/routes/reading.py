@@ -107,7 +107,7 @@ def put_draft(session: SessionDep, user: CurrentUser, study_id: IdPath, sequence
     study = get_study(session, study_id)
     assignment = get_assignment(session, study, user, sequence)
     if not design_of(study).keeps_drafts:
-        raise Conflict("a real-or-edited study keeps no drafts: its answer is two keys")
+        raise Conflict("this study keeps no drafts: its answer is a few keys")
     save_draft(session, study, assignment, payload)
     return Response(status_code=204)
 
@@ -136,6 +136,9 @@ def reading_diff(request: Request, session: SessionDep, settings: SettingsDep,
     """The difference map by the item's uid: like the images, it names no attempt."""
     study = get_study(session, study_id)
     require_prepared(session, study)
+    if "difference" not in design_of(study).tools:
+        # A pairwise read's difference map would show which edit is the item's own.
+        raise Forbidden("this study's design has no difference map")
     require_tool(study, "difference")
     assignment, item = read_for_reader(session, study, user, uid)
     known = item_diff(session, item, size, settings.resolved_cache_dir())

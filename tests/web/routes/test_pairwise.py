@@ -61,6 +61,11 @@ def test_a_pairwise_study_made_read_and_counted(demo_engine: Engine, settings: S
     assert all(pairs[i.id].first_attempt_id != i.attempt_id and pairs[i.id].kind == "accepted"
                for i in items)
 
+    # An admin who asks for the difference map anyway (a hand-made post) gets it stored,
+    # but never served: the design has none.
+    asked = admin.post(f"/studies/{study_id}/setup", data={
+        "instructions": "", "viewer_tools": ["window", "flicker", "difference"]}, follow_redirects=False)
+    assert asked.status_code in (200, 303)
     # Each reader reads every pair; the screen names sides only.
     sides = []
     for client in readers.values():
@@ -71,6 +76,8 @@ def test_a_pairwise_study_made_read_and_counted(demo_engine: Engine, settings: S
             uid = screen.select_one("#img-a")["src"].split("/image/")[1].split("/")[0]
             assert client.get(f"/read/{study_id}/image/{uid}/left").status_code == 200
             assert client.get(f"/read/{study_id}/image/{uid}/edit").status_code == 404
+            # No difference map: it would say which edit is the item's own.
+            assert client.get(f"/read/{study_id}/diff/{uid}").status_code == 403
             call = "a" if sequence % 2 else "equal"
             answered = client.post(f"/read/{study_id}/{sequence}", data={
                 "call": call, "confidence": "4", "tags": [], "comment": "",
