@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from sqlalchemy import func, select
+from sqlalchemy.orm import aliased
 from sqlmodel import Session, col
 
 from app.agreement.pairwise import (
@@ -26,7 +27,7 @@ from app.agreement.pairwise import (
     strength_figures,
 )
 from app.memo import Memo
-from app.models import Run, Task, User
+from app.models import JudgeVerdict, Run, Task, User
 from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
 
 
@@ -42,6 +43,16 @@ class Read:
     second_round: int
     first_run: int
     second_run: int
+    # The judge's verdicts of record on the two edits, frozen when the study was made.
+    first_passed: bool | None = None
+    second_passed: bool | None = None
+
+    @property
+    def accepted_first(self) -> bool | None:
+        """Of a pair where the judge passed exactly one edit: whether it is the first."""
+        if self.first_passed is None or self.second_passed is None:
+            return None
+        return self.first_passed if self.first_passed != self.second_passed else None
 
 
 KeyOf = Callable[["Read"], tuple[int, int]]
@@ -88,18 +99,24 @@ class PairwiseFigures:
     left: Figure  # position bias: the left edit preferred
     readers_agree: Figure  # two readers of one pair gave the same answer
     readers_alpha: Figure  # Krippendorff's alpha of the readers' answers, chance corrected
-    premature: Figure | None  # accepted pairs: readers prefer the rejected round, or neither
-    wrongful: Figure | None  # accepted pairs: the rejected round at least as good
+    # Of the pairs where the judge passed exactly one edit: the readers prefer the one it
+    # failed or find both unacceptable (premature acceptance), and the one it failed is at
+    # least as good (wrongful rejection). None when no such pair was read.
+    premature: Figure | None
+    wrongful: Figure | None
 
 
 def reads_of(session: Session, study: Study) -> list[Read]:
     """Each first read's answer in force (a retraction leaves the read unanswered)."""
     newest = (select(col(PairAnswer.assignment_id), func.max(PairAnswer.version).label("version"))
               .group_by(col(PairAnswer.assignment_id)).subquery())
+    first_verdict = aliased(JudgeVerdict)
+    second_verdict = aliased(JudgeVerdict)
     query = (select(col(StudyItem.id), col(User.name), col(PairAnswer.choice),
                     col(PairAnswer.first_left), col(Task.source_image_id), col(StudyPair.kind),
                     col(StudyPair.first_round), col(StudyPair.second_round),
-                    col(StudyPair.first_run_id), col(StudyPair.second_run_id))
+                    col(StudyPair.first_run_id), col(StudyPair.second_run_id),
+                    col(first_verdict.qualified), col(second_verdict.qualified))
              .join(newest, (newest.c.assignment_id == PairAnswer.assignment_id)
                    & (newest.c.version == PairAnswer.version))
              .join(Assignment, col(Assignment.id) == PairAnswer.assignment_id)
@@ -107,6 +124,8 @@ def reads_of(session: Session, study: Study) -> list[Read]:
              .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
              .join(StudyPair, col(StudyPair.item_id) == StudyItem.id)
              .join(Task, col(Task.id) == StudyItem.task_id)
+             .outerjoin(first_verdict, col(first_verdict.id) == StudyPair.first_verdict_id)
+             .outerjoin(second_verdict, col(second_verdict.id) == StudyItem.judge_verdict_id)
              .where(col(Assignment.study_id) == study.id, col(Assignment.repeat_of).is_(None),
                     col(PairAnswer.retracted).is_(False))
              .order_by(col(StudyItem.id), col(User.name)))
@@ -146,11 +165,8 @@ def _figures(session: Session, study: Study, resamples: int) -> PairwiseFigures:
         left=left_preferred(_as_pair_reads(reads), resamples=resamples),
         readers_agree=_agreement(reads, resamples),
         readers_alpha=readers_alpha(_units(reads), resamples=resamples),
-        premature=_share(reads, lambda r: (float(r.choice in (SECOND, NEITHER)), 1.0), resamples)
-        if kind == "accepted" else None,
-        wrongful=_share(reads, lambda r: (float(r.choice in (SECOND, EQUAL)),
-                                          float(r.choice != NEITHER)), resamples)
-        if kind == "accepted" else None)
+        premature=_judged(reads, _premature, resamples),
+        wrongful=_judged(reads, _wrongful, resamples))
 
 
 def _as_pair_reads(reads: list[Read], items: dict[int, int] | None = None,
@@ -187,9 +203,26 @@ def _strengths(reads: list[Read], key: KeyOf, label: str, resamples: int,
                                              resamples=resamples))
 
 
-def _share(reads: list[Read], counts: Callable[[Read], tuple[float, float]],
-           resamples: int) -> Figure:
-    return share_of([r.cluster for r in reads], [counts(r) for r in reads], resamples=resamples)
+def _judged(reads: list[Read], counts: Callable[[Read, bool], tuple[float, float]],
+            resamples: int) -> Figure | None:
+    """A share over the reads of pairs where the judge passed exactly one edit."""
+    split = [(r, r.accepted_first) for r in reads if r.accepted_first is not None]
+    if not split:
+        return None
+    return share_of([r.cluster for r, _ in split], [counts(r, first) for r, first in split],
+                    resamples=resamples)
+
+
+def _premature(read: Read, accepted_first: bool) -> tuple[float, float]:
+    """The edit the judge failed preferred, or both unacceptable; of every read."""
+    failed = SECOND if accepted_first else FIRST
+    return float(read.choice in (failed, NEITHER)), 1.0
+
+
+def _wrongful(read: Read, accepted_first: bool) -> tuple[float, float]:
+    """The edit the judge failed at least as good; of the reads that found one acceptable."""
+    failed = SECOND if accepted_first else FIRST
+    return float(read.choice in (failed, EQUAL)), float(read.choice != NEITHER)
 
 
 def _units(reads: list[Read]) -> list[tuple[int, list[str]]]:

@@ -47,3 +47,23 @@ def test_runs_are_compared_by_how_they_were_made(demo_engine: Engine, tmp_path: 
     assert any("(regeneration)" in label for label in figures.by_run.labels)
     assert figures.later is None and figures.premature is None  # not consecutive, not accepted
     assert figures.left.n == 3 and figures.choices["equal"] == 1
+
+
+def test_premature_acceptance_and_wrongful_rejection_follow_the_judges_verdicts() -> None:
+    from app.designs.pairwise.figures import Read, _judged, _premature, _wrongful
+
+    def read(image: int, choice: str, first_passed: bool, second_passed: bool) -> Read:
+        return Read(image, "r", choice, True, image, "consecutive", 1, 2, 1, 1,
+                    first_passed, second_passed)
+
+    # The judge failed round 1 and passed round 2 (a consecutive pair), and the reverse.
+    reads = [read(1, "first", False, True),  # the failed one preferred: premature, wrongful
+             read(2, "equal", False, True),  # equal: wrongful only
+             read(3, "neither", False, True),  # both unacceptable: premature only
+             read(4, "second", True, False),  # the failed (second) preferred: both
+             read(5, "first", True, False),  # the judge's choice preferred: neither
+             read(6, "first", True, True)]  # both passed: not counted
+    premature = _judged(reads, _premature, 200)
+    wrongful = _judged(reads, _wrongful, 200)
+    assert premature is not None and premature.n == 5 and premature.value == 3 / 5
+    assert wrongful is not None and wrongful.n == 4 and wrongful.value == 3 / 4
