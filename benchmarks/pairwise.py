@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from app.agreement.pairwise import (  # noqa: E402
+from app.agreement.pairwise import (
     EQUAL,
     FIRST,
     NEITHER,
