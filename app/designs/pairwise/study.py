@@ -4,13 +4,15 @@ each checked on disk, and each item's other edit kept beside it in the same tran
 import random
 from dataclasses import replace
 
+from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from app.cases.filters import CaseFilter
 from app.designs.pairwise.answers import PAIR_TOOLS
 from app.designs.pairwise.pairs import Pair, PairKind, pairs, strata
 from app.images.files import ImageKind, ImageNotFound, resolve_image
-from app.models import User
+from app.memo import Memo
+from app.models import Attempt, JudgeVerdict, Run, User
 from app.studies.design import StudyError, StudyPlan, create_study_of
 from app.studies.models import Design, Study, StudyItem, StudyPair
 from app.studies.pool import Candidate, verdicts_of_record
@@ -68,12 +70,25 @@ def create_pairwise_study(*, session: Session, plan: StudyPlan, kind: str,
 
 def pool_counts(session: Session, kind: str, case_filter: CaseFilter,
                 facets: tuple[str, ...]) -> dict[str, int]:
-    """How many pairs of the kind each stratum holds: what the form offers to draw from."""
+    """How many pairs of the kind each stratum holds: what the form offers to draw from.
+    Finding the pairs reads every attempt (seconds on the whole data set), so the counts are
+    kept until an attempt, a run or a verdict is added; the draw itself reads them afresh."""
     if kind not in set(PairKind):
         return {}
-    found = pairs(session, PairKind(kind), case_filter)
-    by = strata(found, facets) if facets else {"": found}
-    return {key: len(v) for key, v in sorted(by.items())}
+    stamp = tuple(session.scalar(select(func.max(column))) for column in
+                  (col(Attempt.id), col(Run.id), col(JudgeVerdict.id)))
+    key = (session.get_bind().engine.url.render_as_string(hide_password=True), kind,
+           repr(case_filter), facets, stamp)
+
+    def count() -> dict[str, int]:
+        found = pairs(session, PairKind(kind), case_filter)
+        by = strata(found, facets) if facets else {"": found}
+        return {k: len(v) for k, v in sorted(by.items())}
+
+    return _counts.get_or_make(key, count)
+
+
+_counts: Memo[dict[str, int]] = Memo(32)
 
 
 def _check_images(session: Session, chosen: list[Pair]) -> None:

@@ -70,9 +70,10 @@ def create_pairwise(request: Request, session: SessionDep, admin: AdminUser,
         counts = pool_counts(session, chosen.kind, case_filter, facets)
         # Each stratum gives what it asks for, or all it holds when it holds fewer.
         per = {key: min(chosen.per_stratum, n) for key, n in counts.items()} if facets else {}
+        total = None if facets else min(chosen.per_stratum, counts.get("", chosen.per_stratum))
         plan = StudyPlan(name=chosen.name, case_filter=case_filter, reader_ids=chosen.readers,
                          design=Design.pairwise, seed=chosen.seed, strata_facets=facets,
-                         per_stratum=per, total=None if facets else chosen.per_stratum,
+                         per_stratum=per, total=total,
                          readers_per_case=chosen.readers_per_case)
         try:
             study = create_pairwise_study(session=session, plan=plan, kind=chosen.kind,
