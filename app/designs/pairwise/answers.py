@@ -8,12 +8,19 @@ import secrets
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 from sqlmodel import Session, col, select
 
 from app.images.files import ImageFile, ImageKind, ImageNotFound, resolve_image
 from app.models import Task
-from app.studies.answers import FAILURE_TAGS, SUBMISSION_ID, append_version, commit_if_open, ensure_open
+from app.studies.answers import (
+    SUBMISSION_ID,
+    Comment,
+    Tags,
+    append_version,
+    commit_if_open,
+    ensure_open,
+)
 from app.studies.images import BLINDED_MISSING, item_image
 from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
 from app.studies.viewer_tools import tools_of
@@ -29,18 +36,11 @@ class PairAnswerIn(BaseModel):
     # neither: both unacceptable (not a tie: it says nothing of which is better).
     call: Literal["a", "b", "equal", "neither"]
     confidence: int = Field(ge=1, le=5)
-    tags: list[str] = Field(default_factory=list, max_length=len(FAILURE_TAGS))
-    comment: str = Field(default="", max_length=2000)
+    # Checked as the rubric's are: known reasons, text every database can store.
+    tags: Tags = Field(default_factory=list)
+    comment: Comment = ""
     time_on_case_ms: int | None = Field(default=None, ge=0, le=86_400_000)
     submission_id: str = Field(pattern=SUBMISSION_ID)
-
-    @field_validator("tags")
-    @classmethod
-    def known_tags(cls, tags: list[str]) -> list[str]:
-        unknown = [t for t in tags if t not in FAILURE_TAGS]
-        if unknown:
-            raise ValueError(f"reasons are among: {', '.join(FAILURE_TAGS)}")
-        return sorted(set(tags))
 
 
 def first_left(study: Study, assignment: Assignment) -> bool:

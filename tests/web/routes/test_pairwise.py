@@ -86,6 +86,18 @@ def test_a_pairwise_study_made_read_and_counted(demo_engine: Engine, settings: S
     neither = readers["dr-a"].post(f"/read/{study_id}/1", data={
         "call": "c", "confidence": "4", "submission_id": secrets.token_hex(8)})
     assert neither.status_code == 422
+    nul = readers["dr-a"].post(f"/read/{study_id}/1", data={
+        "call": "a", "confidence": "4", "comment": "bad\x00text",
+        "submission_id": secrets.token_hex(8)})
+    assert nul.status_code == 422  # no database stores it
+    unknown = readers["dr-a"].post(f"/read/{study_id}/1", data={
+        "call": "b", "confidence": "4", "tags": ["no such reason"], "comment": "kept",
+        "submission_id": secrets.token_hex(8)})
+    assert unknown.status_code == 422
+    kept = soup(unknown.text)
+    assert kept.select_one("#error-tags") is not None
+    assert kept.select_one("textarea[name=comment]").text == "kept"
+    assert kept.select_one("input[name=call][value=b]").has_attr("checked")
     refused_call = "fieldset[data-name=call][aria-invalid=true] #error-call"
     assert soup(neither.text).select_one(refused_call) is not None
     with Session(demo_engine) as session:
