@@ -3,7 +3,7 @@ taken, how an answer is stored and undone, where the figures are. The web edge a
 ask ``design_of(study)``; they never branch on a design's name.
 
 A design's traits that the layers below need (whether readers answer the rubric, whether the
-reader sees one image) are declared with the design itself (app/studies/models.py, Design);
+reader sees one image) are declared with the design itself (app/studies/design_traits.py, Design);
 what it does is here, one module per kind of design, registered in app/designs/registry.py.
 """
 

@@ -193,6 +193,7 @@ def submit_answer(session: Session, study: Study, assignment: Assignment, answer
 
 
 Versioned = TypeVar("Versioned", Answer, Adjudication, RealOrEditedAnswer, PairAnswer)
+Answered = TypeVar("Answered", Answer, RealOrEditedAnswer, PairAnswer)
 
 
 def append_version(session: Session, study: Study, table: type[Versioned], owner: str,
@@ -234,14 +235,24 @@ def _revealed(study: Study, version: int) -> bool:
     return study.reveal == Reveal.after_submit and version > 1
 
 
-def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None:
-    """Retract the reader's most recent answer in the study (a new version, nothing erased)."""
+def last_to_undo(session: Session, study: Study, user_id: int,
+                 table: type[Answered]) -> tuple[Answered, Assignment] | None:
+    """The reader's most recent answer in the study (in ``table``, the design's) and its read;
+    None when there is none, or it is a retraction already. Every design's undo starts here."""
     ensure_open(study)
-    query = (select(Answer, Assignment).join(Assignment, col(Assignment.id) == Answer.assignment_id)
+    query = (select(table, Assignment).join(Assignment, col(Assignment.id) == table.assignment_id)
              .where(col(Assignment.study_id) == study.id, col(Assignment.user_id) == user_id)
-             .order_by(col(Answer.id).desc()).limit(1))
+             .order_by(col(table.id).desc()).limit(1))
     found = session.execute(query).first()
     if found is None or found[0].retracted:
+        return None
+    return found[0], found[1]
+
+
+def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None:
+    """Retract the reader's most recent answer in the study (a new version, nothing erased)."""
+    found = last_to_undo(session, study, user_id, Answer)
+    if found is None:
         return None
     last, assignment = found
     values = {c: getattr(last, c) for c in (*DIMENSIONS, "overall", "confidence", "tags", "comment", "roi")}

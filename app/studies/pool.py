@@ -25,8 +25,8 @@ from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter, where_clauses
 from app.models import Attempt, JudgeVerdict, SourceImage, Task
+from app.studies.design_traits import PAIR_FACETS, Design
 from app.studies.judged_pool import admitted, judged_attempts, judged_pool, stratum_keys
-from app.studies.models import PAIR_FACETS, Design
 from pipeline.vocabulary import Outcome
 
 # Facets a study can stratify on; "verdict" is the judge's verdict of record (pass / fail).

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.models import Task
-from app.studies.answers import SUBMISSION_ID, append_version, commit_if_open, ensure_open
+from app.studies.answers import SUBMISSION_ID, append_version, commit_if_open, last_to_undo
 from app.studies.models import Assignment, RealOrEditedAnswer, Study, StudyItem
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
 
@@ -60,13 +60,8 @@ def submit(session: Session, study: Study, assignment: Assignment,
 
 def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None:
     """Retract the reader's most recent answer in the study: a new version, nothing erased."""
-    ensure_open(study)
-    found = session.execute(
-        select(RealOrEditedAnswer, Assignment)
-        .join(Assignment, col(Assignment.id) == RealOrEditedAnswer.assignment_id)
-        .where(col(Assignment.study_id) == study.id, col(Assignment.user_id) == user_id)
-        .order_by(col(RealOrEditedAnswer.id).desc()).limit(1)).first()
-    if found is None or found[0].retracted:
+    found = last_to_undo(session, study, user_id, RealOrEditedAnswer)
+    if found is None:
         return None
     last, assignment = found
     session.add(RealOrEditedAnswer(

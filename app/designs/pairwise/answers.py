@@ -19,7 +19,7 @@ from app.studies.answers import (
     Tags,
     append_version,
     commit_if_open,
-    ensure_open,
+    last_to_undo,
 )
 from app.studies.images import BLINDED_MISSING, item_image
 from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
@@ -77,13 +77,8 @@ def submit(session: Session, study: Study, assignment: Assignment,
 
 def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None:
     """Retract the reader's most recent answer in the study: a new version, nothing erased."""
-    ensure_open(study)
-    found = session.execute(
-        select(PairAnswer, Assignment)
-        .join(Assignment, col(Assignment.id) == PairAnswer.assignment_id)
-        .where(col(Assignment.study_id) == study.id, col(Assignment.user_id) == user_id)
-        .order_by(col(PairAnswer.id).desc()).limit(1)).first()
-    if found is None or found[0].retracted:
+    found = last_to_undo(session, study, user_id, PairAnswer)
+    if found is None:
         return None
     last, assignment = found
     session.add(PairAnswer(

@@ -18,12 +18,20 @@ from app.studies.models import Design, Study, StudyItem, StudyPair
 from app.studies.pool import Candidate, verdicts_of_record
 
 
-def create_pairwise_study(*, session: Session, plan: StudyPlan, kind: str,
-                          created_by: User) -> Study:
+def create_pairwise_study(*, session: Session, plan: StudyPlan, kind: str, created_by: User,
+                          up_to: int | None = None) -> Study:
     """StudyError (422, naming the field) when the kind is unknown, when it has no pairs, or
-    when a drawn pair's image is missing; nothing is written then."""
+    when a drawn pair's image is missing; nothing is written then. ``up_to``: the plan's
+    counts are this many per stratum (or in all, without strata), or all a stratum holds
+    when it holds fewer."""
     if kind not in set(PairKind):
         raise StudyError(f"the pairs are one of {', '.join(PairKind)}", field="kind")
+    if up_to is not None:
+        counts = pool_counts(session, kind, plan.case_filter, plan.strata_facets)
+        if plan.strata_facets:
+            plan = replace(plan, per_stratum={k: min(up_to, n) for k, n in counts.items()})
+        else:
+            plan = replace(plan, total=min(up_to, counts.get("", up_to)))
     # Only the pair's own tools are kept with it: a difference map would show which edit is
     # the item's own (the later round, the rejected one).
     plan = replace(plan, design=Design.pairwise,

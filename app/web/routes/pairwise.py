@@ -19,8 +19,9 @@ from app.designs import (
     zipped_pairwise,
 )
 from app.errors import NotFound
+from app.models import MAX_DB_ID
 from app.studies.design import StudyError, StudyPlan
-from app.studies.models import PAIR_FACETS, Design
+from app.studies.design_traits import PAIR_FACETS, Design
 from app.studies.worklist import get_study
 from app.web.deps import CaseFilterDep, IdPath, SessionDep
 from app.web.forms import posted_form, read_form
@@ -34,7 +35,8 @@ MAX_PER_STRATUM = 5000
 class PairwiseForm(BaseModel):
     name: str = Field(max_length=200)
     kind: str = Field(max_length=16)
-    readers: list[int] = Field(default_factory=list, max_length=200)
+    readers: list[Annotated[int, Field(ge=1, le=MAX_DB_ID)]] = Field(default_factory=list,
+                                                                    max_length=1000)
     facets: list[str] = Field(default_factory=list, max_length=len(PAIR_FACETS))
     per_stratum: int = Field(default=10, ge=1, le=MAX_PER_STRATUM)
     seed: int = Field(default=42, ge=0, le=2**31 - 1)
@@ -67,17 +69,12 @@ def create_pairwise(request: Request, session: SessionDep, admin: AdminUser,
     if posted.value is not None:
         chosen = posted.value
         facets = tuple(f for f in PAIR_FACETS if f in chosen.facets)
-        counts = pool_counts(session, chosen.kind, case_filter, facets)
-        # Each stratum gives what it asks for, or all it holds when it holds fewer.
-        per = {key: min(chosen.per_stratum, n) for key, n in counts.items()} if facets else {}
-        total = None if facets else min(chosen.per_stratum, counts.get("", chosen.per_stratum))
         plan = StudyPlan(name=chosen.name, case_filter=case_filter, reader_ids=chosen.readers,
                          design=Design.pairwise, seed=chosen.seed, strata_facets=facets,
-                         per_stratum=per, total=total,
                          readers_per_case=chosen.readers_per_case)
         try:
             study = create_pairwise_study(session=session, plan=plan, kind=chosen.kind,
-                                          created_by=admin)
+                                          created_by=admin, up_to=chosen.per_stratum)
             return redirect(request, f"/studies/{study.id}")
         except StudyError as error:
             session.rollback()

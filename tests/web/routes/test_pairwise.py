@@ -37,7 +37,8 @@ def test_a_pairwise_study_made_read_and_counted(demo_engine: Engine, settings: S
     kept = soup(refused.text)
     assert kept.select_one("input[name=per_stratum]")["value"] == "2"
     assert [i["value"] for i in kept.select("input[name=readers][checked]")] == [str(i) for i in ids]
-    for bad in ({"kind": "sideways"}, {"per_stratum": "0"}, {"readers": []}):
+    for bad in ({"kind": "sideways"}, {"per_stratum": "0"}, {"readers": []},
+                {"readers": ["99999999999999999999"]}):  # past the database's range: a 422
         posted = {"name": "x", "kind": "accepted", "facets": ["modality"], "per_stratum": "2",
                   "readers": [str(i) for i in ids]} | bad
         assert admin.post("/studies/new/pairwise", data=posted).status_code == 422

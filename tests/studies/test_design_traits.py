@@ -1,4 +1,4 @@
-"""Each study design declares what it is once (app/studies/models.py), and the rest of the app
+"""Each study design declares what it is once (app/studies/design_traits.py), and the rest of the app
 asks it: its traits must agree with what its sampling accepts."""
 
 import pytest
