@@ -17,14 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
+from app.designs.pairwise.figures import reads_of
 from app.exports.folder import ExportFolder, ExportSummary
 from app.images.files import ImageKind, ImageNotFound
-from app.models import Task, User
-from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
+from app.models import Task
+from app.studies.models import Study, StudyItem, StudyPair
 
 VOTE = pa.struct([("reader", pa.string()), ("choice", pa.string()), ("confidence", pa.int32())])
 SCHEMA = pa.schema([
@@ -46,7 +47,7 @@ def write_pairwise(engine: Engine, study_id: int, target: Path) -> ExportSummary
         with Session(engine) as session:
             study = session.get(Study, study_id)
             assert study is not None
-            votes = _votes(session, study_id)
+            votes = _votes(session, study)
             query = (select(StudyItem, StudyPair, Task)
                      .join(StudyPair, col(StudyPair.item_id) == StudyItem.id)
                      .join(Task, col(Task.id) == StudyItem.task_id)
@@ -80,22 +81,12 @@ def zipped_pairwise(engine: Engine, study_id: int) -> bytes:
         return buffer.getvalue()
 
 
-def _votes(session: Session, study_id: int) -> dict[int, list[tuple[str, str, int]]]:
-    """Item id -> each reader's answer in force on a first read: (reader, choice, confidence)."""
-    newest = (select(col(PairAnswer.assignment_id), func.max(PairAnswer.version).label("version"))
-              .group_by(col(PairAnswer.assignment_id)).subquery())
-    query = (select(col(Assignment.item_id), col(User.name), col(PairAnswer.choice),
-                    col(PairAnswer.confidence))
-             .join(newest, (newest.c.assignment_id == PairAnswer.assignment_id)
-                   & (newest.c.version == PairAnswer.version))
-             .join(Assignment, col(Assignment.id) == PairAnswer.assignment_id)
-             .join(User, col(User.id) == Assignment.user_id)
-             .where(col(Assignment.study_id) == study_id, col(Assignment.repeat_of).is_(None),
-                    col(PairAnswer.retracted).is_(False))
-             .order_by(col(User.name)))
+def _votes(session: Session, study: Study) -> dict[int, list[tuple[str, str, int]]]:
+    """Item id -> each reader's answer in force on a first read: (reader, choice, confidence),
+    the reads the figures count."""
     found: dict[int, list[tuple[str, str, int]]] = defaultdict(list)
-    for item_id, reader, choice, confidence in session.execute(query):
-        found[item_id].append((reader, choice, confidence))
+    for read in reads_of(session, study):
+        found[read.item_id].append((read.reader, read.choice, read.confidence))
     return found
 
 

@@ -46,6 +46,7 @@ class Read:
     # The judge's verdicts of record on the two edits, frozen when the study was made.
     first_passed: bool | None = None
     second_passed: bool | None = None
+    confidence: int = 0
 
     @property
     def accepted_first(self) -> bool | None:
@@ -116,7 +117,8 @@ def reads_of(session: Session, study: Study) -> list[Read]:
                     col(PairAnswer.first_left), col(Task.source_image_id), col(StudyPair.kind),
                     col(StudyPair.first_round), col(StudyPair.second_round),
                     col(StudyPair.first_run_id), col(StudyPair.second_run_id),
-                    col(first_verdict.qualified), col(second_verdict.qualified))
+                    col(first_verdict.qualified), col(second_verdict.qualified),
+                    col(PairAnswer.confidence))
              .join(newest, (newest.c.assignment_id == PairAnswer.assignment_id)
                    & (newest.c.version == PairAnswer.version))
              .join(Assignment, col(Assignment.id) == PairAnswer.assignment_id)
