@@ -1,6 +1,7 @@
-"""Study designs as the rest of the app asks them: what the reader sees and which answer is
-taken, how an answer is stored and undone, where the figures are. The web edge and the CLI
-ask ``design_of(study)``; they never branch on a design's name.
+"""Study designs as the rest of the app asks them: what a study samples and how it is drawn,
+what the reader sees and which answer is taken, how an answer is stored and undone, where the
+figures and the exports are. The web edge, the CLI and the quality follow-ups ask
+``design_of(study)``; they never branch on a design's name.
 
 A design's traits that the layers below need (whether readers answer the rubric, whether the
 reader sees one image) are declared with the design itself (app/studies/design_traits.py, Design);
@@ -11,8 +12,7 @@ from app.designs.base import StudyDesign
 from app.designs.pairwise.export import write_pairwise, zipped_pairwise
 from app.designs.pairwise.figures import PairwiseFigures, pairwise_figures
 from app.designs.pairwise.pairs import PairKind
-from app.designs.pairwise.study import create_pairwise_study, pool_counts
 from app.designs.registry import design_of
 
-__all__ = ["PairKind", "PairwiseFigures", "StudyDesign", "create_pairwise_study", "design_of",
-           "pairwise_figures", "pool_counts", "write_pairwise", "zipped_pairwise"]
+__all__ = ["PairKind", "PairwiseFigures", "StudyDesign", "design_of", "pairwise_figures",
+           "write_pairwise", "zipped_pairwise"]

@@ -1,7 +1,7 @@
 """The interface every study design implements."""
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel
@@ -9,8 +9,10 @@ from sqlmodel import Session
 
 from app.images.files import ImageFile
 from app.models import User
+from app.studies.design import StudyPlan, create_study
 from app.studies.images import item_image
 from app.studies.models import Assignment, Design, Study, StudyItem
+from app.studies.pool import STRATA_FACETS, StratumRow, strata_table
 from app.studies.viewer_tools import VIEWER_TOOLS
 
 
@@ -31,9 +33,12 @@ SAMPLE = Link("export-design", "Download the sample and each reader's order (CSV
 
 
 class StudyDesign(ABC):
-    """One design: its reading screen and its answer, and where its figures are."""
+    """One design: what it samples, its reading screen and its answer, and where its figures
+    and exports are."""
 
     kind: Design
+    # The facets its strata may be drawn on (its form starts with ``kind.default_facets``).
+    facet_choices: tuple[str, ...] = STRATA_FACETS
     # The reading screen's template (templates/studies/reading/) and the answer it posts.
     reading_template: str
     answer_model: type[BaseModel]
@@ -57,6 +62,26 @@ class StudyDesign(ABC):
     def figures_page(self) -> str:
         """Its main figures page, under /studies/{id}/ (where the agreement page sends it)."""
         return self.figures[0].path
+
+    def strata(self, session: Session, plan: StudyPlan) -> tuple[list[StratumRow], list[int]]:
+        """What the plan's filter and facets leave to draw: each stratum with its pool, and
+        the pool's units per source image (the sample-size planner's clusters). Only the
+        plan's filter, facets and design options are read: a form being filled in has these."""
+        return strata_table(session, plan.case_filter, self.kind, plan.strata_facets)
+
+    def create(self, session: Session, plan: StudyPlan, created_by: User) -> Study:
+        """Draw the plan's sample, stratified and seeded, and write the study with its
+        readers' worklists: all of it, or nothing. StudyError (a 422 naming the field) when
+        the plan cannot be drawn."""
+        return create_study(session=session, plan=plan, created_by=created_by)
+
+    def up_to(self, session: Session, plan: StudyPlan, most: int) -> StudyPlan:
+        """The plan drawing ``most`` units from each stratum (from the whole pool, without
+        strata), or all that a stratum holds when it holds fewer."""
+        pools = {row.key: row.pool for row in self.strata(session, plan)[0]}
+        if plan.strata_facets:
+            return replace(plan, per_stratum={key: min(most, n) for key, n in pools.items()})
+        return replace(plan, total=min(most, pools.get("", most)))
 
     @abstractmethod
     def screen(self, session: Session, study: Study, user: User, assignment: Assignment, *,

@@ -87,6 +87,8 @@ def create_follow_up(session: Session, *, root: Study, part: dict[str, str], rea
         readers_per_case=min(root.readers_per_case, len(reader_ids)) if root.readers_per_case else None,
         blinded=root.blinded, reveal=Reveal(root.reveal), instructions=root.instructions or "",
         viewer_tools=tools, follow_up_of=root.id, part=dict(part))
+    # Drawn as its design draws (validation and accepted: app/studies/design.py). Only the
+    # designs that frame the data set have follow-ups, and app.designs sits above app.quality.
     return create_study(session=session, plan=plan, created_by=created_by)
 
 

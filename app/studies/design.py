@@ -76,6 +76,8 @@ class StudyPlan:
     original_share: float = 0.5
     # An adaptive study: source images per batch (``total`` is the most it may draw).
     batch_images: int = 10
+    # A pairwise study: the kind of pairs it draws (app/designs/pairwise/pairs.py, PairKind).
+    pair_kind: str | None = None
     # The equivalence margin of "the judge is within the readers' agreement", and the
     # half-width wanted per endpoint (app/studies/targets.py).
     margin: float = 0.05
@@ -168,6 +170,8 @@ def _draw_judged(session: Session, plan: StudyPlan, wanted: dict[str, int]) -> t
 
 
 def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Study:
+    """A study of edits (or runs) drawn from the pool its design samples; the web edge and the
+    CLI reach it through its design (app/designs, ``design_of(plan.design).create``)."""
     if plan.design.pairs:  # its units are pairs, drawn by app/designs/pairwise
         raise StudyError("a pairwise study is made from its own form, which chooses the pairs",
                          field="design")

@@ -7,14 +7,19 @@ from sqlmodel import Session
 
 from app.designs.base import SAMPLE, Link, StudyDesign
 from app.designs.pairwise import answers
+from app.designs.pairwise.study import create_pairwise_study, pair_strata
 from app.images.files import ImageFile
 from app.models import User
 from app.studies.answers import FAILURE_TAGS
+from app.studies.design import StudyPlan
+from app.studies.design_traits import PAIR_FACETS
 from app.studies.models import Assignment, Design, Study, StudyItem
+from app.studies.pool import StratumRow
 
 
 class PairwiseDesign(StudyDesign):
     kind = Design.pairwise
+    facet_choices = PAIR_FACETS
     reading_template = "studies/reading/pairwise.html"
     answer_model = answers.PairAnswerIn
     keeps_drafts = False  # the answer is a few keys
@@ -23,6 +28,13 @@ class PairwiseDesign(StudyDesign):
     figures = (Link("pairwise-link", "Figures: which edit readers prefer", "pairwise"),)
     exports = (Link("pairwise-pairs", "Preference pairs (zip: JSON Lines, Parquet, images)",
                     "pairwise/pairs.zip", download=True), SAMPLE)
+
+    def strata(self, session: Session, plan: StudyPlan) -> tuple[list[StratumRow], list[int]]:
+        return pair_strata(session, plan)
+
+    def create(self, session: Session, plan: StudyPlan, created_by: User) -> Study:
+        """Pairs of the plan's ``pair_kind`` (app/designs/pairwise/pairs.py)."""
+        return create_pairwise_study(session, plan, created_by)
 
     def screen(self, session: Session, study: Study, user: User, assignment: Assignment, *,
                typed: dict[str, Any] | None = None, errors: dict[str, str] | None = None,

@@ -15,12 +15,13 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from itertools import pairwise
 
-from sqlalchemy import func, select
+import numpy as np
+from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter, where_clauses
+from app.db import driver_rows, paused_collection
 from app.models import Attempt, JudgeVerdict, Run, Task
 
 FACETS = ("modality", "direction", "verdicts")
@@ -65,61 +66,151 @@ class Pair:
 
 def pairs(session: Session, kind: PairKind, case_filter: CaseFilter = CaseFilter()) -> list[Pair]:
     """Every pair of this kind among the tasks the filter admits, in task order."""
-    tasks, runs = _edits(session, case_filter)
-    found: list[Pair] = []
-    for task_id in sorted(runs):
-        task = tasks[task_id]
-        ordered = runs[task_id]  # run id -> its edits by round, runs in the order they were made
-        for edits, accepted in ordered.values():
-            if kind is PairKind.consecutive:
-                found.extend(task.pair(kind, a, b) for a, b in pairwise(edits)
-                             if b.round == a.round + 1)
-            elif kind is PairKind.accepted and accepted is not None:
-                found.extend(task.pair(kind, accepted, other) for other in edits
-                             if other.attempt_id != accepted.attempt_id)
-        if kind is PairKind.runs:
-            finals = [accepted or edits[-1] for edits, accepted in ordered.values() if edits]
-            found.extend(task.pair(kind, a, b) for a, b in pairwise(finals))
-    return found
+    pool = pair_pool(session, kind, case_filter)
+    return [pool.pair(i) for i in range(len(pool))]
 
 
 @dataclass(frozen=True)
-class _Task:
-    task_id: int
-    source_image_id: int
-    modality: str
-    direction: str
+class EditTable:
+    """The present edits of the filtered tasks, a row each, in task order, then each task's
+    runs in the order they were made, then rounds: columns, so that a pool of 100,000s of
+    pairs is found and counted without an object per pair."""
 
-    def pair(self, kind: PairKind, first: Edit, second: Edit) -> Pair:
-        return Pair(kind, self.task_id, self.source_image_id, first, second, self.modality,
-                    self.direction)
+    task: np.ndarray
+    image: np.ndarray
+    modality: np.ndarray  # str objects
+    direction: np.ndarray
+    run: np.ndarray
+    attempt: np.ndarray
+    round: np.ndarray
+    passed: np.ndarray  # the verdict of record; False when never judged or unreadable
+    accepted: np.ndarray  # the round its run accepted
+
+    def edit(self, at: int) -> Edit:
+        return Edit(int(self.attempt[at]), int(self.run[at]), int(self.round[at]),
+                    bool(self.passed[at]))
 
 
-def _edits(session: Session, case_filter: CaseFilter) -> tuple[
-        dict[int, _Task], dict[int, dict[int, tuple[list[Edit], Edit | None]]]]:
-    """The filtered tasks, and each one's runs (in the order they were made) with their
-    present edits by round and the accepted one."""
-    first_verdict = (select(func.min(JudgeVerdict.id)).where(col(JudgeVerdict.attempt_id) == Attempt.id)
-                     .correlate(Attempt).scalar_subquery())
+@dataclass(frozen=True)
+class PairPool:
+    """The pairs of one kind: rows of the edit table, a pair per position."""
+
+    kind: PairKind
+    edits: EditTable
+    first: np.ndarray
+    second: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.first)
+
+    def pair(self, at: int) -> Pair:
+        first, second, edits = int(self.first[at]), int(self.second[at]), self.edits
+        return Pair(self.kind, int(edits.task[first]), int(edits.image[first]), edits.edit(first),
+                    edits.edit(second), str(edits.modality[first]), str(edits.direction[first]))
+
+    def by_stratum(self, facets: tuple[str, ...]) -> dict[str, np.ndarray]:
+        """Stratum key ("chest_xray/add/one passed") -> the positions of its pairs, in order."""
+        if not len(self):
+            return {}
+        if not facets:
+            return {"": np.arange(len(self))}
+        passed = self.edits.passed[self.first].astype(int) + self.edits.passed[self.second]
+        columns = {"modality": self.edits.modality[self.first],
+                   "direction": self.edits.direction[self.first],
+                   "verdicts": VERDICTS[passed]}
+        code = np.zeros(len(self), dtype=np.int64)
+        names = []
+        for facet in facets:
+            values, inverse = np.unique(columns[facet].astype(str), return_inverse=True)
+            code = code * len(values) + inverse
+            names.append(values)
+        found, inverse = np.unique(code, return_inverse=True)
+        keys = []
+        for value in found:
+            parts = []
+            for values in reversed(names):
+                value, at = divmod(int(value), len(values))
+                parts.append(str(values[at]))
+            keys.append("/".join(reversed(parts)))
+        order = np.argsort(inverse, kind="stable")
+        split = np.split(order, np.cumsum(np.bincount(inverse, minlength=len(found)))[:-1])
+        return dict(zip(keys, split, strict=True))
+
+
+VERDICTS = np.array(["neither passed", "one passed", "both passed"], dtype=object)
+
+
+def pair_pool(session: Session, kind: PairKind, case_filter: CaseFilter) -> PairPool:
+    edits = edit_table(session, case_filter)
+    first, second = pair_positions(edits, kind)
+    return PairPool(kind, edits, first, second)
+
+
+def edit_table(session: Session, case_filter: CaseFilter) -> EditTable:
+    with paused_collection():  # 100,000s of tuples made and dropped, none in a cycle
+        return _edit_table(session, case_filter)
+
+
+def _edit_table(session: Session, case_filter: CaseFilter) -> EditTable:
     query = (select(col(Task.id), col(Task.source_image_id), col(Task.modality), col(Task.direction),
-                    col(Run.id), col(Run.success_round), col(Attempt.id), col(Attempt.round),
-                    col(JudgeVerdict.qualified))
+                    col(Run.id), col(Run.success_round), col(Attempt.id), col(Attempt.round))
              .select_from(Task).join(Run, col(Run.task_id) == Task.id)
              .join(Attempt, col(Attempt.run_id) == Run.id)
-             .outerjoin(JudgeVerdict, col(JudgeVerdict.id) == first_verdict)
              .where(col(Attempt.image_present).is_(True),
                     *where_clauses(case_filter, session.get_bind().dialect.name))
              .order_by(col(Task.id), col(Run.created_at), col(Run.id), col(Attempt.round)))
-    tasks: dict[int, _Task] = {}
-    runs: dict[int, dict[int, tuple[list[Edit], Edit | None]]] = defaultdict(dict)
-    for task_id, image, modality, direction, run_id, success, attempt_id, round_, passed in \
-            session.execute(query):
-        tasks.setdefault(task_id, _Task(task_id, image, modality, direction))
-        edits, accepted = runs[task_id].get(run_id, ([], None))
-        edit = Edit(attempt_id, run_id, round_, bool(passed))
-        edits.append(edit)
-        runs[task_id][run_id] = (edits, edit if success == round_ else accepted)
-    return tasks, runs
+    rows = driver_rows(session, query)
+    columns = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in range(8)]
+    task, image, modality, direction, run, success, attempt, round_ = columns
+    attempts = np.array(attempt, dtype=np.int64)
+    rounds = np.array(round_, dtype=np.int64)
+    return EditTable(
+        task=np.array(task, dtype=np.int64), image=np.array(image, dtype=np.int64),
+        modality=np.array(modality, dtype=object), direction=np.array(direction, dtype=object),
+        run=np.array(run, dtype=np.int64), attempt=attempts, round=rounds,
+        passed=_passed(session, attempts),
+        accepted=rounds == np.array([-1 if s is None else s for s in success], dtype=np.int64))
+
+
+def _passed(session: Session, attempts: np.ndarray) -> np.ndarray:
+    """Each attempt's verdict of record (its first verdict), from one pass over the verdicts
+    rather than a subquery per attempt."""
+    verdicts = driver_rows(session, select(col(JudgeVerdict.attempt_id), col(JudgeVerdict.qualified))
+                           .order_by(col(JudgeVerdict.id)))
+    if not verdicts or not len(attempts):
+        return np.zeros(len(attempts), dtype=bool)
+    ids_of, qualified_of = zip(*verdicts, strict=True)
+    ids = np.asarray(ids_of, dtype=np.int64)
+    qualified = np.asarray(qualified_of, dtype=bool)
+    ids, first = np.unique(ids, return_index=True)  # the index of each id's earliest verdict
+    at = np.clip(np.searchsorted(ids, attempts), 0, len(ids) - 1)
+    return (ids[at] == attempts) & qualified[first[at]]
+
+
+def pair_positions(table: EditTable, kind: PairKind) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of each pair's first and second edit, in task order (within a task, in the
+    order its runs were made and, within a run, by the second edit's round)."""
+    n = len(table.run)
+    if n < 2:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, table.run[1:] != table.run[:-1]])  # each run's first row
+    run_of = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n]))
+    if kind is PairKind.consecutive:
+        later = np.flatnonzero((table.run[1:] == table.run[:-1])
+                               & (table.round[1:] == table.round[:-1] + 1)) + 1
+        return later - 1, later
+    # Each run's accepted row (the last, should its round be there twice), or -1.
+    accepted = np.full(len(starts), -1, dtype=np.int64)
+    rows = np.flatnonzero(table.accepted)
+    accepted[run_of[rows]] = rows
+    if kind is PairKind.accepted:
+        others = np.flatnonzero((accepted[run_of] >= 0) & (np.arange(n) != accepted[run_of]))
+        return accepted[run_of[others]], others
+    # Runs: each run's final edit (its accepted one, or else its last round) against the
+    # final edit of the task's next run.
+    finals = np.where(accepted >= 0, accepted, np.r_[starts[1:], n] - 1)
+    same_task = np.flatnonzero(table.task[finals[1:]] == table.task[finals[:-1]])
+    return finals[same_task], finals[same_task + 1]
 
 
 def strata(found: Iterable[Pair], facets: tuple[str, ...] = FACETS) -> dict[str, list[Pair]]:

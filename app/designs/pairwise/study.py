@@ -4,53 +4,46 @@ each checked on disk, and each item's other edit kept beside it in the same tran
 import random
 from dataclasses import replace
 
+import numpy as np
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
-from app.cases.filters import CaseFilter
 from app.designs.pairwise.answers import PAIR_TOOLS
-from app.designs.pairwise.pairs import Pair, PairKind, pairs, strata
+from app.designs.pairwise.pairs import Pair, PairKind, PairPool, pair_pool
 from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.memo import Memo
 from app.models import Attempt, JudgeVerdict, Run, User
 from app.studies.design import StudyError, StudyPlan, create_study_of
 from app.studies.models import Design, Study, StudyItem, StudyPair
-from app.studies.pool import Candidate, verdicts_of_record
+from app.studies.pool import Candidate, StratumRow, stratum_label, verdicts_of_record
 
 
-def create_pairwise_study(*, session: Session, plan: StudyPlan, kind: str, created_by: User,
-                          up_to: int | None = None) -> Study:
-    """StudyError (422, naming the field) when the kind is unknown, when it has no pairs, or
-    when a drawn pair's image is missing; nothing is written then. ``up_to``: the plan's
-    counts are this many per stratum (or in all, without strata), or all a stratum holds
-    when it holds fewer."""
-    if kind not in set(PairKind):
-        raise StudyError(f"the pairs are one of {', '.join(PairKind)}", field="kind")
-    if up_to is not None:
-        counts = pool_counts(session, kind, plan.case_filter, plan.strata_facets)
-        if plan.strata_facets:
-            plan = replace(plan, per_stratum={k: min(up_to, n) for k, n in counts.items()})
-        else:
-            plan = replace(plan, total=min(up_to, counts.get("", up_to)))
+def create_pairwise_study(session: Session, plan: StudyPlan, created_by: User) -> Study:
+    """StudyError (422, naming the field) when the plan's kind of pairs is unknown, when it
+    has no pairs, or when a drawn pair's image is missing; nothing is written then."""
+    kind = _kind(plan)
     # Only the pair's own tools are kept with it: a difference map would show which edit is
     # the item's own (the later round, the rejected one).
     plan = replace(plan, design=Design.pairwise,
                    viewer_tools=tuple(t for t in plan.viewer_tools if t in PAIR_TOOLS))
-    found = pairs(session, PairKind(kind), plan.case_filter)
-    if not found:
+    pool = pair_pool(session, kind, plan.case_filter)
+    if not len(pool):
         raise StudyError(f"no pairs of this kind ({kind}) among the tasks the filter admits",
                          field="kind")
     facets = plan.strata_facets
-    by_stratum = strata(found, facets) if facets else {"": found}
+    by_stratum = pool.by_stratum(facets)
     wanted = {k: n for k, n in plan.per_stratum.items() if n > 0} if facets else {"": plan.total or 0}
     drawn: dict[str, list[Pair]] = {}
     for key, count in wanted.items():
-        pool = by_stratum.get(key, [])
-        if len(pool) < count:
+        members = by_stratum.get(key, np.zeros(0, dtype=np.int64))
+        if len(members) < count:
             label = f"stratum {key.replace('/', ' · ')}" if facets else "the filter"
-            raise StudyError(f"{label} has {len(pool)} pairs; {count} were asked", field="strata")
+            raise StudyError(f"{label} has {len(members)} pairs; {count} were asked", field="strata")
+        # Positions drawn from the stratum's pairs in order: random.sample picks the same
+        # positions whatever the sequence holds, so this is the draw of the list of pairs.
         rng = random.Random(f"{plan.seed}:sample:{key}")
-        drawn[key] = sorted(rng.sample(pool, count), key=lambda p: (p.task_id, p.second.attempt_id))
+        chosen = [pool.pair(int(members[i])) for i in rng.sample(range(len(members)), count)]
+        drawn[key] = sorted(chosen, key=lambda p: (p.task_id, p.second.attempt_id))
     _check_images(session, [p for chosen in drawn.values() for p in chosen])
     sample = {key: [Candidate(p.task_id, p.second.attempt_id,
                               {f: p.value(f) for f in facets}, p.source_image_id) for p in chosen]
@@ -70,33 +63,47 @@ def create_pairwise_study(*, session: Session, plan: StudyPlan, kind: str, creat
             first_round=by_second[attempt_id].first.round,
             second_round=by_second[attempt_id].second.round) for item_id, attempt_id in items)
 
-    pool_sizes = {key: len(by_stratum.get(key, [])) for key in wanted}
+    pool_sizes = {key: len(by_stratum.get(key, ())) for key in wanted}
     return create_study_of(session=session, plan=plan, sample=sample, created_by=created_by,
-                           made_from={"pair_kind": kind, "pool": pool_sizes},
+                           made_from={"pair_kind": kind.value, "pool": pool_sizes},
                            with_items=keep_pairs)
 
 
-def pool_counts(session: Session, kind: str, case_filter: CaseFilter,
-                facets: tuple[str, ...]) -> dict[str, int]:
-    """How many pairs of the kind each stratum holds: what the form offers to draw from.
-    Finding the pairs reads every attempt (seconds on the whole data set), so the counts are
-    kept until an attempt, a run or a verdict is added; the draw itself reads them afresh."""
-    if kind not in set(PairKind):
-        return {}
+def _kind(plan: StudyPlan) -> PairKind:
+    if plan.pair_kind not in set(PairKind):
+        raise StudyError(f"the pairs are one of {', '.join(PairKind)}", field="kind")
+    return PairKind(plan.pair_kind)
+
+
+def pair_strata(session: Session, plan: StudyPlan) -> tuple[list[StratumRow], list[int]]:
+    """Each stratum of the plan's kind of pairs with its pool, and the pairs per source
+    image: what the form offers to draw (nothing for an unknown kind). Finding the pairs
+    reads every edit (most of a second on the whole data set), so the answer is kept until an
+    attempt, a run or a verdict is added; the draw itself reads them afresh."""
+    if plan.pair_kind not in set(PairKind):
+        return [], []
+    kind, facets = PairKind(plan.pair_kind), plan.strata_facets
     stamp = tuple(session.scalar(select(func.max(column))) for column in
                   (col(Attempt.id), col(Run.id), col(JudgeVerdict.id)))
     key = (session.get_bind().engine.url.render_as_string(hide_password=True), kind,
-           repr(case_filter), facets, stamp)
+           repr(plan.case_filter), facets, stamp)
 
-    def count() -> dict[str, int]:
-        found = pairs(session, PairKind(kind), case_filter)
-        by = strata(found, facets) if facets else {"": found}
-        return {k: len(v) for k, v in sorted(by.items())}
+    def count() -> tuple[list[StratumRow], list[int]]:
+        pool = pair_pool(session, kind, plan.case_filter)
+        rows = [StratumRow(k, stratum_label(k, facets), len(members))
+                for k, members in sorted(pool.by_stratum(facets).items())]
+        return rows, _per_image(pool)
 
-    return _counts.get_or_make(key, count)
+    return _strata.get_or_make(key, count)
 
 
-_counts: Memo[dict[str, int]] = Memo(32)
+def _per_image(pool: PairPool) -> list[int]:
+    if not len(pool):
+        return []
+    return [int(n) for n in np.unique(pool.edits.image[pool.first], return_counts=True)[1]]
+
+
+_strata: Memo[tuple[list[StratumRow], list[int]]] = Memo(32)
 
 
 def _check_images(session: Session, chosen: list[Pair]) -> None:

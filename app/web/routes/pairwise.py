@@ -11,13 +11,7 @@ from starlette.datastructures import FormData
 
 from app.accounts.users import reader_accounts
 from app.cases.filters import CaseFilter
-from app.designs import (
-    PairKind,
-    create_pairwise_study,
-    pairwise_figures,
-    pool_counts,
-    zipped_pairwise,
-)
+from app.designs import PairKind, design_of, pairwise_figures, zipped_pairwise
 from app.errors import NotFound
 from app.models import MAX_DB_ID
 from app.studies.design import StudyError, StudyPlan
@@ -47,8 +41,11 @@ def _context(session: Session, case_filter: CaseFilter, typed: dict[str, Any],
              errors: dict[str, str]) -> dict[str, Any]:
     kind = str(typed.get("kind") or PairKind.consecutive.value)
     facets = tuple(f for f in PAIR_FACETS if f in (typed.get("facets") or ()))
+    drafted = StudyPlan(name="", case_filter=case_filter, reader_ids=[], design=Design.pairwise,
+                        strata_facets=facets, pair_kind=kind)
+    rows, _ = design_of(Design.pairwise).strata(session, drafted)
     return {"form": typed, "errors": errors, "kinds": list(PairKind), "facet_choices": PAIR_FACETS,
-            "readers": reader_accounts(session), "counts": pool_counts(session, kind, case_filter, facets),
+            "readers": reader_accounts(session), "counts": {row.key: row.pool for row in rows},
             "kind": kind, "facets": facets}
 
 
@@ -71,10 +68,10 @@ def create_pairwise(request: Request, session: SessionDep, admin: AdminUser,
         facets = tuple(f for f in PAIR_FACETS if f in chosen.facets)
         plan = StudyPlan(name=chosen.name, case_filter=case_filter, reader_ids=chosen.readers,
                          design=Design.pairwise, seed=chosen.seed, strata_facets=facets,
-                         readers_per_case=chosen.readers_per_case)
+                         readers_per_case=chosen.readers_per_case, pair_kind=chosen.kind)
+        design = design_of(Design.pairwise)
         try:
-            study = create_pairwise_study(session=session, plan=plan, kind=chosen.kind,
-                                          created_by=admin, up_to=chosen.per_stratum)
+            study = design.create(session, design.up_to(session, plan, chosen.per_stratum), admin)
             return redirect(request, f"/studies/{study.id}")
         except StudyError as error:
             session.rollback()

@@ -16,7 +16,7 @@ from app.designs import design_of
 from app.errors import Invalid
 from app.studies.adjudication import adjudicator_of
 from app.studies.answers import lock_study
-from app.studies.design import StudyError, create_study
+from app.studies.design import StudyError, StudyPlan
 from app.studies.export import iter_answer_csv, iter_design_csv
 from app.studies.forms import (
     COUNT_PREFIX,
@@ -29,7 +29,7 @@ from app.studies.forms import (
 )
 from app.studies.models import Design, Study, StudyStatus
 from app.studies.planner import PlanError, plan_cases, sample_edits_per_image
-from app.studies.pool import STRATA_FACETS, check_facets, strata_table
+from app.studies.pool import STRATA_FACETS, check_facets
 from app.studies.previews import mark_preparing, preparation, warm_previews
 from app.studies.reading_setup import change_reading_setup, started
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
@@ -54,7 +54,9 @@ def _design_args(design: Design, facets: list[str] | None) -> tuple[Design, tupl
 def _strata_context(session: SessionDep, case_filter: CaseFilter, design: Design,
                     facets: tuple[str, ...], counts: dict[str, int] | None) -> dict[str, Any]:
     problem = check_facets(design, facets)
-    rows, sizes = ([], []) if problem else strata_table(session, case_filter, design, facets)
+    drafted = StudyPlan(name="", case_filter=case_filter, reader_ids=[], design=design,
+                        strata_facets=facets)
+    rows, sizes = ([], []) if problem else design_of(design).strata(session, drafted)
     default = PAPER_PER_STRATUM if design is Design.validation else 50
     counts = counts if counts is not None else {r.key: min(default, r.pool) for r in rows}
     planned = sum(counts.values()) or 100
@@ -147,7 +149,7 @@ def create_study_route(
         try:
             counts = strata_counts(extra)
             plan = plan_from_form(form, case_filter, counts, planned_from_form(extra))
-            study = create_study(session=session, plan=plan, created_by=admin)
+            study = design_of(plan.design).create(session, plan, admin)
         except StudyError as error:
             session.rollback()
             posted = posted.refused(error)

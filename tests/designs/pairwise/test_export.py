@@ -4,6 +4,7 @@ their agreement, "both unacceptable" kept apart, and loaded back with datasets."
 import io
 import json
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from app.cases.filters import CaseFilter
-from app.designs import create_pairwise_study, write_pairwise, zipped_pairwise
+from app.designs import design_of, write_pairwise, zipped_pairwise
 from app.designs.pairwise.answers import PairAnswerIn, submit
 from app.designs.pairwise.pairs import PairKind, pairs
 from app.models import Attempt, Role
@@ -31,7 +32,7 @@ def read_study(engine: Engine) -> int:
     plan = StudyPlan(name="pairs", case_filter=CaseFilter(modality=("chest_xray",)),
                      reader_ids=[r.id or 0 for r in readers], design=Design.pairwise, total=4)
     with Session(engine) as session:
-        study = create_pairwise_study(session=session, plan=plan, kind="accepted", created_by=admin)
+        study = design_of(Design.pairwise).create(session, replace(plan, pair_kind="accepted"), admin)
         study_id = study.id or 0
         for n, reader in enumerate(readers):
             reads = session.exec(select(Assignment).where(
@@ -90,7 +91,7 @@ def test_no_pairs_of_the_kind_and_a_missing_image_are_refused_with_nothing_made(
                      reader_ids=[reader.id or 0], design=Design.pairwise, total=3)
     with Session(demo_engine) as session:
         with pytest.raises(StudyError, match="no pairs of this kind") as refused:
-            create_pairwise_study(session=session, plan=plan, kind="runs", created_by=admin)
+            design_of(Design.pairwise).create(session, replace(plan, pair_kind="runs"), admin)
         assert refused.value.field == "kind"
         # Every fundus pair's rejected round gone from disk (this test's database points at
         # files that are not there; the shared demo files stay): the draw cannot be shown.
@@ -101,7 +102,7 @@ def test_no_pairs_of_the_kind_and_a_missing_image_are_refused_with_nothing_made(
             session.add(attempt)
         session.commit()
         with pytest.raises(StudyError, match="missing") as missing:
-            create_pairwise_study(session=session, plan=plan, kind="accepted", created_by=admin)
+            design_of(Design.pairwise).create(session, replace(plan, pair_kind="accepted"), admin)
         assert missing.value.field == "kind"
         assert session.exec(select(Study)).all() == []
 

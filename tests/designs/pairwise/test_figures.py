@@ -1,13 +1,14 @@
 """A pairwise study's figures: runs compared by how each was made, and consecutive rounds
 with the later one's share; each figure with its n."""
 
+from dataclasses import replace
 from pathlib import Path
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from app.cases.filters import CaseFilter
-from app.designs import create_pairwise_study, pairwise_figures
+from app.designs import design_of, pairwise_figures
 from app.designs.pairwise.answers import PairAnswerIn, submit, undo_last
 from app.jobs import JobOptions, claim, create_job, make_backend, run_job
 from app.models import Role, Task
@@ -31,7 +32,7 @@ def test_runs_are_compared_by_how_they_were_made(demo_engine: Engine, tmp_path: 
     plan = StudyPlan(name="before and after", case_filter=CaseFilter(), reader_ids=[reader.id or 0],
                      design=Design.pairwise, total=4)
     with Session(demo_engine) as session:
-        study = create_pairwise_study(session=session, plan=plan, kind="runs", created_by=admin)
+        study = design_of(Design.pairwise).create(session, replace(plan, pair_kind="runs"), admin)
         reads = session.exec(select(Assignment).where(Assignment.study_id == study.id)
                              .order_by(Assignment.sequence)).all()
         for i, assignment in enumerate(reads):

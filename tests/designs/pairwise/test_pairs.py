@@ -10,11 +10,18 @@ from sqlmodel import Session, select
 
 from app.cases.filters import CaseFilter
 from app.designs.pairwise.pairs import PairKind, pairs, strata
-from app.designs.pairwise.study import pool_counts
+from app.designs.pairwise.study import pair_strata
 from app.jobs import JobOptions, claim, create_job, make_backend, run_job
 from app.models import Attempt, JudgeVerdict, Run, Task
+from app.studies.design import StudyPlan
+from app.studies.models import Design
 from pipeline.loop import RetryPolicy
 from tests import aio
+
+
+def _drafted(kind: str) -> StudyPlan:
+    return StudyPlan(name="", case_filter=CaseFilter(), reader_ids=[], design=Design.pairwise,
+                     pair_kind=kind)
 
 
 def _runs(session: Session) -> dict[int, list[Attempt]]:
@@ -64,7 +71,7 @@ def test_runs_of_one_task_are_paired_in_the_order_they_were_made(demo_engine: En
                                                                  tmp_path: Path) -> None:
     with Session(demo_engine) as session:
         assert pairs(session, PairKind.runs) == []  # the demo has one run per task
-        assert pool_counts(session, "runs", CaseFilter(), ()) == {"": 0}
+        assert pair_strata(session, _drafted("runs")) == ([], [])
         tasks = [t.id or 0 for t in session.exec(select(Task).order_by(Task.id).limit(3)).all()]
     create_job(demo_engine, tasks, JobOptions(backend="offline", rounds=2))
     lease = claim(demo_engine)
@@ -74,7 +81,9 @@ def test_runs_of_one_task_are_paired_in_the_order_they_were_made(demo_engine: En
     with Session(demo_engine) as session:
         found = pairs(session, PairKind.runs)
         # The form's counts are kept, but not past a new run.
-        assert pool_counts(session, "runs", CaseFilter(), ()) == {"": len(found)}
+        rows, per_image = pair_strata(session, _drafted("runs"))
+        assert [(row.key, row.pool) for row in rows] == [("", len(found))]
+        assert sum(per_image) == len(found)
         runs = {r.id: r for r in session.exec(select(Run)).all()}
     assert Counter(p.task_id for p in found) == Counter(tasks)  # one pair each: import, then regeneration
     for pair in found:
