@@ -1,5 +1,6 @@
 """The pairwise design: which of two edits of the same source image is better, read blind.
 
-Built in steps (issue 30): the pairs it samples (pairs.py) come first; the reading screen,
-the answers, the figures and the exports follow, each behind app/designs' interface.
+pairs.py finds the pairs it samples and study.py draws them; answers.py is the reading
+screen's answer, figures.py the Bradley-Terry figures and export.py the preference pairs, all
+behind app/designs' interface (design.py).
 """

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
+import pandas as pd
 from sqlalchemy import select
 from sqlmodel import Session, col
 
@@ -100,6 +101,10 @@ class PairPool:
     first: np.ndarray
     second: np.ndarray
 
+    @classmethod
+    def of(cls, edits: EditTable, kind: PairKind) -> "PairPool":
+        return cls(kind, edits, *pair_positions(edits, kind))
+
     def __len__(self) -> int:
         return len(self.first)
 
@@ -121,7 +126,8 @@ class PairPool:
         code = np.zeros(len(self), dtype=np.int64)
         names = []
         for facet in facets:
-            values, inverse = np.unique(columns[facet].astype(str), return_inverse=True)
+            # By hashing (pandas), not by sorting 100,000s of strings.
+            inverse, values = pd.factorize(columns[facet])
             code = code * len(values) + inverse
             names.append(values)
         found, inverse = np.unique(code, return_inverse=True)
@@ -132,7 +138,7 @@ class PairPool:
                 value, at = divmod(int(value), len(values))
                 parts.append(str(values[at]))
             keys.append("/".join(reversed(parts)))
-        order = np.argsort(inverse, kind="stable")
+        order = np.argsort(inverse, kind="stable")  # each stratum's pairs stay in pair order
         split = np.split(order, np.cumsum(np.bincount(inverse, minlength=len(found)))[:-1])
         return dict(zip(keys, split, strict=True))
 
@@ -141,9 +147,7 @@ VERDICTS = np.array(["neither passed", "one passed", "both passed"], dtype=objec
 
 
 def pair_pool(session: Session, kind: PairKind, case_filter: CaseFilter) -> PairPool:
-    edits = edit_table(session, case_filter)
-    first, second = pair_positions(edits, kind)
-    return PairPool(kind, edits, first, second)
+    return PairPool.of(edit_table(session, case_filter), kind)
 
 
 def edit_table(session: Session, case_filter: CaseFilter) -> EditTable:

@@ -9,7 +9,7 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from app.designs.pairwise.answers import PAIR_TOOLS
-from app.designs.pairwise.pairs import Pair, PairKind, PairPool, pair_pool
+from app.designs.pairwise.pairs import EditTable, Pair, PairKind, PairPool, edit_table, pair_pool
 from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.memo import Memo
 from app.models import Attempt, JudgeVerdict, Run, User
@@ -78,32 +78,26 @@ def _kind(plan: StudyPlan) -> PairKind:
 def pair_strata(session: Session, plan: StudyPlan) -> tuple[list[StratumRow], list[int]]:
     """Each stratum of the plan's kind of pairs with its pool, and the pairs per source
     image: what the form offers to draw (nothing for an unknown kind). Finding the pairs
-    reads every edit (most of a second on the whole data set), so the answer is kept until an
-    attempt, a run or a verdict is added; the draw itself reads them afresh."""
+    reads every edit (most of a second on the whole data set), so the edits the filter admits
+    are kept until an attempt, a run or a verdict is added, and every kind and every choice of
+    strata is counted from them; the draw itself reads them afresh."""
     if plan.pair_kind not in set(PairKind):
         return [], []
-    kind, facets = PairKind(plan.pair_kind), plan.strata_facets
     stamp = tuple(session.scalar(select(func.max(column))) for column in
                   (col(Attempt.id), col(Run.id), col(JudgeVerdict.id)))
-    key = (session.get_bind().engine.url.render_as_string(hide_password=True), kind,
-           repr(plan.case_filter), facets, stamp)
-
-    def count() -> tuple[list[StratumRow], list[int]]:
-        pool = pair_pool(session, kind, plan.case_filter)
-        rows = [StratumRow(k, stratum_label(k, facets), len(members))
-                for k, members in sorted(pool.by_stratum(facets).items())]
-        return rows, _per_image(pool)
-
-    return _strata.get_or_make(key, count)
-
-
-def _per_image(pool: PairPool) -> list[int]:
-    if not len(pool):
-        return []
-    return [int(n) for n in np.unique(pool.edits.image[pool.first], return_counts=True)[1]]
+    key = (session.get_bind().engine.url.render_as_string(hide_password=True),
+           repr(plan.case_filter), stamp)
+    edits = _tables.get_or_make(key, lambda: edit_table(session, plan.case_filter))
+    pool = PairPool.of(edits, PairKind(plan.pair_kind))
+    facets = plan.strata_facets
+    rows = [StratumRow(k, stratum_label(k, facets), len(members))
+            for k, members in sorted(pool.by_stratum(facets).items())]
+    per_image = np.unique(edits.image[pool.first], return_counts=True)[1]
+    return rows, [int(n) for n in per_image]
 
 
-_strata: Memo[tuple[list[StratumRow], list[int]]] = Memo(32)
+# A few filters' edits: each is columns of some megabytes on the whole data set.
+_tables: Memo[EditTable] = Memo(8)
 
 
 def _check_images(session: Session, chosen: list[Pair]) -> None:
