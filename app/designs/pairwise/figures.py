@@ -27,7 +27,7 @@ from app.agreement.pairwise import (
     strength_figures,
 )
 from app.memo import Memo
-from app.models import JudgeVerdict, Run, Task, User
+from app.models import Attempt, JudgeVerdict, Run, RunOrigin, Task, User
 from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
 
 
@@ -95,8 +95,10 @@ class PairwiseFigures:
     kind: str
     choices: dict[str, int]
     by_round: Strengths | None
-    by_run: Strengths | None
-    later: Figure | None  # consecutive rounds: the later round preferred
+    # Pairs of runs: the strength of each editor (how a run was made, and by which edit
+    # model), from the reads of runs by two different editors.
+    by_editor: Strengths | None
+    later: Figure | None  # consecutive rounds or runs: the later one preferred
     left: Figure  # position bias: the left edit preferred
     readers_agree: Figure  # two readers of one pair gave the same answer
     readers_alpha: Figure  # Krippendorff's alpha of the readers' answers, chance corrected
@@ -160,10 +162,9 @@ def _figures(session: Session, study: Study, resamples: int) -> PairwiseFigures:
         images=len({r.cluster for r in reads}), readers=sorted({r.reader for r in reads}),
         kind=kind, choices=choices,
         by_round=_strengths(reads, lambda r: (r.first_round, r.second_round), "round", resamples),
-        by_run=(_strengths(reads, lambda r: (r.first_run, r.second_run), "run", resamples,
-                           _origins(session, reads)) if kind == "runs" else None),
+        by_editor=_by_editor(reads, editors_of(session, reads), resamples) if kind == "runs" else None,
         later=later_preferred(_as_pair_reads(reads), resamples=resamples)
-        if kind == "consecutive" else None,
+        if kind in ("consecutive", "runs") else None,
         left=left_preferred(_as_pair_reads(reads), resamples=resamples),
         readers_agree=_agreement(reads, resamples),
         readers_alpha=readers_alpha(_units(reads), resamples=resamples),
@@ -184,25 +185,55 @@ def _as_pair_reads(reads: list[Read], items: dict[int, int] | None = None,
     return found
 
 
-def _origins(session: Session, reads: list[Read]) -> dict[int, str]:
-    """Run id -> how it was made (imported, regenerated): the editor behind its edits."""
+def editors_of(session: Session, reads: list[Read]) -> dict[int, str]:
+    """Run id -> its editor: "imported" for a run of the data set as imported, else
+    "regenerated · " and the edit model its rounds' calls name (or "unknown model")."""
     ids = {r.first_run for r in reads} | {r.second_run for r in reads}
-    return dict(session.execute(select(col(Run.id), col(Run.origin))
-                                .where(col(Run.id).in_(ids))).all()) if ids else {}
+    if not ids:
+        return {}
+    origins = dict(session.execute(select(col(Run.id), col(Run.origin))
+                                   .where(col(Run.id).in_(ids))).all())
+    models: dict[int, str] = {}
+    for run_id, calls in session.execute(
+            select(col(Attempt.run_id), col(Attempt.calls))
+            .where(col(Attempt.run_id).in_(ids), col(Attempt.calls).is_not(None))
+            .order_by(col(Attempt.run_id), col(Attempt.round))):
+        models.setdefault(run_id, _edit_model(calls))
+    return {run: "imported" if origins.get(run) == RunOrigin.imported else
+            f"regenerated · {models.get(run) or 'unknown model'}" for run in ids}
 
 
-def _strengths(reads: list[Read], key: KeyOf, label: str, resamples: int,
-               origins: dict[int, str] | None = None) -> Strengths | None:
-    """Strengths of the rounds (or runs, with how each was made) the pairs hold, numbered in
-    order, the first 0."""
+def _edit_model(calls: str) -> str:
+    try:
+        edit = json.loads(calls).get("edit") or {}
+        return str(edit.get("model") or "")
+    except (ValueError, AttributeError):
+        return ""
+
+
+def _strengths(reads: list[Read], key: KeyOf, label: str, resamples: int) -> Strengths | None:
+    """Strengths of the rounds the pairs hold, numbered in order, the first 0."""
     values = sorted({v for r in reads for v in key(r)})
     if len(values) < 2:
         return None
     items = {v: i for i, v in enumerate(values)}
-    names = ([f"{label} {v}" for v in values] if origins is None
-             else [f"{label} {i + 1} ({origins.get(v, 'unknown')})" for i, v in enumerate(values)])
-    return Strengths(names, strength_figures(len(values), _as_pair_reads(reads, items, key),
-                                             resamples=resamples))
+    return Strengths([f"{label} {v}" for v in values],
+                     strength_figures(len(values), _as_pair_reads(reads, items, key),
+                                      resamples=resamples))
+
+
+def _by_editor(reads: list[Read], editors: dict[int, str], resamples: int) -> Strengths | None:
+    """Strengths of the editors, the data set's own ("imported") the reference when read; a
+    read of two runs by one editor says nothing of editors and is left out."""
+    between = [r for r in reads if editors[r.first_run] != editors[r.second_run]]
+    names = sorted({editors[run] for r in between for run in (r.first_run, r.second_run)},
+                   key=lambda name: (name != "imported", name))
+    if len(names) < 2:
+        return None
+    items = {name: i for i, name in enumerate(names)}
+    as_read = [PairRead(items[editors[r.first_run]], items[editors[r.second_run]], r.choice,
+                        r.first_left, r.cluster) for r in between]
+    return Strengths(names, strength_figures(len(names), as_read, resamples=resamples))
 
 
 def _judged(reads: list[Read], counts: Callable[[Read, bool], tuple[float, float]],

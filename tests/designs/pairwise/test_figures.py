@@ -44,9 +44,14 @@ def test_runs_are_compared_by_how_they_were_made(demo_engine: Engine, tmp_path: 
         undo_last(session, study, reader.id or 0)
         assert pairwise_figures(session, study, resamples=200).reads == 3
     assert figures.kind == "runs" and figures.reads == 4 and figures.pairs == 4
-    assert figures.by_run is not None and len(figures.by_run.labels) >= 2
-    assert any("(regeneration)" in label for label in figures.by_run.labels)
-    assert figures.later is None and figures.premature is None  # not consecutive, not accepted
+    # Two editors: the data set's own edits, and the offline backend's regeneration.
+    assert figures.by_editor is not None
+    assert figures.by_editor.labels == ["imported", "regenerated · offline-heuristic-1"]
+    assert figures.by_editor.figures.n == 4 and figures.by_editor.figures.ties == 1
+    # The later run (the regeneration) preferred: of the 3 reads that preferred one run.
+    assert figures.later is not None and figures.later.n == 3
+    assert figures.later.value == figures.choices["second"] / 3
+    assert figures.premature is None  # the judge passed both or neither of each pair
     assert figures.left.n == 3 and figures.choices["equal"] == 1
 
 
@@ -68,3 +73,23 @@ def test_premature_acceptance_and_wrongful_rejection_follow_the_judges_verdicts(
     wrongful = _judged(reads, _wrongful, 200)
     assert premature is not None and premature.n == 5 and premature.value == 3 / 5
     assert wrongful is not None and wrongful.n == 4 and wrongful.value == 3 / 4
+
+
+def test_editors_are_compared_only_where_two_editors_meet() -> None:
+    from app.designs.pairwise.figures import Read, _by_editor
+
+    editors = {1: "imported", 2: "regenerated · model-b", 3: "regenerated · model-b",
+               4: "regenerated · model-a"}
+
+    def read(image: int, first: int, second: int, choice: str) -> Read:
+        return Read(image, "r", choice, image % 2 == 0, image, "runs", 2, 2, first, second)
+
+    reads = [read(i, 1, 2, "second") for i in range(6)] + [
+        read(10 + i, 2, 3, "first") for i in range(5)] + [
+        read(20 + i, 1, 4, ["first", "second", "equal"][i % 3]) for i in range(6)]
+    found = _by_editor(reads, editors, 200)
+    assert found is not None
+    # The data set's own edits are the reference; model-b against model-b says nothing.
+    assert found.labels == ["imported", "regenerated · model-a", "regenerated · model-b"]
+    assert found.figures.n == 12 and found.figures.ties == 2
+    assert _by_editor([read(1, 2, 3, "first")], editors, 200) is None
