@@ -94,7 +94,7 @@ class PairwiseFigures:
     readers: list[str]
     kind: str
     choices: dict[str, int]
-    by_round: Strengths | None
+    by_round: Strengths | None  # pairs of rounds (consecutive, accepted against rejected)
     # Pairs of runs: the strength of each editor (how a run was made, and by which edit
     # model), from the reads of runs by two different editors.
     by_editor: Strengths | None
@@ -161,7 +161,10 @@ def _figures(session: Session, study: Study, resamples: int) -> PairwiseFigures:
         reads=len(reads), pairs=len({r.item_id for r in reads}),
         images=len({r.cluster for r in reads}), readers=sorted({r.reader for r in reads}),
         kind=kind, choices=choices,
-        by_round=_strengths(reads, lambda r: (r.first_round, r.second_round), "round", resamples),
+        # Pairs of runs hold each run's final round, whichever it is: rounds are not what
+        # those pairs compare.
+        by_round=(_strengths(reads, lambda r: (r.first_round, r.second_round), "round", resamples)
+                  if kind != "runs" else None),
         by_editor=_by_editor(reads, editors_of(session, reads), resamples) if kind == "runs" else None,
         later=later_preferred(_as_pair_reads(reads), resamples=resamples)
         if kind in ("consecutive", "runs") else None,

@@ -2,14 +2,18 @@
 sides drawn per read and recorded, its answers checked, and its figures page."""
 
 import secrets
+from pathlib import Path
 
 from bs4 import BeautifulSoup
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.models import Role, User
+from app.jobs import JobOptions, claim, create_job, make_backend, run_job
+from app.models import Role, Task, User
 from app.settings import Settings
 from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
+from pipeline.loop import RetryPolicy
+from tests import aio
 from tests.web.routes.test_accounts import client_for
 
 
@@ -130,3 +134,32 @@ def test_a_pairwise_study_made_read_and_counted(demo_engine: Engine, settings: S
     with Session(demo_engine) as session:
         other = session.exec(select(Study).where(col(Study.id) != study_id)).first()
     assert other is None or admin.get(f"/studies/{other.id}/pairwise").status_code == 404
+
+
+def test_pairs_of_runs_show_each_editor_and_the_later_run(demo_engine: Engine, settings: Settings,
+                                                          tmp_path: Path) -> None:
+    with Session(demo_engine) as session:
+        tasks = [t.id or 0 for t in session.exec(select(Task).order_by(col(Task.id)).limit(4)).all()]
+    create_job(demo_engine, tasks, JobOptions(backend="offline", rounds=2))
+    lease = claim(demo_engine)
+    assert lease is not None
+    aio.run(run_job(demo_engine, lease, lambda o: make_backend(o), tmp_path,
+                    policy=RetryPolicy(attempts=1, base_seconds=0.0)))
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    reader = client_for(demo_engine, settings, "dr-a", Role.reader)
+    made = admin.post("/studies/new/pairwise", data={
+        "name": "before and after", "kind": "runs", "per_stratum": "10",
+        "readers": [str(i) for i in reader_ids(demo_engine, ["dr-a"])]}, follow_redirects=False)
+    assert made.status_code == 303, made.text
+    study_id = int(made.headers["location"].rsplit("/", 1)[1])
+    for sequence in range(1, 5):
+        assert reader.post(f"/read/{study_id}/{sequence}", data={
+            "call": "ab"[sequence % 2], "confidence": "3",
+            "submission_id": secrets.token_hex(8)}, follow_redirects=False).status_code == 303
+    page = soup(admin.get(f"/studies/{study_id}/pairwise").text)
+    editors = [row["data-item"] for row in page.select("#by-editor tbody tr")]
+    assert editors == ["imported", "regenerated · offline-heuristic-1"]
+    assert "later run" in page.select_one("#later-preferred th").text
+    assert page.select_one("#by-editor-none") is None
+    # A pair of runs holds each run's final round, whichever it is: no round strengths.
+    assert page.select_one("#by-round") is None and page.select_one("#rounds-heading") is None
