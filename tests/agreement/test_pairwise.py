@@ -73,6 +73,15 @@ def test_davidsons_fit_solves_his_likelihood_equations() -> None:
     assert ties.sum() == pytest.approx(np.sum(np.triu(n * shared / total, 1)), rel=1e-6)
 
 
+def test_two_items_have_davidsons_closed_form() -> None:
+    """With two items the model is saturated (two parameters, three outcomes): the fitted
+    chances are the observed shares, so pi_1 / pi_0 = W_1 / W_0 and nu = T / sqrt(W_0 W_1)."""
+    ties = np.array([[0.0, 18.0], [0.0, 0.0]])
+    found = fit(2, np.array([[0.0, 12.0], [30.0, 0.0]]), ties)  # item 1 won 30, item 0 won 12
+    assert found.log_strength == pytest.approx([0.0, np.log(30 / 12)], abs=1e-6)
+    assert found.tie == pytest.approx(18 / np.sqrt(12 * 30), rel=1e-6)
+
+
 def test_davidsons_fit_recovers_the_strengths_it_was_drawn_from() -> None:
     truth = np.array([0.0, 0.5, -0.4, 1.0, 0.2])
     wins, ties = davidson_counts(truth, 0.8, 4000, seed=11)
