@@ -8,11 +8,12 @@ import numpy as np
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
+from app.cases.facets import fingerprint
 from app.designs.pairwise.answers import PAIR_TOOLS
 from app.designs.pairwise.pairs import EditTable, Pair, PairKind, PairPool, edit_table, pair_pool
 from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.memo import Memo
-from app.models import Attempt, JudgeVerdict, Run, User
+from app.models import Attempt, User
 from app.studies.design import StudyError, StudyPlan, create_study_of
 from app.studies.models import Design, Study, StudyItem, StudyPair
 from app.studies.pool import Candidate, StratumRow, stratum_label, verdicts_of_record
@@ -79,14 +80,15 @@ def pair_strata(session: Session, plan: StudyPlan) -> tuple[list[StratumRow], li
     """Each stratum of the plan's kind of pairs with its pool, and the pairs per source
     image: what the form offers to draw (nothing for an unknown kind). Finding the pairs
     reads every edit (most of a second on the whole data set), so the edits the filter admits
-    are kept until an attempt, a run or a verdict is added, and every kind and every choice of
-    strata is counted from them; the draw itself reads them afresh."""
+    are kept until the data change, and every kind and every choice of strata is counted from
+    them; the draw itself reads them afresh."""
     if plan.pair_kind not in set(PairKind):
         return [], []
-    stamp = tuple(session.scalar(select(func.max(column))) for column in
-                  (col(Attempt.id), col(Run.id), col(JudgeVerdict.id)))
-    key = (session.get_bind().engine.url.render_as_string(hide_password=True),
-           repr(plan.case_filter), stamp)
+    # The data's fingerprint changes with a new task, run or verdict and when a run ends (its
+    # accepted round is set then, no id changing); a round added to a running run changes
+    # only the newest attempt.
+    key = (fingerprint(session), session.scalar(select(func.max(col(Attempt.id)))),
+           repr(plan.case_filter))
     edits = _tables.get_or_make(key, lambda: edit_table(session, plan.case_filter))
     pool = PairPool.of(edits, PairKind(plan.pair_kind))
     facets = plan.strata_facets

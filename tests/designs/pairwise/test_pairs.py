@@ -3,6 +3,7 @@ consecutive rounds, the accepted edit against each rejected round, and runs agai
 
 import itertools
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from sqlalchemy.engine import Engine
@@ -90,3 +91,29 @@ def test_runs_of_one_task_are_paired_in_the_order_they_were_made(demo_engine: En
         before, after = runs[pair.first.run_id], runs[pair.second.run_id]
         assert before.origin != "regeneration" and after.origin == "regeneration"
         assert before.task_id == after.task_id == pair.task_id
+
+
+def test_the_kept_counts_follow_a_run_that_ends(demo_engine: Engine) -> None:
+    """A run's accepted round is set when it ends, with no new id: the form's counts of
+    accepted-against-rejected pairs must see it (the data's fingerprint counts open runs)."""
+    plan = replace(_drafted("accepted"), strata_facets=())
+    with Session(demo_engine) as session:
+        task = session.exec(select(Task).order_by(Task.id)).first()
+        assert task is not None
+        old = session.exec(select(Attempt).join(Run, Attempt.run_id == Run.id)  # type: ignore[arg-type]
+                           .where(Run.task_id == task.id, Attempt.image_present == True)  # noqa: E712
+                           .order_by(Attempt.round)).first()
+        assert old is not None
+        run = Run(task_id=task.id or 0, origin="regeneration", outcome="running", fingerprint="open-run")
+        session.add(run)
+        session.flush()
+        for round_ in (1, 2):
+            session.add(Attempt(run_id=run.id or 0, round=round_, image_root_id=old.image_root_id,
+                                image_relpath=old.image_relpath, image_present=True))
+        session.commit()
+        before = pair_strata(session, plan)[0]
+        run.outcome, run.success_round = "success", 2
+        session.add(run)
+        session.commit()
+        after = pair_strata(session, plan)[0]
+    assert after[0].pool == before[0].pool + 1
