@@ -106,6 +106,9 @@ class ReadingSetupForm(BaseModel):
 
 def plan_from_form(form: StudyForm, case_filter: CaseFilter, counts: dict[str, int],
                    planned: dict[str, Any] | None) -> StudyPlan:
+    if form.design.pairs:  # its units are pairs of a kind, chosen on a form of its own
+        raise StudyError("a pairwise study is made from its own form (New pairwise study), "
+                         "which chooses the kind of pairs", field="design")
     adaptive = form.design.draws_in_batches
     if adaptive and not form.total:
         raise StudyError("give the most source images the adaptive study may draw", field="total")

@@ -163,3 +163,16 @@ def test_pairs_of_runs_show_each_editor_and_the_later_run(demo_engine: Engine, s
     assert page.select_one("#by-editor-none") is None
     # A pair of runs holds each run's final round, whichever it is: no round strengths.
     assert page.select_one("#by-round") is None and page.select_one("#rounds-heading") is None
+
+
+def test_the_rubric_form_sends_a_pairwise_study_to_its_own_form(demo_engine: Engine,
+                                                                 settings: Settings) -> None:
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    client_for(demo_engine, settings, "dr-a", Role.reader)
+    ids = reader_ids(demo_engine, ["dr-a"])
+    refused = admin.post("/studies", data={"name": "pairs here", "design": "pairwise",
+                                           "total": "4", "readers": [str(i) for i in ids]})
+    assert refused.status_code == 422
+    assert "own form" in soup(refused.text).select_one("#error-design").text
+    with Session(demo_engine) as session:
+        assert session.exec(select(Study)).all() == []
