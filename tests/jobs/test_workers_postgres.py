@@ -179,6 +179,9 @@ def test_a_paused_workers_job_is_taken_over_in_time_and_it_writes_nothing_more(
             wait_for(lambda: jobs(engine)[0].status == "running", 60, "the job to be claimed")
             started.append(start_worker(env, logs[1]))  # idle: the only job is taken
             wait_for(lambda: jobs(engine)[0].done >= 1, 60, "the first task")
+            # The clock below is the takeover's, not the idle worker's start-up: on a busy
+            # machine importing the app can take longer than the slack.
+            wait_for(lambda: "started" in logs[1].read_text(), 60, "the idle worker to start")
             holder.send_signal(signal.SIGSTOP)
             # Within --stale-after plus a heartbeat, with room for a busy machine's polls.
             wait_for(lambda: jobs(engine)[0].lease >= 2, STALE + HEARTBEAT.total_seconds() + 10,
