@@ -1,7 +1,7 @@
 """Study designs as the rest of the app asks them: what a study samples and how it is drawn,
 what the reader sees and which answer is taken, how an answer is stored and undone, where the
-figures and the exports are. The web edge, the CLI and the quality follow-ups ask
-``design_of(study)``; they never branch on a design's name.
+figures and the exports are. The web edge and the CLI ask ``design_of(study)``; they never
+branch on a design's name.
 
 A design's traits that the layers below need (whether readers answer the rubric, whether the
 reader sees one image) are declared with the design itself (app/studies/design_traits.py, Design);

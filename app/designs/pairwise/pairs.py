@@ -85,7 +85,7 @@ class EditTable:
     attempt: np.ndarray
     round: np.ndarray
     passed: np.ndarray  # the verdict of record; False when never judged or unreadable
-    accepted: np.ndarray  # the round its run accepted
+    accepted: np.ndarray  # whether it is the round its run accepted
 
     def edit(self, at: int) -> Edit:
         return Edit(int(self.attempt[at]), int(self.run[at]), int(self.round[at]),

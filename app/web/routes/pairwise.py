@@ -43,8 +43,10 @@ def _context(session: Session, case_filter: CaseFilter, typed: dict[str, Any],
     facets = tuple(f for f in PAIR_FACETS if f in (typed.get("facets") or ()))
     drafted = StudyPlan(name="", case_filter=case_filter, reader_ids=[], design=Design.pairwise,
                         strata_facets=facets, pair_kind=kind)
-    rows, _ = design_of(Design.pairwise).strata(session, drafted)
-    return {"form": typed, "errors": errors, "kinds": list(PairKind), "facet_choices": PAIR_FACETS,
+    design = design_of(Design.pairwise)
+    rows, _ = design.strata(session, drafted)
+    return {"form": typed, "errors": errors, "kinds": list(PairKind),
+            "facet_choices": design.facet_choices,
             "readers": reader_accounts(session), "counts": {row.key: row.pool for row in rows},
             "kind": kind, "facets": facets}
 

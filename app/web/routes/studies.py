@@ -29,7 +29,7 @@ from app.studies.forms import (
 )
 from app.studies.models import Design, Study, StudyStatus
 from app.studies.planner import PlanError, plan_cases, sample_edits_per_image
-from app.studies.pool import STRATA_FACETS, check_facets
+from app.studies.pool import check_facets
 from app.studies.previews import mark_preparing, preparation, warm_previews
 from app.studies.reading_setup import change_reading_setup, started
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
@@ -60,7 +60,8 @@ def _strata_context(session: SessionDep, case_filter: CaseFilter, design: Design
     default = PAPER_PER_STRATUM if design is Design.validation else 50
     counts = counts if counts is not None else {r.key: min(default, r.pool) for r in rows}
     planned = sum(counts.values()) or 100
-    return {"filter": case_filter, "design": design, "facets": facets, "facet_choices": STRATA_FACETS,
+    return {"filter": case_filter, "design": design, "facets": facets,
+            "facet_choices": design_of(design).facet_choices,
             # A pairwise study draws pairs, on a form of its own.
             "designs": {k: v for k, v in DESIGNS.items() if not k.pairs},
             "rows": rows, "counts": counts, "planned_cases": planned,
