@@ -36,6 +36,13 @@ def _read_all(page: Page, base: str, study_id: str, pairs: int, width: int) -> N
             page.keyboard.press("Space")
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / f"pairwise-reading-{width}.png"))
+            if width == 1366:  # the other common widths, looked at and kept scroll-free
+                for other, height in ((1280, 800), (1920, 1080)):
+                    page.set_viewport_size({"width": other, "height": height})
+                    assert page.evaluate(
+                        "document.documentElement.scrollHeight <= window.innerHeight + 1")
+                    page.screenshot(path=str(ARTIFACTS / f"pairwise-reading-{other}.png"))
+                page.set_viewport_size({"width": width, "height": 768})
         key = ["a", "b", "e", "n"][n % 4]
         page.keyboard.press(key)
         expect(page.locator("input[name=call]:checked")).to_have_value(
@@ -79,8 +86,10 @@ def test_a_pairwise_study_read_by_keyboard_then_counted_and_downloaded(
     expect(page.locator("#pairwise-summary strong")).to_have_text("12")
     expect(page.locator("#later-preferred td").first).to_contain_text("%")
     expect(page.locator("#readers-agree")).to_contain_text("%")
-    page.set_viewport_size({"width": 1366, "height": 900})
-    page.screenshot(path=str(ARTIFACTS / "pairwise-figures-1366.png"), full_page=True)
+    for width in (1024, 1280, 1366, 1920):
+        page.set_viewport_size({"width": width, "height": 900})
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+        page.screenshot(path=str(ARTIFACTS / f"pairwise-figures-{width}.png"), full_page=True)
     with page.expect_download() as download:
         page.click("#download-pairs")
     saved = tmp_path / "pairs.zip"
