@@ -265,3 +265,50 @@ def test_an_import_leaves_the_planner_statistics_of_its_tasks(pg_engine: Engine,
     with pg_engine.connect() as conn:
         columns = conn.execute(text("SELECT count(*) FROM pg_stats WHERE tablename = 'task'")).scalar()
     assert columns  # one row of statistics per column, written by ANALYZE
+
+
+def test_the_pairs_and_a_pairwise_study_on_postgres(pg_engine: Engine, demo_engine: Engine,
+                                                    demo_dir: Path) -> None:
+    """The pairs are read as the driver's columns (booleans, not SQLite's 0/1): the same pairs
+    as on SQLite, and a study drawn, read and counted from them."""
+    from dataclasses import replace
+
+    from sqlmodel import Session, select
+
+    from app.cases.filters import CaseFilter
+    from app.designs import PairKind, design_of, pairwise_figures
+    from app.designs.pairwise.answers import PairAnswerIn, submit
+    from app.designs.pairwise.pairs import pairs
+    from app.models import Role
+    from app.studies.design import StudyPlan
+    from app.studies.models import Assignment, Design
+    from tests.accounts import add_user
+
+    import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
+
+    def found(engine: Engine) -> dict[str, list[tuple[str, int, int, bool, bool]]]:
+        with Session(engine) as s:
+            return {kind: [(p.modality, p.first.round, p.second.round, p.first.passed,
+                            p.second.passed) for p in pairs(s, kind)] for kind in PairKind}
+
+    on_postgres = found(pg_engine)
+    assert on_postgres == found(demo_engine)
+    assert on_postgres["consecutive"] and on_postgres["accepted"]
+    # Verdicts were read: a later round the judge passed.
+    assert any(second_passed for *_, second_passed in on_postgres["consecutive"])
+    admin = add_user(pg_engine, "chief", Role.admin)
+    reader = add_user(pg_engine, "dr-a", Role.reader)
+    plan = StudyPlan(name="pairs", case_filter=CaseFilter(), reader_ids=[reader.id or 0],
+                     design=Design.pairwise, strata_facets=("modality",), pair_kind="accepted")
+    design = design_of(Design.pairwise)
+    with Session(pg_engine) as s:
+        rows, _ = design.strata(s, plan)
+        assert {row.key for row in rows} == {"chest_xray", "brain_mri", "fundus"}
+        study = design.create(s, design.up_to(s, replace(plan, strata_facets=()), 5), admin)
+        reads = s.exec(select(Assignment).where(Assignment.study_id == study.id)).all()
+        for i, assignment in enumerate(reads):
+            submit(s, study, assignment, PairAnswerIn(call="ab"[i % 2], confidence=3,
+                                                      submission_id=f"pg-read-{i:04d}"))
+        figures = pairwise_figures(s, study, resamples=100)
+    assert figures.reads == len(reads) == 5 and figures.left.n == 5
+    assert figures.premature is not None  # the judge passed one edit of each such pair
