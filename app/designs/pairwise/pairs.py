@@ -11,8 +11,6 @@ Each pair is stratified by modality, direction and the judge's verdicts of recor
 edits: both passed, one passed, or neither (an edit never judged counts as not passed).
 """
 
-from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -24,8 +22,6 @@ from sqlmodel import Session, col
 from app.cases.filters import CaseFilter, where_clauses
 from app.db import driver_rows, paused_collection
 from app.models import Attempt, JudgeVerdict, Run, Task
-
-FACETS = ("modality", "direction", "verdicts")
 
 
 class PairKind(StrEnum):
@@ -215,11 +211,3 @@ def pair_positions(table: EditTable, kind: PairKind) -> tuple[np.ndarray, np.nda
     finals = np.where(accepted >= 0, accepted, np.r_[starts[1:], n] - 1)
     same_task = np.flatnonzero(table.task[finals[1:]] == table.task[finals[:-1]])
     return finals[same_task], finals[same_task + 1]
-
-
-def strata(found: Iterable[Pair], facets: tuple[str, ...] = FACETS) -> dict[str, list[Pair]]:
-    """The pairs by stratum key ("chest_xray/add/one passed")."""
-    by: dict[str, list[Pair]] = defaultdict(list)
-    for pair in found:
-        by["/".join(pair.value(f) for f in facets)].append(pair)
-    return dict(by)

@@ -10,11 +10,12 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from app.cases.filters import CaseFilter
-from app.designs.pairwise.pairs import PairKind, pairs, strata
+from app.designs.pairwise.pairs import PairKind, pair_pool, pairs
 from app.designs.pairwise.study import pair_strata
 from app.jobs import JobOptions, claim, create_job, make_backend, run_job
 from app.models import Attempt, JudgeVerdict, Run, Task
 from app.studies.design import StudyPlan
+from app.studies.design_traits import PAIR_FACETS
 from app.studies.models import Design
 from pipeline.loop import RetryPolicy
 from tests import aio
@@ -54,9 +55,18 @@ def test_consecutive_and_accepted_pairs_of_the_demo(demo_engine: Engine) -> None
         assert pair.first.passed and pair.verdicts in ("both passed", "one passed")
     # The verdicts are the verdicts of record (the first one given).
     assert all(p.first.passed == passed.get(p.first.attempt_id, False) for p in consecutive)
-    by_stratum = strata(accepted)
-    assert sum(len(v) for v in by_stratum.values()) == len(accepted)
-    assert all(len(key.split("/")) == 3 for key in by_stratum)
+    # The pool's strata, by position, are the pairs grouped by their facets' values.
+    with Session(demo_engine) as session:
+        pool = pair_pool(session, PairKind.accepted, CaseFilter())
+    for facets in (PAIR_FACETS, ("verdicts", "modality"), ()):
+        expected: dict[str, list[int]] = {}
+        for pair in accepted:
+            key = "/".join(pair.value(f) for f in facets)
+            expected.setdefault(key, []).append(pair.second.attempt_id)
+        by_stratum = pool.by_stratum(facets)
+        assert {key: [pool.pair(int(i)).second.attempt_id for i in members]
+                for key, members in by_stratum.items()} == expected
+    assert all(len(key.split("/")) == 3 for key in pool.by_stratum(PAIR_FACETS))
 
 
 def test_a_filter_narrows_the_pairs(demo_engine: Engine) -> None:
