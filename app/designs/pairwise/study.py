@@ -16,13 +16,22 @@ from app.memo import Memo
 from app.models import Attempt, User
 from app.studies.design import StudyError, StudyPlan, create_study_of
 from app.studies.models import Design, Study, StudyItem, StudyPair
-from app.studies.pool import Candidate, StratumRow, stratum_label, verdicts_of_record
+from app.studies.pool import (
+    Candidate,
+    StratumRow,
+    check_facets,
+    stratum_label,
+    verdicts_of_record,
+)
 
 
 def create_pairwise_study(session: Session, plan: StudyPlan, created_by: User) -> Study:
     """StudyError (422, naming the field) when the plan's kind of pairs is unknown, when it
     has no pairs, or when a drawn pair's image is missing; nothing is written then."""
     kind = _kind(plan)
+    problem = check_facets(Design.pairwise, plan.strata_facets)
+    if problem:
+        raise StudyError(problem, field="facets")
     # Only the pair's own tools are kept with it: a difference map would show which edit is
     # the item's own (the later round, the rejected one).
     plan = replace(plan, design=Design.pairwise,
@@ -78,11 +87,12 @@ def _kind(plan: StudyPlan) -> PairKind:
 
 def pair_strata(session: Session, plan: StudyPlan) -> tuple[list[StratumRow], list[int]]:
     """Each stratum of the plan's kind of pairs with its pool, and the pairs per source
-    image: what the form offers to draw (nothing for an unknown kind). Finding the pairs
+    image: what the form offers to draw (nothing for an unknown kind or facet: the draw
+    refuses those, naming the field). Finding the pairs
     reads every edit (most of a second on the whole data set), so the edits the filter admits
     are kept until the data change, and every kind and every choice of strata is counted from
     them; the draw itself reads them afresh."""
-    if plan.pair_kind not in set(PairKind):
+    if plan.pair_kind not in set(PairKind) or check_facets(Design.pairwise, plan.strata_facets):
         return [], []
     # The data's fingerprint changes with a new task, run or verdict and when a run ends (its
     # accepted round is set then, no id changing); a round added to a running run changes

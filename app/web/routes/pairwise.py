@@ -67,7 +67,7 @@ def create_pairwise(request: Request, session: SessionDep, admin: AdminUser,
     posted = read_form(form, PairwiseForm)
     if posted.value is not None:
         chosen = posted.value
-        facets = tuple(f for f in PAIR_FACETS if f in chosen.facets)
+        facets = tuple(chosen.facets)  # as posted: one the pairs have not is refused, not dropped
         plan = StudyPlan(name=chosen.name, case_filter=case_filter, reader_ids=chosen.readers,
                          design=Design.pairwise, seed=chosen.seed, strata_facets=facets,
                          readers_per_case=chosen.readers_per_case, pair_kind=chosen.kind)

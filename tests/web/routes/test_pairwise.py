@@ -42,10 +42,16 @@ def test_a_pairwise_study_made_read_and_counted(demo_engine: Engine, settings: S
     assert kept.select_one("input[name=per_stratum]")["value"] == "2"
     assert [i["value"] for i in kept.select("input[name=readers][checked]")] == [str(i) for i in ids]
     for bad in ({"kind": "sideways"}, {"per_stratum": "0"}, {"readers": []},
-                {"readers": ["99999999999999999999"]}):  # past the database's range: a 422
+                {"readers": ["99999999999999999999"]},  # past the database's range: a 422
+                {"facets": ["modality", "disease"]}, {"facets": ["modality", "modality"]}):
         posted = {"name": "x", "kind": "accepted", "facets": ["modality"], "per_stratum": "2",
                   "readers": [str(i) for i in ids]} | bad
-        assert admin.post("/studies/new/pairwise", data=posted).status_code == 422
+        answer = admin.post("/studies/new/pairwise", data=posted)
+        assert answer.status_code == 422, bad
+        # Each reason above the form links to the field it names.
+        shown = soup(answer.text)
+        links = shown.select("#form-errors a[href^='#field-']")
+        assert links and all(shown.select_one(a["href"]) is not None for a in links), bad
     with Session(demo_engine) as session:  # nothing was made by a refused form
         assert session.exec(select(Study)).all() == [] and session.exec(select(StudyPair)).all() == []
     made = admin.post("/studies/new/pairwise", data={
