@@ -95,14 +95,14 @@ def _validate(plan: StudyPlan) -> None:
     if not 0 < wanted <= MAX_CASES or any(n < 0 for n in plan.per_stratum.values()):
         raise StudyError(f"ask for between 1 and {MAX_CASES} cases in all, none below 0")
     if plan.primary_question not in QUESTIONS:
-        raise StudyError(f"the primary question is one of {', '.join(QUESTIONS)}", field="primary_question")
+        raise StudyError(f"one of {', '.join(QUESTIONS)}", field="primary_question")
     if not plan.reader_ids:
         raise StudyError("tick at least one reader", field="readers")
     repeated = sorted(r for r, n in Counter(plan.reader_ids).items() if n > 1)
     if repeated:  # each would be assigned every case twice
         raise StudyError(f"reader id(s) {', '.join(map(str, repeated))} chosen more than once")
     if plan.readers_per_case is not None and not 1 <= plan.readers_per_case <= len(plan.reader_ids):
-        raise StudyError(f"readers per case must be between 1 and {len(plan.reader_ids)}",
+        raise StudyError(f"between 1 and {len(plan.reader_ids)}, the readers ticked",
                          field="readers_per_case")
     if not 0 <= plan.repeat_fraction <= 0.5:
         raise StudyError("the repeat fraction must be between 0 and 0.5", field="repeat_fraction")
