@@ -95,7 +95,7 @@ def _validate(plan: StudyPlan) -> None:
     if not 0 < wanted <= MAX_CASES or any(n < 0 for n in plan.per_stratum.values()):
         raise StudyError(f"ask for between 1 and {MAX_CASES} cases in all, none below 0")
     if plan.primary_question not in QUESTIONS:
-        raise StudyError(f"one of {', '.join(QUESTIONS)}", field="primary_question")
+        raise StudyError(f"the primary question is one of {', '.join(QUESTIONS)}", field="primary_question")
     if not plan.reader_ids:
         raise StudyError("tick at least one reader", field="readers")
     repeated = sorted(r for r, n in Counter(plan.reader_ids).items() if n > 1)
