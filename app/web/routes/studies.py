@@ -84,7 +84,9 @@ FacetsQuery = Annotated[list[str] | None, Query(max_length=8)]
 
 @router.get("/studies/new", response_class=HTMLResponse)
 def new_study_form(request: Request, session: SessionDep, case_filter: CaseFilterDep,
-                   design: DesignQuery = Design.validation, facets: FacetsQuery = None) -> HTMLResponse:
+                   design: DesignQuery = Design.validation, facets: FacetsQuery = None) -> Response:
+    if design.pairs:  # its pairs are chosen on a form of its own
+        return redirect(request, "/studies/new/pairwise")
     design, chosen = _design_args(design, facets)
     form = {"seed": 42, "blinded": True, "primary_question": "overall",
             "plan_agreement": "0.81", "plan_half_width": "0.05", "viewer_tools": list(VIEWER_TOOLS)}

@@ -180,8 +180,8 @@ def test_the_rubric_form_sends_a_pairwise_study_to_its_own_form(demo_engine: Eng
                                            "total": "4", "readers": [str(i) for i in ids]})
     assert refused.status_code == 422
     assert "own form" in soup(refused.text).select_one("#error-design").text
-    # Asked for by hand, the rubric form offers a pairwise study no strata of its own.
-    shown = admin.get("/studies/new?design=pairwise")
-    assert shown.status_code == 200
+    # Asked for by hand, the rubric form sends a pairwise study to its own.
+    sent = admin.get("/studies/new?design=pairwise", follow_redirects=False)
+    assert sent.status_code == 303 and sent.headers["location"].endswith("/studies/new/pairwise")
     with Session(demo_engine) as session:
         assert session.exec(select(Study)).all() == []
