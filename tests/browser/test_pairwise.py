@@ -85,6 +85,7 @@ def test_a_pairwise_study_read_by_keyboard_then_counted_and_downloaded(
     page.goto(f"{live_server}/studies/{study_id}/pairwise")
     expect(page.locator("#pairwise-summary strong")).to_have_text("12")
     expect(page.locator("#later-preferred td").first).to_contain_text("%")
+    expect(page.locator("tr.later-step").first).to_contain_text("preferred to round")
     expect(page.locator("#readers-agree")).to_contain_text("%")
     for width in (1024, 1280, 1366, 1920):
         page.set_viewport_size({"width": width, "height": 900})

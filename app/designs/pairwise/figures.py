@@ -99,6 +99,8 @@ class PairwiseFigures:
     # model), from the reads of runs by two different editors.
     by_editor: Strengths | None
     later: Figure | None  # consecutive rounds or runs: the later one preferred
+    # Consecutive rounds, step by step: round k -> the share preferring round k + 1.
+    later_by_round: dict[int, Figure]
     left: Figure  # position bias: the left edit preferred
     readers_agree: Figure  # two readers of one pair gave the same answer
     readers_alpha: Figure  # Krippendorff's alpha of the readers' answers, chance corrected
@@ -168,6 +170,10 @@ def _figures(session: Session, study: Study, resamples: int) -> PairwiseFigures:
         by_editor=_by_editor(reads, editors_of(session, reads), resamples) if kind == "runs" else None,
         later=later_preferred(_as_pair_reads(reads), resamples=resamples)
         if kind in ("consecutive", "runs") else None,
+        later_by_round=({k: later_preferred(_as_pair_reads([r for r in reads if r.first_round == k]),
+                                            resamples=resamples)
+                         for k in sorted({r.first_round for r in reads})}
+                        if kind == "consecutive" else {}),
         left=left_preferred(_as_pair_reads(reads), resamples=resamples),
         readers_agree=_agreement(reads, resamples),
         readers_alpha=readers_alpha(_units(reads), resamples=resamples),

@@ -4,16 +4,18 @@ with the later one's share; each figure with its n."""
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from app.cases.filters import CaseFilter
 from app.designs import design_of, pairwise_figures
 from app.designs.pairwise.answers import PairAnswerIn, submit, undo_last
+from app.designs.pairwise.figures import reads_of
 from app.jobs import JobOptions, claim, create_job, make_backend, run_job
 from app.models import Role, Task
 from app.studies.design import StudyPlan
-from app.studies.models import Assignment, Design
+from app.studies.models import Assignment, Design, StudyPair
 from pipeline.loop import RetryPolicy
 from tests import aio
 from tests.accounts import add_user
@@ -93,3 +95,32 @@ def test_editors_are_compared_only_where_two_editors_meet() -> None:
     assert found.labels == ["imported", "regenerated · model-a", "regenerated · model-b"]
     assert found.figures.n == 12 and found.figures.ties == 2
     assert _by_editor([read(1, 2, 3, "first")], editors, 200) is None
+
+
+def test_each_refinement_step_has_its_own_share(demo_engine: Engine) -> None:
+    """Round k + 1 against round k, step by step: each step's share of the reads that
+    preferred one, and together the pooled share's reads."""
+    admin = add_user(demo_engine, "chief", Role.admin)
+    reader = add_user(demo_engine, "dr-a", Role.reader)
+    # Fundus: the demo's one original left out on purpose is not among its tasks.
+    plan = StudyPlan(name="steps", case_filter=CaseFilter(modality=("fundus",)),
+                     reader_ids=[reader.id or 0], design=Design.pairwise, pair_kind="consecutive")
+    design = design_of(Design.pairwise)
+    with Session(demo_engine) as session:
+        study = design.create(session, design.up_to(session, plan, 1000), admin)
+        reads = session.exec(select(Assignment).where(Assignment.study_id == study.id)
+                             .order_by(Assignment.sequence)).all()
+        for i, assignment in enumerate(reads):
+            submit(session, study, assignment, PairAnswerIn(
+                call=["a", "b", "a", "equal"][i % 4], confidence=3, submission_id=f"steps-{i:04d}"))
+        figures = pairwise_figures(session, study, resamples=200)
+        first_rounds = [p.first_round for p in session.exec(select(StudyPair)).all()]
+        answered = {r.item_id: r for r in reads_of(session, study)}
+    assert figures.later is not None and set(figures.later_by_round) == set(first_rounds)
+    assert len(figures.later_by_round) >= 2  # more than one step of refinement was read
+    assert sum(f.n for f in figures.later_by_round.values()) == figures.later.n
+    for k, figure in figures.later_by_round.items():
+        step = [r for r in answered.values() if r.first_round == k and r.choice in ("first", "second")]
+        assert figure.n == len(step)
+        if step:
+            assert figure.value == pytest.approx(sum(r.choice == "second" for r in step) / len(step))
