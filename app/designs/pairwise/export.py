@@ -21,7 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
-from app.designs.pairwise.figures import reads_of
+from app.designs.pairwise.figures import editors_of, reads_of
 from app.exports.folder import ExportFolder, ExportSummary
 from app.images.files import ImageKind, ImageNotFound
 from app.models import Task
@@ -33,7 +33,9 @@ SCHEMA = pa.schema([
     ("disease", pa.string()), ("direction", pa.string()), ("kind", pa.string()),
     ("path_src", pa.string()), ("path1", pa.string()), ("path2", pa.string()),
     ("tie", pa.bool_()), ("both_unacceptable", pa.bool_()), ("instruction", pa.string()),
-    ("round1", pa.int32()), ("round2", pa.int32()), ("votes", pa.list_(VOTE)),
+    ("round1", pa.int32()), ("round2", pa.int32()),
+    # Who made each edit: "imported" (the data set's own) or "regenerated · <edit model>".
+    ("editor1", pa.string()), ("editor2", pa.string()), ("votes", pa.list_(VOTE)),
     ("readers", pa.int32()), ("agreement", pa.float64()),
 ])
 
@@ -52,8 +54,12 @@ def write_pairwise(engine: Engine, study_id: int, target: Path) -> ExportSummary
                      .join(StudyPair, col(StudyPair.item_id) == StudyItem.id)
                      .join(Task, col(Task.id) == StudyItem.task_id)
                      .where(col(StudyItem.study_id) == study_id).order_by(col(StudyItem.id)))
-            for item, pair, task in session.execute(query).all():
-                row = _row(session, folder, item, pair, task, votes.get(item.id or 0, []), counts)
+            found = session.execute(query).all()
+            editors = editors_of(session, {run for _, pair, _ in found
+                                           for run in (pair.first_run_id, pair.second_run_id)})
+            for item, pair, task in found:
+                row = _row(session, folder, item, pair, task, votes.get(item.id or 0, []), counts,
+                           editors)
                 if row is not None:
                     folder.add(row)
         manifest = {"kind": "pairwise preference pairs", "study": study.name,
@@ -91,7 +97,8 @@ def _votes(session: Session, study: Study) -> dict[int, list[tuple[str, str, int
 
 
 def _row(session: Session, folder: ExportFolder, item: StudyItem, pair: StudyPair, task: Task,
-         votes: list[tuple[str, str, int]], counts: dict[str, int]) -> dict[str, Any] | None:
+         votes: list[tuple[str, str, int]], counts: dict[str, int],
+         editors: dict[int, str]) -> dict[str, Any] | None:
     if not votes:
         counts["unread"] += 1
         return None
@@ -127,6 +134,8 @@ def _row(session: Session, folder: ExportFolder, item: StudyItem, pair: StudyPai
         "both_unacceptable": said == "neither", "instruction": item.reader_instruction,
         "round1": pair.second_round if second_first else pair.first_round,
         "round2": pair.first_round if second_first else pair.second_round,
+        "editor1": editors[pair.second_run_id if second_first else pair.first_run_id],
+        "editor2": editors[pair.first_run_id if second_first else pair.second_run_id],
         "votes": [{"reader": r, "choice": side(c), "confidence": k} for r, c, k in votes],
         "readers": len(votes),
         "agreement": agreeing / reader_pairs if reader_pairs else None,

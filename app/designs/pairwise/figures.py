@@ -167,7 +167,9 @@ def _figures(session: Session, study: Study, resamples: int) -> PairwiseFigures:
         # those pairs compare.
         by_round=(_strengths(reads, lambda r: (r.first_round, r.second_round), "round", resamples)
                   if kind != "runs" else None),
-        by_editor=_by_editor(reads, editors_of(session, reads), resamples) if kind == "runs" else None,
+        by_editor=(_by_editor(reads, editors_of(session, {run for r in reads
+                                                          for run in (r.first_run, r.second_run)}),
+                              resamples) if kind == "runs" else None),
         later=later_preferred(_as_pair_reads(reads), resamples=resamples)
         if kind in ("consecutive", "runs") else None,
         later_by_round=({k: later_preferred(_as_pair_reads([r for r in reads if r.first_round == k]),
@@ -194,10 +196,9 @@ def _as_pair_reads(reads: list[Read], items: dict[int, int] | None = None,
     return found
 
 
-def editors_of(session: Session, reads: list[Read]) -> dict[int, str]:
+def editors_of(session: Session, ids: set[int]) -> dict[int, str]:
     """Run id -> its editor: "imported" for a run of the data set as imported, else
     "regenerated · " and the edit model its rounds' calls name (or "unknown model")."""
-    ids = {r.first_run for r in reads} | {r.second_run for r in reads}
     if not ids:
         return {}
     origins = dict(session.execute(select(col(Run.id), col(Run.origin))

@@ -59,6 +59,7 @@ def test_the_pairs_load_with_datasets_and_keep_every_vote(demo_engine: Engine, t
         for path in ("path_src", "path1", "path2"):
             assert (tmp_path / "out" / row[path]).is_file()
         assert row["readers"] == 2 and len(row["votes"]) == 2
+        assert row["editor1"] == row["editor2"] == "imported"  # rounds of the data set's own runs
         assert {v["reader"] for v in row["votes"]} == {"dr-a", "dr-b"}
         if row["both_unacceptable"]:
             assert not row["tie"] and [v["choice"] for v in row["votes"]] == ["neither", "neither"]

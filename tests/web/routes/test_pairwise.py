@@ -1,7 +1,10 @@
 """A pairwise study through the web: made from its own form (kept when refused), read with
 sides drawn per read and recorded, its answers checked, and its figures page."""
 
+import io
+import json
 import secrets
+import zipfile
 from pathlib import Path
 
 from bs4 import BeautifulSoup
@@ -167,6 +170,10 @@ def test_pairs_of_runs_show_each_editor_and_the_later_run(demo_engine: Engine, s
     assert editors == ["imported", "regenerated · offline-heuristic-1"]
     assert "later run" in page.select_one("#later-preferred th").text
     assert page.select_one("#by-editor-none") is None
+    # The pairs name who made each edit, the preferred one first.
+    archive = zipfile.ZipFile(io.BytesIO(admin.get(f"/studies/{study_id}/pairwise/pairs.zip").content))
+    rows = [json.loads(line) for line in archive.read("pairs.jsonl").decode().splitlines()]
+    assert rows and all({r["editor1"], r["editor2"]} == set(editors) for r in rows)
     # A pair of runs holds each run's final round, whichever it is: no round strengths.
     assert page.select_one("#by-round") is None and page.select_one("#rounds-heading") is None
 
