@@ -124,3 +124,21 @@ def test_each_refinement_step_has_its_own_share(demo_engine: Engine) -> None:
         assert figure.n == len(step)
         if step:
             assert figure.value == pytest.approx(sum(r.choice == "second" for r in step) / len(step))
+
+
+def test_editors_of_many_runs_are_read_in_chunks(demo_engine: Engine) -> None:
+    """A study of 20,000 pairs of runs names up to 40,000 runs: past SQLite's default limit on
+    one statement's parameters (32,766; this machine's build allows more, so the test sets the
+    default), so they are asked in chunks."""
+    import sqlite3
+
+    from app.designs.pairwise.figures import editors_of
+
+    with Session(demo_engine) as session:
+        raw = session.connection().connection.driver_connection
+        assert isinstance(raw, sqlite3.Connection)
+        raw.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 32_766)
+        first = session.exec(select(Task).order_by(Task.id)).first()
+        assert first is not None and first.latest_run_id is not None
+        editors = editors_of(session, set(range(1, 40_001)))
+    assert len(editors) == 40_000 and editors[first.latest_run_id] == "imported"
