@@ -10,9 +10,6 @@ window.MedBanana.answerKeys = function (form, onChange, extraKeys) {
   const CYCLE = ["yes", "no", "cannot_assess"];
   const panel = form.closest(".answer-panel") || form;
   const summary = form.querySelector("#missing-summary");
-  const tagHint = form.querySelector("#tag-mode-hint");
-  const tagBox = form.querySelector("#tags");
-  let tagMode = false;
 
   function flash(el) {
     if (!el) return;
@@ -37,11 +34,6 @@ window.MedBanana.answerKeys = function (form, onChange, extraKeys) {
     const current = form.querySelector(`input[name="${name}"]:checked`);
     const index = current ? CYCLE.indexOf(current.value) : -1;
     choose(name, CYCLE[(index + 1) % CYCLE.length]);
-  }
-  function setTagMode(on) {
-    tagMode = on;
-    if (tagBox) tagBox.classList.toggle("armed", on);
-    if (tagHint) tagHint.hidden = !on;
   }
   function toggleHelp() {
     panel.classList.toggle("show-help");
@@ -75,26 +67,14 @@ window.MedBanana.answerKeys = function (form, onChange, extraKeys) {
     toggleHelp();
   }));
 
-  // Tag mode goes first, before the image viewer, which owns several of the letters.
-  window.MedBanana.keys.add("mode", (event) => {
-    if (!tagMode) return false;
-    setTagMode(false);
-    const label = tagBox && /^[a-z]$/.test(event.key)
-      ? tagBox.querySelector(`label[data-tag-key="${event.key}"]`) : null;
-    if (label) {
-      const box = label.querySelector("input");
-      box.checked = !box.checked;
-      changed(box);
-    }
-    return true; // any other key, Escape included, just leaves the mode
-  });
+  const armReasons = window.MedBanana.keys.reasons(form, changed);
   window.MedBanana.keys.add("answers", (event) => {
     if (extraKeys && extraKeys(event, choose)) return true;
     if (!event.shiftKey && /^[1-4]$/.test(event.key)) {
       cycle(form.querySelector(`fieldset[data-key="${event.key}"]`).dataset.name);
     } else if (event.key === "a") choose("overall", "accept");
     else if (event.key === "r") choose("overall", "reject");
-    else if (event.key === "t" && tagBox) setTagMode(true);
+    else if (event.key === "t" && armReasons) armReasons();
     else if (event.key === "h") toggleHelp();
     else if (event.key === "m") form.querySelector("textarea").focus();
     else if (event.key === "Enter") form.requestSubmit();

@@ -36,5 +36,31 @@ window.MedBanana = window.MedBanana || {};
     }
   });
 
-  window.MedBanana.keys = { add };
+  // "t then a letter" ticks or unticks a reason: a two-key command, so the letter is taken
+  // in the "mode" layer, before the image viewer, which owns several letters (i, c, l, f).
+  // onTick(input) is told of each box a key changed. Returns arm(), for the screen's "t".
+  function reasons(form, onTick) {
+    const box = form.querySelector("#tags");
+    const hint = form.querySelector("#tag-mode-hint");
+    let armed = false;
+    function set(on) {
+      armed = on;
+      if (box) box.classList.toggle("armed", on);
+      if (hint) hint.hidden = !on;
+    }
+    add("mode", (event) => {
+      if (!armed) return false;
+      set(false);
+      const label = /^[a-z]$/.test(event.key) ? box.querySelector(`label[data-tag-key="${event.key}"]`) : null;
+      if (label) {
+        const input = label.querySelector("input");
+        input.checked = !input.checked;
+        onTick(input);
+      }
+      return true; // any other key, Escape included, just leaves the mode
+    });
+    return box ? () => set(true) : null;
+  }
+
+  window.MedBanana.keys = { add, reasons };
 })();

@@ -10,39 +10,20 @@
   if (!root || !form) return;
   const images = ["img-a", "img-b"].map((id) => document.getElementById(id));
   const { choose, light } = window.MedBanana.choiceForm(form, images);
-  const tagBox = form.querySelector("#tags");
-  const tagHint = form.querySelector("#tag-mode-hint");
   const comment = form.querySelector('textarea[name="comment"]');
-  let tagMode = false;
-
-  function setTagMode(on) {
-    tagMode = on;
-    if (tagBox) tagBox.classList.toggle("armed", on);
-    if (tagHint) tagHint.hidden = !on;
-  }
+  const armReasons = window.MedBanana.keys.reasons(form, light);
   if (comment) comment.addEventListener("keydown", (event) => {
     if (event.key === "Escape") { comment.blur(); event.stopPropagation(); }
   });
 
   window.MedBanana.keys.add("answers", (event) => {
-    if (tagMode) {
-      setTagMode(false);
-      const label = tagBox && /^[a-z]$/.test(event.key)
-        ? tagBox.querySelector(`label[data-tag-key="${event.key}"]`) : null;
-      if (label) {
-        const box = label.querySelector("input");
-        box.checked = !box.checked;
-        light(box);
-      }
-      return true;
-    }
     const digit = /^Digit([1-5])$/.exec(event.code);
     if (digit && event.shiftKey) choose("confidence", digit[1]);
     else if (event.key === "a") choose("call", "a");
     else if (event.key === "b") choose("call", "b");
     else if (event.key === "e") choose("call", "equal");
     else if (event.key === "n") choose("call", "neither");
-    else if (event.key === "t" && tagBox) setTagMode(true);
+    else if (event.key === "t" && armReasons) armReasons();
     else if (event.key === "m" && comment) { event.preventDefault(); comment.focus(); }
     else if (event.key === "Enter") form.requestSubmit();
     else if (event.key === "u") document.getElementById("undo-form").requestSubmit();

@@ -34,6 +34,15 @@ def _read_all(page: Page, base: str, study_id: str, pairs: int, width: int) -> N
             expect(page.locator("#viewer")).to_have_class(re.compile(r"\bflicker\b"))
             expect(page.locator(".pane .pane-label .other").nth(1)).to_be_visible()
             page.keyboard.press("Space")
+            # "t" then a letter the image viewer also owns ("i" inverts) ticks the reason:
+            # the two-key command comes before the viewer.
+            page.keyboard.press("t")
+            page.keyboard.press("i")
+            expect(page.locator('#tags label[data-tag-key="i"] input')).to_be_checked()
+            expect(page.locator("input[data-invert]")).not_to_be_checked()
+            page.keyboard.press("t")
+            page.keyboard.press("i")
+            expect(page.locator('#tags label[data-tag-key="i"] input')).not_to_be_checked()
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / f"pairwise-reading-{width}.png"))
             if width == 1366:  # the other common widths, looked at and kept scroll-free
