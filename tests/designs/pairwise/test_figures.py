@@ -12,23 +12,17 @@ from app.cases.filters import CaseFilter
 from app.designs import design_of, pairwise_figures
 from app.designs.pairwise.answers import PairAnswerIn, submit, undo_last
 from app.designs.pairwise.figures import reads_of
-from app.jobs import JobOptions, claim, create_job, make_backend, run_job
 from app.models import Role, Task
 from app.studies.design import StudyPlan
 from app.studies.models import Assignment, Design, StudyPair
-from pipeline.loop import RetryPolicy
-from tests import aio
 from tests.accounts import add_user
+from tests.regeneration import regenerate_offline
 
 
 def test_runs_are_compared_by_how_they_were_made(demo_engine: Engine, tmp_path: Path) -> None:
     with Session(demo_engine) as session:
         tasks = [t.id or 0 for t in session.exec(select(Task).order_by(Task.id).limit(6)).all()]
-    create_job(demo_engine, tasks, JobOptions(backend="offline", rounds=2))
-    lease = claim(demo_engine)
-    assert lease is not None
-    aio.run(run_job(demo_engine, lease, lambda o: make_backend(o), tmp_path,
-                    policy=RetryPolicy(attempts=1, base_seconds=0.0)))
+    regenerate_offline(demo_engine, tasks, tmp_path)
     admin = add_user(demo_engine, "chief", Role.admin)
     reader = add_user(demo_engine, "dr-a", Role.reader)
     plan = StudyPlan(name="before and after", case_filter=CaseFilter(), reader_ids=[reader.id or 0],

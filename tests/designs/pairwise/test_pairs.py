@@ -12,13 +12,11 @@ from sqlmodel import Session, select
 from app.cases.filters import CaseFilter
 from app.designs.pairwise.pairs import PairKind, pair_pool, pairs
 from app.designs.pairwise.study import pair_strata
-from app.jobs import JobOptions, claim, create_job, make_backend, run_job
 from app.models import Attempt, JudgeVerdict, Run, Task
 from app.studies.design import StudyPlan
 from app.studies.design_traits import PAIR_FACETS
 from app.studies.models import Design
-from pipeline.loop import RetryPolicy
-from tests import aio
+from tests.regeneration import regenerate_offline
 
 
 def _drafted(kind: str) -> StudyPlan:
@@ -84,11 +82,7 @@ def test_runs_of_one_task_are_paired_in_the_order_they_were_made(demo_engine: En
         assert pairs(session, PairKind.runs) == []  # the demo has one run per task
         assert pair_strata(session, _drafted("runs")) == ([], [])
         tasks = [t.id or 0 for t in session.exec(select(Task).order_by(Task.id).limit(3)).all()]
-    create_job(demo_engine, tasks, JobOptions(backend="offline", rounds=2))
-    lease = claim(demo_engine)
-    assert lease is not None
-    aio.run(run_job(demo_engine, lease, lambda o: make_backend(o), tmp_path,
-                    policy=RetryPolicy(attempts=1, base_seconds=0.0)))
+    regenerate_offline(demo_engine, tasks, tmp_path)
     with Session(demo_engine) as session:
         found = pairs(session, PairKind.runs)
         # The form's counts are kept, but not past a new run.

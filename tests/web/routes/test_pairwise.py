@@ -11,12 +11,10 @@ from bs4 import BeautifulSoup
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.jobs import JobOptions, claim, create_job, make_backend, run_job
 from app.models import Role, Task, User
 from app.settings import Settings
 from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
-from pipeline.loop import RetryPolicy
-from tests import aio
+from tests.regeneration import regenerate_offline
 from tests.web.routes.test_accounts import client_for
 
 
@@ -149,11 +147,7 @@ def test_pairs_of_runs_show_each_editor_and_the_later_run(demo_engine: Engine, s
                                                           tmp_path: Path) -> None:
     with Session(demo_engine) as session:
         tasks = [t.id or 0 for t in session.exec(select(Task).order_by(col(Task.id)).limit(4)).all()]
-    create_job(demo_engine, tasks, JobOptions(backend="offline", rounds=2))
-    lease = claim(demo_engine)
-    assert lease is not None
-    aio.run(run_job(demo_engine, lease, lambda o: make_backend(o), tmp_path,
-                    policy=RetryPolicy(attempts=1, base_seconds=0.0)))
+    regenerate_offline(demo_engine, tasks, tmp_path)
     admin = client_for(demo_engine, settings, "chief", Role.admin)
     reader = client_for(demo_engine, settings, "dr-a", Role.reader)
     made = admin.post("/studies/new/pairwise", data={
