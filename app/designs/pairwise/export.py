@@ -8,8 +8,6 @@ unacceptable, kept apart in ``both_unacceptable`` (a pair nobody would train on 
 preference). Pairs whose readers split without a majority are left out and counted.
 """
 
-import io
-import shutil
 import tempfile
 import zipfile
 from collections import Counter, defaultdict
@@ -73,18 +71,20 @@ def write_pairwise(engine: Engine, study_id: int, target: Path) -> ExportSummary
         raise
 
 
-def zipped_pairwise(engine: Engine, study_id: int) -> bytes:
-    """The export folder as one zip, for a download."""
-    with tempfile.TemporaryDirectory() as scratch:
+def zipped_pairwise(engine: Engine, study_id: int, archive: Path) -> None:
+    """The export folder as one zip file at ``archive``, for a download: written to disk, not
+    held in memory, since a large study's images run to gigabytes. Images are stored as they
+    are (they are compressed already); the tables are deflated."""
+    with tempfile.TemporaryDirectory(dir=archive.parent) as scratch:
         target = Path(scratch) / "pairs"
         write_pairwise(engine, study_id, target)
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        with zipfile.ZipFile(archive, "w") as zipped:
             for path in sorted(target.rglob("*")):
                 if path.is_file():
-                    archive.write(path, path.relative_to(target).as_posix())
-        shutil.rmtree(target, ignore_errors=True)
-        return buffer.getvalue()
+                    name = path.relative_to(target)
+                    image = name.parts[0] == "images"
+                    zipped.write(path, name.as_posix(),
+                                 zipfile.ZIP_STORED if image else zipfile.ZIP_DEFLATED)
 
 
 def _votes(session: Session, study: Study) -> dict[int, list[tuple[str, str, int]]]:

@@ -1,12 +1,16 @@
 """Admins: pairwise studies, made from their own form (the kind of pairs, stratified and
 seeded), and their figures."""
 
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, Response
 from pydantic import BaseModel, Field
 from sqlmodel import Session
+from starlette.background import BackgroundTask
 from starlette.datastructures import FormData
 
 from app.accounts.users import reader_accounts
@@ -100,6 +104,14 @@ def pairwise_pairs(request: Request, session: SessionDep, study_id: IdPath) -> R
     study = get_study(session, study_id)
     if not Design(study.design).pairs:
         raise NotFound(f"study {study.name!r} is not a pairwise study")
-    body = zipped_pairwise(request.app.state.engine, study_id)
-    return Response(body, media_type="application/zip", headers={
-        "Content-Disposition": f'attachment; filename="pairwise-study-{study_id}.zip"'})
+    scratch = Path(tempfile.mkdtemp(prefix="pairwise-"))
+    archive = scratch / "pairs.zip"
+    try:
+        zipped_pairwise(request.app.state.engine, study_id, archive)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    # Sent from disk, and removed once sent.
+    return FileResponse(archive, media_type="application/zip",
+                        filename=f"pairwise-study-{study_id}.zip",
+                        background=BackgroundTask(shutil.rmtree, scratch, ignore_errors=True))

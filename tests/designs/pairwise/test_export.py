@@ -1,7 +1,6 @@
 """A pairwise study's pairs exported in the EditReward layout, with every reader's vote and
 their agreement, "both unacceptable" kept apart, and loaded back with datasets."""
 
-import io
 import json
 import zipfile
 from dataclasses import replace
@@ -70,9 +69,10 @@ def test_the_pairs_load_with_datasets_and_keep_every_vote(demo_engine: Engine, t
             assert [v["choice"] for v in row["votes"]] == ["path1", "path1"]
 
 
-def test_the_download_is_the_same_folder_zipped(demo_engine: Engine) -> None:
+def test_the_download_is_the_same_folder_zipped(demo_engine: Engine, tmp_path: Path) -> None:
     study_id = read_study(demo_engine)
-    archive = zipfile.ZipFile(io.BytesIO(zipped_pairwise(demo_engine, study_id)))
+    zipped_pairwise(demo_engine, study_id, tmp_path / "pairs.zip")
+    archive = zipfile.ZipFile(tmp_path / "pairs.zip")
     names = set(archive.namelist())
     assert {"pairs.jsonl", "pairs.parquet", "manifest.json"} <= names
     rows = [json.loads(line) for line in archive.read("pairs.jsonl").decode().splitlines()]
