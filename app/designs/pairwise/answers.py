@@ -58,6 +58,15 @@ def choice_of(call: str, left_is_first: bool) -> str:
     return call
 
 
+def call_of(choice: str, left_is_first: bool) -> str:
+    """What was stored, as the key that says it on a read with these sides (choice_of undone)."""
+    if choice == "first":
+        return "a" if left_is_first else "b"
+    if choice == "second":
+        return "b" if left_is_first else "a"
+    return choice
+
+
 def submit(session: Session, study: Study, assignment: Assignment,
            answer: PairAnswerIn) -> PairAnswer:
     assignment_id = assignment.id
@@ -130,17 +139,15 @@ class PairView:
 
     def said(self, version: PairAnswer) -> str:
         """A version's answer in the screen's terms (sides, not edits)."""
-        if version.choice in ("first", "second"):
-            return "A" if (version.choice == "first") == version.first_left else "B"
-        return {"equal": "equal", "neither": "both unacceptable"}[version.choice]
+        return {"a": "A", "b": "B", "equal": "equal", "neither": "both unacceptable"}[
+            call_of(version.choice, version.first_left)]
 
     def state(self) -> dict[str, object]:
         """The form as the newest version left it."""
         if self.shown is None or self.shown.retracted:
             return {}
-        call = {"A": "a", "B": "b", "both unacceptable": "neither"}.get(self.said(self.shown),
-                                                                      self.shown.choice)
-        return {"call": call, "confidence": self.shown.confidence,
+        return {"call": call_of(self.shown.choice, self.shown.first_left),
+                "confidence": self.shown.confidence,
                 "tags": json.loads(self.shown.tags), "comment": self.shown.comment}
 
     @staticmethod

@@ -123,3 +123,12 @@ def test_the_cli_writes_the_pairs_and_names_a_wrong_study(demo_engine: Engine, t
     assert again.exit_code == 1 and "already exists" in again.output
     wrong = runner.invoke(cli, ["export-pairwise", "no such study", str(tmp_path / "x")], env=env)
     assert wrong.exit_code == 1 and "no pairwise study" in wrong.output
+
+
+@pytest.mark.parametrize("left_is_first", [True, False])
+def test_a_stored_choice_reads_back_as_the_key_pressed(left_is_first: bool) -> None:
+    from app.designs.pairwise.answers import call_of, choice_of
+
+    for call in ("a", "b", "equal", "neither"):
+        assert call_of(choice_of(call, left_is_first), left_is_first) == call
+    assert choice_of("a", left_is_first) == ("first" if left_is_first else "second")
