@@ -16,7 +16,8 @@ a locked study's cases, its settled reference and the candidates' verdicts, and 
 - Order bias: the candidate's verdicts with the original image shown first, against its
   verdicts in the usual order: the share that flips, and the change in pass rate.
 - Ranks: a judge is placed above another only where the paired interval of their difference
-  in agreement excludes zero; others are "indistinguishable" from each other.
+  in agreement excludes zero. That relation is a partial order, not tiers: it is shown as a
+  compact letter display and as the list of separated pairs.
 
 A candidate's figures on a question read its first repeat in the usual order; an edit it could
 not judge (an unreadable answer, a failed call) is left out of its comparisons and counted.
@@ -115,27 +116,50 @@ class Board:
     # Each edit's task (id, key), in the reference's order, for the flipped edits' links.
     edits: tuple[tuple[int, str], ...] = ()
 
-    def tiers(self) -> list[list[str]]:
-        """Judges in groups: each group beats every judge in the groups after it on paired
-        evidence, and no one in a group is shown to beat another in it."""
+    def letters(self) -> dict[str, str]:
+        """A compact letter display (Piepho 2004, insert and absorb): judges that share a letter
+        are not shown to differ, and two judges shown to differ never share one. Unlike tiers
+        chained through "indistinguishable" pairs, it stays true when A beats C while B beats
+        neither. Letters run from the best-agreeing judge down."""
         names = [r.name for r in self.rows]
-        beats = {r.name: set(r.above) for r in self.rows}
-        groups: list[list[str]] = []
-        for name in names:
-            if groups and not all(name in beats[other] for other in groups[-1]):
-                groups[-1].append(name)
-            else:
-                groups.append([name])
-        # A later judge may still be beaten by only part of a group: merge until consistent.
-        merged = True
-        while merged:
-            merged = False
-            for i in range(len(groups) - 1):
-                if not all(b in beats[a] for a in groups[i] for b in groups[i + 1]):
-                    groups[i] += groups.pop(i + 1)
-                    merged = True
-                    break
-        return groups
+        columns: list[set[str]] = [set(names)]
+        for row in self.rows:
+            for lower in row.above:
+                split: list[set[str]] = []
+                for column in columns:
+                    if row.name in column and lower in column:
+                        split += [column - {row.name}, column - {lower}]
+                    else:
+                        split.append(column)
+                # absorb: a column inside another says nothing the bigger one does not
+                columns = [c for i, c in enumerate(split) if c and not any(
+                    c < o or (c == o and j < i) for j, o in enumerate(split) if j != i)]
+        order = {n: i for i, n in enumerate(names)}
+        columns.sort(key=lambda c: sorted(order[n] for n in c))
+        return {n: "".join(_letter(i) for i, c in enumerate(columns) if n in c) for n in names}
+
+    def separations(self) -> list[tuple[str, str]]:
+        """Every pair (better, worse) whose paired interval excludes zero, best first."""
+        return [(r.name, lower) for r in self.rows for lower in r.above]
+
+    def ranks_line(self) -> str:
+        """The partial order in words: who is shown above whom, and who is not separated."""
+        pairs = self.separations()
+        if len(self.rows) < 2:
+            return "one judge, nothing to rank"
+        if not pairs:
+            return "no judge is shown to differ from another"
+        shown = "; ".join(f"{a} > {b}" for a, b in pairs)
+        apart = {n for pair in pairs for n in pair}
+        loose = [r.name for r in self.rows if r.name not in apart]
+        if loose:
+            shown += "; not separated from any judge: " + ", ".join(loose)
+        return shown
+
+
+def _letter(i: int) -> str:
+    # past 26 groups (ten judges rarely make five) the letters take a number
+    return chr(ord("a") + i % 26) + (str(i // 26) if i >= 26 else "")
 
 
 def boards(clusters: Sequence[Hashable], reference: list[dict[str, Vote]], record: Answers,

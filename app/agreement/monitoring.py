@@ -2,14 +2,19 @@
 (app/confidence_sequence.py), whether the study's target for it is met, and the reads still
 needed to meet it, projected.
 
-A source image enters the sequence once every read assigned on its cases is in, in the order
-images were completed; its cases are compared as they stood then, with the readers'
-consensus on the primary question and without adjudication (an adjudication comes later and
-would change a past observation). Ties are left out, as in the primary analysis before
-adjudication. Readers read in random orders, so completed images arrive as draws from the
-study's sample, save that an image with more cases tends to complete later (stated on the
-page and in the README). An adaptive study's sequence follows its draws instead, batch by
-batch, which nothing about the reads can reorder.
+The study's source images are put in a random order fixed when the study was made (from its
+secret, which no reader sees). An image enters the sequence once it is fully read and every
+image before it in that order has entered; its cases are compared as they stood then, with
+the readers' consensus on the primary question and without adjudication (an adjudication
+comes later and would change a past observation). Ties are left out, as in the primary
+analysis before adjudication. The order of completion is no such draw: an image with more
+cases completes later, and where a share depends on an image's size the early images are
+not like the late ones, and a miss early on is carried to the end by the running
+intersection (time-uniform coverage fell to 0.53 in benchmarks/sequential_coverage.py
+--size-linked). A fixed random order makes the images arrive as draws from the study's
+sample whatever their size; complete images behind one still being read wait, and are
+counted as waiting. An adaptive study's sequence follows its draws instead, batch by batch,
+which nothing about the reads can reorder.
 
 The projection continues the observed sequence with images resampled from those completed
 (a fixed seed), up to the images the study has left; it is a projection, labelled so, and
@@ -30,6 +35,7 @@ from app.agreement.reference import consensus
 from app.agreement.report import first_reads
 from app.agreement.stats import Vote
 from app.confidence_sequence import ALPHA, METHOD, ratio_sequence
+from app.image_order import image_rank
 from pipeline.vocabulary import QUESTIONS
 
 # endpoint -> (what it is, whether a compared case counts: judge, reference -> hit)
@@ -107,6 +113,17 @@ class Watch:
     # (an image drawn twice is two draws), a fixed design's counts images.
     draws_made: int | None = None
     budget: int | None = None
+    # Fully read images that wait behind one earlier in the study's fixed order.
+    images_waiting: int = 0
+
+    @property
+    def images_entered(self) -> int:
+        return self.images_complete - self.images_waiting
+
+    @property
+    def all_read(self) -> bool:
+        return self.reads_done >= self.reads_planned and (
+            self.budget is None or (self.draws_made or 0) >= self.budget)
 
     @property
     def unit(self) -> str:
@@ -127,6 +144,7 @@ class Watch:
                 "images_total": self.images_total, "confidence": self.confidence,
                 "method": self.method, "precise_enough": self.precise_enough,
                 "unit": self.unit, "draws_made": self.draws_made, "budget": self.budget,
+                "images_waiting": self.images_waiting,
                 "endpoints": [e.as_dict() for e in self.endpoints],
                 "agreement": {q: e.as_dict() for q, e in self.agreement.items()}}
 
@@ -156,6 +174,24 @@ def completed_by_question(data: StudyReads,
         (c.item_id, c.judge.get(question), consensus(
             [vote(reads[(name, c.item_id)].answers[question]) for name in c.assigned])[0])
         for c in cases]) for cluster, cases, completed_at in complete] for question in questions}
+
+
+def in_fixed_order(images: list[ImageObservation], clusters: Sequence[object],
+                   secret: str) -> list[ImageObservation]:
+    """The complete images that have entered the sequence: the study's images in its fixed
+    random order, up to the first not yet complete. Each enters when it and every image
+    before it are complete (its time is the latest of theirs)."""
+    complete = {o.cluster: o for o in images}
+    entered: list[ImageObservation] = []
+    latest: datetime | None = None
+    for cluster in sorted(clusters, key=lambda c: image_rank(secret, c)):
+        found = complete.get(cluster)
+        if found is None:
+            break
+        if found.completed_at is not None and (latest is None or found.completed_at > latest):
+            latest = found.completed_at
+        entered.append(ImageObservation(found.cluster, latest, found.verdicts))
+    return entered
 
 
 def overturned(data: StudyReads, question: str) -> dict[int, bool | None]:
@@ -285,16 +321,22 @@ def _endpoint(images: list[ImageObservation], name: str, target: float | None,
 
 
 def watch(data: StudyReads, question: str, targets: dict[str, float], *,
-          draws: list[Draw] | None = None, budget: int | None = None) -> Watch:
+          draws: list[Draw] | None = None, budget: int | None = None,
+          secret: str = "") -> Watch:
     """The primary question's endpoints with their targets, and every question's agreement.
-    An adaptive study gives its ``draws`` and ``budget`` (the draws it may make): its figures
-    weight each draw by its inverse probability (Hansen-Hurwitz, as a ratio)."""
+    A fixed design's images enter in the random order its ``secret`` fixes. An adaptive
+    study gives its ``draws`` and ``budget`` (the draws it may make): its figures weight each
+    draw by its inverse probability (Hansen-Hurwitz, as a ratio)."""
     per_image: dict[object, int] = {}
     for case in data.cases:
         per_image[case.cluster] = per_image.get(case.cluster, 0) + 1
     planned = sum(len(c.assigned) for c in data.cases)
     done = sum(1 for r in data.reads if not r.repeat)
     by_question = completed_by_question(data, QUESTIONS)
+    complete = len(by_question[question])
+    if draws is None:
+        by_question = {q: in_fixed_order(found, list(per_image), secret)
+                       for q, found in by_question.items()}
     images = by_question[question]
     if draws is None:
         shape = _Study(bound=max(per_image.values(), default=1), images=len(per_image),
@@ -309,7 +351,8 @@ def watch(data: StudyReads, question: str, targets: dict[str, float], *,
     agreement = {q: endpoints[0] if q == question else _endpoint(found, "agreement", None, shape)
                  for q, found in by_question.items()}
     return Watch(question=question, reads_done=done, reads_planned=planned,
-                 images_complete=len(images), images_total=len(per_image), endpoints=endpoints,
+                 images_complete=complete, images_total=len(per_image), endpoints=endpoints,
+                 images_waiting=complete - len(images) if draws is None else 0,
                  agreement=agreement, confidence=1 - ALPHA, method=METHOD,
                  draws_made=len(draws) if draws is not None else None,
                  budget=shape.images if draws is not None else None)

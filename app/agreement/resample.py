@@ -52,6 +52,30 @@ METHOD = ("cluster bootstrap over source images, BCa with the tail expanded for 
 Statistic = Callable[[np.ndarray], np.ndarray]
 
 
+class Share:
+    """A share of cases, top / bottom of the summed features, that knows what it conditions
+    on: a share given one rater's fail rests on the cases (and source images) with that fail,
+    not on every case of the table. Its n and its number of source images are counted from
+    ``bottom``, so an interval at 0 or 1 is exact for the right number of images."""
+
+    def __init__(self, top: Statistic, bottom: Statistic) -> None:
+        self.top, self.bottom = top, bottom
+
+    def __call__(self, sums: np.ndarray) -> np.ndarray:
+        top, bottom = self.top(sums), self.bottom(sums)
+        with np.errstate(all="ignore"):
+            return np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1), np.nan)
+
+
+def _resting(statistic: Statistic, total: np.ndarray, per_cluster: np.ndarray,
+             n: int, clusters: int) -> tuple[int, int]:
+    """The cases and the source images a figure rests on: its denominator's, for a share."""
+    if not isinstance(statistic, Share):
+        return n, clusters
+    return (round(float(statistic.bottom(total))),
+            int((statistic.bottom(per_cluster) > 0).sum()))
+
+
 @dataclass(frozen=True)
 class Figure:
     """A figure with its cluster-bootstrap interval; value None when undefined."""
@@ -229,11 +253,13 @@ class ClusterBootstrap:
                 n: int, bounds: dict[str, tuple[float, float]] | None = None) -> dict[str, Figure]:
         """Several figures of the same cases from one resampling of their features."""
         total, boot, jackknife, clusters = self.resampled(features)
-        outcomes = []
+        per_cluster = total[None, :] - jackknife
+        outcomes, resting = [], []
         for statistic in statistics.values():
             with np.errstate(all="ignore"):
                 outcomes.append((statistic(total[None, :])[0], statistic(boot), statistic(jackknife)))
-        found = self._figures(outcomes, [clusters] * len(outcomes), [n] * len(outcomes),
+            resting.append(_resting(statistic, total, per_cluster, n, clusters))
+        found = self._figures(outcomes, [c for _, c in resting], [m for m, _ in resting],
                               [(bounds or {}).get(name) for name in statistics])
         return dict(zip(statistics, found, strict=True))
 
@@ -253,15 +279,17 @@ class ClusterBootstrap:
         total, boot, jackknife, _ = self.resampled(features.reshape(cases, sets * width))
         held = self.cluster_sums(np.abs(features).sum(axis=2)).astype(bool).sum(axis=0)
         stacked = np.concatenate([total[None, :], boot, jackknife]).reshape(-1, sets, width)
-        outcomes = []
+        per_cluster = (total[None, :] - jackknife).reshape(-1, sets, width)
+        outcomes, resting = [], []
         for statistic in statistics.values():
             with np.errstate(all="ignore"):
                 values = statistic(stacked)
             for s in range(sets):
                 outcomes.append((values[0, s], values[1:1 + self.resamples, s],
                                  values[1 + self.resamples:, s]))
-        found = self._figures(outcomes, [int(held[s]) for _ in statistics for s in range(sets)],
-                              [ns[s] for _ in statistics for s in range(sets)],
+                resting.append(_resting(statistic, stacked[0, s], per_cluster[:, s], ns[s],
+                                        int(held[s])))
+        found = self._figures(outcomes, [c for _, c in resting], [m for m, _ in resting],
                               [bounds.get(name) for name in statistics for _ in range(sets)])
         return [{name: found[i * sets + s] for i, name in enumerate(statistics)}
                 for s in range(sets)]
@@ -283,7 +311,8 @@ class ClusterBootstrap:
         figures: list[Figure | None] = [None] * len(outcomes)
         batch: list[int] = []
         for i, (value, values, left_out) in enumerate(outcomes):
-            figure = self._without_interval(_finite(float(value)), values, clusters[i], ns[i])
+            figure = self._without_interval(_finite(float(value)), values, clusters[i], ns[i],
+                                            bounds[i])
             if figure is not None:
                 figures[i] = figure
             elif np.isfinite(values).all() and np.isfinite(left_out).all():
@@ -306,13 +335,18 @@ class ClusterBootstrap:
 
     @staticmethod
     def _without_interval(value: float | None, values: np.ndarray, clusters: int,
-                          n: int) -> Figure | None:
+                          n: int, bounds: tuple[float, float] | None) -> Figure | None:
         """The figure when it has no interval (undefined, one source image, most resamples
         undefined); None when it has one."""
         # A figure rests on the source images that hold its cases (a reader who read a few
         # cases gives a figure on a few images), whatever the slice holds besides.
         if value is None or n == 0:
             return Figure(None, n=n, clusters=clusters)
+        if clusters < 2 and bounds == (0.0, 1.0) and value in (0.0, 1.0):
+            # 1 of 1 (or 0 of 1) still has an exact interval, on that one image
+            low, high = clopper_pearson(value, clusters)
+            return Figure(value, low, high, n=n, clusters=clusters,
+                          warning="one source image: Clopper-Pearson interval on 1 source image")
         if clusters < 2:
             return Figure(value, n=n, clusters=clusters, warning="one source image: no interval")
         dropped = int(len(values) - np.isfinite(values).sum())

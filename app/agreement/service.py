@@ -115,7 +115,8 @@ def _watch(session: Session, study: Study, data: StudyReads | None,
         draws, budget = adaptive_draws(session, study)
         return _watches.get_or_make((fingerprint, len(draws)), lambda: watch(
             reads(), primary, targets, draws=draws, budget=budget))
-    return _watches.get_or_make(fingerprint, lambda: watch(reads(), primary, targets))
+    return _watches.get_or_make(fingerprint, lambda: watch(reads(), primary, targets,
+                                                           secret=study.order_secret))
 
 
 def adaptive_draws(session: Session, study: Study) -> tuple[list[Draw], int]:

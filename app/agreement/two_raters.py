@@ -19,7 +19,7 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 
-from app.agreement.resample import ClusterBootstrap, Figure, Statistic
+from app.agreement.resample import ClusterBootstrap, Figure, Share, Statistic
 from app.agreement.stats import Table2x2, Vote
 
 PP, PF, FP, FF = range(4)
@@ -94,12 +94,13 @@ FIGURES: dict[str, Statistic] = {
     # A fails what B passes: for the judge against the reference, the judge is "too strict".
     "a_stricter": lambda t: ratio(t[..., FP], _n(t)),
     "a_more_lenient": lambda t: ratio(t[..., PF], _n(t)),
-    "a_stricter_given_b_pass": lambda t: ratio(t[..., FP], t[..., PP] + t[..., FP]),
-    "a_more_lenient_given_b_fail": lambda t: ratio(t[..., PF], t[..., PF] + t[..., FF]),
+    # Conditional shares rest on the cases of their condition (their n and source images).
+    "a_stricter_given_b_pass": Share(lambda t: t[..., FP], lambda t: t[..., PP] + t[..., FP]),
+    "a_more_lenient_given_b_fail": Share(lambda t: t[..., PF], lambda t: t[..., PF] + t[..., FF]),
     # Given A's verdict: of what A passed, the share B fails (the figure an accepted-only
     # study can estimate), and of what A failed, the share B passes.
-    "b_fail_given_a_pass": lambda t: ratio(t[..., PF], t[..., PP] + t[..., PF]),
-    "b_pass_given_a_fail": lambda t: ratio(t[..., FP], t[..., FP] + t[..., FF]),
+    "b_fail_given_a_pass": Share(lambda t: t[..., PF], lambda t: t[..., PP] + t[..., PF]),
+    "b_pass_given_a_fail": Share(lambda t: t[..., FP], lambda t: t[..., FP] + t[..., FF]),
 }
 SIGNED = {"kappa", "pabak", "ac1"}
 BOUNDS = {name: ((-1.0, 1.0) if name in SIGNED else (0.0, 1.0)) for name in FIGURES}

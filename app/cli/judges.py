@@ -66,20 +66,24 @@ def _figure(f: Figure | None, style: str = "share") -> str:
 
 
 def board_text(board: Board) -> str:
+    # names are shown whole: two candidates often differ only in their last characters
+    width = max([len("judge"), *(len(r.name) for r in board.rows)]) + 2
     lines = [f"{board.question}: judges by agreement with the readers' reference "
              f"(95 % cluster-bootstrap intervals over source images)",
-             f"{'judge':<28}{'n':>5}  {'agreement':<24}{'kappa':<24}{'too strict':<24}"
+             f"{'judge':<{width}}{'n':>5}  {'agreement':<24}{'kappa':<24}{'too strict':<24}"
              f"{'too lenient':<24}{'vs record':<26}{'Holm p':>8}"]
     for row in board.rows:
         paired = row.paired
         vs = NONE if paired is None else _figure(paired.difference, "points")
         holm = NONE if paired is None or paired.holm_p is None else f"{paired.holm_p:.3g}"
-        lines.append(f"{row.name[:27]:<28}{row.n:>5}  {_figure(row.figures['agreement']):<24}"
+        lines.append(f"{row.name:<{width}}{row.n:>5}  {_figure(row.figures['agreement']):<24}"
                      f"{_figure(row.figures['kappa'], 'number'):<24}"
                      f"{_figure(row.figures['a_stricter']):<24}"
                      f"{_figure(row.figures['a_more_lenient']):<24}{vs:<26}{holm:>8}")
-    lines.append("ranks, where paired intervals support them: " + " > ".join(
-        " = ".join(tier) for tier in board.tiers()))
+    letters = board.letters()
+    lines.append("ranks, where paired intervals support them: " + board.ranks_line())
+    lines.append("groups (judges sharing a letter are not shown to differ): " + ", ".join(
+        f"{name} {letters[name]}" for name in letters))
     for row in board.rows:
         extra = _extras(row)
         if extra:
@@ -117,7 +121,9 @@ def board_json(boards: dict[str, Board]) -> str:
                     "flipped": r.order.flipped.as_dict(),
                     "pass_rate_change": r.order.pass_rate_change.as_dict()},
                 "ranked_above": list(r.above)}
-    return json.dumps({q: {"rows": [row(r) for r in b.rows], "tiers": b.tiers()}
+    return json.dumps({q: {"rows": [row(r) for r in b.rows], "letters": b.letters(),
+                           "separated": [list(p) for p in b.separations()],
+                           "ranks": b.ranks_line()}
                        for q, b in boards.items()}, indent=2) + "\n"
 
 

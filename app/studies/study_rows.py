@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlmodel import Session, SQLModel, col
 
 from app import bulk
+from app.image_order import blocks
 from app.models import Attempt, Task
 from app.studies.models import Shows, Study
 from app.studies.pool import Candidate, verdicts_of_record
@@ -72,6 +73,7 @@ def write_items_and_worklists(session: Session, study: Study, items: list[ItemRo
         (item_id, study.id, i.task_id, i.attempt_id, i.stratum, i.judge_verdict_id,
          secrets.token_hex(12), i.reader_instruction, i.shows)
         for item_id, i in zip(item_ids, items, strict=True)])
+    block = _blocks_of_items(session, study, items, item_ids)
     canonical = list(item_ids)
     # From the study's secret, not its seed: a reader who knows the seed (it is shown with the
     # study) and their own user id could otherwise rebuild their order.
@@ -85,7 +87,7 @@ def write_items_and_worklists(session: Session, study: Study, items: list[ItemRo
     for user_id, own in per_reader.items():
         order_seed = random.Random(f"{study.order_secret}:reader:{user_id}").randrange(2**31)
         readers.append((study.id, user_id, order_seed))
-        first, again = _worklist(study, user_id, own, order_seed, ids)
+        first, again = _worklist(study, user_id, own, order_seed, ids, block)
         first_reads += first
         repeats += again
     bulk.insert_rows(conn, T["study_reader"], ("study_id", "user_id", "order_seed"), readers)
@@ -97,11 +99,30 @@ def write_items_and_worklists(session: Session, study: Study, items: list[ItemRo
 Row = tuple[int, int, int, int, int, int | None, str]
 
 
+def _blocks_of_items(session: Session, study: Study, items: list[ItemRow],
+                     item_ids: list[int]) -> dict[int, int]:
+    """Each item's block of the study's fixed image order (app/image_order.py)."""
+    tasks = sorted({i.task_id for i in items})
+    image_of: dict[int, object] = {}
+    for start in range(0, len(tasks), 5000):  # within SQLite's default limit of parameters
+        chunk = tasks[start:start + 5000]
+        image_of.update(session.execute(select(col(Task.id), col(Task.source_image_id)).where(
+            col(Task.id).in_(chunk))).all())
+    # the cluster as the figures name it (app/agreement/reads.py Case.cluster)
+    cluster = {t: image if image is not None else f"task-{t}" for t, image in image_of.items()}
+    block = blocks(study.order_secret, cluster.values())
+    return {item_id: block[cluster[i.task_id]] for item_id, i in zip(item_ids, items, strict=True)}
+
+
 def _worklist(study: Study, user_id: int, own: list[int], order_seed: int,
-              ids: bulk.IdAllocator) -> tuple[list[Row], list[Row]]:
+              ids: bulk.IdAllocator, block: dict[int, int]) -> tuple[list[Row], list[Row]]:
     assert study.id is not None
     order = sorted(own)
     random.Random(order_seed).shuffle(order)
+    # Block by block through the study's fixed image order, the reader's own order inside a
+    # block: images are then completed roughly in that order, and enter the anytime-valid
+    # figures as the study goes, not only at its end.
+    order.sort(key=lambda item_id: block[item_id])
     repeats = round(len(order) * study.repeat_fraction)
     first_at, repeat_at = repeat_order(len(order), repeats, random.Random(f"{order_seed}:repeat"))
     first_ids = ids.take("assignment", len(order))

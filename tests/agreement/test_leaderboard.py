@@ -2,7 +2,8 @@
 
 import random
 
-from app.agreement.leaderboard import RECORD, Answers, boards
+from app.agreement.leaderboard import RECORD, Answers, Board, Row, boards
+from app.agreement.resample import Figure
 from pipeline.vocabulary import QUESTIONS
 
 N = 240  # edits, two per source image
@@ -34,8 +35,8 @@ def test_a_perfect_judge_beats_the_record_and_a_copy_is_indistinguishable() -> N
     copy = rows["copy"].paired
     assert copy is not None and copy.difference.value == 0.0
     assert copy.only_candidate_right == copy.only_record_right == 0 and copy.mcnemar_clustered_p is None
-    assert board.tiers()[0] == ["perfect"]
-    assert {frozenset(t) for t in board.tiers()} == {frozenset({"perfect"}), frozenset({RECORD, "copy"})}
+    letters = board.letters()
+    assert letters["perfect"] == "a" and letters[RECORD] == letters["copy"] == "b"
 
 
 def test_lenient_and_strict_judges_err_their_own_way() -> None:
@@ -108,3 +109,36 @@ def test_the_flip_matrix_counts_each_change_and_whom_the_readers_side_with() -> 
     assert (found.to_fail_readers_agree, found.to_fail_readers_disagree,
             found.to_pass_readers_agree, found.to_pass_readers_disagree) == (1, 1, 1, 1)
     assert found.total == 4 and [e[0] for e in found.edits] == [0, 1, 2, 3]
+
+
+def _board(above: dict[str, tuple[str, ...]]) -> Board:
+    figure = Figure(0.5, 0.4, 0.6, 10, 5)
+    return Board("overall", [Row(name, {"agreement": figure}, 10, 0, above=beats)
+                             for name, beats in above.items()])
+
+
+def test_a_judge_not_separated_from_two_that_differ_is_grouped_with_neither_alone() -> None:
+    # A beats C; B beats neither and neither beats B. Chained tiers said "A = B = C".
+    board = _board({"A": ("C",), "B": (), "C": ()})
+    letters = board.letters()
+    assert set(letters["A"]) & set(letters["C"]) == set()
+    assert set(letters["B"]) & set(letters["A"]) and set(letters["B"]) & set(letters["C"])
+    assert board.ranks_line() == "A > C; not separated from any judge: B"
+
+
+def test_letters_never_join_two_judges_shown_to_differ() -> None:
+    rng = random.Random(5)
+    for _ in range(300):
+        names = [f"j{i}" for i in range(rng.randint(2, 7))]
+        above = {n: tuple(m for m in names[i + 1:] if rng.random() < 0.4)
+                 for i, n in enumerate(names)}
+        letters = _board(above).letters()
+        for a, beaten in above.items():
+            for b in beaten:
+                assert not set(letters[a]) & set(letters[b]), (above, letters)
+        # two judges not separated share a letter
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                if b not in above[a]:
+                    assert set(letters[a]) & set(letters[b]), (above, letters)
+    assert _board({"A": (), "B": ()}).ranks_line() == "no judge is shown to differ from another"

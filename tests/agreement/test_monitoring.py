@@ -8,6 +8,7 @@ import numpy as np
 from app.agreement.monitoring import MIN_IMAGES_TO_PROJECT, watch
 from app.agreement.reads import Case, Read, StudyReads
 from app.confidence_sequence import mean_sequence, ratio_sequence
+from app.image_order import image_rank
 from pipeline.vocabulary import DIMENSIONS
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -40,19 +41,24 @@ def study(judges: list[bool], references: list[bool], *, unread: set[int] = froz
 
 def test_an_image_counts_once_every_read_assigned_on_it_is_in():
     data = study([True, True, False], [True, False, False], unread={1})
-    agreement = watch(data, "overall", {}).endpoints[0]
+    # a secret that puts image 1 last in the fixed order: nothing waits behind it
+    secret = next(s for s in map(str, range(100))
+                  if max(range(3), key=lambda i: image_rank(s, i)) == 1)
+    result = watch(data, "overall", {}, secret=secret)
+    agreement = result.endpoints[0]
     assert (agreement.cases, agreement.images) == (2, 2)  # image 1 waits for reader b
-    assert agreement.estimate == 1.0
+    assert agreement.estimate == 1.0 and result.images_waiting == 0
 
 
-def test_the_interval_is_the_confidence_sequence_of_the_images_in_completion_order():
+def test_the_interval_is_the_confidence_sequence_of_the_images_in_the_studys_fixed_order():
     rng = np.random.default_rng(5)
     judges = [bool(j) for j in rng.random(80) < 0.8]
     references = [j if rng.random() < 0.85 else not j for j in judges]
     order = list(rng.permutation(80))
-    result = watch(study(judges, references, order=order), "overall", {})
+    result = watch(study(judges, references, order=order), "overall", {}, secret="s3cret")
     hits = np.array([j == r for j, r in zip(judges, references, strict=True)], dtype=float)
-    sequence = mean_sequence(hits[np.argsort(order)], planned=80)
+    fixed = sorted(range(80), key=lambda image: image_rank("s3cret", image))
+    sequence = mean_sequence(hits[fixed], planned=80)
     agreement = result.endpoints[0]
     assert (agreement.low, agreement.high) == (sequence.low[-1], sequence.high[-1])
     assert agreement.estimate == hits.mean() and agreement.cases == 80
@@ -60,6 +66,28 @@ def test_the_interval_is_the_confidence_sequence_of_the_images_in_completion_ord
     assert result.agreement["compliance"].cases == 0  # the judge answered only "overall"
     strict = next(e for e in result.endpoints if e.endpoint == "too_strict")
     assert strict.estimate == np.mean([r and not j for j, r in zip(judges, references, strict=True)])
+
+
+def test_the_order_images_were_completed_in_changes_nothing():
+    # Small images complete first; where the share depends on an image's size, a sequence
+    # in completion order carried an early miss to the end (coverage 0.53).
+    rng = np.random.default_rng(6)
+    judges = [bool(j) for j in rng.random(120) < 0.8]
+    references = [j if rng.random() < 0.8 else not j for j in judges]
+    first = watch(study(judges, references, order=list(range(120))), "overall", {}, secret="k")
+    other = watch(study(judges, references, order=list(rng.permutation(120))), "overall", {},
+                  secret="k")
+    assert [(e.low, e.high) for e in first.endpoints] == [(e.low, e.high) for e in other.endpoints]
+
+
+def test_a_complete_image_waits_behind_an_earlier_one_of_the_fixed_order():
+    judges = [True] * 6
+    fixed = sorted(range(6), key=lambda image: image_rank("w", image))
+    data = study(judges, judges, unread={fixed[2]})
+    result = watch(data, "overall", {}, secret="w")
+    assert result.images_complete == 5 and result.images_waiting == 3
+    assert result.endpoints[0].images == result.images_entered == 2
+    assert result.endpoints[0].cases == 2
 
 
 def test_images_of_several_cases_are_one_unit_scaled_by_the_largest_image():
@@ -84,7 +112,9 @@ def test_a_met_target_says_when_and_the_study_may_stop():
     agreement = result.endpoints[0]
     assert agreement.met and agreement.half_width is not None and agreement.half_width <= 0.05
     assert agreement.met_after_images is not None and agreement.met_after_images < 300
-    assert agreement.met_at == START + timedelta(minutes=agreement.met_after_images - 1)
+    fixed = sorted(range(300), key=lambda image: image_rank("", image))
+    # entered once it and every image before it in the fixed order were complete
+    assert agreement.met_at == START + timedelta(minutes=max(fixed[:agreement.met_after_images]))
     assert result.precise_enough
 
 
@@ -95,12 +125,14 @@ def test_an_unmet_target_is_projected_only_after_enough_images():
     few = watch(study(judges, references, unread=set(range(MIN_IMAGES_TO_PROJECT - 1, 400))),
                 "overall", {"agreement": 0.08})
     assert few.endpoints[0].images_needed is None and few.endpoints[0].final_half_width is None
-    some = watch(study(judges, references, unread=set(range(60, 400))), "overall", {"agreement": 0.08})
+    # the first 60 images of the study's fixed order are read (readers go through it by blocks)
+    later = set(sorted(range(400), key=lambda image: image_rank("", image))[60:])
+    some = watch(study(judges, references, unread=later), "overall", {"agreement": 0.08})
     agreement = some.endpoints[0]
     assert not agreement.met and not some.precise_enough
     assert agreement.images_needed is not None and 0 < agreement.images_needed <= 340
     assert agreement.reads_needed == agreement.images_needed * 2  # two readers per image
-    out_of_reach = watch(study(judges, references, unread=set(range(60, 400))), "overall",
+    out_of_reach = watch(study(judges, references, unread=later), "overall",
                          {"agreement": 0.01}).endpoints[0]
     assert out_of_reach.images_needed is None
     assert out_of_reach.final_half_width is not None and out_of_reach.final_half_width > 0.01

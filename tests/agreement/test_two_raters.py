@@ -117,10 +117,39 @@ def test_kappa_is_undefined_when_one_rater_is_constant() -> None:
 
 def test_every_figure_of_a_pair_counts_the_same_source_images() -> None:
     """An image whose one case the reference left open holds no compared case: the indices
-    counted it (51 images) where agreement and kappa did not (50)."""
+    counted it (51 images) where agreement and kappa did not (50). A share given one
+    rater's verdict counts the images holding that verdict."""
     judge, reference = expand(40, 5, 3, 10)
     judge, reference = [*judge, True], [*reference, None]
     result = compare(judge, reference, ClusterBootstrap([i // 2 for i in range(58)] + [99],
                                                          resamples=200)).figures
-    counted = {name: f.clusters for name, f in result.items()}
+    counted = {name: f.clusters for name, f in result.items() if "_given_" not in name}
     assert set(counted.values()) == {29}, counted
+    # B fails the cases 40-44 and 48-57 (images 20-22 and 24-28); B passes 0-39 and 45-47
+    assert result["a_more_lenient_given_b_fail"].clusters == 8
+    assert result["a_more_lenient_given_b_fail"].n == 15
+    assert result["a_stricter_given_b_pass"].clusters == 22
+
+
+def test_a_conditional_share_at_one_rests_on_its_own_cases_and_images() -> None:
+    # Four source images; B fails one case only (image 3), and A passes it.
+    judge = [True, True, False, True, False, True]
+    reference = [True, True, True, True, True, False]
+    boot = ClusterBootstrap([0, 0, 1, 1, 2, 3], resamples=500)
+    figure = compare(judge, reference, boot).figures["a_more_lenient_given_b_fail"]
+    assert figure.value == 1.0 and figure.n == 1 and figure.clusters == 1
+    assert figure.low == pytest.approx(0.025, abs=1e-9) and figure.high == 1.0
+    # Given B's pass: 5 cases on 3 images (0, 1, 2), a share of 2 / 5 (A fails two)
+    stricter = compare(judge, reference, boot).figures["a_stricter_given_b_pass"]
+    assert stricter.n == 5 and stricter.clusters == 3
+
+
+def test_a_conditional_share_at_zero_is_exact_on_the_images_of_its_condition() -> None:
+    # B fails three cases on two of ten images; A fails them all: 0 of 3, on 2 images.
+    judge = [True] * 10 + [False] * 3
+    reference = [True] * 10 + [False] * 3
+    boot = ClusterBootstrap([*range(10), 8, 8, 9], resamples=500)
+    figure = compare(judge, reference, boot).figures["a_more_lenient_given_b_fail"]
+    assert figure.value == 0.0 and figure.n == 3 and figure.clusters == 2
+    assert figure.low == 0.0
+    assert figure.high == pytest.approx(1 - 0.025 ** (1 / 2), abs=1e-9)
