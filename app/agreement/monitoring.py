@@ -21,10 +21,11 @@ The projection continues the observed sequence with images resampled from those 
 needs at least MIN_IMAGES_TO_PROJECT completed images.
 """
 
+import bisect
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -61,6 +62,7 @@ class ImageObservation:
     cluster: object
     completed_at: datetime | None
     verdicts: list[tuple[int, Vote, Vote]]  # per case: item id, the judge, the consensus
+    ties: int = 0  # cases the readers left tied: out of the sequence, for adjudication
 
     @property
     def judge_ref(self) -> list[tuple[bool, bool]]:
@@ -87,6 +89,7 @@ class EndpointWatch:
     images_needed: int | None
     reads_needed: int | None
     final_half_width: float | None
+    met_after_reads: int | None = None  # first reads in when the target was met
 
     @property
     def half_width(self) -> float | None:
@@ -115,6 +118,9 @@ class Watch:
     budget: int | None = None
     # Fully read images that wait behind one earlier in the study's fixed order.
     images_waiting: int = 0
+    # Cases of the entered images that the readers left tied on the question: left out of
+    # the figures until adjudicated (and of this sequence for good: see the module's doc).
+    ties: int = 0
 
     @property
     def images_entered(self) -> int:
@@ -144,7 +150,7 @@ class Watch:
                 "images_total": self.images_total, "confidence": self.confidence,
                 "method": self.method, "precise_enough": self.precise_enough,
                 "unit": self.unit, "draws_made": self.draws_made, "budget": self.budget,
-                "images_waiting": self.images_waiting,
+                "images_waiting": self.images_waiting, "ties": self.ties,
                 "endpoints": [e.as_dict() for e in self.endpoints],
                 "agreement": {q: e.as_dict() for q, e in self.agreement.items()}}
 
@@ -170,10 +176,19 @@ def completed_by_question(data: StudyReads,
         times = [r.answered_at for r in answered if r is not None and r.answered_at is not None]
         complete.append((cluster, cases, max(times, default=None)))
     complete.sort(key=lambda image: (image[2] or datetime.min, str(image[0])))
-    return {question: [ImageObservation(cluster, completed_at, [
-        (c.item_id, c.judge.get(question), consensus(
-            [vote(reads[(name, c.item_id)].answers[question]) for name in c.assigned])[0])
-        for c in cases]) for cluster, cases, completed_at in complete] for question in questions}
+    found: dict[str, list[ImageObservation]] = {}
+    for question in questions:
+        found[question] = []
+        for cluster, cases, completed_at in complete:
+            votes = [[vote(reads[(name, c.item_id)].answers[question]) for name in c.assigned]
+                     for c in cases]
+            references = [consensus(v)[0] for v in votes]
+            ties = sum(r is None and any(x is not None for x in v)
+                       for r, v in zip(references, votes, strict=True))
+            found[question].append(ImageObservation(cluster, completed_at, [
+                (c.item_id, c.judge.get(question), r)
+                for c, r in zip(cases, references, strict=True)], ties))
+    return found
 
 
 def in_fixed_order(images: list[ImageObservation], clusters: Sequence[object],
@@ -190,7 +205,7 @@ def in_fixed_order(images: list[ImageObservation], clusters: Sequence[object],
             break
         if found.completed_at is not None and (latest is None or found.completed_at > latest):
             latest = found.completed_at
-        entered.append(ImageObservation(found.cluster, latest, found.verdicts))
+        entered.append(ImageObservation(found.cluster, latest, found.verdicts, found.ties))
     return entered
 
 
@@ -347,15 +362,24 @@ def watch(data: StudyReads, question: str, targets: dict[str, float], *,
         shape = _Study(bound=1, images=max(budget or 0, len(draws), 1),
                        left=max(0, (budget or 0) - len(draws)),
                        reads_per_image=planned / len(draws) if draws else 0.0, draws=draws)
-    endpoints = [_endpoint(images, name, targets.get(name), shape) for name in ENDPOINTS]
+    answered = sorted(r.answered_at for r in data.reads if not r.repeat and r.answered_at)
+    endpoints = [_reads_at_met(_endpoint(images, name, targets.get(name), shape), answered)
+                 for name in ENDPOINTS]
     agreement = {q: endpoints[0] if q == question else _endpoint(found, "agreement", None, shape)
                  for q, found in by_question.items()}
     return Watch(question=question, reads_done=done, reads_planned=planned,
                  images_complete=complete, images_total=len(per_image), endpoints=endpoints,
                  images_waiting=complete - len(images) if draws is None else 0,
+                 ties=sum(o.ties for o in images),
                  agreement=agreement, confidence=1 - ALPHA, method=METHOD,
                  draws_made=len(draws) if draws is not None else None,
                  budget=shape.images if draws is not None else None)
+
+
+def _reads_at_met(e: EndpointWatch, answered: list[datetime]) -> EndpointWatch:
+    if e.met_at is None:
+        return e
+    return replace(e, met_after_reads=bisect.bisect_right(answered, e.met_at))
 
 
 def stopping_rule(w: Watch) -> str:
@@ -370,20 +394,32 @@ def stopping_rule(w: Watch) -> str:
 
 
 def stopping_outcome(w: Watch, *, locked: bool, locked_at: datetime | None) -> str:
-    """When and why the study stopped, or that it is still running (interim)."""
+    """When and why the study stopped, or that it is still running (interim): the reason is
+    the real one (a study that ran to its planned reads stopped for that, whenever its
+    targets were met), and each target met says when."""
     progress = (f"{w.reads_done} of {w.reads_planned} planned reads" if w.budget is None else
                 f"{w.reads_done} reads and {w.draws_made} of at most {w.budget} draws")
+    met = [e for e in w.endpoints if e.target is not None and e.met]
+    missed = [e.label for e in w.endpoints if e.target is not None and not e.met]
+    when_met = "; ".join(_when_met(e, w.unit) for e in met)
     if not locked:
+        if w.all_read:
+            return (f"Every planned read is in ({progress}); the study is still open: lock it "
+                    "to fix its figures.")
         return f"Interim: {progress}; the study is still open."
     when = f" on {locked_at:%Y-%m-%d}" if locked_at else ""
-    met = [e for e in w.endpoints if e.target is not None and e.met]
+    if w.all_read:
+        found = f"Stopped{when} when every planned read was done ({progress})"
+        if met:
+            found += f"; {'every target' if w.precise_enough else 'a target'} had been met " \
+                     f"before: {when_met}"
+        return found + (f"; not met: {', '.join(missed)}." if missed else ".")
     if w.precise_enough:
-        last = max(met, key=lambda e: e.met_after_images or 0)
-        return (f"Stopped{when} after {progress}: every target was met, the last ({last.label}) "
-                f"after {last.met_after_images} fully read {w.unit}s.")
-    if w.reads_done >= w.reads_planned and (w.budget is None or (w.draws_made or 0) >= w.budget):
-        missed = [e.label for e in w.endpoints if e.target is not None and not e.met]
-        return (f"Stopped{when} when every planned read was done ({progress})"
-                + (f"; not met: {', '.join(missed)}." if missed else "."))
+        return f"Stopped{when} after {progress} because every target was met: {when_met}."
     return (f"Locked{when} by the study's administrator after {progress}, before "
             + ("every target was met." if w.targets_set else "every planned read was done."))
+
+
+def _when_met(e: EndpointWatch, unit: str) -> str:
+    reads = "" if e.met_after_reads is None else f", {e.met_after_reads} reads in"
+    return f"{e.label} after {e.met_after_images} fully read {unit}s{reads}"

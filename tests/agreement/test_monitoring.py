@@ -151,10 +151,23 @@ def test_the_outcome_says_when_and_why_the_study_stopped():
     done = watch(study([True] * 300, [True] * 300), "overall", {"agreement": 0.05})
     when = datetime(2026, 3, 4, tzinfo=UTC)
     assert "agreement of the judge with the readers ± 0.05; overall" in stopping_rule(done)
-    assert stopping_outcome(done, locked=True, locked_at=when).startswith(
-        "Stopped on 2026-03-04 after 600 of 600 planned reads: every target was met")
+    # the study ran to its planned reads: that is why it stopped, whenever the target was met
+    met = done.endpoints[0]
+    assert met.met_after_images is not None and met.met_after_images < 300
+    assert met.met_after_reads is not None and met.met_after_reads < 600
+    assert stopping_outcome(done, locked=True, locked_at=when) == (
+        "Stopped on 2026-03-04 when every planned read was done (600 of 600 planned reads); "
+        "every target had been met before: agreement of the judge with the readers after "
+        f"{met.met_after_images} fully read images, {met.met_after_reads} reads in.")
     assert stopping_outcome(done, locked=False, locked_at=None) == (
-        "Interim: 600 of 600 planned reads; the study is still open.")
+        "Every planned read is in (600 of 600 planned reads); the study is still open: lock it "
+        "to fix its figures.")
+    last = set(sorted(range(300), key=lambda image: image_rank("", image))[250:])
+    early = watch(study([True] * 300, [True] * 300, unread=last), "overall",
+                  {"agreement": 0.05})
+    assert stopping_outcome(early, locked=True, locked_at=when).startswith(
+        "Stopped on 2026-03-04 after 550 of 600 planned reads because every target was met: "
+        "agreement of the judge with the readers after ")
     short = watch(study([True, False] * 20, [True] * 40), "overall", {"agreement": 0.05})
     assert stopping_outcome(short, locked=True, locked_at=when) == (
         "Stopped on 2026-03-04 when every planned read was done (80 of 80 planned reads); "

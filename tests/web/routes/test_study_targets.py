@@ -91,8 +91,43 @@ def test_the_study_page_says_precise_enough_once_every_target_is_met(
     page = BeautifulSoup(admin.get(f"/studies/{setup.study.id}").text, "html.parser")
     agreement = page.select_one('#watch-table tr[data-endpoint="agreement"]')
     assert "met after" in agreement.select_one(".status").text
-    assert page.select_one("#precise-enough").text.startswith("Precise enough: the study may stop.")
-    assert page.select_one("#interim").text.startswith("Interim: 16 of 16 planned reads")
+    # every read is in: the page says so and suggests locking, not "interim"
+    assert page.select_one("#interim").text.strip().startswith(
+        "Every planned read is in. 16 of 16 planned reads")
+    assert page.select_one("#interim")["data-state"] == "all-read"
+    assert page.select_one("#suggest-lock a")["href"] == "#lock-form"
+    assert page.select_one("#lock-form") is not None
+    assert page.select_one("#precise-enough").text.startswith("Every target was met")
+    assert admin.post(f"/studies/{setup.study.id}/lock", follow_redirects=False).status_code == 303
+    page = BeautifulSoup(admin.get(f"/studies/{setup.study.id}").text, "html.parser")
+    interim = page.select_one("#interim")
+    assert interim.text.strip().startswith("Final, as the study was locked: 16 of 16")
+    assert "may stop" not in interim.text and page.select_one("#suggest-lock") is None
+
+
+def test_ties_left_out_of_the_live_figures_are_counted_and_linked_to_adjudication(
+        demo_engine: Engine, settings: Settings) -> None:
+    setup = make_study(demo_engine)
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    answer_all(demo_engine, setup, {"reader-0": ["yes"] * 6 + ["no"] * 2,
+                                    "reader-1": ["yes"] * 8})
+    page = BeautifulSoup(admin.get(f"/studies/{setup.study.id}").text, "html.parser")
+    ties = page.select_one("#watch-ties")
+    assert ties.text.startswith("2 cases in these images were left tied by the readers")
+    assert ties.select_one("a")["href"] == f"/adjudicate/{setup.study.id}"
+    agreement = page.select_one('#watch-table tr[data-endpoint="agreement"] .interval').text
+    assert "n = 6 cases" in agreement
+
+
+def test_the_study_page_counts_the_reads_left_while_it_runs(demo_engine: Engine,
+                                                            settings: Settings) -> None:
+    setup = make_study(demo_engine)
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    answer_all(demo_engine, setup, {"reader-0": ["yes"] * 8, "reader-1": ["yes"] * 8},
+               skip={"reader-0": {7}, "reader-1": set(range(8))})
+    page = BeautifulSoup(admin.get(f"/studies/{setup.study.id}").text, "html.parser")
+    assert page.select_one("#reads-left").text == "9"
+    assert page.select_one("#interim")["data-state"] == "interim"
 
 
 def test_the_report_states_the_rule_and_when_and_why_the_study_stopped(
