@@ -38,11 +38,13 @@ def share_passing(members: Sequence[Sequence[Vote]]) -> list[float | None]:
 
 def stacked(members: Sequence[Sequence[Vote]], truth: Sequence[Vote],
             clusters: Sequence[Hashable]) -> tuple[list[Vote], list[float | None]]:
-    """Each edit's cross-fitted answer and probability; None where a fold could not be
-    fitted (its training edits hold one class only, or there are too few source images)."""
+    """Each edit's cross-fitted answer and probability; None where no member answered (as
+    the majority panel leaves it), or a fold could not be fitted (its training edits hold
+    one class only, or there are too few source images)."""
     x = np.array([[0.5 if a is None else float(a) for a in answers]
                   for answers in zip(*members, strict=True)], dtype=float)
     y = np.array([np.nan if t is None else float(t) for t in truth])
+    answered = [any(a is not None for a in answers) for answers in zip(*members, strict=True)]
     order = {c: i for i, c in enumerate(dict.fromkeys(clusters))}
     groups = np.array([order[c] for c in clusters])
     n = len(y)
@@ -57,6 +59,8 @@ def stacked(members: Sequence[Sequence[Vote]], truth: Sequence[Vote],
             continue
         model = LogisticRegression(C=1.0).fit(x[fit], y[fit].astype(int))
         for index, p in zip(test, model.predict_proba(x[test])[:, 1], strict=True):
+            if not answered[index]:
+                continue  # no member answered: the intercept alone is no answer of the panel's
             scores[index] = float(p)
             votes[index] = bool(p >= 0.5)
     return votes, scores

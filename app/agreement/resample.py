@@ -19,7 +19,8 @@ sums) correct. Where they cannot be computed the expanded percentile interval is
 the figure says so.
 
 A resample where a figure is undefined (a kappa whose raters used one category, a subgroup
-drawn empty) is dropped, counted and reported; the interval comes from the rest. The same
+drawn empty) is dropped, counted and reported; the interval comes from the rest, as long as
+they are at least 1 - MAX_UNDEFINED of the resamples; otherwise no interval is shown. The same
 method serves every figure, so intervals are comparable. With fewer than ``FEW_CLUSTERS``
 source images an interval is still shown, with a warning.
 
@@ -45,6 +46,11 @@ CONFIDENCE = 0.95
 # images (benchmarks/coverage.py --images 10 --edits 10) a small share such as "too lenient"
 # covered 91.4 %; at 25 images every interval covers 94-96 %.
 FEW_CLUSTERS = 12
+# Above this share of undefined resamples no interval is shown. The resamples left are not a
+# sample of the figure's spread but those where it happens to be defined (a kappa whose
+# raters both used both answers): with 740 of 2,000 dropped, a kappa interval excluded 0
+# when the figure's own spread did not.
+MAX_UNDEFINED = 0.05
 METHOD = ("cluster bootstrap over source images, BCa with the tail expanded for few clusters "
           "(Efron 1987; Hesterberg 2015); a share equal in every resample (at 0 or 1): "
           "Clopper-Pearson with each source image counted once (Korn & Graubard 1998)")
@@ -350,10 +356,19 @@ class ClusterBootstrap:
         if clusters < 2:
             return Figure(value, n=n, clusters=clusters, warning="one source image: no interval")
         dropped = int(len(values) - np.isfinite(values).sum())
-        if dropped > 0.5 * len(values):
-            # More than half the resamples undefined: a percentile of the rest would mislead.
+        finite = values[np.isfinite(values)]
+        if (dropped and bounds == (0.0, 1.0) and value in (0.0, 1.0) and len(finite)
+                and (finite == value).all()):
+            # A share at 0 or 1 wherever it is defined: the exact interval needs no resample.
+            low, high = clopper_pearson(value, clusters)
+            return Figure(value, low, high, n, clusters, dropped,
+                          f"every resample equal: Clopper-Pearson interval on {clusters} source "
+                          "images (Korn & Graubard 1998)")
+        if dropped > MAX_UNDEFINED * len(values):
+            # A percentile of the rest would describe only the resamples that stay defined.
             return Figure(value, n=n, clusters=clusters, dropped=dropped,
-                          warning=f"undefined in {dropped} of {len(values)} resamples: no interval")
+                          warning=f"undefined in {dropped} of {len(values)} resamples (more "
+                                  f"than {MAX_UNDEFINED:.0%}): no interval")
         return None
 
 

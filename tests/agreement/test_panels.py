@@ -46,3 +46,14 @@ def test_unsettled_edits_get_an_answer_and_one_image_gets_none() -> None:
     votes, scores = stacked(members, truth, clusters)
     assert votes[3] is not None and scores[3] is not None
     assert stacked([[True, False]], [True, False], [1, 1]) == ([None, None], [None, None])
+
+
+def test_an_edit_no_member_answered_is_left_unanswered_by_the_stacked_panel() -> None:
+    # The stacked panel answered it from its intercept alone: n = 200 where every member had 199.
+    members, truth, clusters = _world()
+    for member in members:
+        member[11] = None
+    votes, scores = stacked(members, truth, clusters)
+    assert votes[11] is None and scores[11] is None
+    assert majority(members)[11] is None
+    assert sum(v is not None for v in votes) == len(truth) - 1

@@ -153,3 +153,16 @@ def test_a_conditional_share_at_zero_is_exact_on_the_images_of_its_condition() -
     assert figure.value == 0.0 and figure.n == 3 and figure.clusters == 2
     assert figure.low == 0.0
     assert figure.high == pytest.approx(1 - 0.025 ** (1 / 2), abs=1e-9)
+
+
+def test_a_kappa_undefined_in_many_resamples_gets_no_interval() -> None:
+    # A fails the edits of one image of eight: every resample without it (about a third)
+    # leaves A with one answer and kappa undefined. The rest described only resamples
+    # that drew that image, and their interval excluded 0.
+    judge = [True] * 14 + [False, False]
+    reference = [True] * 12 + [False, False, False, False]
+    boot = ClusterBootstrap([i // 2 for i in range(16)], resamples=2000)
+    kappa = compare(judge, reference, boot).figures["kappa"]
+    assert kappa.value is not None and kappa.dropped > 100
+    assert kappa.low is None and kappa.high is None
+    assert kappa.warning is not None and "no interval" in kappa.warning
