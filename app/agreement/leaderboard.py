@@ -12,7 +12,8 @@ a locked study's cases, its settled reference and the candidates' verdicts, and 
 - Paired with the judge of record on the edits both answered: the difference in agreement
   with the reference, from one cluster-bootstrap resampling of both, and the clustered
   McNemar test of Durkalski et al. (2003) on the edits exactly one of them got right,
-  Holm-adjusted across the candidates of a question.
+  Holm-adjusted across the candidates of a question; panels, made of those candidates, in a
+  family of their own.
 - Order bias: the candidate's verdicts with the original image shown first, against its
   verdicts in the usual order: the share that flips, and the change in pass rate.
 - Ranks: a judge is placed above another only where the paired interval of their difference
@@ -50,6 +51,9 @@ class Answers:
     usual: list[list[dict[str, Vote]]]
     scores: list[float | None] = field(default_factory=list)  # weighted score, first repeat
     original_first: list[dict[str, Vote]] | None = None  # the order-bias run, first repeat
+    # A panel combines candidates already on the board: its test against the record is not
+    # a further, independent hypothesis, so it is adjusted in a family of the panels' own.
+    panel: bool = False
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,18 @@ class Row:
     order: OrderBias | None = None
     above: tuple[str, ...] = ()  # judges it is shown to beat (paired interval above zero)
     flips: Flips | None = None  # against the judge of record; None for the record itself
+    panel: bool = False
+
+    @property
+    def chance_flips(self) -> Figure | None:
+        """The order-bias flip share's chance level: how often the judge's verdict changes
+        between two repeats in the same order (1 - its self-consistency). A flip share near
+        it is the judge's own noise, not the images' order."""
+        c = self.consistency
+        if c is None or c.value is None:
+            return None
+        return replace(c, value=1 - c.value, low=None if c.high is None else 1 - c.high,
+                       high=None if c.low is None else 1 - c.low)
 
 
 @dataclass(frozen=True)
@@ -178,7 +194,11 @@ def boards(clusters: Sequence[Hashable], reference: list[dict[str, Vote]], recor
         pairs = compare_many([(votes[j.name], truth) for j in judges], boot, SHOWN)
         paired = dict(zip((c.name for c in candidates), _paired_many(
             [(votes[c.name], votes[record.name]) for c in candidates], truth, boot), strict=True))
-        adjusted = holm_adjusted({n: p.mcnemar_clustered_p for n, p in paired.items()})
+        is_panel = {c.name: c.panel for c in candidates}
+        adjusted = {**holm_adjusted({n: p.mcnemar_clustered_p for n, p in paired.items()
+                                     if not is_panel[n]}),
+                    **holm_adjusted({n: p.mcnemar_clustered_p for n, p in paired.items()
+                                     if is_panel[n]})}
         consistency = _consistency(judges, question, boot)
         order = _order_bias(judges, question, boot)
         rows = []
@@ -195,7 +215,7 @@ def boards(clusters: Sequence[Hashable], reference: list[dict[str, Vote]], recor
                 paired=None if test is None else Paired(
                     test.difference, test.only_candidate_right, test.only_record_right,
                     test.mcnemar_clustered_p, adjusted[judge.name]),
-                order=order.get(judge.name),
+                order=order.get(judge.name), panel=judge.panel,
                 flips=None if test is None else flips(votes[judge.name], votes[record.name], truth)))
         found[question] = Board(question, _ranked(rows, votes, truth, boot))
     return found

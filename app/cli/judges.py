@@ -100,8 +100,12 @@ def _extras(row: Row) -> str:
     if row.consistency is not None:
         bits.append(f"self-consistency {_figure(row.consistency)}")
     if row.order is not None:
-        bits.append(f"verdicts that flip with the images' order {_figure(row.order.flipped)}, "
-                    f"pass rate change {_figure(row.order.pass_rate_change, 'points')}")
+        chance = ("chance level unknown (one repeat)" if row.chance_flips is None
+                  else f"chance level {_figure(row.chance_flips)}")
+        bits.append(f"verdicts that flip with the images' order {_figure(row.order.flipped)} "
+                    f"({chance}), pass rate change {_figure(row.order.pass_rate_change, 'points')}")
+    if row.panel:
+        bits.append("a panel: its Holm p is adjusted among the panels")
     return "; ".join(bits)
 
 
@@ -117,8 +121,10 @@ def board_json(boards: dict[str, Board]) -> str:
                     "only_record_right": r.paired.only_record_right,
                     "mcnemar_clustered_p": r.paired.mcnemar_clustered_p,
                     "holm_p": r.paired.holm_p},
+                "panel": r.panel,
                 "order_bias": None if r.order is None else {
                     "flipped": r.order.flipped.as_dict(),
+                    "chance_level": r.chance_flips.as_dict() if r.chance_flips else None,
                     "pass_rate_change": r.order.pass_rate_change.as_dict()},
                 "ranked_above": list(r.above)}
     return json.dumps({q: {"rows": [row(r) for r in b.rows], "letters": b.letters(),

@@ -107,7 +107,7 @@ def panel_answers(name: str, rule: str, members: list[Answers],
             answers[i][question] = value
         if question == "overall":
             score = probability
-    return Answers(name, [answers], score)
+    return Answers(name, [answers], score, panel=True)
 
 
 def reference_studies(session: Session) -> list[Study]:

@@ -82,6 +82,26 @@ def test_order_bias_and_self_consistency() -> None:
     assert row.order.pass_rate_change.low > 0  # detected: the interval excludes no change
     assert row.consistency is not None and abs(row.consistency.value - 0.9) < 1e-12
     assert row.consistency.low < 0.9 < row.consistency.high
+    # the flip share's chance level is how often its own repeats disagree
+    chance = row.chance_flips
+    assert chance is not None and abs(chance.value - 0.1) < 1e-12
+    assert abs(chance.low - (1 - row.consistency.high)) < 1e-12
+    assert abs(chance.high - (1 - row.consistency.low)) < 1e-12
+
+
+def test_panels_are_a_holm_family_of_their_own() -> None:
+    clusters, truth, record = _world()
+    rng = random.Random(8)
+    better = [[t if rng.random() < 0.9 else not t for t in truth] for _ in range(3)]
+    singles = [Answers(f"c{i}", [_answers(b)]) for i, b in enumerate(better)]
+    panel = Answers("panel", [_answers(truth)], panel=True)
+    rows = {r.name: r for r in boards(clusters, _answers(truth), Answers(RECORD, [_answers(record)]),
+                                      [*singles, panel], resamples=200)["overall"].rows}
+    alone = {r.name: r for r in boards(clusters, _answers(truth), Answers(RECORD, [_answers(record)]),
+                                       singles, resamples=200)["overall"].rows}
+    for single in singles:  # adding a panel does not change the candidates' adjustment
+        assert rows[single.name].paired.holm_p == alone[single.name].paired.holm_p
+    assert rows["panel"].panel and rows["panel"].paired.holm_p == rows["panel"].paired.mcnemar_clustered_p
 
 
 def test_the_auc_reads_the_weighted_score_on_the_overall_question_only() -> None:

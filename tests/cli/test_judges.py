@@ -60,6 +60,9 @@ def test_add_score_and_read_the_leaderboard(demo_engine: Engine, reference: Refe
     assert set(data) == {"compliance", "structure", "realism", "fidelity", "overall"}
     strict = next(r for r in data["overall"]["rows"] if r["name"] == "strict one")
     assert strict["order_bias"]["flipped"]["value"] == 0.0 and strict["vs_record"] is not None
+    assert set(data["overall"]["letters"]) == {r["name"] for r in data["overall"]["rows"]}
+    assert isinstance(data["overall"]["separated"], list) and data["overall"]["ranks"]
+    assert "chance_level" in strict["order_bias"] and strict["panel"] is False
 
 
 def test_bad_input_names_the_file_or_the_value(demo_engine: Engine, reference: Reference,

@@ -82,6 +82,9 @@ def test_score_as_a_job_then_read_the_leaderboard(demo_engine: Engine, settings:
     table = soup(board.text).select_one("#leaderboard")
     assert {tr["data-judge"] for tr in table.select("tbody tr")} == {"judge of record", "lenient"}
     assert table.select_one('tr[data-judge="lenient"] td.order') is not None
+    letters = {tr["data-judge"]: tr.select_one(".letters").text for tr in table.select("tbody tr")}
+    assert all(letters.values())
+    assert soup(board.text).select_one("#ranks .ranks-line").text
     matrix = soup(board.text).select_one('.flip-matrix[data-judge="lenient"]')
     assert matrix is not None and matrix.select_one("td.to-pass-agree") is not None
     assert soup(board.text).select_one('.flip-matrix[data-judge="judge of record"]') is None
