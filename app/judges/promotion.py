@@ -72,6 +72,11 @@ class PromotedJudge:
         self.backend, self.spec = backend, spec_of(candidate)
         self.name = backend.name
         self.label = f"{backend.label}; judge: candidate {candidate.name} ({candidate.version})"
+        # Each call counts under the model it calls (pipeline/loop.py's call_gate): the
+        # backend's for instructions and edits, the candidate's for the judge. Without this
+        # every call of a regeneration job counted under the backend's name alone.
+        own: dict[str, str] = dict(getattr(backend, "models", {}))
+        self.models = {**own, "judge": self.spec.model} if own else {}
 
     async def instruction(self, task: TaskInfo, original: bytes, history: list[dict[str, Any]],
                           feedback: list[dict[str, Any]]) -> Instruction:

@@ -137,3 +137,29 @@ def test_the_quota_wait_has_a_configurable_ceiling(demo_engine: Engine, tmp_path
     # Each model's first call was refused: the 30 s asked for, capped at 1 s (plus at most
     # a fifth of jitter).
     assert len(waits) == 2 and all(1.0 <= w <= 1.2 for w in waits), waits
+
+
+def test_a_promoted_judge_counts_each_call_under_its_own_model(demo_engine: Engine,
+                                                               tmp_path: Path) -> None:
+    """With a promoted candidate every call was counted under "gemini": the job's quota of
+    N per minute throttled all its calls together, and other jobs never saw them."""
+    from app.job_models import RateCall
+    from app.judges.candidates import CandidatePlan, create_candidate
+    from app.judges.promotion import promote
+    from pipeline.judge_spec import default_template
+
+    with Session(demo_engine) as session:
+        chosen = create_candidate(session, CandidatePlan(
+            name="flash judge", backend="gemini", model="gemini-2.5-flash",
+            template=default_template()), created_by=None)
+        chosen_id = chosen.id
+        promote(session, chosen_id, None)
+    fake = FakeGemini()
+    options = JobOptions(backend="gemini", concurrency=2, requests_per_minute=1000, rounds=1,
+                         judge_candidate_id=chosen_id)
+    job = run_under_quota(demo_engine, tmp_path, fake, options, tasks=2)
+    assert job.status == "done"
+    with Session(demo_engine) as session:
+        counted = {c.model for c in session.exec(select(RateCall))}
+    backend = GeminiBackend("k")
+    assert counted == {backend.models["instruction"], backend.models["edit"], "gemini-2.5-flash"}
