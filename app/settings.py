@@ -114,6 +114,15 @@ class Settings(BaseSettings):
         description="Where the Gemini API is reached (also GOOGLE_GEMINI_BASE_URL); empty "
                     "means Google's own endpoint.",
     )
+    # The Gemini project's quota of each model, as its quota page states it: every job on
+    # this server keeps to it (a job may ask for less), scoring and drift checks included.
+    gemini_requests_per_minute: int | None = Field(
+        default=None, ge=1, description="Each model's requests per minute for every job; "
+                                        "empty means none kept unless a job sets its own.")
+    gemini_requests_per_day: int | None = Field(
+        default=None, ge=1, description="Each model's requests per day for every job.")
+    gemini_tokens_per_minute: int | None = Field(
+        default=None, ge=1, description="Each model's input tokens per minute for every job.")
 
     def resolved_database_url(self) -> str:
         if self.database_url:

@@ -107,6 +107,7 @@ def _start(engine: Engine, case_filter: CaseFilter, limit: int | None, options: 
         typer.echo("error: --mode batch needs --backend gemini (the Batch API is Gemini's)",
                    err=True)
         raise typer.Exit(2)
+    options = options.within(get_settings())
     task_ids = matching_tasks(engine, case_filter, limit)
     if not task_ids:
         typer.echo("error: no task matches these filters", err=True)

@@ -1,7 +1,8 @@
 """What a job is asked to do: its options, stored with it as JSON, and its estimate."""
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from sqlmodel import Session
 
@@ -10,6 +11,9 @@ from app.jobs.rate_limit import Quota
 from app.judges.reference import Ref
 from pipeline.estimate import Estimate, Limits
 from pipeline.gemini import DEFAULT_MODELS
+
+if TYPE_CHECKING:
+    from app.settings import Settings
 
 
 @dataclass
@@ -52,6 +56,18 @@ class JobOptions:
         if self.sentinel_id is not None:
             return Ref("sentinel", self.sentinel_id)
         return Ref("study", self.study_id or 0)
+
+    def within(self, settings: "Settings") -> "JobOptions":
+        """These options under the server's quota: each limit the lower of the job's and
+        the server's, so no job can ask for more than the Gemini project allows."""
+        def lower(own: int | None, server: int | None) -> int | None:
+            return server if own is None else own if server is None else min(own, server)
+        return replace(self, requests_per_minute=lower(self.requests_per_minute,
+                                                       settings.gemini_requests_per_minute),
+                       requests_per_day=lower(self.requests_per_day,
+                                              settings.gemini_requests_per_day),
+                       tokens_per_minute=lower(self.tokens_per_minute,
+                                               settings.gemini_tokens_per_minute))
 
     def quota(self) -> Quota:
         return Quota(self.requests_per_minute, self.requests_per_day, self.tokens_per_minute)

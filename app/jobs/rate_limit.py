@@ -62,14 +62,18 @@ class CallLimiter:
     """``await acquire(model, tokens)`` before each call; returns when the call may go, with
     the ticket to correct its tokens by (``settle``)."""
 
-    def __init__(self, engine: Engine, quota: Quota, job_id: int | None = None) -> None:
+    def __init__(self, engine: Engine, quota: Quota, job_id: int | None = None, *,
+                 record: bool = False) -> None:
         self.engine, self.quota, self.job_id = engine, quota, job_id
+        # Record every call even without limits of this job's own: the other jobs' limiters
+        # count them against the same model (a Gemini job's calls; an offline job has none).
+        self.record = record
         self._calls = 0
         self._shown = False  # whether this limiter set the job's waiting_until
 
     async def acquire(self, model: str, tokens: int = 0) -> int | None:
         if not self.quota.limited:
-            return None
+            return await asyncio.to_thread(self._record, model, tokens) if self.record else None
         while True:
             ticket, wait = await asyncio.to_thread(self._try, model, tokens)
             if ticket is not None:
@@ -99,6 +103,13 @@ class CallLimiter:
         with Session(self.engine) as session:
             session.execute(update(RateCall).where(col(RateCall.id) == ticket).values(**values))
             session.commit()
+
+    def _record(self, model: str, tokens: int) -> int | None:
+        with Session(self.engine) as session:
+            record = RateCall(model=model, at=utcnow(), tokens=tokens, in_flight=True)
+            session.add(record)
+            session.commit()
+            return record.id
 
     def _try(self, model: str, tokens: int) -> tuple[int | None, float]:
         """(the call's ticket, 0) when it was recorded; else (None, seconds to wait)."""

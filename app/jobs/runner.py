@@ -149,7 +149,8 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
     # Calls, not task starts, per model and across every job and worker on this database.
     # (The quota's minute and day are shortened only by tests.)
     minute, day = quota_windows
-    limiter = CallLimiter(engine, replace(options.quota(), minute=minute, day=day), job_id)
+    limiter = CallLimiter(engine, replace(options.quota(), minute=minute, day=day), job_id,
+                          record=options.backend == "gemini")
     gate = asyncio.Semaphore(max(1, options.concurrency))
     cancel, displaced = threading.Event(), threading.Event()
     loop_options = Options(rounds=options.rounds, policy=policy, quota=limiter)

@@ -48,7 +48,7 @@ def start_scoring(engine: Engine, candidate_id: int, ref: Ref | int, settings: S
     options = JobOptions(backend=backend, kind="score", candidate_id=candidate_id,
                          study_id=ref.id if ref.kind == "study" else None,
                          sentinel_id=ref.id if ref.kind == "sentinel" else None,
-                         concurrency=CONCURRENCY, mode=mode)
+                         concurrency=CONCURRENCY, mode=mode).within(settings)
     return create_job(engine, tasks, options, created_by)
 
 
@@ -69,7 +69,7 @@ def regenerate_let_through(engine: Engine, study_id: int, settings: Settings,
         raise Conflict("no edit of this study was rejected by its readers and accepted by the "
                        "judge: nothing to regenerate")
     options = JobOptions(backend=backend, kind="regenerate", rounds=rounds,
-                         use_reader_feedback=True, study_id=study_id)
+                         use_reader_feedback=True, study_id=study_id).within(settings)
     return create_job(engine, tasks, options, created_by)
 
 

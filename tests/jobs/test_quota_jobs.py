@@ -163,3 +163,17 @@ def test_a_promoted_judge_counts_each_call_under_its_own_model(demo_engine: Engi
         counted = {c.model for c in session.exec(select(RateCall))}
     backend = GeminiBackend("k")
     assert counted == {backend.models["instruction"], backend.models["edit"], "gemini-2.5-flash"}
+
+
+def test_a_job_keeps_to_the_servers_quota_and_may_ask_for_less() -> None:
+    from app.settings import Settings
+
+    server = Settings(gemini_requests_per_minute=60, gemini_tokens_per_minute=10_000)
+    assert JobOptions().within(server).quota() == JobOptions(
+        requests_per_minute=60, tokens_per_minute=10_000).quota()
+    lower = JobOptions(requests_per_minute=10, requests_per_day=500).within(server)
+    assert (lower.requests_per_minute, lower.requests_per_day, lower.tokens_per_minute) == (
+        10, 500, 10_000)
+    higher = JobOptions(requests_per_minute=600).within(server)
+    assert higher.requests_per_minute == 60
+    assert JobOptions().within(Settings()).quota().limited is False

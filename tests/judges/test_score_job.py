@@ -65,7 +65,6 @@ def test_a_gemini_scoring_job_counts_its_calls_against_the_candidates_model(
         demo_engine: Engine, reference: Reference, tmp_path: Path) -> None:
     import json
 
-    from sqlalchemy import update
     from sqlmodel import col
 
     from app.job_models import RateCall
@@ -76,14 +75,13 @@ def test_a_gemini_scoring_job_counts_its_calls_against_the_candidates_model(
         flash = create_candidate(session, CandidatePlan(
             name="flash", backend="gemini", model="gemini-2.5-flash", template=default_template()),
             None)
+    # The server's quota reaches scoring jobs: they drew 429s beside a regeneration at it.
     job_id = start_scoring(demo_engine, flash.id or 0, reference.study_id,
-                           Settings(gemini_api_key="quota-test-key"))
-    with Session(demo_engine) as session:  # a quota shared with every other job
+                           Settings(gemini_api_key="quota-test-key", gemini_requests_per_minute=1000))
+    with Session(demo_engine) as session:
         job = session.get(Job, job_id)
         assert job is not None
-        options = json.loads(job.options) | {"requests_per_minute": 1000}
-        session.execute(update(Job).where(col(Job.id) == job_id).values(options=json.dumps(options)))
-        session.commit()
+        assert json.loads(job.options)["requests_per_minute"] == 1000
     fake = FakeGemini(lambda *_: text_reply(json.dumps(VERDICT)))
     lease = claim(demo_engine, job_id)
     assert lease is not None
@@ -96,3 +94,35 @@ def test_a_gemini_scoring_job_counts_its_calls_against_the_candidates_model(
         counted = session.execute(select(col(RateCall.model), func.count())
                                   .group_by(col(RateCall.model))).all()
     assert [tuple(row) for row in counted] == [("gemini-2.5-flash", 32)]
+
+
+def test_a_scoring_job_without_limits_still_records_its_calls(
+        demo_engine: Engine, reference: Reference, tmp_path: Path) -> None:
+    """Other jobs' limiters count every call of a model; a job without limits of its own
+    made calls they never saw."""
+    import json
+
+    from sqlmodel import col
+
+    from app.job_models import RateCall
+    from pipeline.gemini import GeminiBackend
+    from tests.fake_gemini import VERDICT, FakeGemini, text_reply
+
+    with Session(demo_engine) as session:
+        flash = create_candidate(session, CandidatePlan(
+            name="flash", backend="gemini", model="gemini-2.5-flash", template=default_template()),
+            None)
+    job_id = start_scoring(demo_engine, flash.id or 0, reference.study_id,
+                           Settings(gemini_api_key="quota-test-key"))
+    lease = claim(demo_engine, job_id)
+    assert lease is not None
+    with FakeGemini(lambda *_: text_reply(json.dumps(VERDICT))).serve() as url:
+        backend = GeminiBackend("quota-test-key", base_url=url, timeout_seconds=10)
+        assert aio.run(run_job(demo_engine, lease, lambda _: backend, tmp_path / "out",
+                               policy=QUICK)) == JobStatus.done
+    with Session(demo_engine) as session:
+        counted = session.execute(select(col(RateCall.model), func.count())
+                                  .group_by(col(RateCall.model))).all()
+        flying = session.scalar(select(func.count()).select_from(RateCall).where(
+            col(RateCall.in_flight).is_(True)))
+    assert [tuple(row) for row in counted] == [("gemini-2.5-flash", 32)] and flying == 0

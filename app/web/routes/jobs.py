@@ -24,7 +24,7 @@ from app.jobs import (
     request_cancel,
 )
 from app.judges.candidates import candidate_names
-from app.web.deps import CaseFilterDep, IdPath, SessionDep
+from app.web.deps import CaseFilterDep, IdPath, SessionDep, SettingsDep
 from app.web.forms import posted_form, read_form
 from app.web.security import AdminUser
 from app.web.templating import redirect, render
@@ -68,6 +68,7 @@ def estimate_job(request: Request, session: SessionDep, case_filter: CaseFilterD
 
 @router.post("/jobs")
 def start_job(request: Request, session: SessionDep, admin: AdminUser, case_filter: CaseFilterDep,
+              settings: SettingsDep,
               posted_fields: Annotated[FormData, Depends(posted_form)]) -> Response:
     posted = read_form(posted_fields, JobForm)
     form = posted.value
@@ -75,7 +76,7 @@ def start_job(request: Request, session: SessionDep, admin: AdminUser, case_filt
     tasks = [int(str(t)) for t in posted_fields.getlist("task") if str(t).isdigit()] or None
     if form is not None:
         try:
-            options = form.options(available())
+            options = form.options(available()).within(settings)
             chosen = job_selection(session, case_filter, form.task, form.everything)
             job_id = create_job(session.get_bind(), chosen, options, admin.id)  # type: ignore[arg-type]
             return redirect(request, f"/jobs/{job_id}")
