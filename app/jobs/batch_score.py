@@ -69,7 +69,7 @@ class BatchScore(BatchSteps):
                 info, original, edited = images[edit.item_id]
             except LookupError as error:
                 await asyncio.to_thread(store_answer, self.engine, candidate, edit, repeat, first,
-                                        None, str(error), spec.version)
+                                        None, str(error), spec.version, self.lease.hold)
                 problems[job_task_id] = str(error)
                 continue
             asks.append(Ask(job_task_id, edit.task_id, 0, 0, info, original, [], [], edit=edit,
@@ -94,7 +94,7 @@ class BatchScore(BatchSteps):
             verdict = a.results.get("judge") if a.key in answered else None
             problem = await asyncio.to_thread(
                 store_answer, self.engine, candidate, a.edit, a.repeat, a.original_first, verdict,
-                str(failure) if failure is not None else None, a.spec.version)
+                str(failure) if failure is not None else None, a.spec.version, self.lease.hold)
             if problem is not None:
                 problems[a.job_task_id] = problem
         for job_task_id in open_tasks.values():

@@ -27,6 +27,7 @@ from sqlmodel import Session, col
 
 from app.db import end_if_stalled, insert_new
 from app.job_models import Job, RateCall, RateLimit
+from app.jobs.lease import Displaced, Lease
 from app.models import as_utc, utcnow
 
 logger = logging.getLogger(__name__)
@@ -63,8 +64,11 @@ class CallLimiter:
     the ticket to correct its tokens by (``settle``)."""
 
     def __init__(self, engine: Engine, quota: Quota, job_id: int | None = None, *,
-                 record: bool = False) -> None:
+                 record: bool = False, lease: Lease | None = None) -> None:
         self.engine, self.quota, self.job_id = engine, quota, job_id
+        # Checked before every call: a worker that lost its job must not pay for calls whose
+        # answers it can no longer write (it made 8 calls in 2 s after it knew).
+        self.lease = lease
         # Record every call even without limits of this job's own: the other jobs' limiters
         # count them against the same model (a Gemini job's calls; an offline job has none).
         self.record = record
@@ -72,8 +76,13 @@ class CallLimiter:
         self._shown = False  # whether this limiter set the job's waiting_until
 
     async def acquire(self, model: str, tokens: int = 0) -> int | None:
+        """Raises Displaced, before any call goes, when the job is no longer this worker's."""
         if not self.quota.limited:
-            return await asyncio.to_thread(self._record, model, tokens) if self.record else None
+            if self.record:
+                return await asyncio.to_thread(self._record, model, tokens)
+            if self.lease is not None:
+                await asyncio.to_thread(self._check_lease)
+            return None
         while True:
             ticket, wait = await asyncio.to_thread(self._try, model, tokens)
             if ticket is not None:
@@ -104,8 +113,22 @@ class CallLimiter:
             session.execute(update(RateCall).where(col(RateCall.id) == ticket).values(**values))
             session.commit()
 
+    def _check_lease(self, session: Session | None = None) -> None:
+        if self.lease is None:
+            return
+        if session is None:
+            with Session(self.engine) as own:
+                self._check_lease(own)
+            return
+        current = session.scalar(select(col(Job.lease)).where(col(Job.id) == self.lease.job_id))
+        if current != self.lease.token:
+            raise Displaced(f"job {self.lease.job_id} was taken over by another worker "
+                            f"(this worker's lease {self.lease.token} is no longer current): "
+                            "no further call is made")
+
     def _record(self, model: str, tokens: int) -> int | None:
         with Session(self.engine) as session:
+            self._check_lease(session)
             record = RateCall(model=model, at=utcnow(), tokens=tokens, in_flight=True)
             session.add(record)
             session.commit()
@@ -116,6 +139,7 @@ class CallLimiter:
         quota = self.quota
         with Session(self.engine) as session:
             end_if_stalled(session)  # every worker's calls wait on this lock
+            self._check_lease(session)
             if not self._lock(session, model):  # the model's first call on this database
                 insert_new(session, RateLimit, [RateLimit(model=model)])
                 session.commit()

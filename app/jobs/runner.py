@@ -150,7 +150,7 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
     # (The quota's minute and day are shortened only by tests.)
     minute, day = quota_windows
     limiter = CallLimiter(engine, replace(options.quota(), minute=minute, day=day), job_id,
-                          record=options.backend == "gemini")
+                          record=options.backend == "gemini", lease=lease)
     gate = asyncio.Semaphore(max(1, options.concurrency))
     cancel, displaced = threading.Event(), threading.Event()
     loop_options = Options(rounds=options.rounds, policy=policy, quota=limiter)
@@ -190,7 +190,7 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
             judge = (gemini_judge(backend, policy, limiter) if isinstance(backend, GeminiBackend)
                      else offline_judge)
             problem = await score_task(engine, options.candidate_id or 0, options.reference,
-                                       job_task.task_id, judge)
+                                       job_task.task_id, judge, hold=lease.hold)
             await asyncio.to_thread(_finish_task, engine, lease, job_task.id or 0,
                                     None if problem else Outcome.success, problem)
             if on_progress is not None:

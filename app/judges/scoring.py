@@ -39,6 +39,8 @@ from pipeline.vocabulary import DIMENSIONS, JUDGE_STEP, QUESTIONS
 logger = logging.getLogger(__name__)
 # spec, task, original, edited, instruction, repeat -> verdict
 Judge = Callable[[JudgeSpec, TaskInfo, bytes, bytes, str, int], Awaitable[Verdict]]
+# A job's lease check inside a write's transaction (app/jobs/lease.py Lease.hold).
+Hold = Callable[[Session], None]
 
 
 async def offline_judge(spec: JudgeSpec, task: TaskInfo, original: bytes, edited: bytes,
@@ -229,7 +231,7 @@ class Scored:
 
 
 async def _ask(engine: Engine, candidate: JudgeCandidate, edit: Edit, repeat: int,
-               original_first: bool, judge: Judge) -> str | None:
+               original_first: bool, judge: Judge, hold: Hold | None = None) -> str | None:
     """One answer asked and stored; the reason when it could not be had (it is stored with
     the reason, and asked again by the next scoring of the candidate on the study)."""
     spec = spec_of(candidate, original_first=original_first)
@@ -242,14 +244,14 @@ async def _ask(engine: Engine, candidate: JudgeCandidate, edit: Edit, repeat: in
         problem = str(failure)
         logger.warning("candidate %s on study item %s: %s", candidate.name, edit.item_id, problem)
     return await asyncio.to_thread(store_answer, engine, candidate, edit, repeat, original_first,
-                                   verdict, problem, spec.version)
+                                   verdict, problem, spec.version, hold)
 
 
 def store_answer(engine: Engine, candidate: JudgeCandidate, edit: Edit, repeat: int,
                  original_first: bool, verdict: Verdict | None, problem: str | None,
-                 version: str) -> str | None:
+                 version: str, hold: Hold | None = None) -> str | None:
     """The answer stored (a failed one with its reason); the reason, when it is not usable."""
-    _store(engine, _row(candidate, edit, repeat, original_first, verdict, problem, version))
+    _store(engine, _row(candidate, edit, repeat, original_first, verdict, problem, version), hold)
     if problem is None and (verdict is None or verdict.fields is None):
         problem = (verdict.error if verdict is not None else None) or "no verdict"
     return problem
@@ -278,23 +280,28 @@ async def score(engine: Engine, candidate_id: int, ref: Ref | int, judge: Judge,
 
 
 async def score_task(engine: Engine, candidate_id: int, ref: Ref | int, task_id: int,
-                     judge: Judge) -> str | None:
+                     judge: Judge, *, hold: Hold | None = None) -> str | None:
     """A scoring job's unit: every answer still missing on one task's edits of the reference;
-    the last reason one could not be had."""
+    the last reason one could not be had. ``hold``: the job's lease check, run inside each
+    write's transaction (it raises when another worker has taken the job over)."""
     with Session(engine) as session:
         candidate = get_candidate(session, candidate_id)
         todo = [t for t in plan(session, candidate, ref) if t[0].task_id == task_id]
         session.expunge(candidate)
     error = None
     for edit, repeat, original_first in todo:
-        error = await _ask(engine, candidate, edit, repeat, original_first, judge) or error
+        error = await _ask(engine, candidate, edit, repeat, original_first, judge,
+                           hold) or error
     return error
 
 
-def _store(engine: Engine, row: CandidateVerdict) -> None:
+def _store(engine: Engine, row: CandidateVerdict, hold: Hold | None = None) -> None:
     """The answer in its place: over an earlier failed one for the same edit, repeat and
-    order, never over a usable one (another worker's stands)."""
+    order, never over a usable one (another worker's stands); nothing when ``hold`` finds
+    the job taken over."""
     with Session(engine) as session:
+        if hold is not None:
+            hold(session)
         session.execute(delete(CandidateVerdict).where(
             col(CandidateVerdict.candidate_id) == row.candidate_id,
             col(CandidateVerdict.item_id) == row.item_id, col(CandidateVerdict.repeat) == row.repeat,

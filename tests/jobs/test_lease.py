@@ -24,6 +24,7 @@ from pipeline.ports import Round
 from pipeline.vocabulary import Outcome
 from tests import aio
 from tests.jobs.test_runner import FAST, task_ids
+from tests.reference_study import Reference
 
 
 class StallsOnFirstEdit(OfflineBackend):
@@ -146,3 +147,50 @@ def test_a_worker_stalled_inside_a_write_does_not_block_a_takeover(pg_engine: En
         stalled.rollback()
         stalled.close()
     assert claim(pg_engine, stale_after=MIN_STALE) is not None  # once the lock is gone
+
+
+def _take_over(engine: Engine, job_id: int) -> None:
+    with Session(engine) as session:
+        session.execute(update(Job).where(col(Job.id) == job_id).values(lease=Job.lease + 1))
+        session.commit()
+
+
+def test_a_displaced_worker_makes_no_further_call(demo_engine: Engine) -> None:
+    """It kept calling Gemini after it had logged that it lost the job (8 calls in 2 s)."""
+    from app.job_models import RateCall
+    from app.jobs.rate_limit import CallLimiter, Quota
+
+    job_id = create_job(demo_engine, task_ids(demo_engine, 1), JobOptions(backend="gemini"))
+    lease = claim(demo_engine, job_id)
+    assert lease is not None
+    limited = CallLimiter(demo_engine, Quota(per_minute=100), job_id, lease=lease)
+    unlimited = CallLimiter(demo_engine, Quota(), job_id, record=True, lease=lease)
+    quiet = CallLimiter(demo_engine, Quota(), job_id, lease=lease)
+    assert aio.run(limited.acquire("gemini-2.5-pro")) is not None  # still its own
+    _take_over(demo_engine, job_id)
+    for limiter in (limited, unlimited, quiet):
+        with pytest.raises(Displaced):
+            aio.run(limiter.acquire("gemini-2.5-pro"))
+    with Session(demo_engine) as session:
+        assert len(session.exec(select(RateCall)).all()) == 1
+
+
+def test_a_displaced_scoring_job_stores_no_answer(demo_engine: Engine, reference: Reference) -> None:
+    from app.judges.candidates import get_candidate
+    from app.judges.models import CandidateVerdict
+    from app.judges.scoring import offline_judge, pending_tasks, score_task
+    from tests.reference_study import candidate
+
+    fair = candidate(demo_engine, "fair")
+    with Session(demo_engine) as session:
+        task_id = pending_tasks(session, get_candidate(session, fair.id or 0),
+                                reference.study_id)[0]
+    job_id = create_job(demo_engine, [task_id], JobOptions(kind="score"))
+    lease = claim(demo_engine, job_id)
+    assert lease is not None
+    _take_over(demo_engine, job_id)
+    with pytest.raises(Displaced):
+        aio.run(score_task(demo_engine, fair.id or 0, reference.study_id, task_id,
+                           offline_judge, hold=lease.hold))
+    with Session(demo_engine) as session:
+        assert session.exec(select(CandidateVerdict)).all() == []
