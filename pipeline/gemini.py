@@ -6,6 +6,7 @@ GEMINI_API_KEY and is handed to the client only: it is never stored, shown or lo
 client's own retries are off; the loop retries with back-off and honours Retry-After.
 """
 
+import asyncio
 import io
 import json
 import re
@@ -167,7 +168,10 @@ class GeminiBackend:
 
     async def candidate_judge(self, spec: JudgeSpec, task: TaskInfo, original: bytes,
                               edited: bytes, instruction: str) -> Verdict:
-        request = self.candidate_request(spec, task, original, edited, instruction)
+        # Rendered off the event loop: a render may wait for its process up to its time limit,
+        # and the job's heartbeat and every other task must go on meanwhile.
+        request = await asyncio.to_thread(self.candidate_request, spec, task, original, edited,
+                                          instruction)
         return self.judge_result(request, *await self._generate(request))
 
     async def instruction(self, task: TaskInfo, original: bytes, history: list[dict[str, Any]],

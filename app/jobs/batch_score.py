@@ -23,7 +23,7 @@ from app.judges.models import JudgeCandidate
 from app.judges.reference import Ref
 from app.judges.scoring import Edit, images_of, plan, store_answer
 from pipeline.backend import TaskInfo, Verdict
-from pipeline.judge_spec import JudgeSpec
+from pipeline.judge_spec import JudgeSpec, TemplateProblem
 from pipeline.loop import unreadable
 from pipeline.vocabulary import Outcome
 
@@ -85,9 +85,20 @@ class BatchScore(BatchSteps):
             assert a is not None and a.spec is not None and a.edit is not None
             return backend.candidate_judge(a.spec, a.info, a.original, a.edited, a.edit.instruction)
 
-        answered = {a.key for a in await self._step(WAVE, "judge", list(asks),
-                                                    [request(a) for a in asks], interactive,
-                                                    unreadable)}
+        requests, rendered = [], []
+        for a in asks:
+            assert a.spec is not None and a.edit is not None
+            try:
+                requests.append(await asyncio.to_thread(request, a))
+                rendered.append(a)
+            except TemplateProblem as refused:  # this answer fails; the batch goes on
+                await asyncio.to_thread(store_answer, self.engine, candidate, a.edit, a.repeat,
+                                        a.original_first, None, str(refused), a.spec.version,
+                                        self.lease.hold)
+                problems[a.job_task_id] = str(refused)
+        asks = rendered
+        answered = {a.key for a in await self._step(WAVE, "judge", list(asks), requests,
+                                                    interactive, unreadable)}
         for a in asks:
             assert a.edit is not None and a.spec is not None
             failure = a.results.get("judge_failure")

@@ -190,7 +190,10 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
             judge = (gemini_judge(backend, policy, limiter) if isinstance(backend, GeminiBackend)
                      else offline_judge)
             problem = await score_task(engine, options.candidate_id or 0, options.reference,
-                                       job_task.task_id, judge, hold=lease.hold)
+                                       job_task.task_id, judge, hold=lease.hold,
+                                       cancelled=cancel.is_set)
+            if cancel.is_set():
+                return  # the task stays open: a cancelled job's unit is not done
             await asyncio.to_thread(_finish_task, engine, lease, job_task.id or 0,
                                     None if problem else Outcome.success, problem)
             if on_progress is not None:

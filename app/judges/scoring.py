@@ -31,7 +31,7 @@ from pipeline import offline_judges
 from pipeline.backend import BackendError, TaskInfo, Verdict
 from pipeline.estimate import STEP_TOKENS, Estimate, Limits, describe, estimate
 from pipeline.gemini import GeminiBackend
-from pipeline.judge_spec import JudgeSpec
+from pipeline.judge_spec import JudgeSpec, TemplateProblem
 from pipeline.loop import RetryPolicy, StepFailed, unreadable, with_retries
 from pipeline.ports import Quota
 from pipeline.vocabulary import DIMENSIONS, JUDGE_STEP, QUESTIONS
@@ -240,7 +240,8 @@ async def _ask(engine: Engine, candidate: JudgeCandidate, edit: Edit, repeat: in
     try:
         info, original, edited = await asyncio.to_thread(images_of, engine, edit)
         verdict = await judge(spec, info, original, edited, edit.instruction, repeat)
-    except (LookupError, BackendError) as failure:
+    except (LookupError, BackendError, TemplateProblem) as failure:
+        # A render past its limits fails this answer (stored with its reason); the job goes on.
         problem = str(failure)
         logger.warning("candidate %s on study item %s: %s", candidate.name, edit.item_id, problem)
     return await asyncio.to_thread(store_answer, engine, candidate, edit, repeat, original_first,
@@ -280,7 +281,8 @@ async def score(engine: Engine, candidate_id: int, ref: Ref | int, judge: Judge,
 
 
 async def score_task(engine: Engine, candidate_id: int, ref: Ref | int, task_id: int,
-                     judge: Judge, *, hold: Hold | None = None) -> str | None:
+                     judge: Judge, *, hold: Hold | None = None,
+                     cancelled: Callable[[], bool] = lambda: False) -> str | None:
     """A scoring job's unit: every answer still missing on one task's edits of the reference;
     the last reason one could not be had. ``hold``: the job's lease check, run inside each
     write's transaction (it raises when another worker has taken the job over)."""
@@ -290,6 +292,8 @@ async def score_task(engine: Engine, candidate_id: int, ref: Ref | int, task_id:
         session.expunge(candidate)
     error = None
     for edit, repeat, original_first in todo:
+        if cancelled():  # between answers, not only between tasks: each may take seconds
+            break
         error = await _ask(engine, candidate, edit, repeat, original_first, judge,
                            hold) or error
     return error

@@ -126,3 +126,65 @@ def test_a_scoring_job_without_limits_still_records_its_calls(
         flying = session.scalar(select(func.count()).select_from(RateCall).where(
             col(RateCall.in_flight).is_(True)))
     assert [tuple(row) for row in counted] == [("gemini-2.5-flash", 32)] and flying == 0
+
+
+SLOW_ON_REAL_TASKS = ('{% if disease not in ["Pleural_Effusion", "glioma", "Diabetic_Retinopathy"] %}'
+                      + "{% for a in instruction %}" * 5 + "{% endfor %}" * 5 + "{% endif %}")
+
+
+def _slow_candidate(engine: Engine) -> int:
+    """A template that passes the check (its samples' diseases render at once) and runs past
+    the render's time limit on every other task."""
+    with Session(engine) as session:
+        made = create_candidate(session, CandidatePlan(
+            name="slow on real tasks", backend="offline", model="offline-heuristic-1",
+            template=SLOW_ON_REAL_TASKS + default_template()), None)
+        return made.id or 0
+
+
+def test_a_render_past_its_limits_fails_its_answer_and_the_job_goes_on(
+        demo_engine: Engine, reference: Reference, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.guarded_render import renderer
+
+    monkeypatch.setattr(renderer, "seconds", 0.3)
+    slow = _slow_candidate(demo_engine)
+    fair = candidate(demo_engine, "fair after it")
+    start_scoring(demo_engine, slow, reference.study_id, Settings(gemini_api_key=""))
+    start_scoring(demo_engine, fair.id or 0, reference.study_id, Settings(gemini_api_key=""))
+    assert run(demo_engine, tmp_path) == JobStatus.done  # the slow one's job ends
+    assert run(demo_engine, tmp_path) == JobStatus.done  # and the next job is not stuck
+    with Session(demo_engine) as session:
+        failed = session.exec(select(CandidateVerdict).where(
+            CandidateVerdict.candidate_id == slow)).scalars().all()
+        fair_rows = session.exec(select(CandidateVerdict).where(
+            CandidateVerdict.candidate_id == fair.id)).scalars().all()
+    assert failed and all("did not render within 0.3 s" in (r.error or "") for r in failed
+                          if r.error)
+    assert any(r.error for r in failed)
+    assert fair_rows and not any(r.error for r in fair_rows)
+
+
+def test_cancel_stops_a_scoring_job_between_its_answers(
+        demo_engine: Engine, reference: Reference, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    import time
+
+    from app.jobs import request_cancel
+    from pipeline.guarded_render import renderer
+
+    monkeypatch.setattr(renderer, "seconds", 0.5)
+    slow = _slow_candidate(demo_engine)
+    job_id = start_scoring(demo_engine, slow, reference.study_id, Settings(gemini_api_key=""))
+    timer = threading.Timer(1.0, request_cancel, (demo_engine, job_id))
+    timer.start()
+    started = time.perf_counter()
+    assert run(demo_engine, tmp_path) == JobStatus.cancelled
+    timer.join()
+    assert time.perf_counter() - started < 15
+    with Session(demo_engine) as session:
+        asked = session.scalar(select(func.count()).select_from(CandidateVerdict).where(
+            CandidateVerdict.candidate_id == slow))
+        job = session.get(Job, job_id)
+    assert job is not None and asked < 32

@@ -60,20 +60,57 @@ def test_a_template_cannot_reach_past_its_data(template: str) -> None:
 EVERY_LETTER = "{% for a in instruction %}" * 5 + "{% endfor %}" * 5
 
 
+DOUBLING = ("{% macro f(s, n) %}{% if n %}{{ f(s ~ s, n - 1) }}{% else %}{{ s|length }}"
+            "{% endif %}{% endmacro %}{{ f(instruction, 40) }}")
+BRANCHING = ("{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}"
+             "{{ f(40) }}")
+
+
 @pytest.mark.parametrize(("template", "said"), [
     ("{% for a in range(100000) %}{% for b in range(100000) %}x{% endfor %}{% endfor %}",
-     "more than 1,000,000 elements"),
-    ('{{ "x" * 1000000000 }}', "more than 1,000,000 elements"),
-    ("{{ 2 ** 100000000 }}", "a power above 64"),
-    ('{{ "x"|center(900000000) }}', "more memory than any prompt should"),
-    ('{{ "x"|center(500000) }}', "the rendered prompt is 2"),
-    (EVERY_LETTER, "did not render within 2 s of CPU"),
+     "more than 1,000,000 characters and elements"),
+    ('{{ "x" * 10000 * 1000 }}', "more than 1,000,000 characters and elements"),
+    ('{{ "x" * 1000000000 }}', "the number 1,000,000,000 is past what any prompt needs"),
+    ("{{ 2 ** 100 }}", "a power above 64"),
+    ('{{ "x"|center(900000000) }}', "the number 900,000,000 is past what any prompt needs"),
+    ('{{ "x" * 199900 }}', "the rendered prompt is 20"),
+    # Filters the budget did not count (the issue's two): refused by their width at add.
+    ("{{ instruction|center(300000000) }}", "past what any prompt needs"),
+    ("{{ '%0400000000d'|format(1) }}", "a filter argument of 400,000,000"),
+    ("{{ '%0400000000d' % 1 }}", "a filter argument of 400,000,000"),
+    ("{{ '{:>400000000}'.format(1) }}", "a filter argument of 400,000,000"),
+    ("{{ instruction|wordcount|string|center(1) }}{{ ''|pprint }}{{ 'a'|xmlattr }}",
+     "the filter 'xmlattr' is not offered"),
+    ("{% set ns = namespace(x='') %}", "namespace() is not offered"),
+    (DOUBLING, "more than 1,000,000 characters and elements"),
+    (BRANCHING, "more than 1,000,000 characters and elements"),
+    # Branching on the task: cheap for one sample, not for the long instruction.
+    ("{% if instruction|length > 500 %}" + EVERY_LETTER + "{% endif %}", "did not render within 2 s"),
+    (EVERY_LETTER, "did not render within 2 s"),
 ])
 def test_a_template_that_would_tie_up_the_server_is_refused(template: str, said: str) -> None:
     with pytest.raises(TemplateProblem, match=re.escape(said)):
         check_template(template + default_template())
     # Within the budget, repetition is a template's own business.
     check_template('{{ "-" * 40 }}' + default_template())
+
+
+def test_a_render_past_its_limits_in_a_job_fails_that_answer_and_the_next_goes_on() -> None:
+    """A template that passed the check but branches on a task none of the samples is: its
+    render for that task is stopped at the time limit, and the next render works."""
+    import time
+
+    from pipeline.judge_spec import render
+
+    slow = spec(template='{% if disease == "Cardiomegaly" %}' + EVERY_LETTER + "{% endif %}"
+                + default_template())
+    check_template(slow.template)
+    started = time.perf_counter()
+    with pytest.raises(TemplateProblem, match="did not render within 2 s"):
+        render(slow, "chest_xray", "Cardiomegaly", "add", "Enlarge the heart " * 20)
+    assert time.perf_counter() - started < 10
+    assert "Enlarge the heart" in render(slow, "chest_xray", "Nodule", "add",
+                                         "Enlarge the heart").text
 
 
 def test_a_candidate_call_sends_its_model_settings_and_image_order() -> None:
