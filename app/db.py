@@ -58,6 +58,19 @@ def end_if_stalled(session: Session, *, lock_wait: str | None = None) -> None:
             session.execute(text(f"SET LOCAL lock_timeout = '{lock_wait}'"))
 
 
+def serialised(session: Session, key: int) -> None:
+    """Inside the caller's transaction: wait for, then hold until commit, the lock named
+    ``key``, so that a check and the write it allows are one step for every process (two
+    clicks at once both found no such job, and both made it). PostgreSQL: an advisory lock;
+    SQLite: the database's write lock, which its first write takes."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+    else:
+        # A write that changes nothing still takes the write lock (the statement opens the
+        # database for writing before it looks at any row).
+        session.execute(text("UPDATE job SET id = id WHERE 0"))
+
+
 def driver_rows(session: Session, query: Any) -> list[tuple[Any, ...]]:
     """A query's rows as the database driver returns them (plain tuples), for the few reads
     that load a whole table's columns into numpy. SQLAlchemy's per-row objects doubled the

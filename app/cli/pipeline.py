@@ -12,7 +12,7 @@ from sqlmodel import Session
 
 from app.cases.filters import CaseFilter
 from app.cases.listing import task_ids_matching
-from app.errors import Invalid
+from app.errors import Conflict, Invalid
 from app.images.metrics_store import compute_pending
 from app.images.store import StoreError, store_for
 from app.job_models import Job
@@ -133,7 +133,7 @@ def _start(engine: Engine, case_filter: CaseFilter, limit: int | None, options: 
                     typer.echo(f"job {create_job(engine, part, options)} queued: {len(part)} tasks")
             return
         job_id = create_job(engine, task_ids, options)
-    except Invalid as error:  # e.g. the promoted judge runs on another backend
+    except (Invalid, Conflict) as error:  # the promoted judge runs elsewhere; the same job runs
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(1) from None
     lease = claim(engine, job_id)

@@ -21,8 +21,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, col
 
-from app.db import end_if_stalled
-from app.errors import NotFound
+from app.db import end_if_stalled, serialised
+from app.errors import Conflict, NotFound
 from app.images.store import normalised
 from app.job_models import Job, JobStatus, JobTask, JobTaskStatus
 from app.jobs import store
@@ -44,6 +44,8 @@ from pipeline.vocabulary import Outcome
 
 DISPLACED = "displaced"  # what run_job returns when another worker took the job over
 HEARTBEAT = timedelta(seconds=5)
+# Job creation checks for an identical job and writes its own as one step (app/db.py).
+JOB_CREATION_LOCK = 0x6A6F62
 STALE = timedelta(seconds=30)  # a running job unheard of this long has lost its worker
 # Shorter, and a healthy job whose heartbeat is merely late would be taken from its worker.
 MIN_STALE = HEARTBEAT * 3
@@ -60,6 +62,13 @@ def create_job(engine: Engine, task_ids: list[int], options: JobOptions,
         if options.kind in ("regenerate", "rejudge"):
             options = replace(options, judge_candidate_id=checked_for_job(
                 session, options.backend, options.mode))
+        serialised(session, JOB_CREATION_LOCK)
+        same = identical_job(session, ids, options)
+        if same is not None:
+            # 25 clicks on "regenerate" made 25 jobs for the same tasks, each paying again.
+            raise Conflict(f"job {same.id} is already {same.status} with the same options on "
+                           f"the same {len(ids)} {'task' if len(ids) == 1 else 'tasks'}: "
+                           f"follow it at /jobs/{same.id}, or cancel it first")
         job = Job(kind=options.kind, options=options.as_json(), total=len(ids),
                   created_by=created_by)
         session.add(job)
@@ -67,6 +76,20 @@ def create_job(engine: Engine, task_ids: list[int], options: JobOptions,
         session.add_all([JobTask(job_id=job.id or 0, task_id=t) for t in ids])
         session.commit()
         return job.id or 0
+
+
+def identical_job(session: Session, task_ids: list[int], options: JobOptions) -> Job | None:
+    """A queued or running job with these options on exactly these tasks, if there is one."""
+    wanted = options.as_json()
+    for job in session.scalars(select(Job).where(
+            col(Job.kind) == options.kind, col(Job.options) == wanted,
+            col(Job.status).in_((JobStatus.queued, JobStatus.running)),
+            col(Job.total) == len(task_ids))):
+        theirs = set(session.scalars(select(col(JobTask.task_id)).where(
+            col(JobTask.job_id) == job.id)))
+        if theirs == set(task_ids):
+            return job
+    return None
 
 
 def request_cancel(engine: Engine, job_id: int) -> None:

@@ -5,15 +5,18 @@ app/judges/scoring.py). And the regeneration aimed where the judge was wrong."""
 
 import logging
 
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from app.errors import Conflict, DomainError, Invalid
 from app.jobs.options import JobOptions
 from app.jobs.registry import available
 from app.jobs.runner import create_job
 from app.judges.candidates import get_candidate
-from app.judges.drift import drift_candidate
+from app.job_models import Job, JobStatus
+from app.judges.drift import drift_candidate, note_for
+from app.judges.models import JudgeCandidate
 from app.judges.promotion import promoted
 from app.judges.reference import Ref, as_ref, load_reference
 from app.judges.schedule import record_start, take_due
@@ -78,9 +81,23 @@ def start_drift_check(engine: Engine, ref: Ref | int, settings: Settings, by: Us
     ref = as_ref(ref)
     with Session(engine) as session:
         load_reference(session, ref)  # 404 or 409 before anything is made
+        running = _running_drift_check(session, ref)
+        if running is not None:  # a double click asked the same thing twice
+            raise Conflict(f"a drift check on this reference is already {running.status}: "
+                           f"job {running.id}, at /jobs/{running.id}")
         made = drift_candidate(session, settings, by, ref)
         candidate_id = made.id or 0
     return start_scoring(engine, candidate_id, ref, settings, by.id if by else None)
+
+
+def _running_drift_check(session: Session, ref: Ref) -> Job | None:
+    note = note_for(ref)
+    for job in session.scalars(select(Job).where(
+            col(Job.kind) == "score", col(Job.status).in_((JobStatus.queued, JobStatus.running)))):
+        candidate = session.get(JudgeCandidate, JobOptions.from_json(job.options).candidate_id)
+        if candidate is not None and candidate.note == note:
+            return job
+    return None
 
 
 def start_due_drift_checks(engine: Engine, settings: Settings) -> int:

@@ -33,9 +33,17 @@ def drift_candidate(session: Session, settings: Settings, by: User | None,
                     ref: Ref) -> JudgeCandidate:
     """A new check's candidate: on Gemini when this server has a key, else offline."""
     gemini = bool(settings.gemini_api_key.get_secret_value())
-    stamp = utcnow().strftime("%Y-%m-%d %H:%M:%S")
+    name = f"drift check {utcnow():%Y-%m-%d %H:%M:%S}"
+    taken = set(session.scalars(select(col(JudgeCandidate.name)).where(
+        col(JudgeCandidate.name).startswith(name))))
+    # Named to the second: two checks made within one (two references, or a schedule and
+    # a click) must not clash on the name.
+    number = 2
+    unique = name
+    while unique in taken:
+        unique, number = f"{name} ({number})", number + 1
     return create_candidate(session, CandidatePlan(
-        name=f"drift check {stamp}", backend="gemini" if gemini else "offline",
+        name=unique, backend="gemini" if gemini else "offline",
         model=DEFAULT_MODELS["judge"] if gemini else "offline-heuristic-1", template=default_template(),
         note=note_for(ref)), by.id if by else None)
 

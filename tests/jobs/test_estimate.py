@@ -87,3 +87,21 @@ def test_the_cli_prints_the_estimate_and_can_stop_there(demo_engine: Engine, tmp
     assert "calls a minute to gemini-2.5-pro" in result.output and "Batch API: $" in result.output
     with Session(demo_engine) as session:
         assert session.exec(select(Job)).all() == []
+
+
+def test_the_cli_refuses_a_job_identical_to_one_queued(demo_engine: Engine, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from app.cli import cli
+
+    monkeypatch.setenv("MEDBANANA_DATABASE_URL", demo_engine.url.render_as_string(hide_password=False))
+    monkeypatch.setenv("MEDBANANA_VAR_DIR", str(tmp_path / "var"))
+    command = ["pipeline", "run", "--modality", "fundus", "--queue", "--yes"]
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(CliRunner().invoke, cli, command).result()
+        again = pool.submit(CliRunner().invoke, cli, command).result()
+    assert first.exit_code == 0, first.output
+    assert again.exit_code == 1 and "is already queued with the same options" in again.output
+    with Session(demo_engine) as session:
+        assert len(session.exec(select(Job)).all()) == 1

@@ -44,3 +44,26 @@ def test_a_new_model_version_is_named() -> None:
     seen = DriftCheck("c", 1, "now", figure, figure, False, ("v1",), ("v1", "v2"))
     unknown = DriftCheck("c", 1, "now", figure, figure, False, (), ("v2",))
     assert seen.new_version and not unknown.new_version
+
+
+def test_a_second_check_while_one_runs_is_refused_and_names_never_clash(
+        demo_engine: Engine, reference: Reference) -> None:
+    import pytest
+    from sqlmodel import select
+
+    from app.errors import Conflict
+    from app.judges.drift import drift_candidate
+    from app.judges.models import JudgeCandidate
+    from app.judges.reference import Ref
+
+    offline = Settings(gemini_api_key="")
+    job_id = start_drift_check(demo_engine, reference.study_id, offline, None)
+    with pytest.raises(Conflict, match=f"already queued: job {job_id}"):
+        start_drift_check(demo_engine, reference.study_id, offline, None)
+    with Session(demo_engine) as session:  # within one second, on two references
+        names = {drift_candidate(session, offline, None, Ref("study", reference.study_id)).name
+                 for _ in range(3)}
+        assert len(names) == 3
+        checks_made = session.exec(select(JudgeCandidate).where(
+            JudgeCandidate.name.startswith("drift check"))).all()  # type: ignore[attr-defined]
+        assert len(checks_made) == 4  # the refused click made none

@@ -132,3 +132,46 @@ def test_stored_errors_never_show_a_key(client: TestClient, demo_engine: Engine)
     page = BeautifulSoup(client.get(f"/jobs/{job_id}").text, "html.parser")
     shown = page.select_one("#job-errors").get_text()
     assert "PERMISSION_DENIED" in shown and key not in shown and "[redacted]" in shown
+
+
+def test_an_identical_job_is_refused_while_the_first_is_queued(client: TestClient,
+                                                                demo_engine: Engine) -> None:
+    """25 clicks on "regenerate" made 25 jobs for the same tasks, each paying again."""
+    ids = two_tasks(demo_engine)
+    form = {"task": [str(i) for i in ids], "rounds": "2", "backend": "offline", "concurrency": "2"}
+    first = client.post("/jobs", data=form, follow_redirects=False)
+    assert first.status_code == 303
+    job_id = int(first.headers["location"].rsplit("/", 1)[1])
+    again = client.post("/jobs", data=form, follow_redirects=False)
+    assert again.status_code == 409
+    said = BeautifulSoup(again.text, "html.parser").get_text(" ")
+    assert f"job {job_id} is already queued" in said and f"/jobs/{job_id}" in said
+    other = client.post("/jobs", data={**form, "rounds": "3"}, follow_redirects=False)
+    assert other.status_code == 303  # other options: another job
+    with Session(demo_engine) as session:
+        assert len(session.exec(select(Job)).all()) == 2
+    client.post(f"/jobs/{job_id}/cancel", follow_redirects=False)
+    assert client.post("/jobs", data=form, follow_redirects=False).status_code == 303
+
+
+def test_concurrent_identical_jobs_make_one(demo_engine: Engine) -> None:
+    import threading
+
+    from app.errors import Conflict
+    from app.jobs import JobOptions, create_job
+
+    ids = two_tasks(demo_engine)
+    made, refused = [], []
+
+    def click() -> None:
+        try:
+            made.append(create_job(demo_engine, ids, JobOptions(rounds=2)))
+        except Conflict:
+            refused.append(1)
+
+    clicks = [threading.Thread(target=click) for _ in range(8)]
+    for t in clicks:
+        t.start()
+    for t in clicks:
+        t.join()
+    assert len(made) == 1 and len(refused) == 7
