@@ -120,15 +120,24 @@ class Estimate:
     def unpriced(self) -> list[str]:
         return [m.model for m in self.models if m.price is None]
 
+    @property
+    def local(self) -> bool:
+        """Every call goes to a backend on this machine: no service, no cost, no batches."""
+        return bool(self.models) and all(m.model.endswith(LOCAL) for m in self.models)
 
-def estimate(tasks: int, *, kind: str, rounds: int, rejudge_times: int, models: dict[str, str],
+
+# How a local backend's model is named in an estimate ("offline (local)").
+LOCAL = "(local)"
+
+
+def estimate(tasks: int, *, kind: str, rounds: int, rejudge_times: float, models: dict[str, str],
              limits: Limits, rounds_per_task: float | None = None, rounds_source: str = "",
              usage: dict[str, Usage] | None = None, usage_source: str = "") -> Estimate:
     """The load of ``tasks`` tasks, given the rounds they are expected to take."""
     usage = usage or TYPICAL
     if kind == "rejudge":
         per_task = {"judge": float(rejudge_times)}
-        expected, basis = float(rejudge_times), f"{rejudge_times} judge calls per task"
+        expected, basis = float(rejudge_times), f"{rejudge_times:.3g} judge calls per task"
     else:
         expected = min(float(rounds), rounds_per_task if rounds_per_task is not None else PAPER_ROUNDS)
         basis = (f"{expected:.2f} rounds per task, from "
@@ -148,10 +157,10 @@ def estimate(tasks: int, *, kind: str, rounds: int, rejudge_times: int, models: 
     # Inline batches hold up to 18 MB of requests (pipeline/gemini_batch.py), so one step of
     # a wave over many tasks goes in several batches side by side.
     steps = {"judge": 1} if kind == "rejudge" else {role: 1 for role in ROLES}
-    waves = rejudge_times if kind == "rejudge" else rounds
+    waves = math.ceil(rejudge_times) if kind == "rejudge" else rounds
     batches = waves * sum(math.ceil(tasks * INLINE_REQUEST_BYTES[role] / INLINE_BATCH_BYTES)
                           for role in steps)
-    most = tasks * (rejudge_times if kind == "rejudge" else rounds * len(ROLES))
+    most = math.ceil(tasks * (rejudge_times if kind == "rejudge" else rounds * len(ROLES)))
     return Estimate(tasks, expected, basis, usage_source or "typical Gemini 2.5 calls",
                     loads, minutes, bound_by, batches, waves * len(steps), most)
 
@@ -193,6 +202,11 @@ def dollars(amount: float | None) -> str:
 
 def describe(est: Estimate) -> list[str]:
     """The estimate as lines of text (the CLI prints them before it starts)."""
+    if est.local:
+        names = ", ".join(sorted({m.model for m in est.models}))
+        return [f"Estimate for {est.tasks:,} tasks: about {est.calls:,.0f} calls to {names} on "
+                f"this machine ({est.basis}): no Gemini call, no cost, and no Batch API; it "
+                "runs at this machine's speed."]
     lines = [f"Estimate for {est.tasks:,} tasks: about {est.calls:,.0f} calls and "
              f"{tokens(est.tokens)} tokens "
              f"({est.basis}; tokens per call from {est.usage_source})."]

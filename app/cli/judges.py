@@ -204,7 +204,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
                 ref = find_ref(session, study, sentinel)
                 chosen = get_candidate(session, candidate)
                 todo = plan(session, chosen, ref)
-                for line in cost_lines(chosen, len(todo)):
+                for line in cost_lines(chosen, todo):
                     console.print(line, markup=False, highlight=False)
                 judge = judge_for(chosen, get_settings())
         except DomainError as error:

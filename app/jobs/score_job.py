@@ -20,13 +20,12 @@ from app.judges.models import JudgeCandidate
 from app.judges.promotion import promoted
 from app.judges.reference import Ref, as_ref, load_reference
 from app.judges.schedule import record_start, take_due
-from app.judges.scoring import judge_for, pending_tasks
+from app.judges.scoring import SCORING_CONCURRENCY, judge_for, pending_tasks
 from app.judges.targets import targets
 from app.models import User
 from app.settings import Settings
 
 logger = logging.getLogger(__name__)
-CONCURRENCY = 4
 MODES = ("interactive", "batch")
 
 
@@ -51,7 +50,7 @@ def start_scoring(engine: Engine, candidate_id: int, ref: Ref | int, settings: S
     options = JobOptions(backend=backend, kind="score", candidate_id=candidate_id,
                          study_id=ref.id if ref.kind == "study" else None,
                          sentinel_id=ref.id if ref.kind == "sentinel" else None,
-                         concurrency=CONCURRENCY, mode=mode).within(settings)
+                         concurrency=SCORING_CONCURRENCY, mode=mode).within(settings)
     return create_job(engine, tasks, options, created_by)
 
 

@@ -29,7 +29,7 @@ from app.settings import Settings
 from app.studies.models import Adjudication, Design, Study, StudyItem, StudyStatus
 from pipeline import offline_judges
 from pipeline.backend import BackendError, TaskInfo, Verdict
-from pipeline.estimate import STEP_TOKENS, Estimate, Limits, describe, estimate
+from pipeline.estimate import LOCAL, STEP_TOKENS, Estimate, Limits, describe, estimate
 from pipeline.gemini import GeminiBackend
 from pipeline.judge_spec import JudgeSpec, TemplateProblem
 from pipeline.loop import RetryPolicy, StepFailed, unreadable, with_retries
@@ -38,6 +38,8 @@ from pipeline.vocabulary import DIMENSIONS, JUDGE_STEP, QUESTIONS
 
 logger = logging.getLogger(__name__)
 # spec, task, original, edited, instruction, repeat -> verdict
+# Tasks a scoring job works on at once (app/jobs/score_job.py), each asking its answers in turn.
+SCORING_CONCURRENCY = 4
 Judge = Callable[[JudgeSpec, TaskInfo, bytes, bytes, str, int], Awaitable[Verdict]]
 # A job's lease check inside a write's transaction (app/jobs/lease.py Lease.hold).
 Hold = Callable[[Session], None]
@@ -67,16 +69,19 @@ def gemini_judge(backend: GeminiBackend, policy: RetryPolicy = RetryPolicy(),
     return judge
 
 
-def cost_of(candidate: JudgeCandidate, calls: int) -> Estimate:
-    """What asking ``calls`` more answers of the candidate takes: one judge call each."""
-    model = candidate.model if candidate.backend == "gemini" else "offline (local)"
-    return estimate(calls, kind="rejudge", rounds=1, rejudge_times=1, models={"judge": model},
-                    limits=Limits())
+def cost_of(candidate: JudgeCandidate, todo: list[tuple["Edit", int, bool]]) -> Estimate:
+    """What asking the answers ``todo`` takes, as a scoring job asks them: one judge call each
+    (every repeat and the order-bias run too), the answers of a task one after another, and
+    SCORING_CONCURRENCY tasks at a time."""
+    model = candidate.model if candidate.backend == "gemini" else f"offline {LOCAL}"
+    tasks = len({edit.task_id for edit, _, _ in todo})
+    return estimate(tasks, kind="rejudge", rounds=1, rejudge_times=len(todo) / max(1, tasks),
+                    models={"judge": model}, limits=Limits(concurrency=SCORING_CONCURRENCY))
 
 
-def cost_lines(candidate: JudgeCandidate, calls: int) -> list[str]:
+def cost_lines(candidate: JudgeCandidate, todo: list[tuple["Edit", int, bool]]) -> list[str]:
     """``cost_of`` in words, as the CLI prints it and the page shows it before anything starts."""
-    return describe(cost_of(candidate, calls))
+    return describe(cost_of(candidate, todo))
 
 
 def judge_for(candidate: JudgeCandidate, settings: Settings) -> Judge:
@@ -138,10 +143,10 @@ def outlook(session: Session, candidate: JudgeCandidate, ref: Ref, name: str) ->
         return Outlook(ref, name, 0, 0, [], str(refused))
     stored = len(_done(session, candidate.id or 0, reference, failed_too=True))
     try:
-        left = len(plan(session, candidate, ref, reference=reference))
+        left = plan(session, candidate, ref, reference=reference)
     except Conflict as refused:
         return Outlook(ref, name, 0, stored, [], str(refused))
-    return Outlook(ref, name, left, stored, cost_lines(candidate, left) if left else [])
+    return Outlook(ref, name, len(left), stored, cost_lines(candidate, left) if left else [])
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,8 @@ def test_add_score_and_read_the_leaderboard(demo_engine: Engine, reference: Refe
     scored = _in_thread(lambda: runner.invoke(
         cli, ["judges", "score", candidate_id, "--study", study, "--yes"], env=env))
     assert scored.exit_code == 0, scored.output
-    assert "Estimate for 32 tasks" in scored.output  # 16 edits, and again with the original first
+    # 16 edits (of 15 tasks), and again with the original first
+    assert "Estimate for 15 tasks: about 32 calls" in scored.output
     assert "answers asked, 0 without a usable answer" in scored.output
     again = runner.invoke(cli, ["judges", "score", candidate_id, "--study", study, "--yes"], env=env)
     assert "nothing left to ask" in again.output
@@ -81,7 +82,9 @@ def test_bad_input_names_the_file_or_the_value(demo_engine: Engine, reference: R
     no_key = runner.invoke(cli, ["judges", "score", pro_id, "--study", str(reference.study_id),
                                  "--yes"], env={**env, "GOOGLE_API_KEY": "", "GEMINI_API_KEY": ""})
     assert no_key.exit_code == 1
-    assert "Estimate for 32 tasks" in no_key.output and "has no key" in no_key.output
+    assert "Estimate for 15 tasks: about 32 calls" in no_key.output and "has no key" in no_key.output
+    # Gemini: four tasks at a time, as a scoring job runs, and its Batch API line
+    assert "4 tasks at a time" in no_key.output and "Batch API:" in no_key.output
     for args, words in ((["judges", "leaderboard", "--study", "nope"], "'nope'"),
                         (["judges", "score", "999", "--study", str(reference.study_id)],
                          "no candidate judge 999"),
@@ -136,7 +139,7 @@ def test_a_sentinel_set_scored_and_checked_for_drift(demo_engine: Engine, refere
     scored = _in_thread(lambda: runner.invoke(
         cli, ["judges", "score", str(lenient.id), "--sentinel", "watch", "--yes"], env=env))
     assert scored.exit_code == 0, scored.output
-    assert "Estimate for 12 tasks" in scored.output
+    assert "Estimate for 6 tasks: about 12 calls" in scored.output
     table = runner.invoke(cli, ["judges", "leaderboard", "--sentinel", "watch"], env=env)
     assert table.exit_code == 0 and any(line.startswith("lenient") for line in table.output.splitlines())
     batch = runner.invoke(cli, ["judges", "score", str(lenient.id), "--sentinel", "watch",

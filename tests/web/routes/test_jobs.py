@@ -31,6 +31,9 @@ def test_confirm_then_start_then_follow(client: TestClient, demo_engine: Engine,
     page = BeautifulSoup(client.get("/jobs/new", params={"task": ids}).text, "html.parser")
     assert page.select_one("#job-count").get_text() == "2"
     assert "30" in page.select_one("#estimate").get_text()  # 2 tasks x 5 rounds x 3 calls
+    # the offline backend calls no service: no Gemini time, no Batch API
+    assert "runs on this machine" in page.select_one("#estimate-time").get_text()
+    assert page.select_one("#estimate-batch-cost") is None
     form = {"task": [str(i) for i in ids], "rounds": "3", "backend": "offline", "concurrency": "2",
             "requests_per_minute": "600"}
     response = client.post("/jobs", data=form, follow_redirects=False)

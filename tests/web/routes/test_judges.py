@@ -67,7 +67,10 @@ def test_score_as_a_job_then_read_the_leaderboard(demo_engine: Engine, settings:
                                        "bias": "lenient"}, follow_redirects=False)
     page = soup(admin.get(made.headers["location"]).text)
     row = page.select_one(f'#outlooks tr[data-study-id="{reference.study_id}"]')
-    assert row is not None and "Estimate for 32 tasks" in row.text
+    # 16 edits of 15 tasks, each asked again with the original first: 32 answers, and an
+    # offline candidate calls nothing (no Gemini time, no Batch API line)
+    assert row is not None and "Estimate for 15 tasks: about 32 calls" in row.text
+    assert "no Gemini call" in row.text and "Batch API:" not in row.text
     started = admin.post(made.headers["location"] + "/score", data={"study": reference.study_id},
                          follow_redirects=False)
     assert started.status_code == 303 and "/jobs/" in started.headers["location"]
