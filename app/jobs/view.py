@@ -1,23 +1,58 @@
 """A job as its pages and the CLI show it: counts, rate, time left, quota waits, runs."""
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlalchemy import select
+from sqlmodel import Session, col
 
 from app.errors import NotFound
 from app.job_models import Job, JobStatus, JobTask
-from app.models import Task, as_utc, utcnow
+from app.models import Run, Task, as_utc, utcnow
 from pipeline.redaction import redact
+from pipeline.vocabulary import Outcome
 
 
-def job_runs(session: Session, job_id: int, limit: int = 50) -> list[Any]:
-    """The newest runs a job started: (task id, run id, task status, task key)."""
-    return list(session.execute(
-        select(col(JobTask.task_id), col(JobTask.run_id), col(JobTask.status), col(Task.task_key))
+@dataclass(frozen=True)
+class JobRun:
+    """A run a job started, with how it ended (a finished task's status is "done" whether
+    its run succeeded or not)."""
+
+    task_id: int
+    run_id: int
+    task_key: str
+    outcome: str
+    success_round: int | None
+    failure_step: str | None
+
+    @property
+    def said(self) -> str:
+        if self.outcome == Outcome.success:
+            return f"accepted in round {self.success_round}" if self.success_round else "accepted"
+        if self.outcome == Outcome.failed:
+            return "rejected in every round"
+        if self.outcome == Outcome.running:
+            return "running"
+        step = f" at {self.failure_step}" if self.failure_step else ""
+        return {Outcome.unjudged: "no verdict to act on", Outcome.api_failed: f"API failed{step}",
+                Outcome.blocked: f"blocked by the API{step}",
+                Outcome.cancelled: "cancelled"}.get(Outcome(self.outcome), self.outcome)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == Outcome.success
+
+
+def job_runs(session: Session, job_id: int, limit: int = 50) -> list[JobRun]:
+    """The newest runs a job started, each with its outcome."""
+    return [JobRun(*row) for row in session.execute(
+        select(col(JobTask.task_id), col(JobTask.run_id), col(Task.task_key), col(Run.outcome),
+               col(Run.success_round), col(Run.failure_step))
         .join(Task, col(Task.id) == JobTask.task_id)
+        .join(Run, col(Run.id) == JobTask.run_id)
         .where(col(JobTask.job_id) == job_id, col(JobTask.run_id).is_not(None))
-        .order_by(col(JobTask.id).desc()).limit(limit)).all())
+        .order_by(col(JobTask.id).desc()).limit(limit)).all()]
 
 
 def get_job(session: Session, job_id: int) -> Job:

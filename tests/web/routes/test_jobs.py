@@ -52,6 +52,15 @@ def test_confirm_then_start_then_follow(client: TestClient, demo_engine: Engine,
     summary = done.select_one("#job-progress p").get_text(" ", strip=True)
     assert "2 of 2 tasks finished" in summary and "tasks/min" not in summary and "done 2" not in summary
     assert len(done.select("#job-runs a")) == 2
+    # each run says how it ended, not the task's "done"
+    from app.models import Run
+
+    with Session(demo_engine) as session:
+        outcomes = {r.id: r.outcome for r in session.exec(select(Run))}
+    for li in done.select("#job-runs li"):
+        run_id = int(li.select_one("a")["href"].rsplit("=", 1)[1])
+        assert li["data-outcome"] == outcomes[run_id]
+        assert li.select_one(".run-outcome").get_text() != "done"
     with Session(demo_engine) as session:
         job = session.get(Job, job_id)
         assert job is not None and job.options.count('"rounds": 3') == 1
