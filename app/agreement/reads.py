@@ -121,10 +121,19 @@ class StudyReads:
     judge_b: dict[str, dict[int, dict[str, Vote]]] = field(default_factory=dict)
 
 
+def require_rubric(study: Study) -> None:
+    """Conflict, naming the design's own page, for a study whose readers do not answer the
+    rubric (no judge to compare): checked before any byte of a download is sent."""
+    design = Design(study.design)
+    if not design.rubric:
+        raise Conflict(f"study {study.name!r} is a {design.label} study: its readers answer no "
+                       "rubric, so it has no judge agreement; its figures are at "
+                       f"/studies/{study.id}/{design.figures_path}, and every answer in "
+                       f"/studies/{study.id}/answers.csv")
+
+
 def load(session: Session, study: Study) -> StudyReads:
-    if not Design(study.design).rubric:  # no rubric answers and no judge to compare
-        raise Conflict(f"study {study.name!r} is a real-or-edited study: its figures are at "
-                       f"/studies/{study.id}/real-or-edited")
+    require_rubric(study)
     cases = _cases(session, study)
     # A version given after the study revealed the judge is kept, and shown in the exports,
     # but never counted: the figures are of judgements made blind to the verdict.

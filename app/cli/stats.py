@@ -13,7 +13,9 @@ from app.agreement.report import Slice
 from app.agreement.service import report_for, report_json
 from app.agreement.standalone import standalone_html
 from app.agreement.tables import TABLES, rows
+from app.agreement.reads import require_rubric
 from app.csv_cells import iter_dict_csv
+from app.errors import DomainError
 from app.studies.models import Study
 
 
@@ -41,6 +43,10 @@ def stats(engine: Engine, ref: str, fmt: Format, table: str, output: Path | None
         study = find_study(session, ref)
         if study is None:
             return f"no study with id or name {ref!r}"
+        try:
+            require_rubric(study)
+        except DomainError as refused:  # a pairwise or real-or-edited study: its own page
+            return str(refused)
         if fmt is Format.html:
             text = standalone_html(session, study)
         else:

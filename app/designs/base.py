@@ -1,6 +1,7 @@
 """The interface every study design implements."""
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -10,6 +11,7 @@ from sqlmodel import Session
 from app.images.files import ImageFile
 from app.models import User
 from app.studies.design import StudyPlan, create_study
+from app.studies.export import iter_answer_csv, iter_design_csv
 from app.studies.images import item_image
 from app.studies.models import Assignment, Design, Study, StudyItem
 from app.studies.pool import STRATA_FACETS, StratumRow, strata_table
@@ -102,6 +104,14 @@ class StudyDesign(ABC):
               which: str) -> ImageFile:
         """One of ``images`` of this read (the edit, or its original)."""
         return item_image(session, item, which)
+
+    def answers_csv(self, session: Session, study: Study) -> Iterator[str]:
+        """answers.csv: every version of every answer, as this design stores it."""
+        return iter_answer_csv(session, study)
+
+    def design_csv(self, session: Session, study: Study) -> Iterator[str]:
+        """design.csv: the sample and each reader's order, enough to rebuild the sample."""
+        return iter_design_csv(session, study)
 
     def after_submit(self, study: Study, sequence: int) -> str:
         """Where the reader goes once an answer is stored."""

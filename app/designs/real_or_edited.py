@@ -1,6 +1,7 @@
 """Real or edited: one image alone, its original or its accepted edit, and the reader says
 which, with a confidence and, for "edited", where (app/studies/real_or_edited_answers.py)."""
 
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel
@@ -9,6 +10,7 @@ from sqlmodel import Session
 from app.designs.base import SAMPLE, Link, StudyDesign
 from app.models import User
 from app.studies import real_or_edited_answers as answers
+from app.studies.export import iter_real_or_edited_answers_csv
 from app.studies.models import Assignment, Design, Study
 from app.studies.worklist import reader_progress
 
@@ -21,10 +23,12 @@ class RealOrEditedDesign(StudyDesign):
     images = ()  # its one image has an address of its own, which says nothing of what it is
     tools = ("window",)  # the paired tools would need the other image
     figures = (Link("real-or-edited-link", "Results: can readers tell an edit from a real image?",
-                    "real-or-edited"),)
+                    Design.real_or_edited.figures_path),)
     exports = (Link("imrmc-link", "Ratings for MRMC software (iMRMC)", "real-or-edited.imrmc",
                     download=True),
                Link("real-or-edited-csv", "First reads in long format (CSV)", "real-or-edited.csv",
+                    download=True),
+               Link("export-csv", "Download every answer version (CSV)", "answers.csv",
                     download=True),
                SAMPLE)
 
@@ -43,3 +47,6 @@ class RealOrEditedDesign(StudyDesign):
 
     def undo_last(self, session: Session, study: Study, user_id: int) -> Assignment | None:
         return answers.undo_last(session, study, user_id)
+
+    def answers_csv(self, session: Session, study: Study) -> Iterator[str]:
+        return iter_real_or_edited_answers_csv(session, study)

@@ -45,6 +45,16 @@ class Design(StrEnum):
         return self not in (Design.real_or_edited, Design.pairwise)
 
     @property
+    def label(self) -> str:
+        return self.value.replace("_", "-")
+
+    @property
+    def figures_path(self) -> str:
+        """Its figures' page under /studies/{id}/ (app/designs names it as its first figure)."""
+        return {Design.real_or_edited: "real-or-edited",
+                Design.pairwise: "pairwise"}.get(self, "agreement")
+
+    @property
     def pairs(self) -> bool:
         """A unit is a pair of edits of one source image, read side by side."""
         return self is Design.pairwise

@@ -1,14 +1,22 @@
 """A study as CSV, streamed: every answer version (history included, nothing paged), and the
 design (the sample, and each reader's seeded order) so that the study can be audited."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.csv_cells import CsvRows
 from app.models import Attempt, Task, User
-from app.studies.models import Answer, Assignment, RoiMetric, Study, StudyItem, StudyReader
+from app.studies.models import (
+    Answer,
+    Assignment,
+    RealOrEditedAnswer,
+    RoiMetric,
+    Study,
+    StudyItem,
+    StudyReader,
+)
 
 HEADER = ("study", "reader", "sequence", "repeat_of_sequence", "item", "task_key", "modality",
           "disease", "direction", "round", "version", "retracted", "after_reveal", "compliance",
@@ -24,11 +32,14 @@ DESIGN_HEADER = ("study", "seed", "reader", "order_seed", "sequence", "repeat_of
                  "shows")  # edit, or original (a real-or-edited study's truth)
 
 
-def iter_design_csv(session: Session, study: Study) -> Iterator[str]:
+def iter_design_csv(session: Session, study: Study, extra_header: tuple[str, ...] = (),
+                    extra: Callable[[int], tuple[object, ...]] | None = None) -> Iterator[str]:
+    """The sample and each reader's order; a design adds its own columns per item (a pair's
+    other edit) through ``extra_header`` and ``extra``."""
     rows = CsvRows()
-    rows.writerow(DESIGN_HEADER)
+    rows.writerow(DESIGN_HEADER + extra_header)
     yield rows.take()
-    sequences = _sequences(session, study)
+    sequences = sequences_of(session, study)
     query = (select(Assignment, col(User.name), col(StudyReader.order_seed), StudyItem, Task,
                     col(Attempt.round))
              .join(User, col(User.id) == Assignment.user_id)
@@ -45,13 +56,13 @@ def iter_design_csv(session: Session, study: Study) -> Iterator[str]:
                               sequences.get(assignment.repeat_of, "") if assignment.repeat_of else "",
                               item.uid, item.stratum, task.id, task.task_key, task.modality,
                               task.disease, task.direction, round_, item.judge_verdict_id or "",
-                              item.shows))
+                              item.shows, *(extra(item.id or 0) if extra else ())))
         if n % CHUNK == CHUNK - 1:
             yield rows.take()
     yield rows.take()
 
 
-def _sequences(session: Session, study: Study) -> dict[int, int]:
+def sequences_of(session: Session, study: Study) -> dict[int, int]:
     return {row[0]: row[1] for row in session.execute(
         select(col(Assignment.id), col(Assignment.sequence))
         .where(col(Assignment.study_id) == study.id))}
@@ -63,7 +74,7 @@ def iter_answer_csv(session: Session, study: Study) -> Iterator[str]:
     flush = rows.take
     writer.writerow(HEADER)
     yield flush()
-    sequences = _sequences(session, study)
+    sequences = sequences_of(session, study)
     query = (select(Answer, Assignment, col(User.name), col(StudyItem.uid), Task, col(Attempt.round),
                     RoiMetric)
              .join(Assignment, col(Assignment.id) == Answer.assignment_id)
@@ -92,3 +103,36 @@ def iter_answer_csv(session: Session, study: Study) -> Iterator[str]:
 
 def _figure(value: float | None) -> str:
     return "" if value is None else f"{value:.4f}"
+
+
+REAL_OR_EDITED_HEADER = ("study", "reader", "sequence", "repeat_of_sequence", "item", "task_key",
+                         "modality", "disease", "direction", "shows", "version", "retracted",
+                         "edited", "confidence", "click_x", "click_y", "time_on_case_ms",
+                         "answered_at_utc")
+
+
+def iter_real_or_edited_answers_csv(session: Session, study: Study) -> Iterator[str]:
+    """Every answer version of a real-or-edited study (its first reads in long format are
+    real-or-edited.csv), with the truth each image was (``shows``: original or edit)."""
+    rows = CsvRows()
+    rows.writerow(REAL_OR_EDITED_HEADER)
+    yield rows.take()
+    sequences = sequences_of(session, study)
+    query = (select(RealOrEditedAnswer, Assignment, col(User.name), StudyItem, Task)
+             .join(Assignment, col(Assignment.id) == RealOrEditedAnswer.assignment_id)
+             .join(User, col(User.id) == Assignment.user_id)
+             .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
+             .join(Task, col(Task.id) == StudyItem.task_id)
+             .where(col(Assignment.study_id) == study.id)
+             .order_by(col(User.name), col(Assignment.sequence), col(RealOrEditedAnswer.version))
+             .execution_options(yield_per=CHUNK))
+    for n, (answer, assignment, reader, item, task) in enumerate(session.execute(query)):
+        rows.writerow((study.name, reader, assignment.sequence,
+                       sequences.get(assignment.repeat_of, "") if assignment.repeat_of else "",
+                       item.uid, task.task_key, task.modality, task.disease, task.direction,
+                       item.shows, answer.version, answer.retracted, answer.edited,
+                       answer.confidence, _figure(answer.click_x), _figure(answer.click_y),
+                       answer.time_on_case_ms, answer.created_at.strftime("%Y-%m-%d %H:%M:%S")))
+        if n % CHUNK == CHUNK - 1:
+            yield rows.take()
+    yield rows.take()

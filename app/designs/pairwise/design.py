@@ -1,5 +1,6 @@
 """The pairwise design behind app/designs' interface."""
 
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel
@@ -7,6 +8,7 @@ from sqlmodel import Session
 
 from app.designs.base import SAMPLE, Link, StudyDesign
 from app.designs.pairwise import answers
+from app.designs.pairwise.answers_csv import iter_pair_answers_csv, iter_pair_design_csv
 from app.designs.pairwise.study import create_pairwise_study, pair_strata
 from app.images.files import ImageFile
 from app.models import User
@@ -25,9 +27,12 @@ class PairwiseDesign(StudyDesign):
     keeps_drafts = False  # the answer is a few keys
     images = ("original", "left", "right")
     tools = answers.PAIR_TOOLS
-    figures = (Link("pairwise-link", "Figures: which edit readers prefer", "pairwise"),)
+    figures = (Link("pairwise-link", "Figures: which edit readers prefer",
+                    Design.pairwise.figures_path),)
     exports = (Link("pairwise-pairs", "Preference pairs (zip: JSON Lines, Parquet, images)",
-                    "pairwise/pairs.zip", download=True), SAMPLE)
+                    "pairwise/pairs.zip", download=True),
+               Link("export-csv", "Download every answer version, with reasons and comments (CSV)",
+                    "answers.csv", download=True), SAMPLE)
 
     def strata(self, session: Session, plan: StudyPlan) -> tuple[list[StratumRow], list[int]]:
         return pair_strata(session, plan)
@@ -56,3 +61,9 @@ class PairwiseDesign(StudyDesign):
     def image(self, session: Session, study: Study, assignment: Assignment, item: StudyItem,
               which: str) -> ImageFile:
         return answers.pair_image(session, study, assignment, item, which)
+
+    def answers_csv(self, session: Session, study: Study) -> Iterator[str]:
+        return iter_pair_answers_csv(session, study)
+
+    def design_csv(self, session: Session, study: Study) -> Iterator[str]:
+        return iter_pair_design_csv(session, study)

@@ -10,6 +10,7 @@ from starlette.datastructures import FormData
 from app.accounts.users import describe_user, reader_accounts
 from app.agreement.facts import DESIGNS, recorded_selection
 from app.agreement.long_csv import iter_long_csv
+from app.agreement.reads import require_rubric
 from app.agreement.service import observed_in_finished, watch_for
 from app.cases.filters import CaseFilter, recorded_criteria
 from app.designs import design_of
@@ -17,7 +18,6 @@ from app.errors import Invalid
 from app.studies.adjudication import adjudicator_of
 from app.studies.answers import lock_study
 from app.studies.design import StudyError, StudyPlan
-from app.studies.export import iter_answer_csv, iter_design_csv
 from app.studies.forms import (
     COUNT_PREFIX,
     PAPER_PER_STRATUM,
@@ -225,13 +225,14 @@ def _csv(rows: Iterator[str], filename: str) -> StreamingResponse:
 @router.get("/studies/{study_id}/answers.csv")
 def export_answers(session: SessionDep, study_id: IdPath) -> StreamingResponse:
     study = get_study(session, study_id)
-    return _csv(iter_answer_csv(session, study), f"study-{study_id}-answers.csv")
+    return _csv(design_of(study).answers_csv(session, study), f"study-{study_id}-answers.csv")
 
 
 @router.get("/studies/{study_id}/answers-long.csv")
 def export_long(session: SessionDep, study_id: IdPath) -> StreamingResponse:
     """One row per case x reader x question, with the judge's answer beside the reader's."""
     study = get_study(session, study_id)
+    require_rubric(study)  # refused before the response starts, never mid-body
     return _csv(iter_long_csv(session, study), f"study-{study_id}-answers-long.csv")
 
 
@@ -239,7 +240,7 @@ def export_long(session: SessionDep, study_id: IdPath) -> StreamingResponse:
 def export_design(session: SessionDep, study_id: IdPath) -> StreamingResponse:
     """The sample and every reader's seeded order, as drawn."""
     study = get_study(session, study_id)
-    return _csv(iter_design_csv(session, study), f"study-{study_id}-design.csv")
+    return _csv(design_of(study).design_csv(session, study), f"study-{study_id}-design.csv")
 
 
 @router.post("/studies/{study_id}/readers/{user_id}")
