@@ -130,7 +130,7 @@ def test_a_pairwise_study_made_read_and_counted(demo_engine: Engine, settings: S
 
     # Every page and download the study page offers is there.
     links = soup(admin.get(f"/studies/{study_id}").text).select("#study-figures a, #study-exports a")
-    assert {a["id"] for a in links} == {"pairwise-link", "pairwise-pairs", "export-design"}
+    assert {a["id"] for a in links} == {"pairwise-link", "pairwise-pairs", "export-csv", "export-design"}
     assert all(admin.get(a["href"]).status_code == 200 for a in links)
     figures = soup(admin.get(f"/studies/{study_id}/pairwise").text)
     assert "12" in figures.select_one("#pairwise-summary strong").text
