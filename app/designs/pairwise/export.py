@@ -8,6 +8,7 @@ unacceptable, kept apart in ``both_unacceptable`` (a pair nobody would train on 
 preference). Pairs whose readers split without a majority are left out and counted.
 """
 
+import json
 import tempfile
 import zipfile
 from collections import Counter, defaultdict
@@ -25,7 +26,9 @@ from app.images.files import ImageKind, ImageNotFound
 from app.models import Task
 from app.studies.models import Study, StudyItem, StudyPair
 
-VOTE = pa.struct([("reader", pa.string()), ("choice", pa.string()), ("confidence", pa.int32())])
+VOTE = pa.struct([("reader", pa.string()), ("choice", pa.string()), ("confidence", pa.int32()),
+                  # the reader's reasons (failure tags) and comment on the pair
+                  ("reasons", pa.list_(pa.string())), ("comment", pa.string())])
 SCHEMA = pa.schema([
     ("pair_id", pa.string()), ("task_key", pa.string()), ("modality", pa.string()),
     ("disease", pa.string()), ("direction", pa.string()), ("kind", pa.string()),
@@ -87,22 +90,25 @@ def zipped_pairwise(engine: Engine, study_id: int, archive: Path) -> None:
                                  zipfile.ZIP_STORED if image else zipfile.ZIP_DEFLATED)
 
 
-def _votes(session: Session, study: Study) -> dict[int, list[tuple[str, str, int]]]:
-    """Item id -> each reader's answer in force on a first read: (reader, choice, confidence),
-    the reads the figures count."""
-    found: dict[int, list[tuple[str, str, int]]] = defaultdict(list)
+Vote = tuple[str, str, int, list[str], str]  # reader, choice, confidence, reasons, comment
+
+
+def _votes(session: Session, study: Study) -> dict[int, list[Vote]]:
+    """Item id -> each reader's answer in force on a first read, the reads the figures count."""
+    found: dict[int, list[Vote]] = defaultdict(list)
     for read in reads_of(session, study):
-        found[read.item_id].append((read.reader, read.choice, read.confidence))
+        found[read.item_id].append((read.reader, read.choice, read.confidence,
+                                    list(json.loads(read.tags or "[]")), read.comment))
     return found
 
 
 def _row(session: Session, folder: ExportFolder, item: StudyItem, pair: StudyPair, task: Task,
-         votes: list[tuple[str, str, int]], counts: dict[str, int],
+         votes: list[Vote], counts: dict[str, int],
          editors: dict[int, str]) -> dict[str, Any] | None:
     if not votes:
         counts["unread"] += 1
         return None
-    tally = Counter(choice for _, choice, _ in votes).most_common()
+    tally = Counter(vote[1] for vote in votes).most_common()
     if len(tally) > 1 and tally[0][1] == tally[1][1]:
         counts["split"] += 1
         return None
@@ -115,7 +121,7 @@ def _row(session: Session, folder: ExportFolder, item: StudyItem, pair: StudyPai
     except ImageNotFound:
         counts["skipped_missing_image"] += 1
         return None
-    agreeing = sum(a == b for i, (_, a, _) in enumerate(votes) for _, b, _ in votes[i + 1:])
+    agreeing = sum(a[1] == b[1] for i, a in enumerate(votes) for b in votes[i + 1:])
     reader_pairs = len(votes) * (len(votes) - 1) // 2
     counts["pairs"] += 1
     counts["ties"] += said == "equal"
@@ -136,7 +142,8 @@ def _row(session: Session, folder: ExportFolder, item: StudyItem, pair: StudyPai
         "round2": pair.first_round if second_first else pair.second_round,
         "editor1": editors[pair.second_run_id if second_first else pair.first_run_id],
         "editor2": editors[pair.first_run_id if second_first else pair.second_run_id],
-        "votes": [{"reader": r, "choice": side(c), "confidence": k} for r, c, k in votes],
+        "votes": [{"reader": r, "choice": side(c), "confidence": k, "reasons": reasons,
+                   "comment": comment} for r, c, k, reasons, comment in votes],
         "readers": len(votes),
         "agreement": agreeing / reader_pairs if reader_pairs else None,
     }

@@ -47,6 +47,8 @@ class Read:
     first_passed: bool | None = None
     second_passed: bool | None = None
     confidence: int = 0
+    tags: str = "[]"  # the reader's reasons, as stored (a JSON list)
+    comment: str = ""
 
     @property
     def accepted_first(self) -> bool | None:
@@ -122,7 +124,7 @@ def reads_of(session: Session, study: Study) -> list[Read]:
                     col(StudyPair.first_round), col(StudyPair.second_round),
                     col(StudyPair.first_run_id), col(StudyPair.second_run_id),
                     col(first_verdict.qualified), col(second_verdict.qualified),
-                    col(PairAnswer.confidence))
+                    col(PairAnswer.confidence), col(PairAnswer.tags), col(PairAnswer.comment))
              .join(newest, (newest.c.assignment_id == PairAnswer.assignment_id)
                    & (newest.c.version == PairAnswer.version))
              .join(Assignment, col(Assignment.id) == PairAnswer.assignment_id)

@@ -39,8 +39,10 @@ def read_study(engine: Engine) -> int:
                 .order_by(Assignment.item_id)).all()
             for i, assignment in enumerate(reads):
                 call = CALLS[i] if n == 0 else ["b", "a", "equal", "neither"][i]
+                # the second reader gives reasons and a comment on every pair
                 submit(session, study, assignment, PairAnswerIn(
-                    call=call, confidence=3 + n, submission_id=f"r{n}-{i}-pairs"))
+                    call=call, confidence=3 + n, submission_id=f"r{n}-{i}-pairs",
+                    tags=["unnatural_edge"] if n else [], comment=f"pair {i}" if n else ""))
     return study_id
 
 
@@ -60,6 +62,10 @@ def test_the_pairs_load_with_datasets_and_keep_every_vote(demo_engine: Engine, t
         assert row["readers"] == 2 and len(row["votes"]) == 2
         assert row["editor1"] == row["editor2"] == "imported"  # rounds of the data set's own runs
         assert {v["reader"] for v in row["votes"]} == {"dr-a", "dr-b"}
+        # the readers' reasons and comments travel with their votes
+        said = {v["reader"]: (v["reasons"], v["comment"]) for v in row["votes"]}
+        assert said["dr-a"] == ([], "") and said["dr-b"][0] == ["unnatural_edge"]
+        assert said["dr-b"][1].startswith("pair ")
         if row["both_unacceptable"]:
             assert not row["tie"] and [v["choice"] for v in row["votes"]] == ["neither", "neither"]
             assert row["agreement"] == 1.0
