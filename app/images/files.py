@@ -165,6 +165,22 @@ def sized_file(image: ImageFile, size: ImageSize, cache_dir: Path) -> Path:
         raise ImageNotFound(image.hide or f"the image file cannot be decoded: {error}") from None
 
 
+def blinded_full_file(image: ImageFile, cache_dir: Path) -> Path:
+    """The full-size image as a blinded read sends it: decoded and written again as a PNG in
+    RGB with no metadata, whatever it was stored as. Regenerated rounds are PNG and imported
+    ones JPEG, so the stored file's type, mode and metadata told which edit of a pair was the
+    regeneration; lossless, so nothing of the pixels is lost."""
+    target = cache_dir / "blind-full" / image.etag[:2] / f"{image.etag}.png"
+    if target.is_file():
+        return target
+    try:
+        with image.open() as stream, Image.open(stream) as img:
+            pixels = img.convert("RGB")
+            return write_cached(target, lambda out: pixels.save(out, "PNG", compress_level=6))
+    except (OSError, Image.DecompressionBombError) as error:
+        raise ImageNotFound(image.hide or f"the image file cannot be decoded: {error}") from None
+
+
 def _write_resized(source: ImageFile, target: Path, pixels: int) -> Path:
     with source.open() as stream, Image.open(stream) as img:
         # draft() lets the JPEG decoder scale by 1/2..1/8 while decoding: 1024² -> 128² is

@@ -13,6 +13,7 @@ from app.images.files import (
     ImageFile,
     ImageKind,
     ImageSize,
+    blinded_full_file,
     resolve_image,
     sized_file,
 )
@@ -37,11 +38,11 @@ def image_response(request: Request, image: ImageFile, size: ImageSize,
     headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL}
     if request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=headers)
+    if size is ImageSize.full and blind:  # one format for every blinded image, as previews
+        return _cached_file(blinded_full_file(image, cache_dir), "image/png", headers, blind)
     if size is ImageSize.full:  # a data root's file: read through the safe open, never by name
         media_type = SUFFIX_TYPES.get(image.path.suffix.lower(), "image/jpeg")
-        data = image.read_bytes()
-        return Response(marked(data, read_mark(blind, etag)) if blind else data,
-                        media_type=media_type, headers=headers)
+        return Response(image.read_bytes(), media_type=media_type, headers=headers)
     return _cached_file(sized_file(image, size, cache_dir), "image/jpeg", headers, blind)
 
 
