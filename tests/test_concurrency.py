@@ -23,6 +23,7 @@ from app.web.main import create_app
 from tests.accounts import add_user
 from tests.browser.conftest import _free_port
 from tests.config import server_settings
+from tests.studies.conftest import opened
 
 READERS, SUBMISSIONS = 20, 50
 pytestmark = pytest.mark.slow
@@ -50,6 +51,7 @@ def run_readers(engine: Engine, base: str) -> tuple[Counter[int], int]:
             design=Design.accepted, reader_ids=[r.id or 0 for r in readers]))
         study_id = study.id
         tokens = [issue_token(session=session, user=r) for r in readers]
+    opened(engine, study_id or 0)
 
     def reader_work(index: int) -> list[int]:
         statuses = []

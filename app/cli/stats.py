@@ -9,11 +9,11 @@ import typer
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from app.agreement.reads import require_rubric
 from app.agreement.report import Slice
 from app.agreement.service import report_for, report_json
 from app.agreement.standalone import standalone_html
 from app.agreement.tables import TABLES, rows
-from app.agreement.reads import require_rubric
 from app.csv_cells import iter_dict_csv
 from app.errors import DomainError
 from app.studies.models import Study

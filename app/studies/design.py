@@ -227,7 +227,9 @@ def _check_people(session: Session, plan: StudyPlan) -> None:
 
 def _study_row(plan: StudyPlan, created_by: User, selection: str) -> Study:
     assert created_by.id is not None
-    return Study(name=plan.name, blinded=plan.blinded, reveal=plan.reveal.value,
+    # Every way a study is made prepares it: no reader opens it before its images are drawn
+    # (app/studies/previews.py), whichever form, page or command made it.
+    return Study(images_ready=False, name=plan.name, blinded=plan.blinded, reveal=plan.reveal.value,
                  design=plan.design.value, primary_question=plan.primary_question,
                  plan=json.dumps(plan.planned, sort_keys=True) if plan.planned else None,
                  margin=plan.margin,

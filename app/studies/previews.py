@@ -6,11 +6,14 @@ could time an image and learn whether someone had opened it before (in another s
 the judge's revealed verdict). So a new study is marked as preparing; its previews,
 difference maps (a real-or-edited study: its one blinded image per case, and each edit's
 change region) are drawn; only then is it opened to its readers, and every first view is a
-cached one. The study page shows "preparing images (n of N)" meanwhile. A preparation cut
-short by a restart is taken up again when the app starts.
+cached one. The study page shows "preparing images (n of N)" meanwhile. Every way a study is
+made leaves it preparing (app/studies/design.py); the page or command that made it starts
+the drawing, and the web app looks for studies still preparing every few seconds (one made
+by a command, or one a restart cut short) and draws them.
 """
 
 import logging
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,14 +23,19 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from app.errors import Conflict
-from app.images.files import ImageNotFound, ImageSize, sized_file
+from app.images.files import ImageKind, ImageNotFound, ImageSize, resolve_image, sized_file
 from app.studies.images import item_change_region, item_diff, item_image, shown_image
-from app.studies.models import Design, Shows, Study, StudyItem
+from app.studies.models import Design, Shows, Study, StudyItem, StudyPair
 
 logger = logging.getLogger(__name__)
 # How often the count of drawn items is written: often enough for a live progress bar,
 # rarely enough not to add a write per item.
 PROGRESS_EVERY = 1.0
+# How often the web app looks for studies still preparing.
+PREPARE_EVERY = 3.0
+# Studies this process is drawing: a study made by a page is drawn once, not again by the loop.
+_drawing: set[int] = set()
+_drawing_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -71,9 +79,21 @@ def unprepared(engine: Engine) -> list[int]:
 
 def warm_previews(engine: Engine, study_id: int, cache_dir: Path) -> int:
     """Draw the images of every item, then open the study to its readers; returns how many
-    items were drawn. An image that is missing or cannot be drawn is logged and skipped (its
-    screen says so); a failure of the database leaves the study preparing, to be taken up
-    again at the next start."""
+    items were drawn (0 when this process is drawing it already). An image that is missing
+    or cannot be drawn is logged and skipped (its screen says so); a failure of the database
+    leaves the study preparing, to be taken up again."""
+    with _drawing_lock:
+        if study_id in _drawing:
+            return 0
+        _drawing.add(study_id)
+    try:
+        return _warm(engine, study_id, cache_dir)
+    finally:
+        with _drawing_lock:
+            _drawing.discard(study_id)
+
+
+def _warm(engine: Engine, study_id: int, cache_dir: Path) -> int:
     started, done, last = time.perf_counter(), 0, time.monotonic()
     with Session(engine) as session:
         study = session.get(Study, study_id)
@@ -105,6 +125,10 @@ def _draw_item(session: Session, item: StudyItem, one_image: bool, cache_dir: Pa
             for which in ("original", "edit"):
                 sized_file(item_image(session, item, which), ImageSize.preview, cache_dir)
             item_diff(session, item, ImageSize.preview, cache_dir)
+            pair = session.get(StudyPair, item.id)
+            if pair is not None:  # a pair's other edit is shown too, beside the item's own
+                sized_file(resolve_image(session, ImageKind.attempt, pair.first_attempt_id),
+                           ImageSize.preview, cache_dir)
         return 1
     except ImageNotFound as error:
         logger.warning("study %s item %s: preview not drawn: %s", item.study_id, item.id, error)
@@ -123,12 +147,23 @@ def draw_items(session: Session, study: Study, items: list[StudyItem], cache_dir
 
 
 def prepare_unfinished(engine: Engine, cache_dir: Path) -> None:
-    """Take up every preparation a stopped process left unfinished (at start-up)."""
+    """Draw every study still preparing (one a stopped process left, or a command made)."""
     for study_id in unprepared(engine):
         try:
             warm_previews(engine, study_id, cache_dir)
         except Exception:  # a background thread: logged, and the next study still drawn
             logger.exception("study %s: its images could not be prepared", study_id)
+
+
+def keep_prepared(engine: Engine, cache_dir: Path, stop: threading.Event) -> None:
+    """The web app's preparer: every PREPARE_EVERY seconds, draw what is still preparing.
+    It logs and carries on: a failed look (the database away) is tried again."""
+    while not stop.is_set():
+        try:
+            prepare_unfinished(engine, cache_dir)
+        except Exception:
+            logger.exception("looking for studies to prepare failed; trying again")
+        stop.wait(PREPARE_EVERY)
 
 
 def _drawn(engine: Engine, study_id: int, n: int) -> None:

@@ -18,7 +18,7 @@ from app.quality.report import warm as warm_quality
 from app.resources import STATIC_DIR
 from app.settings import Settings, get_settings
 from app.studies.judged_pool import warm as warm_judged_pool
-from app.studies.previews import prepare_unfinished
+from app.studies.previews import keep_prepared
 from app.web.errors import install_error_handlers
 from app.web.request_guard import RequestGuard
 from app.web.request_log import RequestLogMiddleware
@@ -56,10 +56,12 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """With the app, an in-process pipeline worker (unless settings.worker is false): it
     runs queued jobs and resumes those a dead process left behind."""
     settings: Settings = app.state.settings
-    # A study whose images a stopped process did not finish drawing stays closed to its
-    # readers until they are: taken up again here, in the background.
-    threading.Thread(target=prepare_unfinished, args=(app.state.engine, settings.resolved_cache_dir()),
-                     name="prepare-studies", daemon=True).start()
+    # A study stays closed to its readers until its images are drawn: one a command made or a
+    # stopped process left is drawn here, in the background.
+    preparing = threading.Event()
+    threading.Thread(target=keep_prepared, args=(app.state.engine, settings.resolved_cache_dir(),
+                                                 preparing), name="prepare-studies",
+                     daemon=True).start()
     # The judged-edit pool the new-study form reads, built before anyone asks for it, and
     # then the quality report /quality opens on, which reads its frame from the pool.
     threading.Thread(target=_warm_pool_and_quality, args=(app.state.engine,), name="judged-pool",
@@ -69,7 +71,10 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     threading.Thread(target=warm_figures, name="warm-figures", daemon=True).start()
     threading.Thread(target=compile_templates, name="compile-templates", daemon=True).start()
     if not settings.worker:
-        yield
+        try:
+            yield
+        finally:
+            preparing.set()
         return
     from app.jobs import pipeline_output, work
 
@@ -79,6 +84,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     try:
         yield
     finally:
+        preparing.set()
         stop.set()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):

@@ -41,6 +41,7 @@ def test_the_follow_up_reads_the_new_edits_and_compares(demo_engine: Engine, tmp
         assert admin is not None
         tasks = set(targets(session, source).tasks_to_regenerate)
         study = create_follow_up(session, job_id, "after regeneration", None, admin)
+        assert not study.images_ready  # it opened at once, before its images were drawn
         items = session.scalars(select(StudyItem).where(col(StudyItem.study_id) == study.id)).all()
         assert {i.task_id for i in items} == tasks and len(items) == len(tasks)
         readers = lambda s: set(session.scalars(  # noqa: E731

@@ -1,6 +1,8 @@
 """A small open study on the demo data: two readers, eight chest X-ray cases, fully crossed."""
 
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
@@ -10,6 +12,7 @@ from app.cases.filters import CaseFilter
 from app.models import Role, User
 from app.studies.design import StudyPlan, create_study
 from app.studies.models import Design, Reveal, Study
+from app.studies.previews import warm_previews
 from tests.accounts import add_user
 
 
@@ -19,6 +22,19 @@ class StudySetup:
     admin: User
     readers: list[User]
     outsider: User
+
+
+def opened(engine: Engine, study: Study | int) -> Study:
+    """The study as its readers find it once its images are drawn: every study is made
+    preparing (app/studies/previews.py), and the app draws it in the background."""
+    study_id = study if isinstance(study, int) else study.id or 0
+    with tempfile.TemporaryDirectory() as cache:
+        warm_previews(engine, study_id, Path(cache))
+    with Session(engine) as session:
+        found = session.get(Study, study_id)
+        assert found is not None and found.images_ready
+        session.expunge(found)
+        return found
 
 
 def make_study(engine: Engine, reveal: Reveal = Reveal.never, repeat_fraction: float = 0.0,
@@ -40,7 +56,7 @@ def make_study(engine: Engine, reveal: Reveal = Reveal.never, repeat_fraction: f
                      per_stratum=strata, reveal=reveal, repeat_fraction=repeat_fraction)
     with Session(engine) as session:
         study = create_study(session=session, plan=plan, created_by=admin)
-    return StudySetup(study, admin, people, outsider)
+    return StudySetup(opened(engine, study), admin, people, outsider)
 
 
 @pytest.fixture
@@ -61,4 +77,4 @@ def make_real_or_edited(engine: Engine, readers: int = 2, per_modality: int = 6,
                      original_share=original_share, repeat_fraction=repeat_fraction)
     with Session(engine) as session:
         study = create_study(session=session, plan=plan, created_by=admin)
-    return StudySetup(study, admin, people, outsider)
+    return StudySetup(opened(engine, study), admin, people, outsider)

@@ -22,7 +22,7 @@ from app.studies.reader_instruction import reader_instruction, reader_instructio
 from app.web.main import create_app
 from tests.accounts import add_user
 from tests.config import server_settings
-from tests.studies.conftest import make_study
+from tests.studies.conftest import make_study, opened
 
 FORM = {"compliance": "yes", "structure": "yes", "realism": "yes", "fidelity": "yes",
         "overall": "accept", "confidence": "4", "comment": "", "time_on_case_ms": "1000"}
@@ -45,7 +45,7 @@ def runs_study(engine: Engine, name: str = "rounds", seed: int = 42, repeat: flo
                      design=Design.runs, reader_ids=[reader.id or 0], seed=seed, total=6,
                      repeat_fraction=repeat)
     with Session(engine) as session:
-        return create_study(session=session, plan=plan, created_by=admin), reader
+        return opened(engine, create_study(session=session, plan=plan, created_by=admin)), reader
 
 
 def instructions_by_task(engine: Engine, settings: Settings, study_id: int, reader: str,

@@ -5,7 +5,7 @@ leaderboard, and drift checks on demand or on a schedule."""
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, BackgroundTasks, Depends, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, Field
 from starlette.datastructures import FormData
@@ -40,6 +40,7 @@ from app.judges.schedule import schedule_of, set_schedule, stop_schedule, watche
 from app.judges.scoring import leaderboard, outlook, reference_studies
 from app.judges.targets import targets_of
 from app.models import MAX_DB_ID
+from app.studies.previews import warm_previews
 from app.web.deps import IdPath, QuestionQuery, SessionDep, SettingsDep
 from app.web.forms import posted_form, read_form
 from app.web.security import AdminUser
@@ -178,12 +179,16 @@ def template_diff(request: Request, form: Annotated[FormData, Depends(posted_for
 
 @router.post("/judges/follow-up")
 def make_follow_up(request: Request, session: SessionDep, admin: AdminUser,
+                   settings: SettingsDep, background: BackgroundTasks,
                    form: Annotated[FormData, Depends(posted_form)]) -> Response:
     """A study of a finished targeted regeneration's edits, read by the source study's
     readers, whose agreement page shows before and after."""
     job_id = _posted_id(form.get("job"), "job", "the regeneration job to follow up")
     name = str(form.get("name", "")).strip() or f"follow-up of job {job_id}"
     study = create_follow_up(session, job_id, name, None, admin)
+    # Readers wait until its images are drawn, after this answer is sent.
+    background.add_task(warm_previews, request.app.state.engine, study.id or 0,
+                        settings.resolved_cache_dir())
     return redirect(request, f"/studies/{study.id}")
 
 

@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, BackgroundTasks, Depends, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from pydantic import BaseModel, Field
 from sqlmodel import Session
@@ -20,8 +20,9 @@ from app.errors import NotFound
 from app.models import MAX_DB_ID
 from app.studies.design import StudyError, StudyPlan
 from app.studies.design_traits import PAIR_FACETS, Design
+from app.studies.previews import warm_previews
 from app.studies.worklist import get_study
-from app.web.deps import CaseFilterDep, IdPath, SessionDep
+from app.web.deps import CaseFilterDep, IdPath, SessionDep, SettingsDep
 from app.web.forms import posted_form, read_form
 from app.web.security import AdminUser
 from app.web.templating import redirect, render
@@ -66,7 +67,7 @@ def new_pairwise_form(request: Request, session: SessionDep, case_filter: CaseFi
 
 @router.post("/studies/new/pairwise", response_class=HTMLResponse)
 def create_pairwise(request: Request, session: SessionDep, admin: AdminUser,
-                    case_filter: CaseFilterDep,
+                    case_filter: CaseFilterDep, settings: SettingsDep, background: BackgroundTasks,
                     form: Annotated[FormData, Depends(posted_form)]) -> Response:
     posted = read_form(form, PairwiseForm)
     if posted.value is not None:
@@ -78,6 +79,9 @@ def create_pairwise(request: Request, session: SessionDep, admin: AdminUser,
         design = design_of(Design.pairwise)
         try:
             study = design.create(session, design.up_to(session, plan, chosen.per_stratum), admin)
+            # Readers wait until its images are drawn, after this answer is sent.
+            background.add_task(warm_previews, request.app.state.engine, study.id or 0,
+                                settings.resolved_cache_dir())
             return redirect(request, f"/studies/{study.id}")
         except StudyError as error:
             session.rollback()

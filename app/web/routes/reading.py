@@ -60,6 +60,7 @@ def continue_study(request: Request, session: SessionDep, user: CurrentUser,
 def undo(request: Request, session: SessionDep, user: CurrentUser, study_id: IdPath) -> RedirectResponse:
     study = get_study(session, study_id)
     get_assignment(session, study, user, 1)
+    require_prepared(session, study)  # as every reading route: nothing before it opens
     assignment = design_of(study).undo_last(session, study, user.id or 0)
     target = f"/read/{study_id}/{assignment.sequence}" if assignment else f"/read/{study_id}"
     return redirect(request, target)
@@ -88,6 +89,7 @@ def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: I
     # Sync: the body is read by posted_form first, so no pooled connection waits on a client.
     study = get_study(session, study_id)
     assignment = get_assignment(session, study, user, sequence)
+    require_prepared(session, study)
     design = design_of(study)
     posted = read_form(form, design.answer_model)
     if posted.value is None:
@@ -106,6 +108,7 @@ def put_draft(session: SessionDep, user: CurrentUser, study_id: IdPath, sequence
               payload: Annotated[DraftIn, Body()]) -> Response:
     study = get_study(session, study_id)
     assignment = get_assignment(session, study, user, sequence)
+    require_prepared(session, study)
     if not design_of(study).keeps_drafts:
         raise Conflict("this study keeps no drafts: its answer is a few keys")
     save_draft(session, study, assignment, payload)

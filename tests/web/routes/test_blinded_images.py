@@ -22,6 +22,7 @@ from pipeline.backend import Edit, TaskInfo
 from pipeline.loop import RetryPolicy
 from pipeline.offline import OfflineBackend
 from tests import aio
+from tests.studies.conftest import opened
 from tests.web.routes.test_accounts import client_for
 
 
@@ -72,6 +73,7 @@ def test_both_edits_of_a_pair_of_runs_come_as_png_without_metadata(
                          design=Design.pairwise, total=2)
         study = design_of(Design.pairwise).create(session, replace(plan, pair_kind="runs"), chief)
         study_id = study.id
+    opened(demo_engine, study)
     formats = set()
     for sequence in (1, 2):
         screen = BeautifulSoup(reader.get(f"/read/{study_id}/{sequence}").text, "html.parser")

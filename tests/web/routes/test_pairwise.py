@@ -14,8 +14,9 @@ from sqlmodel import Session, col, select
 from app.models import Role, Task, User
 from app.settings import Settings
 from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
+from tests.accounts import add_user
 from tests.regeneration import regenerate_offline
-from tests.web.routes.test_accounts import client_for
+from tests.web.routes.test_accounts import as_user, client_for
 
 
 def soup(text: str) -> BeautifulSoup:
@@ -188,3 +189,33 @@ def test_the_rubric_form_sends_a_pairwise_study_to_its_own_form(demo_engine: Eng
     assert sent.status_code == 303 and sent.headers["location"].endswith("/studies/new/pairwise")
     with Session(demo_engine) as session:
         assert session.exec(select(Study)).all() == []
+
+
+def test_every_way_a_study_is_made_prepares_it(demo_engine: Engine, settings: Settings,
+                                               tmp_path: Path) -> None:
+    """A pairwise study (and a follow-up from /judges) opened at once with nothing drawn:
+    GET /read/N/1 answered 200 with images_drawn 0."""
+    from dataclasses import replace
+
+    from app.cases.filters import CaseFilter
+    from app.designs import design_of
+    from app.studies.design import StudyPlan
+    from app.studies.models import Design
+    from app.studies.previews import prepare_unfinished
+
+    admin = add_user(demo_engine, "chief", Role.admin)
+    reader = add_user(demo_engine, "dr-a", Role.reader)
+    plan = StudyPlan(name="pairs made elsewhere", case_filter=CaseFilter(modality=("chest_xray",)),
+                     reader_ids=[reader.id or 0], design=Design.pairwise, total=2)
+    with Session(demo_engine) as session:  # as a command would make it
+        study = design_of(Design.pairwise).create(session, replace(plan, pair_kind="accepted"),
+                                                  admin)
+        study_id = study.id
+        assert not study.images_ready and study.images_drawn == 0
+    client = as_user(demo_engine, settings, "dr-a", Role.reader)
+    assert client.get(f"/read/{study_id}/1").status_code == 409
+    prepare_unfinished(demo_engine, settings.resolved_cache_dir())  # the web app's preparer
+    with Session(demo_engine) as session:
+        ready = session.get(Study, study_id)
+        assert ready is not None and ready.images_ready and ready.images_drawn == 2
+    assert client.get(f"/read/{study_id}/1").status_code == 200

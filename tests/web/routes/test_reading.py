@@ -10,7 +10,7 @@ from sqlmodel import Session, col, select
 
 from app.models import Attempt, JudgeVerdict, Role, Task
 from app.settings import Settings
-from app.studies.models import Answer, Design, StudyItem
+from app.studies.models import Answer, Design, Draft, StudyItem
 from app.web.main import create_app
 from tests.studies.conftest import StudySetup, make_study
 
@@ -510,6 +510,15 @@ def test_readers_wait_until_every_image_of_a_new_study_is_drawn(
         refused = reader.get(path, follow_redirects=False)
         assert refused.status_code == 409, path
         assert "preparing images (0 of 8)" in refused.text
+    # Nothing is stored while it prepares either: an answer, an undo, a draft (they were 303).
+    for refused in (
+            reader.post(f"/read/{sid}/1", data=FORM | {"submission_id": "early-00001"},
+                        follow_redirects=False),
+            reader.post(f"/read/{sid}/undo", follow_redirects=False),
+            reader.put(f"/read/{sid}/1/draft", json={"comment": "early"})):
+        assert refused.status_code == 409 and "preparing images" in refused.text
+    with Session(demo_engine) as session:
+        assert session.exec(select(Answer)).all() == [] and session.exec(select(Draft)).all() == []
     listed = BeautifulSoup(reader.get("/read").text, "html.parser")
     assert listed.select_one(f'.preparing[data-study="{sid}"]').text == "preparing images (0 of 8)"
     assert listed.select_one("#my-studies a.continue") is None

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 from typer.testing import CliRunner
