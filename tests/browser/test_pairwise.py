@@ -70,7 +70,7 @@ def test_a_pairwise_study_read_by_keyboard_then_counted_and_downloaded(
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(f"{live_server}/studies")
     page.click("#new-pairwise-study")  # found from the studies page, as a new user would
-    page.select_option("select[name=kind]", "consecutive")
+    page.check('#field-kind input[value="consecutive"]')
     for facet in ("direction", "verdicts"):
         page.uncheck(f'#pair-pool input[value="{facet}"]')
     page.click("#pair-pool button")

@@ -21,7 +21,7 @@ from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter, where_clauses
 from app.db import driver_rows, paused_collection
-from app.models import Attempt, JudgeVerdict, Run, Task
+from app.models import Attempt, JudgeVerdict, Run, SourceImage, Task
 
 
 class PairKind(StrEnum):
@@ -82,6 +82,9 @@ class EditTable:
     round: np.ndarray
     passed: np.ndarray  # the verdict of record; False when never judged or unreadable
     accepted: np.ndarray  # whether it is the round its run accepted
+    # Whether the task's original is on disk (as the import found it): a pair without it
+    # cannot be shown, and is left out of the pool and counted.
+    original: np.ndarray
 
     def edit(self, at: int) -> Edit:
         return Edit(int(self.attempt[at]), int(self.run[at]), int(self.round[at]),
@@ -96,10 +99,13 @@ class PairPool:
     edits: EditTable
     first: np.ndarray
     second: np.ndarray
+    missing: int = 0  # pairs left out: their original image is missing
 
     @classmethod
     def of(cls, edits: EditTable, kind: PairKind) -> "PairPool":
-        return cls(kind, edits, *pair_positions(edits, kind))
+        first, second = pair_positions(edits, kind)
+        shown = edits.original[first] if len(first) else np.zeros(0, dtype=bool)
+        return cls(kind, edits, first[shown], second[shown], int((~shown).sum()))
 
     def __len__(self) -> int:
         return len(self.first)
@@ -153,15 +159,17 @@ def edit_table(session: Session, case_filter: CaseFilter) -> EditTable:
 
 def _edit_table(session: Session, case_filter: CaseFilter) -> EditTable:
     query = (select(col(Task.id), col(Task.source_image_id), col(Task.modality), col(Task.direction),
-                    col(Run.id), col(Run.success_round), col(Attempt.id), col(Attempt.round))
+                    col(Run.id), col(Run.success_round), col(Attempt.id), col(Attempt.round),
+                    col(SourceImage.present))
              .select_from(Task).join(Run, col(Run.task_id) == Task.id)
              .join(Attempt, col(Attempt.run_id) == Run.id)
+             .outerjoin(SourceImage, col(SourceImage.id) == Task.source_image_id)
              .where(col(Attempt.image_present).is_(True),
                     *where_clauses(case_filter, session.get_bind().dialect.name))
              .order_by(col(Task.id), col(Run.created_at), col(Run.id), col(Attempt.round)))
     rows = driver_rows(session, query)
-    columns = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in range(8)]
-    task, image, modality, direction, run, success, attempt, round_ = columns
+    columns = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in range(9)]
+    task, image, modality, direction, run, success, attempt, round_, present = columns
     attempts = np.array(attempt, dtype=np.int64)
     rounds = np.array(round_, dtype=np.int64)
     return EditTable(
@@ -169,7 +177,8 @@ def _edit_table(session: Session, case_filter: CaseFilter) -> EditTable:
         modality=np.array(modality, dtype=object), direction=np.array(direction, dtype=object),
         run=np.array(run, dtype=np.int64), attempt=attempts, round=rounds,
         passed=_passed(session, attempts),
-        accepted=rounds == np.array([-1 if s is None else s for s in success], dtype=np.int64))
+        accepted=rounds == np.array([-1 if s is None else s for s in success], dtype=np.int64),
+        original=np.array([bool(p) for p in present], dtype=bool))
 
 
 def _passed(session: Session, attempts: np.ndarray) -> np.ndarray:

@@ -94,18 +94,30 @@ def pair_strata(session: Session, plan: StudyPlan) -> tuple[list[StratumRow], li
     them; the draw itself reads them afresh."""
     if plan.pair_kind not in set(PairKind) or check_facets(Design.pairwise, plan.strata_facets):
         return [], []
+    pool = _kept_pool(session, plan)
+    edits = pool.edits
+    facets = plan.strata_facets
+    rows = [StratumRow(k, stratum_label(k, facets), len(members))
+            for k, members in sorted(pool.by_stratum(facets).items())]
+    per_image = np.unique(edits.image[pool.first], return_counts=True)[1]
+    return rows, [int(n) for n in per_image]
+
+
+def pairs_left_out(session: Session, plan: StudyPlan) -> int:
+    """The pairs of the plan's kind left out of its pool because their original is missing."""
+    if plan.pair_kind not in set(PairKind):
+        return 0
+    return _kept_pool(session, plan).missing
+
+
+def _kept_pool(session: Session, plan: StudyPlan) -> PairPool:
     # The data's fingerprint changes with a new task, run or verdict and when a run ends (its
     # accepted round is set then, no id changing); a round added to a running run changes
     # only the newest attempt.
     key = (fingerprint(session), session.scalar(select(func.max(col(Attempt.id)))),
            repr(plan.case_filter))
     edits = _tables.get_or_make(key, lambda: edit_table(session, plan.case_filter))
-    pool = PairPool.of(edits, PairKind(plan.pair_kind))
-    facets = plan.strata_facets
-    rows = [StratumRow(k, stratum_label(k, facets), len(members))
-            for k, members in sorted(pool.by_stratum(facets).items())]
-    per_image = np.unique(edits.image[pool.first], return_counts=True)[1]
-    return rows, [int(n) for n in per_image]
+    return PairPool.of(edits, PairKind(plan.pair_kind))
 
 
 # A few filters' edits: each is columns of some megabytes on the whole data set.

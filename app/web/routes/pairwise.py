@@ -15,7 +15,7 @@ from starlette.datastructures import FormData
 
 from app.accounts.users import reader_accounts
 from app.cases.filters import CaseFilter
-from app.designs import PairKind, design_of, pairwise_figures, zipped_pairwise
+from app.designs import PairKind, design_of, pairs_left_out, pairwise_figures, zipped_pairwise
 from app.errors import NotFound
 from app.models import MAX_DB_ID
 from app.studies.design import StudyError, StudyPlan
@@ -50,7 +50,8 @@ def _context(session: Session, case_filter: CaseFilter, typed: dict[str, Any],
                         strata_facets=facets, pair_kind=kind)
     design = design_of(Design.pairwise)
     rows, _ = design.strata(session, drafted)
-    return {"form": typed, "errors": errors, "kinds": list(PairKind),
+    return {"form": typed, "errors": errors, "kinds": list(PairKind), "filter": case_filter,
+            "missing": pairs_left_out(session, drafted),
             "facet_choices": design.facet_choices,
             "readers": reader_accounts(session), "counts": {row.key: row.pool for row in rows},
             "kind": kind, "facets": facets}

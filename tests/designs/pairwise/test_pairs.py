@@ -10,9 +10,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from app.cases.filters import CaseFilter
+from app.designs import pairs_left_out
 from app.designs.pairwise.pairs import PairKind, pair_pool, pairs
 from app.designs.pairwise.study import pair_strata
-from app.models import Attempt, JudgeVerdict, Run, Task
+from app.models import Attempt, JudgeVerdict, Run, SourceImage, Task
 from app.studies.design import StudyPlan
 from app.studies.design_traits import PAIR_FACETS
 from app.studies.models import Design
@@ -25,11 +26,27 @@ def _drafted(kind: str) -> StudyPlan:
 
 
 def _runs(session: Session) -> dict[int, list[Attempt]]:
+    """Each run's present rounds, of the tasks whose original is on disk."""
+    shown = {t.id for t in session.exec(select(Task)).all()
+             if (source := session.get(SourceImage, t.source_image_id)) and source.present}
     by: dict[int, list[Attempt]] = {}
     for attempt in session.exec(select(Attempt).where(Attempt.image_present == True)  # noqa: E712
                                 .order_by(Attempt.round)).all():
-        by.setdefault(attempt.run_id, []).append(attempt)
+        run = session.get(Run, attempt.run_id)
+        if run is not None and run.task_id in shown:
+            by.setdefault(attempt.run_id, []).append(attempt)
     return by
+
+
+def test_pairs_whose_original_is_missing_are_left_out_and_counted(demo_engine: Engine) -> None:
+    """The demo leaves one original out on purpose: every draw of the form's defaults was
+    refused for it."""
+    with Session(demo_engine) as session:
+        missing = [s.id for s in session.exec(select(SourceImage)).all() if not s.present]
+        pool = pair_pool(session, PairKind.consecutive, CaseFilter())
+        left_out = pairs_left_out(session, _drafted("consecutive"))
+    assert missing and pool.missing == left_out > 0
+    assert not any(pool.pair(i).source_image_id in missing for i in range(len(pool)))
 
 
 def test_consecutive_and_accepted_pairs_of_the_demo(demo_engine: Engine) -> None:

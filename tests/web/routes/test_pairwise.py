@@ -219,3 +219,36 @@ def test_every_way_a_study_is_made_prepares_it(demo_engine: Engine, settings: Se
         ready = session.get(Study, study_id)
         assert ready is not None and ready.images_ready and ready.images_drawn == 2
     assert client.get(f"/read/{study_id}/1").status_code == 200
+
+
+def test_the_forms_defaults_make_a_study_on_the_demo_and_the_filter_is_kept(
+        demo_engine: Engine, settings: Settings) -> None:
+    """Every draw of the defaults was refused (one original is missing in the demo), and
+    ?modality= was dropped on submit."""
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    reader = add_user(demo_engine, "dr-a", Role.reader)
+    page = soup(admin.get("/studies/new/pairwise?modality=chest_xray").text)
+    assert page.select_one("#pair-filter code").text == "modality=chest_xray"
+    assert {i["name"]: i["value"] for i in page.select("#pair-pool input[type=hidden]")} == {
+        "modality": "chest_xray"}
+    assert page.select_one("#new-pairwise")["action"].endswith("?modality=chest_xray")
+    for box in page.select("#field-kind input, #field-facets input"):  # each inside its label
+        assert box.find_parent("label") is not None
+    everywhere = soup(admin.get("/studies/new/pairwise").text)
+    assert "original image is missing" in everywhere.select_one("#pairs-missing").text
+    made = admin.post("/studies/new/pairwise?modality=chest_xray", data={
+        "name": "defaults", "kind": "consecutive", "facets": ["modality", "direction", "verdicts"],
+        "per_stratum": "10", "seed": "42", "readers": [str(reader.id)]}, follow_redirects=False)
+    assert made.status_code == 303, made.text[:400]
+    study_id = int(made.headers["location"].rsplit("/", 1)[1])
+    with Session(demo_engine) as session:
+        study = session.get(Study, study_id)
+        assert study is not None and '"modality": ["chest_xray"]' in study.selection
+        modalities = set(session.exec(select(Task.modality).join(
+            StudyItem, col(StudyItem.task_id) == Task.id).where(StudyItem.study_id == study_id)).all())
+    assert modalities == {"chest_xray"}
+    made = admin.post("/studies/new/pairwise", data={
+        "name": "every modality", "kind": "consecutive",
+        "facets": ["modality", "direction", "verdicts"], "per_stratum": "10", "seed": "42",
+        "readers": [str(reader.id)]}, follow_redirects=False)
+    assert made.status_code == 303, made.text[:400]
