@@ -13,6 +13,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.agreement.reads import load
+from app.background import wait_for_background
 from app.cases.filters import CaseFilter
 from app.models import Attempt, Role, Run, Task
 from app.settings import Settings
@@ -207,6 +208,7 @@ def test_creating_a_study_draws_every_preview(demo_engine: Engine, tmp_path: Pat
         "name": "warm", "design": "accepted", "facets": ["direction"], "n:add": "2", "n:remove": "2",
         "readers": reader_ids, "hide_instructions": "true"})
     assert response.status_code == 303
+    wait_for_background()  # drawn in a thread of its own, not on the admin's request
     previews = list((settings.resolved_cache_dir() / "preview").rglob("*.jpeg"))
     diffs = list((settings.resolved_cache_dir() / "diff" / "preview").glob("*.png"))
     assert len(previews) == 8 and len(diffs) == 4  # 4 items: original and edit, and a map each

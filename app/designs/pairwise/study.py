@@ -117,7 +117,7 @@ def _kept_pool(session: Session, plan: StudyPlan) -> PairPool:
     key = (fingerprint(session), session.scalar(select(func.max(col(Attempt.id)))),
            repr(plan.case_filter))
     edits = _tables.get_or_make(key, lambda: edit_table(session, plan.case_filter))
-    return PairPool.of(edits, PairKind(plan.pair_kind))
+    return PairPool.of(edits, PairKind(plan.pair_kind or PairKind.consecutive))
 
 
 # A few filters' edits: each is columns of some megabytes on the whole data set.

@@ -5,12 +5,13 @@ leaderboard, and drift checks on demand or on a schedule."""
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, BackgroundTasks, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, Field
 from starlette.datastructures import FormData
 
 from app.agreement.leaderboard import QUESTIONS, RECORD
+from app.background import run_in_background
 from app.errors import Conflict, Invalid
 from app.jobs import regenerate_let_through, start_drift_check, start_scoring
 from app.judges.candidates import (
@@ -179,7 +180,7 @@ def template_diff(request: Request, form: Annotated[FormData, Depends(posted_for
 
 @router.post("/judges/follow-up")
 def make_follow_up(request: Request, session: SessionDep, admin: AdminUser,
-                   settings: SettingsDep, background: BackgroundTasks,
+                   settings: SettingsDep,
                    form: Annotated[FormData, Depends(posted_form)]) -> Response:
     """A study of a finished targeted regeneration's edits, read by the source study's
     readers, whose agreement page shows before and after."""
@@ -187,8 +188,8 @@ def make_follow_up(request: Request, session: SessionDep, admin: AdminUser,
     name = str(form.get("name", "")).strip() or f"follow-up of job {job_id}"
     study = create_follow_up(session, job_id, name, None, admin)
     # Readers wait until its images are drawn, after this answer is sent.
-    background.add_task(warm_previews, request.app.state.engine, study.id or 0,
-                        settings.resolved_cache_dir())
+    run_in_background(("prepare", study.id or 0), warm_previews, request.app.state.engine,
+                      study.id or 0, settings.resolved_cache_dir())
     return redirect(request, f"/studies/{study.id}")
 
 

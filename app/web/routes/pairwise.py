@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from pydantic import BaseModel, Field
 from sqlmodel import Session
@@ -14,6 +14,7 @@ from starlette.background import BackgroundTask
 from starlette.datastructures import FormData
 
 from app.accounts.users import reader_accounts
+from app.background import run_in_background
 from app.cases.filters import CaseFilter
 from app.designs import PairKind, design_of, pairs_left_out, pairwise_figures, zipped_pairwise
 from app.errors import NotFound
@@ -68,7 +69,7 @@ def new_pairwise_form(request: Request, session: SessionDep, case_filter: CaseFi
 
 @router.post("/studies/new/pairwise", response_class=HTMLResponse)
 def create_pairwise(request: Request, session: SessionDep, admin: AdminUser,
-                    case_filter: CaseFilterDep, settings: SettingsDep, background: BackgroundTasks,
+                    case_filter: CaseFilterDep, settings: SettingsDep,
                     form: Annotated[FormData, Depends(posted_form)]) -> Response:
     posted = read_form(form, PairwiseForm)
     if posted.value is not None:
@@ -81,8 +82,8 @@ def create_pairwise(request: Request, session: SessionDep, admin: AdminUser,
         try:
             study = design.create(session, design.up_to(session, plan, chosen.per_stratum), admin)
             # Readers wait until its images are drawn, after this answer is sent.
-            background.add_task(warm_previews, request.app.state.engine, study.id or 0,
-                                settings.resolved_cache_dir())
+            run_in_background(("prepare", study.id or 0), warm_previews, request.app.state.engine,
+                              study.id or 0, settings.resolved_cache_dir())
             return redirect(request, f"/studies/{study.id}")
         except StudyError as error:
             session.rollback()

@@ -2,11 +2,12 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.datastructures import FormData
 
 from app.accounts.users import reader_accounts
+from app.background import run_in_background
 from app.errors import Invalid
 from app.quality.follow_up import (
     FollowUpForm,
@@ -23,7 +24,7 @@ from app.quality.report import (
     checked_target,
     quality_report,
 )
-from app.studies.previews import mark_preparing, warm_previews
+from app.studies.previews import warm_previews
 from app.studies.worklist import get_study
 from app.web.deps import IdQuery, SessionDep, SettingsDep
 from app.web.forms import posted_form, read_form
@@ -83,7 +84,7 @@ def quality_charts(request: Request, session: SessionDep, study: IdQuery = None,
 
 @router.post("/quality/follow-up", response_class=HTMLResponse)
 def make_follow_up(request: Request, session: SessionDep, admin: AdminUser,
-                   settings: SettingsDep, background: BackgroundTasks,
+                   settings: SettingsDep,
                    form: Annotated[FormData, Depends(posted_form)]) -> Response:
     """A follow-up study of the planner's part, with the root study's design."""
     posted = read_form(form, FollowUpForm)
@@ -95,9 +96,8 @@ def make_follow_up(request: Request, session: SessionDep, admin: AdminUser,
                                      reads=chosen.reads, reader_ids=chosen.readers,
                                      name=chosen.name, created_by=admin)
             # As any new study: readers wait until every image is drawn.
-            mark_preparing(session, study)
-            background.add_task(warm_previews, request.app.state.engine, study.id or 0,
-                                settings.resolved_cache_dir())
+            run_in_background(("prepare", study.id or 0), warm_previews, request.app.state.engine,
+                              study.id or 0, settings.resolved_cache_dir())
             return redirect(request, f"/studies/{study.id}")
         except Invalid as error:
             session.rollback()

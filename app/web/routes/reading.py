@@ -2,11 +2,12 @@
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, BackgroundTasks, Body, Depends, Path, Query, Request
+from fastapi import APIRouter, Body, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import FormData
 
 from app.adaptive.top_up import top_up
+from app.background import run_in_background
 from app.designs import design_of
 from app.errors import Conflict, Forbidden, NotFound
 from app.images.files import ImageSize
@@ -85,7 +86,7 @@ def _one_image(study: Study) -> bool:
 @router.post("/read/{study_id}/{sequence}", response_class=HTMLResponse)
 def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: IdPath,
            sequence: SequencePath, form: Annotated[FormData, Depends(posted_form)],
-           settings: SettingsDep, background: BackgroundTasks) -> Response:
+           settings: SettingsDep) -> Response:
     # Sync: the body is read by posted_form first, so no pooled connection waits on a client.
     study = get_study(session, study_id)
     assignment = get_assignment(session, study, user, sequence)
@@ -99,7 +100,8 @@ def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: I
                                     errors=errors), status_code=422)
     design.submit(session, study, assignment, posted.value)
     if Design(study.design).draws_in_batches:  # the next batch, before anyone's list runs dry
-        background.add_task(top_up, request.app.state.engine, study_id, settings.resolved_cache_dir())
+        run_in_background(("top-up", study_id), top_up, request.app.state.engine, study_id,
+                          settings.resolved_cache_dir())
     return redirect(request, design.after_submit(study, sequence))
 
 

@@ -3,7 +3,7 @@
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, Depends, Form, Query, Request
+from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.datastructures import FormData
 
@@ -12,6 +12,7 @@ from app.agreement.facts import DESIGNS, recorded_selection
 from app.agreement.long_csv import iter_long_csv
 from app.agreement.reads import require_rubric
 from app.agreement.service import observed_in_finished, watch_for
+from app.background import run_in_background
 from app.cases.filters import CaseFilter, recorded_criteria
 from app.designs import design_of
 from app.errors import Invalid
@@ -30,7 +31,7 @@ from app.studies.forms import (
 from app.studies.models import Design, Study, StudyStatus
 from app.studies.planner import PlanError, plan_cases, sample_edits_per_image
 from app.studies.pool import check_facets
-from app.studies.previews import mark_preparing, preparation, warm_previews
+from app.studies.previews import preparation, warm_previews
 from app.studies.reading_setup import change_reading_setup, started
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
 from app.studies.worklist import all_studies, get_study, study_progress, study_reader
@@ -140,7 +141,7 @@ def _optional(text: str, what: str) -> float | None:
 @router.post("/studies", response_class=HTMLResponse)
 def create_study_route(
     request: Request, session: SessionDep, admin: AdminUser, case_filter: CaseFilterDep,
-    settings: SettingsDep, background: BackgroundTasks,
+    settings: SettingsDep,
     posted_fields: Annotated[FormData, Depends(posted_form)],
 ) -> Response:
     posted = read_form(posted_fields, StudyForm)
@@ -162,11 +163,10 @@ def create_study_route(
         facets = tuple(form.facets) if form else ()
         context = _form_context(session, case_filter, design, facets, shown, posted.errors, counts)
         return render(request, "studies/new.html", context, status_code=422)
-    # Readers wait until every image is drawn; the drawing runs after the answer is sent.
+    # Readers wait until every image is drawn; the drawing runs in a thread of its own.
     assert study.id is not None
-    mark_preparing(session, study)
-    background.add_task(warm_previews, request.app.state.engine, study.id,
-                        settings.resolved_cache_dir())
+    run_in_background(("prepare", study.id), warm_previews, request.app.state.engine,
+                      study.id, settings.resolved_cache_dir())
     return redirect(request, f"/studies/{study.id}")
 
 

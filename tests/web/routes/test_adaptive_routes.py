@@ -6,11 +6,11 @@ from bs4 import BeautifulSoup
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, func, select
 
-from app.models import Role
+from app.models import Role, User
 from app.settings import Settings
 from app.studies.models import Study, StudyBatch, StudyDraw
 from tests.accounts import add_user
-from tests.web.routes.test_accounts import client_for
+from tests.web.routes.test_accounts import as_user, client_for
 
 
 @pytest.fixture
@@ -78,3 +78,41 @@ def test_the_report_and_pages_of_an_adaptive_study_say_what_is_weighted(
     assert report.select_one("#adaptive-headline").text.startswith("Adaptive design:")
     results = BeautifulSoup(admin.get(f"/studies/{study_id}/agreement").text, "html.parser")
     assert "unweighted" in results.select_one("#adaptive-note").text
+
+
+def test_a_reader_never_waits_on_the_next_batch(demo_engine: Engine, settings: Settings,
+                                                 readers: list[int],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The next batch was drawn on the reader's request, after the answer and before the
+    next case: 5-30 s after Enter. It is drawn off the request now."""
+    import threading
+    import time
+
+    from app.background import wait_for_background
+    from app.web.routes import reading
+
+    drawing = threading.Event()
+
+    def slow_top_up(*_: object) -> None:
+        drawing.set()
+        time.sleep(3)
+
+    monkeypatch.setattr(reading, "top_up", slow_top_up)
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    assert admin.post("/studies", data=form(readers), follow_redirects=False).status_code == 303
+    wait_for_background()
+    with Session(demo_engine) as session:
+        study = session.scalars(select(Study).where(col(Study.name) == "adaptive")).one()
+        reader = session.get(User, readers[0])
+        assert reader is not None
+    client = as_user(demo_engine, settings, reader.name, Role.reader)
+    answer = {q: "yes" for q in ("compliance", "structure", "realism", "fidelity")}
+    started = time.perf_counter()
+    sent = client.post(f"/read/{study.id}/1", data=answer | {
+        "overall": "accept", "confidence": "3", "submission_id": "adaptive-fast-1"},
+        follow_redirects=False)
+    assert sent.status_code == 303
+    assert client.get(sent.headers["location"]).status_code == 200
+    assert time.perf_counter() - started < 2.0  # the 3 s draw is not the reader's wait
+    assert drawing.wait(5)
+    wait_for_background()

@@ -11,6 +11,7 @@ from bs4 import BeautifulSoup
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from app.background import wait_for_background
 from app.models import Role, Task, User
 from app.settings import Settings
 from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
@@ -59,6 +60,7 @@ def test_a_pairwise_study_made_read_and_counted(demo_engine: Engine, settings: S
     made = admin.post("/studies/new/pairwise", data={
         "name": "rounds compared", "kind": "accepted", "facets": ["modality"], "per_stratum": "2",
         "readers": [str(i) for i in ids]}, follow_redirects=False)
+    wait_for_background()  # its images are drawn in a thread of its own
     assert made.status_code == 303
     study_id = int(made.headers["location"].rsplit("/", 1)[1])
     detail = soup(admin.get(f"/studies/{study_id}").text)
@@ -156,6 +158,7 @@ def test_pairs_of_runs_show_each_editor_and_the_later_run(demo_engine: Engine, s
     made = admin.post("/studies/new/pairwise", data={
         "name": "before and after", "kind": "runs", "per_stratum": "10",
         "readers": [str(i) for i in reader_ids(demo_engine, ["dr-a"])]}, follow_redirects=False)
+    wait_for_background()  # its images are drawn in a thread of its own
     assert made.status_code == 303, made.text
     study_id = int(made.headers["location"].rsplit("/", 1)[1])
     for sequence in range(1, 5):
@@ -251,4 +254,5 @@ def test_the_forms_defaults_make_a_study_on_the_demo_and_the_filter_is_kept(
         "name": "every modality", "kind": "consecutive",
         "facets": ["modality", "direction", "verdicts"], "per_stratum": "10", "seed": "42",
         "readers": [str(reader.id)]}, follow_redirects=False)
+    wait_for_background()  # its images are drawn in a thread of its own
     assert made.status_code == 303, made.text[:400]

@@ -8,6 +8,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from app.background import wait_for_background
 from app.models import Attempt, JudgeVerdict, Role, Task
 from app.settings import Settings
 from app.studies.models import Answer, Design, Draft, StudyItem
@@ -556,6 +557,7 @@ def test_a_study_made_in_the_browser_is_drawn_before_it_opens(
         "readers": str(study.readers[0].id), "seed": "7", "n:add": "2", "n:remove": "2"},
         follow_redirects=False)
     assert made.status_code == 303, made.text[:500]
+    wait_for_background()  # drawn in a thread of its own, not on the admin's request
     assert seen == [False]
     with Session(demo_engine) as session:
         row = session.exec(select(Study).where(Study.name == "drawn first")).one()
