@@ -8,12 +8,24 @@ DEMO_DIR := var/demo
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test test-postgres install system-deps lint typecheck pytest serve bench clean
+.PHONY: demo test test-postgres install install-runtime system-deps lint typecheck pytest serve bench clean
 
-$(STAMP): pyproject.toml
-	@echo "installing into $(VENV) (a minute or two on a fresh machine)"
+RUNTIME := $(VENV)/.runtime
+
+# `make demo` needs the app alone: the runtime package, nothing the tests need. Each step
+# says what it does; pip's own progress shows while it downloads.
+$(RUNTIME): pyproject.toml
+	@echo "[1/2] making the virtual environment $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	@echo "[2/2] installing MedBanana Review and what it runs on (about a minute on a fresh machine)"
+	$(BIN)/pip install --progress-bar on -e .
+	touch $(RUNTIME)
+
+# `make test`: the runtime, then the tools and the reference code the suite needs, and the
+# Debian packages (Chromium, PostgreSQL, Boost's headers).
+$(STAMP): pyproject.toml $(RUNTIME)
+	@echo "installing the test tools into $(VENV) (a minute or two on a fresh machine)"
 	$(BIN)/pip install --quiet -e '.[dev]'
 	# The confidence sequences are held to confseq (tests/test_confidence_sequence.py). Its
 	# release pins a pybind11 that does not build on Python 3.11, so it is built against the
@@ -24,6 +36,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+install-runtime: $(RUNTIME)
 
 # Debian packages the browser and PostgreSQL tests need; installed only when missing.
 system-deps:
@@ -38,15 +51,16 @@ system-deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$need; \
 	fi
 
-demo: install
+demo: $(RUNTIME)
 	rm -rf $(DEMO_DIR)
+	@echo "making the synthetic demo data in $(DEMO_DIR)"
 	$(BIN)/medbanana demo-data $(DEMO_DIR)
 	$(BIN)/medbanana import $(DEMO_DIR)/run --source $(DEMO_DIR)/source
 	MEDBANANA_DEMO=true $(BIN)/medbanana demo-users
 	@echo "Serving on http://$(HOST):$(PORT)/cases (synthetic demo data)"
 	MEDBANANA_DEMO=true $(BIN)/medbanana serve --host $(HOST) --port $(PORT)
 
-serve: install
+serve: $(RUNTIME)
 	MEDBANANA_DEMO=true $(BIN)/medbanana serve --host $(HOST) --port $(PORT)
 
 lint: install
