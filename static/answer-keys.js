@@ -1,13 +1,17 @@
-// The answer panel of the reading and adjudication screens, by keyboard: 1-4 cycle the
-// dimensions through yes -> no -> cannot assess, a / r set the overall verdict, t then a
-// letter ticks a failure reason, h shows the rubric's definitions, m goes to the comment,
-// Enter submits. Every key lights up the question it changed, and a submit with an answer
+// The answer panel of the reading and adjudication screens, by keyboard. Every answer is
+// one deliberate key: y (yes), n (no) or e (cannot assess) answers the question the cursor
+// is on and moves it to the next; 1-4 put the cursor on a question (they change nothing);
+// a / r set the overall verdict, t then a letter ticks a failure reason, h shows the rubric's
+// definitions, m goes to the comment, Enter submits. (1-4 once cycled yes, no and cannot
+// assess: "no" took two presses and "cannot assess" three, and the reader had to look.) Every key lights up the question it changed, and a submit with an answer
 // missing names what is missing and puts the focus on it instead of sending the form.
 // A screen passes its own extra keys (confidence, undo, previous case) and a change callback.
 window.MedBanana = window.MedBanana || {};
 window.MedBanana.answerKeys = function (form, onChange, extraKeys) {
   "use strict";
-  const CYCLE = ["yes", "no", "cannot_assess"];
+  const ANSWER_KEYS = { y: "yes", n: "no", e: "cannot_assess" };
+  const questions = Array.from(form.querySelectorAll("fieldset.choice[data-key]"));
+  let cursor = null;
   const panel = form.closest(".answer-panel") || form;
   const summary = form.querySelector("#missing-summary");
 
@@ -30,11 +34,22 @@ window.MedBanana.answerKeys = function (form, onChange, extraKeys) {
     const input = form.querySelector(`input[name="${name}"][value="${value}"]`);
     if (input) { input.checked = true; changed(input); }
   }
-  function cycle(name) {
-    const current = form.querySelector(`input[name="${name}"]:checked`);
-    const index = current ? CYCLE.indexOf(current.value) : -1;
-    choose(name, CYCLE[(index + 1) % CYCLE.length]);
+  // The question the next y / n / e answers, marked where the eyes are.
+  function point(box) {
+    if (cursor) cursor.classList.remove("current");
+    cursor = box;
+    if (cursor) { cursor.classList.add("current"); flash(cursor.querySelector("legend")); }
   }
+  function answer(value) {
+    if (!cursor) return;
+    choose(cursor.dataset.name, value);
+    const at = questions.indexOf(cursor);
+    // On to the next question still open (in order), else simply the next one.
+    const open = questions.slice(at + 1).find((box) => !box.querySelector("input:checked"));
+    point(open || questions[at + 1] || cursor);
+  }
+  questions.forEach((box) => box.addEventListener("change", () => point(box)));
+  point(questions.find((box) => !box.querySelector("input:checked")) || questions[0] || null);
   function toggleHelp() {
     panel.classList.toggle("show-help");
   }
@@ -71,8 +86,9 @@ window.MedBanana.answerKeys = function (form, onChange, extraKeys) {
   window.MedBanana.keys.add("answers", (event) => {
     if (extraKeys && extraKeys(event, choose)) return true;
     if (!event.shiftKey && /^[1-4]$/.test(event.key)) {
-      cycle(form.querySelector(`fieldset[data-key="${event.key}"]`).dataset.name);
-    } else if (event.key === "a") choose("overall", "accept");
+      point(form.querySelector(`fieldset[data-key="${event.key}"]`));
+    } else if (ANSWER_KEYS[event.key] && cursor) answer(ANSWER_KEYS[event.key]);
+    else if (event.key === "a") choose("overall", "accept");
     else if (event.key === "r") choose("overall", "reject");
     else if (event.key === "t" && armReasons) armReasons();
     else if (event.key === "h") toggleHelp();

@@ -28,7 +28,7 @@ from app.studies.models import (
     StudyStatus,
 )
 from app.studies.viewer_tools import tool_use_json, tools_of
-from pipeline.vocabulary import DIMENSIONS
+from pipeline.vocabulary import DIMENSIONS, QUESTIONS
 
 logger = logging.getLogger(__name__)
 # The paper's failure reasons, as the tags a reader may add.
@@ -172,11 +172,31 @@ def latest_answer(session: Session, assignment_id: int) -> Answer | None:
     return None if newest is None or newest.retracted else newest
 
 
+def unchanged(in_force: Answer | None, answer: AnswerIn) -> bool:
+    """Whether ``answer`` says what the answer in force says (time and tool use aside): a
+    reader who went back to look and pressed Enter changed nothing, and no version is made."""
+    if in_force is None:
+        return False
+    said = answer.model_dump(include={*QUESTIONS, "confidence", "comment"})
+    return (all(getattr(in_force, k) == v for k, v in said.items())
+            and json.loads(in_force.tags) == list(answer.tags)
+            and (in_force.roi or None) == (answer.roi.to_json() if answer.roi else None))
+
+
 def submit_answer(session: Session, study: Study, assignment: Assignment, answer: AnswerIn) -> Answer:
-    """Store a new version; the same submission_id twice stores it once."""
+    """Store a new version; the same submission_id twice stores it once, and an answer that
+    changes nothing is not stored again."""
     assignment_id = assignment.id
     assert assignment_id is not None
     tool_use = tool_use_json(answer.tool_use, tools_of(study))
+    in_force = latest_answer(session, assignment_id)
+    if unchanged(in_force, answer):
+        assert in_force is not None
+        ensure_open(study)
+        session.execute(Draft.__table__.delete().where(  # type: ignore[attr-defined]
+            Draft.__table__.c.assignment_id == assignment_id))  # type: ignore[attr-defined]
+        session.commit()
+        return in_force
 
     def make(version: int) -> Answer:
         return Answer(assignment_id=assignment_id, version=version,

@@ -16,5 +16,6 @@ def log_in(page: Page, base: str, name: str, start: str) -> None:
 
 
 def answer_with_keys(page: Page) -> None:
-    for key in ("1", "2", "2", "3", "4", "4", "4", "a", "Shift+Digit4"):
+    # one key per answer: compliance yes, structure no, realism yes, fidelity cannot assess
+    for key in ("y", "n", "y", "e", "a", "Shift+Digit4"):
         page.keyboard.press(key)

@@ -34,7 +34,7 @@ def test_adjudicate_with_keys_then_read_the_agreement(browser: Browser, demo_eng
     tab.locator("#to-adjudicate a").first.click()
     tab.wait_for_function(IMAGES_SHOWN)
     expect(tab.locator(".earlier-read")).to_have_count(2)
-    for key in ("1", "2", "3", "4", "r"):
+    for key in ("y", "y", "y", "y", "r"):
         tab.keyboard.press(key)
     expect(tab.locator('input[name="compliance"][value="yes"]')).to_be_checked()
     expect(tab.locator('input[name="overall"][value="reject"]')).to_be_checked()

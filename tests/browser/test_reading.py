@@ -65,8 +65,21 @@ def test_the_reader_draws_a_region_flickers_and_keeps_the_answer_keys(
     page.wait_for_function(IMAGES_SHOWN)
     viewer = page.locator("#viewer")
 
-    page.keyboard.press("1")  # here 1-4 answer the questions, not window presets
+    page.keyboard.press("1")  # here 1-4 mark a question (not window presets); y answers it
+    expect(page.locator('fieldset[data-name="compliance"]')).to_have_class(re.compile(r"\bcurrent\b"))
+    expect(page.locator('input[name="compliance"]:checked')).to_have_count(0)
+    page.keyboard.press("y")
     expect(page.locator('input[name="compliance"][value="yes"]')).to_be_checked()
+    # one deliberate key each, and the mark moves on to the next question
+    expect(page.locator('fieldset[data-name="structure"]')).to_have_class(re.compile(r"\bcurrent\b"))
+    page.keyboard.press("n")
+    expect(page.locator('input[name="structure"][value="no"]')).to_be_checked()
+    page.keyboard.press("e")
+    expect(page.locator('input[name="realism"][value="cannot_assess"]')).to_be_checked()
+    page.keyboard.press("2")
+    page.keyboard.press("y")  # back to structure: changed with one key, nothing else moved
+    expect(page.locator('input[name="structure"][value="yes"]')).to_be_checked()
+    expect(page.locator('input[name="realism"][value="cannot_assess"]')).to_be_checked()
     expect(viewer).not_to_have_class(re.compile(r"\blevels\b"))
     page.keyboard.press("w")  # presets cycle on w instead
     expect(viewer).to_have_class(re.compile(r"\blevels\b"))

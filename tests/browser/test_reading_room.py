@@ -50,9 +50,9 @@ def test_images_and_the_whole_answer_panel_share_the_screen(browser: Browser, de
 def test_every_answer_key_lights_up_what_it_changed(browser: Browser, demo_engine: Engine,
                                                     live_server: str) -> None:
     page, _ = open_first_case(browser, demo_engine, live_server)
-    keys = [("1", "compliance", "yes"), ("1", "compliance", "no"), ("2", "structure", "yes"),
-            ("3", "realism", "yes"), ("4", "fidelity", "yes"), ("4", "fidelity", "no"),
-            ("4", "fidelity", "cannot_assess"), ("a", "overall", "accept"), ("r", "overall", "reject")]
+    # One key per answer (y, n, e) on the marked question, which then moves on; 1-4 mark.
+    keys = [("y", "compliance", "yes"), ("n", "structure", "no"), ("e", "realism", "cannot_assess"),
+            ("y", "fidelity", "yes"), ("a", "overall", "accept"), ("r", "overall", "reject")]
     keys += [(f"Shift+Digit{c}", "confidence", str(c)) for c in range(1, 6)]
     for key, name, value in keys:
         page.keyboard.press(key)
@@ -64,6 +64,11 @@ def test_every_answer_key_lights_up_what_it_changed(browser: Browser, demo_engin
         others = page.locator(f'input[name="{name}"]:not(:checked) + span').first
         assert chosen != others.evaluate("e => getComputedStyle(e).backgroundColor"), key
         in_view(page, label)
+    page.keyboard.press("1")  # marks compliance again, and changes no answer
+    expect(page.locator('fieldset[data-name="compliance"]')).to_have_class(re.compile(r"\bcurrent\b"))
+    expect(page.locator('input[name="compliance"][value="yes"]')).to_be_checked()
+    page.keyboard.press("n")
+    expect(page.locator('input[name="compliance"][value="no"]')).to_be_checked()
     page.keyboard.press("h")
     expect(page.locator("#help-compliance")).to_be_visible()
     expect(page.locator("#help-compliance")).to_contain_text("Yes means")
@@ -74,7 +79,7 @@ def test_every_answer_key_lights_up_what_it_changed(browser: Browser, demo_engin
 def test_a_submit_with_answers_missing_names_them_and_focuses_the_first(
         browser: Browser, demo_engine: Engine, live_server: str) -> None:
     page, sid = open_first_case(browser, demo_engine, live_server)
-    for key in ("1", "a"):
+    for key in ("y", "a"):
         page.keyboard.press(key)
     page.keyboard.press("Enter")
     summary = page.locator("#missing-summary")
@@ -85,7 +90,8 @@ def test_a_submit_with_answers_missing_names_them_and_focuses_the_first(
     assert focused == ["structure", "yes"]
     expect(page.locator('fieldset[data-name="structure"]')).to_have_attribute("aria-invalid", "true")
     expect(page).to_have_url(re.compile(rf"/read/{sid}/1$"))  # nothing was sent
-    page.keyboard.press("2")  # the key still answers: the focus sits on a radio, not a text field
+    page.keyboard.press("2")  # the keys still work: the focus sits on a radio, not a text field
+    page.keyboard.press("y")
     expect(page.locator('fieldset[data-name="structure"]')).not_to_have_attribute("aria-invalid", "true")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "reading-missing-answers.png"))
@@ -202,11 +208,11 @@ def test_study_instructions_open_on_the_first_case_and_after_a_change(
     expect(shown).to_contain_text("Ignore the burnt-in labels.")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "study-instructions-1366.png"))
-    page.keyboard.press("1")  # read, not answered: the instructions have the keys
+    page.keyboard.press("y")  # read, not answered: the instructions have the keys
     expect(page.locator('input[name="compliance"]:checked')).to_have_count(0)
     page.keyboard.press("Enter")
     expect(shown).to_be_hidden()
-    page.keyboard.press("1")
+    page.keyboard.press("y")
     expect(page.locator('input[name="compliance"][value="yes"]')).to_be_checked()
     page.goto(f"{live_server}/read/{study.id}/2")
     expect(page.locator("#study-instructions-now")).to_have_count(0)  # seen, unchanged

@@ -46,6 +46,22 @@ def test_submit_is_idempotent_and_edits_are_new_versions(demo_engine: Engine, se
         assert reader_progress(s, setup.study, reader.id or 0).done == 1
 
 
+def test_going_back_and_pressing_enter_stores_no_new_version(demo_engine: Engine,
+                                                              setup: StudySetup) -> None:
+    """p, then Enter on an unchanged answer, stored a new version of it."""
+    reader = setup.readers[0]
+    with Session(demo_engine) as s:
+        first = get_assignment(s, setup.study, reader, 1)
+        stored = submit_answer(s, setup.study, first, answer())
+        # back again later: another submission, another time on case, nothing else changed
+        again = submit_answer(s, setup.study, first, answer("sub-00000009", time_on_case_ms=300))
+        assert again.id == stored.id
+        versions = s.scalars(select(Answer).where(col(Answer.assignment_id) == first.id)).all()
+        assert [v.version for v in versions] == [1]
+        changed = submit_answer(s, setup.study, first, answer("sub-00000010", comment="halo"))
+        assert changed.version == 2
+
+
 def test_a_submission_id_from_another_case_is_refused(demo_engine: Engine, setup: StudySetup) -> None:
     """Once, the other case's answer came back as if stored, and this one was dropped."""
     reader = setup.readers[0]
