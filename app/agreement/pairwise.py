@@ -148,9 +148,11 @@ class StrengthFigures:
 
 
 def strength_figures(items: int, reads: Sequence[PairRead], *,
-                     resamples: int = RESAMPLES, seed: int = SEED) -> StrengthFigures:
+                     resamples: int = RESAMPLES, seed: int = SEED,
+                     order: tuple[str, str] = ("first", "last")) -> StrengthFigures:
     """The strengths from every read that prefers one edit or finds them equal, refitted on
-    each resample of the source images."""
+    each resample of the source images. ``order`` names the items' two ends ("earlier",
+    "later" for rounds), for saying why a fit has no finite estimate."""
     used = [r for r in reads if r.choice != NEITHER]
     neither = len(reads) - len(used)
     equal_reads = sum(r.choice == EQUAL for r in used)
@@ -171,12 +173,13 @@ def strength_figures(items: int, reads: Sequence[PairRead], *,
     if not _estimable(wins + ties + ties.T):
         # An item never compared, or never preferred: its strength is not finite, here or
         # in the resamples; saying nothing is the honest figure.
-        return StrengthFigures([Figure(None, n=len(used), clusters=clusters)
+        return StrengthFigures([Figure(None, n=len(used), clusters=clusters,
+                                       warning=_why_unbounded(wins, ties, order, never=True))
                                 for _ in range(items)], None, len(used), neither, equal_reads)
     whole = fit(items, wins, ties)
     if not plausible(whole):
         return StrengthFigures([Figure(None, n=len(used), clusters=clusters,
-                                       warning="the fit runs off to infinity: too few reads")
+                                       warning=_why_unbounded(wins, ties, order))
                                 for _ in range(items)], None, len(used), neither, equal_reads)
 
     def fitted(sums: np.ndarray) -> np.ndarray:
@@ -208,6 +211,25 @@ def strength_figures(items: int, reads: Sequence[PairRead], *,
     strengths = [Figure(0.0, n=len(used), clusters=clusters), *figures[1:items]]
     tie = figures[items] if with_ties else None
     return StrengthFigures(strengths, tie, len(used), neither, equal_reads)
+
+
+def _why_unbounded(wins: np.ndarray, ties: np.ndarray, order: tuple[str, str], *,
+                   never: bool = False) -> str:
+    """Why the strengths climb without bound: every read went one way (no read preferred the
+    earlier round, say), which no number of further such reads changes; else too few reads."""
+    toward_first = float(np.triu(wins, 1).sum())  # the lower-numbered item of a pair preferred
+    toward_last = float(np.tril(wins, -1).sum())
+    if not ties.any():
+        first, last = order
+        if toward_first == 0 and toward_last > 0:
+            return (f"no read preferred the {first} edit of its pair: every read preferred "
+                    f"the {last}, so the strengths have no finite estimate")
+        if toward_last == 0 and toward_first > 0:
+            return (f"no read preferred the {last} edit of its pair: every read preferred "
+                    f"the {first}, so the strengths have no finite estimate")
+    if never:
+        return "an edit never preferred, or never compared, has no finite strength"
+    return "the fit runs off to infinity: too few reads"
 
 
 def _counts(flat: np.ndarray, items: int) -> tuple[np.ndarray, np.ndarray]:

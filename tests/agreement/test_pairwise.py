@@ -144,6 +144,17 @@ def test_an_item_never_preferred_has_no_strength() -> None:
     assert [f.value for f in found.log_strength] == [None, None]
 
 
+def test_every_read_preferring_the_later_round_says_so() -> None:
+    """Rounds 1-3, every read preferring the later one: the strengths said only "the fit runs
+    off to infinity: too few reads"."""
+    reads = [PairRead(k, k + 1, SECOND, i % 2 == 0, i) for i in range(12) for k in (0, 1)]
+    found = strength_figures(3, reads, resamples=100, order=("earlier", "later"))
+    assert [f.value for f in found.log_strength] == [None, None, None]
+    assert all(f.warning == "no read preferred the earlier edit of its pair: every read "
+                            "preferred the later, so the strengths have no finite estimate"
+               for f in found.log_strength)
+
+
 def test_the_later_round_and_the_left_side_as_shares_with_intervals() -> None:
     reads = simulated_reads(np.array([0.0, 0.6, 1.0, 1.2]), 120, seed=5)
     preferring = [r for r in reads if r.choice in (FIRST, SECOND)]

@@ -235,7 +235,7 @@ def _strengths(reads: list[Read], key: KeyOf, label: str, resamples: int) -> Str
     items = {v: i for i, v in enumerate(values)}
     return Strengths([f"{label} {v}" for v in values],
                      strength_figures(len(values), _as_pair_reads(reads, items, key),
-                                      resamples=resamples))
+                                      resamples=resamples, order=("earlier", "later")))
 
 
 def _by_editor(reads: list[Read], editors: dict[int, str], resamples: int) -> Strengths | None:
