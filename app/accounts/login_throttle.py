@@ -13,6 +13,12 @@
 Kept in the database, so every server process (serve --workers N) counts the same failures.
 A locked key is refused before its password is checked: a flood of guesses then costs no
 argon2 hashing, and other users' pages stay fast.
+
+A browser that has logged in to the account before carries a device cookie (OWASP's device
+cookies against lock-out attacks): its logins are counted under that device alone, never
+under the account or an address, so a stranger with 50 addresses who locks the account out
+does not lock out the people who use it. A device that fails PAIR_LIMIT times is locked on
+its own.
 """
 
 import logging
@@ -50,13 +56,20 @@ class LoginLocked(Exception):
         self.seconds = seconds
 
 
-def log_in(session: Session, name: str, password: str, address: str | None) -> User:
-    """The account, when it is not locked out and the password matches."""
-    keys = keys_for(name, address)
-    pair, account, *by_address = keys
-    locked = seconds_locked(session, [pair, account])
-    if by_address and (_failed(session, pair) or find_user(session, name) is None):
-        locked = max(locked, seconds_locked(session, by_address))
+def log_in(session: Session, name: str, password: str, address: str | None,
+           device: str | None = None) -> User:
+    """The account, when it is not locked out and the password matches. ``device``: the
+    device cookie's id, when this browser has logged in to this account before (the caller
+    checked its signature and that it names this account)."""
+    if device is not None:
+        keys = [Key(f"device:{device[:64]}", PAIR_LIMIT)]
+        locked = seconds_locked(session, keys)
+    else:
+        keys = keys_for(name, address)
+        pair, account, *by_address = keys
+        locked = seconds_locked(session, [pair, account])
+        if by_address and (_failed(session, pair) or find_user(session, name) is None):
+            locked = max(locked, seconds_locked(session, by_address))
     if locked:
         raise LoginLocked(locked)
     user = authenticate(session, name, password)

@@ -6,9 +6,10 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from app.accounts.login_throttle import LoginLocked, LoginRefused, log_in
-from app.accounts.users import end_sessions
+from app.accounts.users import end_sessions, find_user
 from app.models import Role, User
-from app.web.deps import SessionDep
+from app.web.deps import SessionDep, SettingsDep
+from app.web.device_cookie import device_of, remember_device
 from app.web.security import check_csrf, current_user, require_admin, safe_next, start_session
 from app.web.templating import redirect, render
 
@@ -26,12 +27,15 @@ def login_form(request: Request, next: str = "/") -> HTMLResponse:
 
 
 @router.post("/login", response_class=HTMLResponse, dependencies=[Depends(check_csrf)])
-def login(request: Request, session: SessionDep, name: Annotated[str, Form(max_length=64)],
+def login(request: Request, session: SessionDep, settings: SettingsDep,
+          name: Annotated[str, Form(max_length=64)],
           password: Annotated[str, Form(max_length=1024)],
           next: Annotated[str, Form(max_length=2000)] = "/") -> Response:
     context = {"next": safe_next(next), "name": name}
+    device = device_of(request, settings, find_user(session, name))
     try:
-        user = log_in(session, name, password, request.client.host if request.client else None)
+        user = log_in(session, name, password, request.client.host if request.client else None,
+                      device)
     except LoginLocked as locked:
         response = render(request, "accounts/login.html", {**context, "error": str(locked)},
                           status_code=429)
@@ -41,7 +45,9 @@ def login(request: Request, session: SessionDep, name: Annotated[str, Form(max_l
         return render(request, "accounts/login.html", {**context, "error": str(refused)},
                       status_code=401)
     start_session(request, user)
-    return redirect(request, safe_next(next))
+    answer = redirect(request, safe_next(next))
+    remember_device(answer, settings, user, device)
+    return answer
 
 
 @router.post("/logout")

@@ -213,3 +213,37 @@ def test_no_forwarded_header_is_believed_unless_a_proxy_is_named(
     assert runner.invoke(cli, ["serve"]).exit_code == 0
     assert [(s["proxy_headers"], s["forwarded_allow_ips"]) for s in seen] == [
         (False, None), (True, "10.0.0.5")]
+
+
+def test_a_browser_that_logged_in_before_still_gets_in_when_strangers_lock_the_account(
+        demo_engine: Engine, settings: Settings) -> None:
+    """Fifty addresses guessing lock the account itself, the right password included; a
+    browser with the account's device cookie is counted on its own and gets in."""
+    add_user(demo_engine, "dr-h")
+    own = _browser(demo_engine, settings, "10.1.2.4")
+    own_token = csrf_from(own.get("/login").text)
+    first = own.post("/login", data={"name": "dr-h", "password": PASSWORD,
+                                     "csrf_token": own_token}, follow_redirects=False)
+    assert first.status_code == 303 and own.cookies.get("medbanana_device")
+    cookie = first.headers["set-cookie"]
+    assert "medbanana_device=" in cookie and "HttpOnly" in cookie
+    for n in range(login_throttle.ACCOUNT_LIMIT):  # a stranger with fifty addresses
+        stranger = _browser(demo_engine, settings, f"198.51.100.{n + 1}")
+        token = csrf_from(stranger.get("/login").text)
+        stranger.post("/login", data={"name": "dr-h", "password": f"guess {n}!",
+                                      "csrf_token": token})
+    newcomer = _browser(demo_engine, settings, "10.9.9.9")
+    token = csrf_from(newcomer.get("/login").text)
+    assert newcomer.post("/login", data={"name": "dr-h", "password": PASSWORD,
+                                         "csrf_token": token}).status_code == 429
+    own.post("/logout", headers={"X-CSRF-Token": own_token})
+    own_token = csrf_from(own.get("/login").text)
+    again = own.post("/login", data={"name": "dr-h", "password": PASSWORD,
+                                     "csrf_token": own_token}, follow_redirects=False)
+    assert again.status_code == 303
+    # A device cookie forged, or made for another account, counts for nothing.
+    forged = _browser(demo_engine, settings, "10.9.9.10")
+    forged.cookies.set("medbanana_device", "eyJ1IjoxLCJkIjoiYWFhYWFhYWFhYWFhYWFhYWFhYWEifQ.xxxx")
+    token = csrf_from(forged.get("/login").text)
+    assert forged.post("/login", data={"name": "dr-h", "password": PASSWORD,
+                                       "csrf_token": token}).status_code == 429
