@@ -29,7 +29,7 @@ from app.quality.estimates import (
 )
 from app.quality.nonresponse import within_stratum
 from app.quality.population import FACETS, Frame, Labels, encoded, family, frame_of, grouped, labels_of
-from app.studies.models import Adjudication, Answer, Assignment, Design, Study
+from app.studies.models import Adjudication, Answer, Assignment, Design, Study, StudyStatus
 from pipeline.vocabulary import QUESTIONS
 
 logger = logging.getLogger(__name__)
@@ -139,7 +139,7 @@ def subset_estimate(session: Session, attempt_ids: set[int], question: str = "ov
     choices = eligible_studies(session)
     if not choices:
         return None
-    root = choices[0]
+    root = default_study(session, choices)
     frame = _frame(session, root, data_fingerprint(session))
     study = {"id": root.id, "name": root.name, "design": root.design}
     if not len(frame):
@@ -195,6 +195,20 @@ def eligible_studies(session: Session) -> list[Study]:
     return found
 
 
+def default_study(session: Session, choices: list[Study]) -> Study:
+    """The study an estimate starts from when none is named: a locked one before an open one
+    (its reference is settled), then the one with the most first reads, then the newest. The
+    newest alone was a 7-case follow-up with no estimate."""
+    reads = dict(session.execute(
+        select(col(Assignment.study_id), func.count(func.distinct(col(Answer.assignment_id))))
+        .join(Answer, col(Answer.assignment_id) == Assignment.id)
+        .where(col(Assignment.study_id).in_([s.id for s in choices]),
+               col(Assignment.repeat_of).is_(None), col(Answer.retracted).is_(False))
+        .group_by(col(Assignment.study_id))).all())
+    return max(choices, key=lambda s: (s.status == StudyStatus.locked, reads.get(s.id, 0),
+                                       s.id or 0))
+
+
 def _answers(session: Session, studies: list[Study]) -> tuple[object, ...]:
     ids = [s.id for s in studies]
     answers = session.execute(
@@ -215,14 +229,16 @@ def quality_report(session: Session, study_id: int | None = None,
             return QualityReport(None, target, reason=(
                 "No study to start from: make a validation or accepted-edits study and have it "
                 "read. The data set's quality is estimated from the readers' answers on a sample."))
-        root = choices[0]
+        root = default_study(session, choices)
     else:
         found = session.get(Study, study_id)
         if found is None:
             raise NotFound(f"no study {study_id}")
         root = found
     study = {"id": root.id, "name": root.name, "design": root.design,
-             "primary_question": root.primary_question}
+             "primary_question": root.primary_question,
+             # chosen by default_study, as no study was named: the page says so
+             "by_default": study_id is None}
     if not Design(root.design).frames_the_data_set:
         return QualityReport(study, target, choices=listed, reason=(
             "This study reads whole runs (preference data); the data set's quality is estimated "

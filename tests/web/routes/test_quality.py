@@ -60,8 +60,11 @@ def test_a_read_study_gives_corrected_rates_by_part(demo_engine: Engine, setting
     assert "more edits read" in page.select_one("#widest").text
     short = page.select_one("#population-judged table.quality-parts td.reason")
     assert short is not None and "no estimate" in short["title"]
-    marks = page.select("#population-accepted table.quality-summary sup.note-mark a")
+    marks = page.select("#population-accepted table.quality-summary .note-mark a")
     assert marks and all(page.select_one(m["href"]) is not None for m in marks)
+    # a marker reads as a note, not as a digit stuck to a value ("–¹")
+    assert all(m.text.startswith("(note ") for m in marks)
+    assert not page.select("#population-accepted table.quality-summary sup")
 
 
 def test_bad_values_are_dropped_on_the_page_and_refused_by_the_api(demo_engine: Engine,
@@ -189,3 +192,27 @@ def test_the_sensitivity_lines_stand_under_each_population(demo_engine: Engine, 
     judged = next(p for p in data["populations"] if p["key"] == "judged")
     assert set(judged["sensitivity"]) == {"ties_as_pass", "ties_as_fail", "cannot_assess_as_pass",
                                           "cannot_assess_as_fail"}
+
+
+def test_without_a_study_named_the_locked_one_with_the_most_reads_is_taken_and_named(
+        demo_engine: Engine, settings: Settings) -> None:
+    """The newest study was taken: a 7-case follow-up with no estimate."""
+    from sqlmodel import Session
+
+    from app.studies.answers import lock_study
+    from app.studies.models import Study
+
+    read = validation_study(demo_engine)
+    read_study(demo_engine, read)
+    with Session(demo_engine) as session:
+        row = session.get(Study, read.id)
+        assert row is not None
+        lock_study(session, row)
+    validation_study(demo_engine, strata={"pass/chest_xray": 2, "fail/chest_xray": 2},
+                     name="newer and unread")
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    page = BeautifulSoup(admin.get("/quality").text, "html.parser")
+    assert "quality" in page.select_one("#quality-default strong").text
+    assert page.select_one("#quality-form option[selected]").text.startswith("quality ")
+    data = admin.get("/api/quality").json()
+    assert data["study"]["id"] == read.id and data["study"]["by_default"] is True
