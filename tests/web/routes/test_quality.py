@@ -62,7 +62,7 @@ def test_a_read_study_gives_corrected_rates_by_part(demo_engine: Engine, setting
     assert short is not None and "no estimate" in short["title"]
     marks = page.select("#population-accepted table.quality-summary .note-mark a")
     assert marks and all(page.select_one(m["href"]) is not None for m in marks)
-    # a marker reads as a note, not as a digit stuck to a value ("–¹")
+    # a marker reads as a note, not as a digit stuck to a dash
     assert all(m.text.startswith("(note ") for m in marks)
     assert not page.select("#population-accepted table.quality-summary sup")
 
