@@ -58,3 +58,21 @@ def test_adjudicate_with_keys_then_read_the_agreement(browser: Browser, demo_eng
     expect(admin.locator("#n-cases")).to_have_text("4")
     ARTIFACTS.mkdir(exist_ok=True)
     admin.screenshot(path=str(ARTIFACTS / "agreement.png"), full_page=True)
+    # The paper's headline figures, too strict and too lenient, are seen without sideways
+    # scroll (the one wide table was 2,288 px in a 1,330 px box at 1366), and every ⚠ is
+    # said in words.
+    for width in (1366, 1024):
+        admin.set_viewport_size({"width": width, "height": 768})
+        for table in ("#judge-headline", "#judge-conditional", "#judge-chance"):
+            fits = admin.locator(table).evaluate(
+                "t => t.scrollWidth <= t.closest('.table-scroll').clientWidth + 1")
+            assert fits, (table, width)
+        strict = admin.locator('#judge-headline tr[data-question="overall"] td.too-strict')
+        box = strict.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= width
+        admin.screenshot(path=str(ARTIFACTS / f"agreement-{width}.png"), full_page=True)
+    marks = admin.locator("#judge-vs-reference abbr.warn").count()
+    if marks:  # each warning in words, one line per reason (opened when there are many)
+        if admin.locator("#figure-warnings[open]").count() == 0:
+            admin.click("#figure-warnings summary")
+        expect(admin.locator("#figure-warnings li").first).to_be_visible()
