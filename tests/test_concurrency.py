@@ -60,9 +60,10 @@ def run_readers(engine: Engine, base: str) -> tuple[Counter[int], int]:
             for n in range(SUBMISSIONS):
                 form = {"compliance": "yes", "structure": "no", "realism": "yes",
                         "fidelity": "yes", "overall": "accept", "confidence": "3",
-                        "submission_id": f"load-{index:02d}-{n:03d}"}
-                # Ten cases each, so later submissions are edits: new versions of earlier answers,
-                # while the other readers answer the same cases at the same moment.
+                        "comment": f"look {n}", "submission_id": f"load-{index:02d}-{n:03d}"}
+                # Ten cases each, so later submissions are edits (each comment differs; an
+                # unchanged answer makes no version): new versions of earlier answers, while
+                # the other readers answer the same cases at the same moment.
                 response = client.post(f"/read/{study_id}/{n % 10 + 1}", data=form)
                 statuses.append(response.status_code)
         return statuses
