@@ -2,6 +2,7 @@
 design (the sample, and each reader's seeded order) so that the study can be audited."""
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from sqlalchemy import select
 from sqlmodel import Session, col
@@ -30,6 +31,20 @@ DESIGN_HEADER = ("study", "seed", "reader", "order_seed", "sequence", "repeat_of
                  "stratum", "case_id", "task_key", "modality", "disease", "direction", "round",
                  "judge_verdict_id",  # the frozen verdict each item is compared with
                  "shows")  # edit, or original (a real-or-edited study's truth)
+
+
+def stream_csv(session: Session, header: tuple[str, ...], query: Any,
+               row_of: Callable[[Any], tuple[object, ...]]) -> Iterator[str]:
+    """The header, then a row for each of the query's results, CHUNK rows at a time: every
+    study export streams the same way, however many answers it holds."""
+    rows = CsvRows()
+    rows.writerow(header)
+    yield rows.take()
+    for n, found in enumerate(session.execute(query.execution_options(yield_per=CHUNK))):
+        rows.writerow(row_of(found))
+        if n % CHUNK == CHUNK - 1:
+            yield rows.take()
+    yield rows.take()
 
 
 def iter_design_csv(session: Session, study: Study, extra_header: tuple[str, ...] = (),
@@ -114,9 +129,6 @@ REAL_OR_EDITED_HEADER = ("study", "reader", "sequence", "repeat_of_sequence", "i
 def iter_real_or_edited_answers_csv(session: Session, study: Study) -> Iterator[str]:
     """Every answer version of a real-or-edited study (its first reads in long format are
     real-or-edited.csv), with the truth each image was (``shows``: original or edit)."""
-    rows = CsvRows()
-    rows.writerow(REAL_OR_EDITED_HEADER)
-    yield rows.take()
     sequences = sequences_of(session, study)
     query = (select(RealOrEditedAnswer, Assignment, col(User.name), StudyItem, Task)
              .join(Assignment, col(Assignment.id) == RealOrEditedAnswer.assignment_id)
@@ -124,15 +136,15 @@ def iter_real_or_edited_answers_csv(session: Session, study: Study) -> Iterator[
              .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
              .join(Task, col(Task.id) == StudyItem.task_id)
              .where(col(Assignment.study_id) == study.id)
-             .order_by(col(User.name), col(Assignment.sequence), col(RealOrEditedAnswer.version))
-             .execution_options(yield_per=CHUNK))
-    for n, (answer, assignment, reader, item, task) in enumerate(session.execute(query)):
-        rows.writerow((study.name, reader, assignment.sequence,
-                       sequences.get(assignment.repeat_of, "") if assignment.repeat_of else "",
-                       item.uid, task.task_key, task.modality, task.disease, task.direction,
-                       item.shows, answer.version, answer.retracted, answer.edited,
-                       answer.confidence, _figure(answer.click_x), _figure(answer.click_y),
-                       answer.time_on_case_ms, answer.created_at.strftime("%Y-%m-%d %H:%M:%S")))
-        if n % CHUNK == CHUNK - 1:
-            yield rows.take()
-    yield rows.take()
+             .order_by(col(User.name), col(Assignment.sequence), col(RealOrEditedAnswer.version)))
+
+    def row(found: Any) -> tuple[object, ...]:
+        answer, assignment, reader, item, task = found
+        return (study.name, reader, assignment.sequence,
+                sequences.get(assignment.repeat_of, "") if assignment.repeat_of else "",
+                item.uid, task.task_key, task.modality, task.disease, task.direction,
+                item.shows, answer.version, answer.retracted, answer.edited,
+                answer.confidence, _figure(answer.click_x), _figure(answer.click_y),
+                answer.time_on_case_ms, answer.created_at.strftime("%Y-%m-%d %H:%M:%S"))
+
+    return stream_csv(session, REAL_OR_EDITED_HEADER, query, row)

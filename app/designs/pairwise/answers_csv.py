@@ -3,13 +3,13 @@ and history included) with the reader's reasons and comment, and the sample with
 of each pair, so that it can be rebuilt."""
 
 from collections.abc import Iterator
+from typing import Any
 
 from sqlalchemy import select
 from sqlmodel import Session, col
 
-from app.csv_cells import CsvRows
 from app.models import Task, User
-from app.studies.export import CHUNK, iter_design_csv, sequences_of
+from app.studies.export import iter_design_csv, sequences_of, stream_csv
 from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
 
 HEADER = ("study", "reader", "sequence", "repeat_of_sequence", "item", "task_key", "modality",
@@ -24,9 +24,6 @@ PAIR_COLUMNS = ("pair_kind", "first_attempt_id", "first_round", "first_run_id",
 
 
 def iter_pair_answers_csv(session: Session, study: Study) -> Iterator[str]:
-    rows = CsvRows()
-    rows.writerow(HEADER)
-    yield rows.take()
     sequences = sequences_of(session, study)
     query = (select(PairAnswer, Assignment, col(User.name), col(StudyItem.uid), Task, StudyPair)
              .join(Assignment, col(Assignment.id) == PairAnswer.assignment_id)
@@ -35,20 +32,19 @@ def iter_pair_answers_csv(session: Session, study: Study) -> Iterator[str]:
              .join(StudyPair, col(StudyPair.item_id) == StudyItem.id)
              .join(Task, col(Task.id) == StudyItem.task_id)
              .where(col(Assignment.study_id) == study.id)
-             .order_by(col(User.name), col(Assignment.sequence), col(PairAnswer.version))
-             .execution_options(yield_per=CHUNK))
-    for n, (answer, assignment, reader, uid, task, pair) in enumerate(session.execute(query)):
-        rows.writerow((study.name, reader, assignment.sequence,
-                       sequences.get(assignment.repeat_of, "") if assignment.repeat_of else "",
-                       uid, task.task_key, task.modality, task.disease, task.direction,
-                       pair.kind, pair.first_round, pair.second_round, answer.version,
-                       answer.retracted, answer.choice,
-                       "first" if answer.first_left else "second", answer.confidence,
-                       answer.tags, answer.comment, answer.time_on_case_ms,
-                       answer.tool_use or "", answer.created_at.strftime("%Y-%m-%d %H:%M:%S")))
-        if n % CHUNK == CHUNK - 1:
-            yield rows.take()
-    yield rows.take()
+             .order_by(col(User.name), col(Assignment.sequence), col(PairAnswer.version)))
+
+    def row(found: Any) -> tuple[object, ...]:
+        answer, assignment, reader, uid, task, pair = found
+        return (study.name, reader, assignment.sequence,
+                sequences.get(assignment.repeat_of, "") if assignment.repeat_of else "",
+                uid, task.task_key, task.modality, task.disease, task.direction,
+                pair.kind, pair.first_round, pair.second_round, answer.version,
+                answer.retracted, answer.choice, "first" if answer.first_left else "second",
+                answer.confidence, answer.tags, answer.comment, answer.time_on_case_ms,
+                answer.tool_use or "", answer.created_at.strftime("%Y-%m-%d %H:%M:%S"))
+
+    return stream_csv(session, HEADER, query, row)
 
 
 def iter_pair_design_csv(session: Session, study: Study) -> Iterator[str]:
