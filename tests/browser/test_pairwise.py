@@ -70,6 +70,9 @@ def test_a_pairwise_study_read_by_keyboard_then_counted_and_downloaded(
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(f"{live_server}/studies")
     page.click("#new-pairwise-study")  # found from the studies page, as a new user would
+    for width in (1024, 1366):  # the kind and strata as labelled choices
+        page.set_viewport_size({"width": width, "height": 768})
+        page.screenshot(path=str(ARTIFACTS / f"pairwise-form-{width}.png"))
     page.check('#field-kind input[value="consecutive"]')
     for facet in ("direction", "verdicts"):
         page.uncheck(f'#pair-pool input[value="{facet}"]')

@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from app.background import wait_for_background
 from app.job_models import Job
 from app.jobs import claim, make_backend, run_job
 from app.models import Role
@@ -175,6 +176,7 @@ def test_a_follow_up_from_the_job_page(demo_engine: Engine, settings: Settings, 
     made = admin.post("/judges/follow-up", data={"job": job_url.rsplit("/", 1)[1],
                                                  "name": "after the strict judge"},
                       follow_redirects=False)
+    wait_for_background()  # its images are drawn in a thread of its own
     assert made.status_code == 303 and "/studies/" in made.headers["location"]
     agreement = soup(admin.get(made.headers["location"] + "/agreement").text)
     assert agreement.select_one("#before-after-waiting") is not None

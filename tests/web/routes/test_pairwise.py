@@ -65,7 +65,9 @@ def test_a_pairwise_study_made_read_and_counted(demo_engine: Engine, settings: S
     study_id = int(made.headers["location"].rsplit("/", 1)[1])
     detail = soup(admin.get(f"/studies/{study_id}").text)
     assert detail.select_one("#pairwise-link")["href"].endswith(f"/studies/{study_id}/pairwise")
-    for rubric_only in ("#study-rubric", "#agreement-link", "#export-long", "#adjudicator"):
+    # a pair asks which edit is better: no rubric, no primary question
+    for rubric_only in ("#study-rubric", "#agreement-link", "#export-long", "#adjudicator",
+                        "#primary-question"):
         assert detail.select_one(rubric_only) is None
     # every answer version, reasons and comments included, is its own export
     assert detail.select_one("#export-csv")["href"].endswith(f"/studies/{study_id}/answers.csv")

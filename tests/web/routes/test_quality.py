@@ -4,6 +4,7 @@ rates once a study is read, bad values dropped on the page and refused by the AP
 from bs4 import BeautifulSoup
 from sqlalchemy.engine import Engine
 
+from app.background import wait_for_background
 from app.models import Role
 from app.settings import Settings
 from tests.accounts import add_user
@@ -169,6 +170,7 @@ def test_the_planner_makes_a_follow_up_study(demo_engine: Engine, settings: Sett
     made = admin.post("/quality/follow-up", data={
         "study": str(study.id), "part": "fundus/remove", "reads": "12", "name": "fundus removals",
         "readers": str(reader.id)}, follow_redirects=False)
+    wait_for_background()  # its images are drawn in a thread of its own
     assert made.status_code == 303
     data = admin.get(f"/api/quality?study={study.id}").json()
     assert [s["name"] for s in data["studies"]] == ["quality", "fundus removals"]

@@ -204,6 +204,7 @@ def test_admin_creates_a_stratified_study_from_a_filter(demo_engine: Engine, set
             "seed": "7", "readers": [str(r) for r in readers], "blinded": "true",
             "primary_question": "overall", "plan_agreement": "0.81", "plan_half_width": "0.05"}
     created = admin.post("/studies?modality=chest_xray", data=data, follow_redirects=False)
+    wait_for_background()  # its images are drawn in a thread of its own
     assert created.status_code == 303
     detail = BeautifulSoup(admin.get(created.headers["location"]).text, "html.parser")
     assert [r.select_one(".done").text for r in detail.select(".reader-progress")] == ["0", "0"]

@@ -16,6 +16,7 @@ from PIL import Image
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from app.background import wait_for_background
 from app.images.blinded import SIZE_STEP
 from app.models import Attempt, Task
 from app.settings import Settings
@@ -206,6 +207,7 @@ def test_the_new_study_form_makes_a_real_or_edited_study(demo_engine: Engine, se
     page = BeautifulSoup(bad.text, "html.parser")
     assert page.select_one("input[name=original_share]")["value"] == "0.95"
     made = admin.post("/studies", data=form, follow_redirects=False)
+    wait_for_background()  # its images are drawn in a thread of its own
     assert made.status_code == 303
     page = BeautifulSoup(admin.get(made.headers["location"]).text, "html.parser")
     boxes = page.select("#field-viewer_tools input[name=viewer_tools]")
