@@ -162,3 +162,16 @@ def test_letters_never_join_two_judges_shown_to_differ() -> None:
                 if b not in above[a]:
                     assert set(letters[a]) & set(letters[b]), (above, letters)
     assert _board({"A": (), "B": ()}).ranks_line() == "no judge is shown to differ from another"
+
+
+def test_the_cli_table_names_every_judge_whole() -> None:
+    """Names were cut at 27 characters: two candidates differing at the end read the same."""
+    from app.cli.judges import board_text
+
+    clusters, truth, record = _world()
+    names = ["gemini-2.5-flash strict rubric, v2", "gemini-2.5-flash strict rubric, v3"]
+    board = boards(clusters, _answers(truth), Answers(RECORD, [_answers(record)]),
+                   [Answers(n, [_answers(record)]) for n in names], resamples=100)["overall"]
+    lines = board_text(board).splitlines()
+    for name in names:
+        assert any(line.startswith(name + " ") for line in lines), name
