@@ -11,6 +11,7 @@ top-up). A failure is logged, and the next request asks again.
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -45,18 +46,10 @@ def run_in_background(key: Hashable, work: Callable[..., Any], *args: Any) -> bo
 
 
 def wait_for_background(timeout: float = 60.0) -> None:
-    """Until nothing is queued or running (tests, and a clean shutdown)."""
-    done = threading.Event()
-
-    def check() -> None:
-        while True:
-            with _lock:
-                if not _pending:
-                    done.set()
-                    return
-            if done.wait(0.02):
+    """Until nothing is queued or running, or ``timeout`` (tests, and a clean shutdown)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with _lock:
+            if not _pending:
                 return
-
-    checker = threading.Thread(target=check, daemon=True)
-    checker.start()
-    done.wait(timeout)
+        time.sleep(0.02)

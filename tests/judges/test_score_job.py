@@ -169,7 +169,6 @@ def test_cancel_stops_a_scoring_job_between_its_answers(
         demo_engine: Engine, reference: Reference, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
-    import time
 
     from app.jobs import request_cancel
     from pipeline.guarded_render import renderer
@@ -179,12 +178,11 @@ def test_cancel_stops_a_scoring_job_between_its_answers(
     job_id = start_scoring(demo_engine, slow, reference.study_id, Settings(gemini_api_key=""))
     timer = threading.Timer(1.0, request_cancel, (demo_engine, job_id))
     timer.start()
-    started = time.perf_counter()
     assert run(demo_engine, tmp_path) == JobStatus.cancelled
     timer.join()
-    assert time.perf_counter() - started < 15
     with Session(demo_engine) as session:
         asked = session.scalar(select(func.count()).select_from(CandidateVerdict).where(
             CandidateVerdict.candidate_id == slow))
         job = session.get(Job, job_id)
+    # every answer would have been asked (32, a render limit each) had cancel waited for the task
     assert job is not None and asked < 32

@@ -98,17 +98,13 @@ def test_a_template_that_would_tie_up_the_server_is_refused(template: str, said:
 def test_a_render_past_its_limits_in_a_job_fails_that_answer_and_the_next_goes_on() -> None:
     """A template that passed the check but branches on a task none of the samples is: its
     render for that task is stopped at the time limit, and the next render works."""
-    import time
-
     from pipeline.judge_spec import render
 
     slow = spec(template='{% if disease == "Cardiomegaly" %}' + EVERY_LETTER + "{% endif %}"
                 + default_template())
     check_template(slow.template)
-    started = time.perf_counter()
     with pytest.raises(TemplateProblem, match="did not render within 2 s"):
         render(slow, "chest_xray", "Cardiomegaly", "add", "Enlarge the heart " * 20)
-    assert time.perf_counter() - started < 10
     assert "Enlarge the heart" in render(slow, "chest_xray", "Nodule", "add",
                                          "Enlarge the heart").text
 
