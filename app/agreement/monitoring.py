@@ -24,7 +24,7 @@ needs at least MIN_IMAGES_TO_PROJECT completed images.
 import bisect
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -36,7 +36,7 @@ from app.agreement.reference import consensus
 from app.agreement.report import first_reads
 from app.agreement.stats import Vote
 from app.confidence_sequence import ALPHA, METHOD, ratio_sequence
-from app.image_order import image_rank
+from app.image_order import fixed_order
 from pipeline.vocabulary import QUESTIONS
 
 # endpoint -> (what it is, whether a compared case counts: judge, reference -> hit)
@@ -191,15 +191,15 @@ def completed_by_question(data: StudyReads,
     return found
 
 
-def in_fixed_order(images: list[ImageObservation], clusters: Sequence[object],
-                   secret: str) -> list[ImageObservation]:
+def in_fixed_order(images: list[ImageObservation],
+                   order: Sequence[Hashable]) -> list[ImageObservation]:
     """The complete images that have entered the sequence: the study's images in its fixed
     random order, up to the first not yet complete. Each enters when it and every image
     before it are complete (its time is the latest of theirs)."""
     complete = {o.cluster: o for o in images}
     entered: list[ImageObservation] = []
     latest: datetime | None = None
-    for cluster in sorted(clusters, key=lambda c: image_rank(secret, c)):
+    for cluster in order:
         found = complete.get(cluster)
         if found is None:
             break
@@ -342,7 +342,7 @@ def watch(data: StudyReads, question: str, targets: dict[str, float], *,
     A fixed design's images enter in the random order its ``secret`` fixes. An adaptive
     study gives its ``draws`` and ``budget`` (the draws it may make): its figures weight each
     draw by its inverse probability (Hansen-Hurwitz, as a ratio)."""
-    per_image: dict[object, int] = {}
+    per_image: dict[Hashable, int] = {}
     for case in data.cases:
         per_image[case.cluster] = per_image.get(case.cluster, 0) + 1
     planned = sum(len(c.assigned) for c in data.cases)
@@ -350,8 +350,8 @@ def watch(data: StudyReads, question: str, targets: dict[str, float], *,
     by_question = completed_by_question(data, QUESTIONS)
     complete = len(by_question[question])
     if draws is None:
-        by_question = {q: in_fixed_order(found, list(per_image), secret)
-                       for q, found in by_question.items()}
+        order = fixed_order(secret, per_image)  # sorted once, for every question
+        by_question = {q: in_fixed_order(found, order) for q, found in by_question.items()}
     images = by_question[question]
     if draws is None:
         shape = _Study(bound=max(per_image.values(), default=1), images=len(per_image),
@@ -380,46 +380,3 @@ def _reads_at_met(e: EndpointWatch, answered: list[datetime]) -> EndpointWatch:
     if e.met_at is None:
         return e
     return replace(e, met_after_reads=bisect.bisect_right(answered, e.met_at))
-
-
-def stopping_rule(w: Watch) -> str:
-    """The rule the study was run under, in one sentence for the report's methods."""
-    targets = [f"{e.label} ± {e.target:g}" for e in w.endpoints if e.target is not None]
-    if not targets:
-        return ("No stopping rule was set: the study was planned to run to its planned reads; "
-                "the anytime-valid intervals are reported beside the fixed-sample ones.")
-    return ("The study could stop as soon as the anytime-valid interval of every target was at "
-            f"most as wide as its target ({'; '.join(targets)}; {w.question}), however often "
-            "it had been looked at; otherwise it ran to its planned reads.")
-
-
-def stopping_outcome(w: Watch, *, locked: bool, locked_at: datetime | None) -> str:
-    """When and why the study stopped, or that it is still running (interim): the reason is
-    the real one (a study that ran to its planned reads stopped for that, whenever its
-    targets were met), and each target met says when."""
-    progress = (f"{w.reads_done} of {w.reads_planned} planned reads" if w.budget is None else
-                f"{w.reads_done} reads and {w.draws_made} of at most {w.budget} draws")
-    met = [e for e in w.endpoints if e.target is not None and e.met]
-    missed = [e.label for e in w.endpoints if e.target is not None and not e.met]
-    when_met = "; ".join(_when_met(e, w.unit) for e in met)
-    if not locked:
-        if w.all_read:
-            return (f"Every planned read is in ({progress}); the study is still open: lock it "
-                    "to fix its figures.")
-        return f"Interim: {progress}; the study is still open."
-    when = f" on {locked_at:%Y-%m-%d}" if locked_at else ""
-    if w.all_read:
-        found = f"Stopped{when} when every planned read was done ({progress})"
-        if met:
-            found += f"; {'every target' if w.precise_enough else 'a target'} had been met " \
-                     f"before: {when_met}"
-        return found + (f"; not met: {', '.join(missed)}." if missed else ".")
-    if w.precise_enough:
-        return f"Stopped{when} after {progress} because every target was met: {when_met}."
-    return (f"Locked{when} by the study's administrator after {progress}, before "
-            + ("every target was met." if w.targets_set else "every planned read was done."))
-
-
-def _when_met(e: EndpointWatch, unit: str) -> str:
-    reads = "" if e.met_after_reads is None else f", {e.met_after_reads} reads in"
-    return f"{e.label} after {e.met_after_images} fully read {unit}s{reads}"

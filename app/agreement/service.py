@@ -16,17 +16,11 @@ from sqlmodel import Session, col
 from app.agreement.charts import report_charts
 from app.agreement.consistency import judge_consistency
 from app.agreement.facts import achieved_precision, primary_clustering, study_facts
-from app.agreement.monitoring import (
-    Draw,
-    Watch,
-    parse_targets,
-    stopping_outcome,
-    stopping_rule,
-    watch,
-)
+from app.agreement.monitoring import Draw, Watch, parse_targets, watch
 from app.agreement.reads import StudyReads, load
 from app.agreement.report import Slice, study_report
 from app.agreement.report_types import AgreementReport
+from app.agreement.stopping import stopping_outcome, stopping_rule
 from app.memo import Memo, paused_collection
 from app.models import JudgeVerdict, User
 from app.studies.models import (

@@ -10,8 +10,9 @@ from app.jobs.export import ExportError, export_runs
 from app.jobs.forms import JobForm, job_selection
 from app.jobs.lease import Lease
 from app.jobs.options import JobOptions, job_estimate
+from app.jobs.queue import create_job, request_cancel
 from app.jobs.registry import BACKENDS, UnknownBackend, available, make_backend
-from app.jobs.runner import MIN_STALE, claim, create_job, request_cancel, run_job
+from app.jobs.runner import MIN_STALE, claim, run_job
 from app.jobs.score_job import regenerate_let_through, start_drift_check, start_scoring
 from app.jobs.view import get_job, job_runs, job_summary, recent_jobs
 from app.jobs.worker import pipeline_output, work

@@ -21,8 +21,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, col
 
-from app.db import end_if_stalled, serialised
-from app.errors import Conflict, NotFound
+from app.db import end_if_stalled
 from app.images.store import normalised
 from app.job_models import Job, JobStatus, JobTask, JobTaskStatus
 from app.jobs import store
@@ -33,7 +32,7 @@ from app.jobs.lease import Displaced, Lease
 from app.jobs.options import JobOptions
 from app.jobs.rate_limit import CallLimiter
 from app.jobs.rejudge import rejudge_task
-from app.judges.promotion import checked_for_job, promoted_backend
+from app.judges.promotion import promoted_backend
 from app.judges.scoring import gemini_judge, offline_judge, score_task
 from app.models import Run, utcnow
 from pipeline.backend import Backend
@@ -44,65 +43,11 @@ from pipeline.vocabulary import Outcome
 
 DISPLACED = "displaced"  # what run_job returns when another worker took the job over
 HEARTBEAT = timedelta(seconds=5)
-# Job creation checks for an identical job and writes its own as one step (app/db.py).
-JOB_CREATION_LOCK = 0x6A6F62
 STALE = timedelta(seconds=30)  # a running job unheard of this long has lost its worker
 # Shorter, and a healthy job whose heartbeat is merely late would be taken from its worker.
 MIN_STALE = HEARTBEAT * 3
 ERRORS_KEPT = 20
 logger = logging.getLogger(__name__)
-
-
-def create_job(engine: Engine, task_ids: list[int], options: JobOptions,
-               created_by: int | None = None) -> int:
-    """The new job's id. A regeneration or re-judging job records the judge promoted now
-    (Invalid, with nothing made, when it cannot run that judge)."""
-    ids = list(dict.fromkeys(task_ids))
-    with Session(engine) as session:
-        if options.kind in ("regenerate", "rejudge"):
-            options = replace(options, judge_candidate_id=checked_for_job(
-                session, options.backend, options.mode))
-        serialised(session, JOB_CREATION_LOCK)
-        same = identical_job(session, ids, options)
-        if same is not None:
-            # 25 clicks on "regenerate" made 25 jobs for the same tasks, each paying again.
-            raise Conflict(f"job {same.id} is already {same.status} with the same options on "
-                           f"the same {len(ids)} {'task' if len(ids) == 1 else 'tasks'}: "
-                           f"follow it at /jobs/{same.id}, or cancel it first")
-        job = Job(kind=options.kind, options=options.as_json(), total=len(ids),
-                  created_by=created_by)
-        session.add(job)
-        session.flush()
-        session.add_all([JobTask(job_id=job.id or 0, task_id=t) for t in ids])
-        session.commit()
-        return job.id or 0
-
-
-def identical_job(session: Session, task_ids: list[int], options: JobOptions) -> Job | None:
-    """A queued or running job with these options on exactly these tasks, if there is one."""
-    wanted = options.as_json()
-    for job in session.scalars(select(Job).where(
-            col(Job.kind) == options.kind, col(Job.options) == wanted,
-            col(Job.status).in_((JobStatus.queued, JobStatus.running)),
-            col(Job.total) == len(task_ids))):
-        theirs = set(session.scalars(select(col(JobTask.task_id)).where(
-            col(JobTask.job_id) == job.id)))
-        if theirs == set(task_ids):
-            return job
-    return None
-
-
-def request_cancel(engine: Engine, job_id: int) -> None:
-    with Session(engine) as session:
-        job = session.get(Job, job_id)
-        if job is None:
-            raise NotFound(f"no job {job_id}")
-        if job.status in (JobStatus.queued, JobStatus.running):
-            job.cancel_requested = True
-            if job.status == JobStatus.queued:
-                job.status, job.finished_at = JobStatus.cancelled.value, utcnow()
-            session.add(job)
-            session.commit()
 
 
 def check_stale_after(stale_after: timedelta) -> None:

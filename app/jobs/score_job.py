@@ -12,8 +12,8 @@ from sqlmodel import Session, col
 from app.errors import Conflict, DomainError, Invalid
 from app.job_models import Job, JobStatus
 from app.jobs.options import JobOptions
+from app.jobs.queue import create_job
 from app.jobs.registry import available
-from app.jobs.runner import create_job
 from app.judges.candidates import get_candidate
 from app.judges.drift import drift_candidate, note_for
 from app.judges.models import JudgeCandidate

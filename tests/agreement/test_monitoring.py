@@ -146,7 +146,7 @@ def test_reads_done_and_planned_count_first_reads():
 
 
 def test_the_outcome_says_when_and_why_the_study_stopped():
-    from app.agreement.monitoring import stopping_outcome, stopping_rule
+    from app.agreement.stopping import stopping_outcome, stopping_rule
 
     done = watch(study([True] * 300, [True] * 300), "overall", {"agreement": 0.05})
     when = datetime(2026, 3, 4, tzinfo=UTC)

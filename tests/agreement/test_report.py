@@ -9,7 +9,8 @@ from app.agreement.reads import load
 from app.agreement.report import Slice, study_report
 from app.agreement.service import report_for
 from app.jobs.options import JobOptions
-from app.jobs.runner import claim, create_job, run_job
+from app.jobs.queue import create_job
+from app.jobs.runner import claim, run_job
 from app.models import JudgeVerdict
 from app.studies.answers import AnswerIn, lock_study, submit_answer, undo_last
 from app.studies.models import Design, Study, StudyItem

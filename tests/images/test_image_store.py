@@ -18,7 +18,8 @@ from app.job_models import Job, JobTask
 from app.jobs import store
 from app.jobs.lease import Displaced, Lease
 from app.jobs.options import JobOptions
-from app.jobs.runner import MIN_STALE, claim, create_job, run_job
+from app.jobs.queue import create_job
+from app.jobs.runner import MIN_STALE, claim, run_job
 from app.models import Attempt, DataRoot, Run, utcnow
 from pipeline.loop import RetryPolicy
 from pipeline.offline import OfflineBackend

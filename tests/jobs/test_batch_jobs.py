@@ -21,7 +21,8 @@ from app.job_models import Job, JobBatch, JobTask
 from app.jobs.batch_records import job_batches
 from app.jobs.lease import Lease
 from app.jobs.options import JobOptions
-from app.jobs.runner import MIN_STALE, claim, create_job, run_job
+from app.jobs.queue import create_job
+from app.jobs.runner import MIN_STALE, claim, run_job
 from app.models import Attempt, JudgeVerdict, Run, utcnow
 from pipeline.gemini import GeminiBackend
 from pipeline.loop import RetryPolicy
@@ -281,7 +282,7 @@ def test_the_cli_refuses_batch_mode_without_gemini() -> None:
 
 
 def test_cancelling_a_batch_job_cancels_its_batch(demo_engine: Engine, tmp_path: Path) -> None:
-    from app.jobs.runner import request_cancel
+    from app.jobs.queue import request_cancel
 
     fake = FakeGemini(batch_polls=10**9)  # never ends by itself
     job_id = create_job(demo_engine, task_ids(demo_engine, 2), batch_options(rounds=1))

@@ -12,7 +12,8 @@ from app.db import make_engine
 from app.importer import import_tree
 from app.jobs.export import ExportError, export_runs
 from app.jobs.options import JobOptions
-from app.jobs.runner import claim, create_job, run_job
+from app.jobs.queue import create_job
+from app.jobs.runner import claim, run_job
 from app.models import Run, Task
 from pipeline.loop import RetryPolicy
 from pipeline.offline import OfflineBackend

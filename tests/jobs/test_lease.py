@@ -16,7 +16,8 @@ from app.job_models import Job, JobTask
 from app.jobs import store
 from app.jobs.lease import Displaced
 from app.jobs.options import JobOptions
-from app.jobs.runner import DISPLACED, MIN_STALE, claim, create_job, run_job
+from app.jobs.queue import create_job
+from app.jobs.runner import DISPLACED, MIN_STALE, claim, run_job
 from app.models import Attempt, Run, utcnow
 from pipeline.backend import Edit, TaskInfo
 from pipeline.offline import OfflineBackend

@@ -15,7 +15,8 @@ from sqlmodel import Session, select
 
 from app.job_models import Job, JobTask
 from app.jobs.options import JobOptions
-from app.jobs.runner import claim, create_job, run_job
+from app.jobs.queue import create_job
+from app.jobs.runner import claim, run_job
 from app.jobs.view import job_summary
 from pipeline.gemini import GeminiBackend
 from pipeline.loop import RetryPolicy

@@ -7,7 +7,8 @@ from sqlmodel import Session, select
 
 from app.agreement.consistency import judge_consistency
 from app.jobs.options import JobOptions
-from app.jobs.runner import claim, create_job, run_job
+from app.jobs.queue import create_job
+from app.jobs.runner import claim, run_job
 from app.models import JudgeVerdict, Run, Task
 from pipeline.loop import RetryPolicy
 from pipeline.offline import MODEL, OfflineBackend

@@ -16,7 +16,8 @@ from sqlmodel import Session, select
 
 from app.job_models import Job, JobTask, RateCall
 from app.jobs.options import JobOptions
-from app.jobs.runner import claim, create_job, request_cancel, run_job
+from app.jobs.queue import create_job, request_cancel
+from app.jobs.runner import claim, run_job
 from app.models import Attempt, Run, Task
 from pipeline.backend import TaskInfo, Verdict
 from pipeline.loop import RetryPolicy

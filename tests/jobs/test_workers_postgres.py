@@ -20,7 +20,8 @@ from app.images.files import ImageKind, resolve_image
 from app.importer import import_tree
 from app.job_models import Job, JobTask
 from app.jobs.options import JobOptions
-from app.jobs.runner import HEARTBEAT, create_job
+from app.jobs.queue import create_job
+from app.jobs.runner import HEARTBEAT
 from app.models import Attempt, JudgeVerdict, Run, Task
 from tests.fake_gemini import FakeGemini, Tagger, image_tag
 from tests.pg_server import PostgresServer

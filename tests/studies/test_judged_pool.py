@@ -12,7 +12,8 @@ from sqlmodel import Session
 from app.cases.filters import CaseFilter
 from app.importer import import_tree
 from app.jobs.options import JobOptions
-from app.jobs.runner import claim, create_job, run_job
+from app.jobs.queue import create_job
+from app.jobs.runner import claim, run_job
 from app.models import Direction
 from app.studies.design import StudyPlan, draw_sample
 from app.studies.judged_pool import _build, judged_pool
