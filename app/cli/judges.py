@@ -16,11 +16,12 @@ from app.cli.progress import progress
 from app.cli.stats import find_study
 from app.errors import DomainError, Invalid, NotFound
 from app.jobs import start_drift_check, start_scoring
+from app.judges.board import leaderboard
 from app.judges.candidates import CandidatePlan, candidates, create_candidate, get_candidate
 from app.judges.models import SentinelSet
 from app.judges.reference import Ref, SentinelPlan, create_sentinel, sentinel_sizes
 from app.judges.schedule import set_schedule, stop_schedule
-from app.judges.scoring import cost_lines, judge_for, leaderboard, plan, score
+from app.judges.scoring import cost_lines, judge_for, plan, score
 from app.models import MAX_DB_ID
 from app.settings import get_settings
 

@@ -12,10 +12,10 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.agreement.leaderboard import RECORD, Figure
+from app.judges.board import leaderboard
 from app.judges.candidates import CandidatePlan, create_candidate, default_template
 from app.judges.models import CandidateVerdict, JudgeCandidate
 from app.judges.reference import Ref, Reference, as_ref, load_reference
-from app.judges.scoring import leaderboard
 from app.models import Attempt, User, utcnow
 from app.settings import Settings
 from app.studies.models import StudyItem

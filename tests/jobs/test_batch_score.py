@@ -15,9 +15,9 @@ from sqlmodel import Session, col, select
 from app.errors import Conflict, Invalid
 from app.job_models import Job, JobBatch, RateCall
 from app.jobs import claim, run_job, start_scoring
+from app.judges.board import leaderboard
 from app.judges.candidates import CandidatePlan, create_candidate
 from app.judges.models import CandidateVerdict, JudgeCandidate
-from app.judges.scoring import leaderboard
 from app.settings import Settings
 from pipeline.gemini import GeminiBackend
 from pipeline.judge_spec import default_template

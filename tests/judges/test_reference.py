@@ -7,9 +7,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.errors import Conflict, Invalid
+from app.judges.board import leaderboard
 from app.judges.models import CandidateVerdict, SentinelItem
 from app.judges.reference import Ref, SentinelPlan, create_sentinel, load_reference
-from app.judges.scoring import leaderboard, offline_judge, plan, score
+from app.judges.scoring import offline_judge, plan, score
 from app.studies.models import StudyItem
 from tests import aio
 from tests.reference_study import Reference, candidate, second_study

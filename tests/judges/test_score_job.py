@@ -11,9 +11,9 @@ from sqlmodel import Session
 from app.errors import Conflict
 from app.job_models import Job, JobStatus
 from app.jobs import JobOptions, claim, make_backend, run_job, start_scoring
+from app.judges.board import leaderboard
 from app.judges.candidates import CandidatePlan, create_candidate
 from app.judges.models import CandidateVerdict
-from app.judges.scoring import leaderboard
 from app.settings import Settings
 from pipeline.judge_spec import default_template
 from pipeline.loop import RetryPolicy

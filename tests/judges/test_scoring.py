@@ -7,9 +7,10 @@ from sqlmodel import Session
 
 from app.agreement.leaderboard import RECORD
 from app.errors import Conflict, Invalid
+from app.judges.board import leaderboard
 from app.judges.candidates import CandidatePlan, create_candidate
 from app.judges.reference import reference_study
-from app.judges.scoring import leaderboard, offline_judge, score
+from app.judges.scoring import offline_judge, score
 from app.studies.models import Design
 from pipeline.judge_spec import default_template
 from tests import aio

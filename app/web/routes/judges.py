@@ -14,6 +14,7 @@ from app.agreement.leaderboard import QUESTIONS, RECORD
 from app.background import run_in_background
 from app.errors import Conflict, Invalid
 from app.jobs import regenerate_let_through, start_drift_check, start_scoring
+from app.judges.board import leaderboard
 from app.judges.candidates import (
     OFFLINE_BIASES,
     PANEL_RULES,
@@ -38,7 +39,7 @@ from app.judges.reference import (
     sentinels,
 )
 from app.judges.schedule import schedule_of, set_schedule, stop_schedule, watches
-from app.judges.scoring import leaderboard, outlook, reference_studies
+from app.judges.scoring import outlook, reference_studies
 from app.judges.targets import targets_of
 from app.models import MAX_DB_ID
 from app.studies.previews import warm_previews
