@@ -97,11 +97,11 @@ def _warm(engine: Engine, study_id: int, cache_dir: Path) -> int:
     started, done, last = time.perf_counter(), 0, time.monotonic()
     with Session(engine) as session:
         study = session.get(Study, study_id)
-        one_image = study is not None and Design(study.design).single_image
+        design = Design(study.design) if study is not None else Design.validation
         items = session.scalars(select(StudyItem).where(col(StudyItem.study_id) == study_id)
                                 .order_by(col(StudyItem.id))).all()
         for n, item in enumerate(items, start=1):
-            done += _draw_item(session, item, one_image, cache_dir)
+            done += _draw_item(session, item, design, cache_dir)
             if time.monotonic() - last >= PROGRESS_EVERY:
                 _drawn(engine, study_id, n)
                 last = time.monotonic()
@@ -114,10 +114,10 @@ def _warm(engine: Engine, study_id: int, cache_dir: Path) -> int:
     return done
 
 
-def _draw_item(session: Session, item: StudyItem, one_image: bool, cache_dir: Path) -> int:
+def _draw_item(session: Session, item: StudyItem, design: Design, cache_dir: Path) -> int:
     """Draw one item's images; 1 when drawn, 0 when it could not be (logged)."""
     try:
-        if one_image:
+        if design.single_image:
             shown_image(session, item, cache_dir)
             if item.shows == Shows.edit:  # where a reader's click would find the change
                 item_change_region(session, item, cache_dir)
@@ -125,7 +125,7 @@ def _draw_item(session: Session, item: StudyItem, one_image: bool, cache_dir: Pa
             for which in ("original", "edit"):
                 sized_file(item_image(session, item, which), ImageSize.preview, cache_dir)
             item_diff(session, item, ImageSize.preview, cache_dir)
-            pair = session.get(StudyPair, item.id)
+            pair = session.get(StudyPair, item.id) if design.pairs else None
             if pair is not None:  # a pair's other edit is shown too, beside the item's own
                 sized_file(resolve_image(session, ImageKind.attempt, pair.first_attempt_id),
                            ImageSize.preview, cache_dir)
@@ -142,8 +142,7 @@ def _draw_item(session: Session, item: StudyItem, one_image: bool, cache_dir: Pa
 def draw_items(session: Session, study: Study, items: list[StudyItem], cache_dir: Path) -> int:
     """Draw the images of items added to an open study (an adaptive study's new batch) before
     any reader has them in their list; returns how many were drawn."""
-    one_image = Design(study.design).single_image
-    return sum(_draw_item(session, item, one_image, cache_dir) for item in items)
+    return sum(_draw_item(session, item, Design(study.design), cache_dir) for item in items)
 
 
 def prepare_unfinished(engine: Engine, cache_dir: Path) -> None:
