@@ -36,7 +36,7 @@ def secret_key_problem(key: str) -> str | None:
 
 
 class Settings(BaseSettings):
-    """Runtime configuration, documented in the README's settings table (a test checks that)."""
+    """Runtime configuration, documented in docs/operator.md's settings table (a test checks that)."""
 
     model_config = SettingsConfigDict(env_prefix="MEDBANANA_", extra="ignore",
                                       populate_by_name=True)
