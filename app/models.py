@@ -295,6 +295,9 @@ class AttemptMetric(SQLModel, table=True):
     changed_fraction: float | None = None
     changed_regions: int | None = None
     side: int = 0
+    # The edit's decoded pixels (app/images/metrics.py pixel_digest): two edits of one task
+    # with one digest are the same image, and a pairwise pool leaves that pair out.
+    pixels_sha256: str | None = Field(default=None, sa_column=Column(String(64)))
     # Why there are no figures (an image missing or unreadable); set instead of them.
     error: str | None = Field(default=None, sa_column=Column(Text))
     computed_at: datetime = Field(default_factory=utcnow)

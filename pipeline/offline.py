@@ -52,15 +52,24 @@ MODALITY_PLACE = {"chest_xray": Place(0.30, 0.50, 0.13, 0.25), "brain_mri": Plac
 WRONG_PLACE = Place(0.88, 0.10, 0.07, 0.30)
 FLAWS = ("too_subtle", "wrong_place", "sharp_edge", "lost_grain")
 # What an instruction says to cure each flaw, and which failed dimensions call for it (the
-# judge's realism covers both hard edges and lost grain).
+# judge's realism covers both hard edges and lost grain). A faint change is cured by the
+# task's own direction: asking a removal to make its finding conspicuous would add one.
 CURES = {
     "too_subtle": "Make the finding clearly conspicuous, with the density of real cases.",
     "wrong_place": "Place the change strictly within its correct anatomical region.",
     "sharp_edge": "Blend the margins gradually into the surrounding tissue; no hard edges.",
     "lost_grain": "Preserve the original noise and grain texture everywhere outside the finding.",
 }
+REMOVAL_CURES = {
+    **CURES,
+    "too_subtle": "Remove the finding completely, leaving the region like healthy tissue.",
+}
 CALLED_FOR = {"compliance": ("too_subtle",), "structure": ("wrong_place",),
               "realism": ("sharp_edge", "lost_grain"), "fidelity": ("wrong_place", "lost_grain")}
+
+
+def cures_for(direction: str) -> dict[str, str]:
+    return CURES if direction == "add" else REMOVAL_CURES
 
 
 def place_of(task: TaskInfo) -> Place:
@@ -76,7 +85,7 @@ def flaws_for(task: TaskInfo, instruction: str) -> set[str]:
     key (a quarter of tasks have none), unless the instruction names its correction."""
     h = _seed(task.key, task.disease, task.direction)
     flaw = FLAWS[h % 4] if (h >> 8) % 4 else None
-    cured = {f for f, text in CURES.items() if text.split(";")[0] in instruction}
+    cured = {f for f, text in cures_for(task.direction).items() if text.split(";")[0] in instruction}
     return {flaw} - cured if flaw else set()
 
 
@@ -220,7 +229,8 @@ class OfflineBackend:
         if any(f.get("overall") == "reject" for f in feedback):
             failed |= _dimensions_from_tags(feedback)
         cures = [f for d in DIMENSIONS if d in failed for f in CALLED_FOR[d]]
-        text += "".join(f" {CURES[f]}" for f in dict.fromkeys(cures))
+        wording = cures_for(task.direction)
+        text += "".join(f" {wording[f]}" for f in dict.fromkeys(cures))
         thinking = (f"Offline writer: {len(history)} earlier round(s); corrections for "
                     f"{', '.join(sorted(failed)) or 'nothing yet'}.")
         return Instruction(text, thinking, prompt, self._call(start))

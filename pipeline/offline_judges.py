@@ -1,18 +1,26 @@
 """Offline candidate judges with known faults: deterministic, local, no model.
 
 Each reads the same difference-image scores as the offline judge of record
-(pipeline/offline.py ``rate``, a pass at 0.5) and then errs its own way, on edits and
-questions chosen by a hash of the edit, so the same candidate always errs on the same ones:
+(pipeline/offline.py ``rate``, a pass at 0.5) and then errs its own way, on each of the four
+questions apart, on edits chosen by a hash of the edit, so the same candidate always errs on
+the same ones. Per question the faults are small; per verdict (an edit passes only when all
+four questions pass) they compound, and the verdict is what the leaderboard scores:
 
 - none: the record's own rule;
-- lenient: turns three in five of its fails into passes;
-- strict: turns three in ten of its passes into fails;
+- lenient: turns three in five of its failed answers into passes. An edit the fair rule fails
+  on one question passes 60 % of the time (on two, 36 %); it never fails a fair pass;
+- strict: turns three in ten of its passed answers into fails, so it fails 76 % of the edits
+  the fair rule passes (1 - 0.7^4) and never passes a fair fail;
 - order_biased: fair when the edited image comes first; with the original first it takes the
-  original for the edit, sees nothing added, and fails half of what it passes;
-- noisy: flips one answer in five, chosen afresh for each repeat, so its repeats disagree.
+  original for the edit, sees nothing added, and fails half of its passed answers: 94 % of
+  fair passes fail;
+- noisy: flips one answer in five, chosen afresh for each repeat, so its repeats disagree:
+  59 % of fair passes fail, and 10 % of edits failing one question pass.
 
-So the observatory's whole loop can be run and tested without a key, and a leaderboard that
-does not put the lenient judge among the too-lenient, or miss the order-biased one, is wrong.
+``verdict_error_rates`` gives these figures from the faults themselves, and a test measures
+them. So the observatory's whole loop can be run and tested without a key, and a leaderboard
+that does not put the lenient judge among the too-lenient, or miss the order-biased one, is
+wrong.
 """
 
 import time
@@ -35,6 +43,22 @@ def fault(spec: JudgeSpec) -> tuple[bool | None, float] | None:
     if spec.bias == "order_biased":
         return ORDER_BIASED_REVERSED if spec.original_first else None
     return FAULTS.get(spec.bias or "")
+
+
+def verdict_error_rates(spec: JudgeSpec) -> tuple[float, float]:
+    """(the share of fair passes it fails, the share of edits failing one question it passes):
+    its per-answer fault compounded over the four questions."""
+    changes = fault(spec)
+    if changes is None:
+        return 0.0, 0.0
+    which, share = changes
+    questions = len(DIMENSIONS)
+    fails_a_pass = 1 - (1 - share) ** questions if which in (None, True) else 0.0
+    if which is None:  # the failed answer flips and none of the other three does
+        passes_a_fail = share * (1 - share) ** (questions - 1)
+    else:
+        passes_a_fail = share if which is False else 0.0
+    return fails_a_pass, passes_a_fail
 
 
 def _chosen(task: TaskInfo, instruction: str, dimension: str, repeat: int | None,

@@ -11,6 +11,7 @@ one 1024-pixel pair well under 100 ms where a full-resolution SSIM takes about 4
   regions suggest changes outside the target).
 """
 
+import hashlib
 import io
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -54,6 +55,21 @@ def grey(path: ImageSource, side: int = WORK_SIDE) -> np.ndarray:
         image.draft("L", (side, side))  # JPEG: decode at a reduced scale, much faster
         small = image.convert("L").resize((side, side), Image.Resampling.BILINEAR)
         return np.asarray(small, dtype=np.float32) / 255.0
+
+
+# Modes of 8 bits a channel, compared as the RGBA a browser shows; wider modes as stored.
+EIGHT_BIT = {"1", "L", "LA", "P", "PA", "RGB", "RGBA", "RGBX", "CMYK", "YCbCr", "La"}
+
+
+def pixel_digest(source: ImageSource) -> str:
+    """SHA-256 of the decoded pixels at full size: two files with one digest show the same
+    image, whatever their bytes (a PNG and its re-encoding agree; two JPEGs of one image
+    decoded alike agree)."""
+    with open_image(source) as image:
+        pixels = image.convert("RGBA") if image.mode in EIGHT_BIT else image
+        digest = hashlib.sha256(f"{pixels.mode}:{pixels.size}:".encode())
+        digest.update(pixels.tobytes())
+        return digest.hexdigest()
 
 
 def changed_mask(before: np.ndarray, after: np.ndarray) -> np.ndarray:

@@ -1,15 +1,19 @@
 """Metrics for every edit, computed in the background, shown on the case page."""
 
+import io
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
+from PIL import Image
+from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from app.cli import cli
+from app.images.metrics import pixel_digest
 from app.images.metrics_store import compute_pending, pending_count
 from app.models import Attempt, AttemptMetric, Task
 
@@ -31,6 +35,42 @@ def test_every_edit_is_measured_once(demo_engine: Engine) -> None:
     assert all(0 <= (m.changed_fraction or 0) <= 1 and (m.ssim or 0) <= 1 for m in measured)
     # A too-subtle failed round may change nothing above the threshold; most edits do.
     assert sum((m.changed_regions or 0) >= 1 for m in measured) > len(measured) / 2
+
+
+def test_rows_measured_before_digests_were_kept_get_theirs(demo_engine: Engine) -> None:
+    """The pixel digest (what leaves identical pairs out of pairwise pools) came after the
+    metrics: older rows are filled by the same worker, to the digest a fresh measure gives."""
+    while compute_pending(demo_engine, limit=500):
+        pass
+    with Session(demo_engine) as session:
+        fresh = {m.attempt_id: m.pixels_sha256 for m in session.exec(select(AttemptMetric)).all()
+                 if m.error is None}
+        assert all(fresh.values()) and len(set(fresh.values())) > 1
+        session.exec(update(AttemptMetric).values(pixels_sha256=None))  # as the migration left them
+        session.commit()
+        assert pending_count(session) == len(fresh)
+    assert compute_pending(demo_engine, limit=5) == 5
+    while compute_pending(demo_engine, limit=500):
+        pass
+    with Session(demo_engine) as session:
+        filled = {m.attempt_id: m.pixels_sha256 for m in session.exec(select(AttemptMetric)).all()
+                  if m.error is None}
+        assert pending_count(session) == 0
+    assert filled == fresh
+
+
+def test_one_image_in_two_encodings_has_one_digest(tmp_path: Path) -> None:
+    image = Image.new("L", (40, 30), 90)
+    image.putpixel((3, 4), 200)
+    grey, rgb = io.BytesIO(), io.BytesIO()
+    image.save(grey, "PNG")
+    image.convert("RGB").save(rgb, "PNG", compress_level=1)
+    assert grey.getvalue() != rgb.getvalue()
+    assert pixel_digest(grey.getvalue()) == pixel_digest(rgb.getvalue())
+    image.putpixel((3, 5), 201)
+    other = io.BytesIO()
+    image.save(other, "PNG")
+    assert pixel_digest(other.getvalue()) != pixel_digest(grey.getvalue())
 
 
 def test_the_case_page_shows_them(client: TestClient, demo_engine: Engine) -> None:

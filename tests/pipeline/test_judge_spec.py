@@ -168,3 +168,25 @@ def test_offline_candidates_err_as_named_and_the_same_way_every_time() -> None:
     differ = [offline_judges.verdict_fields(spec(bias="noisy"), TaskInfo(f"t{i}", "fundus", "AMD",
               "add"), passes, "x", r) for i in range(50) for r in (0, 1)]
     assert any(differ[2 * i] != differ[2 * i + 1] for i in range(50))
+
+
+@pytest.mark.parametrize("bias, first", [("lenient", False), ("strict", False), ("noisy", False),
+                                         ("order_biased", True), ("order_biased", False)])
+def test_each_offline_candidate_errs_per_verdict_as_its_docstring_says(bias: str, first: bool
+                                                                      ) -> None:
+    """Per verdict, not per question: the strict judge fails about three in four fair passes."""
+    candidate = spec(bias=bias, original_first=first)
+    passes = dict.fromkeys(DIMENSIONS, 1.0)
+    one_failed = {**passes, "structure": 0.0}
+    tasks = [TaskInfo(f"t{i}", "fundus", "AMD", "add") for i in range(2000)]
+    failed = sum(not offline_judges.verdict_fields(candidate, t, passes, "Add drusen.", 0)
+                 ["qualified"] for t in tasks) / len(tasks)
+    passed = sum(offline_judges.verdict_fields(candidate, t, one_failed, "Add drusen.", 0)
+                 ["qualified"] for t in tasks) / len(tasks)
+    fails_a_pass, passes_a_fail = offline_judges.verdict_error_rates(candidate)
+    assert failed == pytest.approx(fails_a_pass, abs=0.035)
+    assert passed == pytest.approx(passes_a_fail, abs=0.035)
+    if fails_a_pass:  # the docstring states the same figure
+        assert f"{round(fails_a_pass * 100)} %" in (offline_judges.__doc__ or "")
+    if passes_a_fail:
+        assert f"{round(passes_a_fail * 100)} %" in (offline_judges.__doc__ or "")

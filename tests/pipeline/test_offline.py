@@ -81,6 +81,32 @@ def test_refinement_cures_the_flaw_and_repeats_exactly() -> None:
     assert set(rounds) == {1, 2}  # some succeed at once, the flawed ones after one correction
 
 
+def test_a_removal_is_refined_in_its_own_direction() -> None:
+    """A failed compliance on a removal asks for the finding to go, never for it to be made
+    conspicuous (which would ask the editor to add it), and that wording cures a faint one."""
+    task = TaskInfo("s0001-glioma", "brain_mri", "glioma", "remove")
+    history = [{"round": 1, "instruction": "Remove every sign of glioma.", "verdict": {
+        "compliance": False, "structure": True, "realism": True, "fidelity": True}}]
+    text = aio.run(offline.OfflineBackend().instruction(task, b"", history, [])).text
+    assert offline.CURES["too_subtle"] not in text
+    assert offline.REMOVAL_CURES["too_subtle"] in text
+    assert "too_subtle" not in offline.flaws_for(task, text)
+    addition = TaskInfo("s0001-glioma", "brain_mri", "glioma", "add")
+    text = aio.run(offline.OfflineBackend().instruction(addition, b"", history, [])).text
+    assert offline.CURES["too_subtle"] in text
+
+
+def test_removals_reach_acceptance_after_a_faint_first_round() -> None:
+    rounds = []
+    for key in (f"s{n:04d}-Pleural_Effusion" for n in range(12)):
+        task = TaskInfo(key, "chest_xray", "Pleural_Effusion", "remove")
+        image = original("chest_xray", "Pleural_Effusion", "remove")
+        history = run_loop(task, image)
+        assert history[-1]["verdict"]["qualified"], history
+        rounds.append(len(history))
+    assert max(rounds) <= 2
+
+
 def test_readers_tags_steer_the_first_refinement() -> None:
     task = TaskInfo("s0001-glioma", "brain_mri", "glioma", "add")
     backend = offline.OfflineBackend()

@@ -7,6 +7,10 @@ image, and both images are present:
 - runs: the final edits of one task's runs, each against the next (before and after a
   regeneration, or two edit models).
 
+A pair whose two edits are one image (the same decoded pixels: a refinement that changed
+nothing) asks a question with no answer, so it is left out of every pool and counted, as a
+pair whose original is missing is.
+
 Each pair is stratified by modality, direction and the judge's verdicts of record on its two
 edits: both passed, one passed, or neither (an edit never judged counts as not passed).
 """
@@ -21,7 +25,7 @@ from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter, where_clauses
 from app.db import driver_rows, paused_collection
-from app.models import Attempt, JudgeVerdict, Run, SourceImage, Task
+from app.models import Attempt, AttemptMetric, JudgeVerdict, Run, SourceImage, Task
 
 
 class PairKind(StrEnum):
@@ -85,6 +89,8 @@ class EditTable:
     # Whether the task's original is on disk (as the import found it): a pair without it
     # cannot be shown, and is left out of the pool and counted.
     original: np.ndarray
+    # The digest of each edit's decoded pixels, None until the metrics worker has read it.
+    pixels: np.ndarray
 
     def edit(self, at: int) -> Edit:
         return Edit(int(self.attempt[at]), int(self.run[at]), int(self.round[at]),
@@ -100,12 +106,21 @@ class PairPool:
     first: np.ndarray
     second: np.ndarray
     missing: int = 0  # pairs left out: their original image is missing
+    identical: int = 0  # pairs left out: their two edits are one image
+    unchecked: int = 0  # pairs kept whose edits' pixels are not yet digested
 
     @classmethod
     def of(cls, edits: EditTable, kind: PairKind) -> "PairPool":
         first, second = pair_positions(edits, kind)
-        shown = edits.original[first] if len(first) else np.zeros(0, dtype=bool)
-        return cls(kind, edits, first[shown], second[shown], int((~shown).sum()))
+        if not len(first):
+            return cls(kind, edits, first, second)
+        shown = edits.original[first]
+        a, b = edits.pixels[first], edits.pixels[second]
+        known = pd.notna(a) & pd.notna(b)
+        same = known & (a == b)
+        kept = shown & ~same
+        return cls(kind, edits, first[kept], second[kept], int((~shown).sum()),
+                   int((shown & same).sum()), int((kept & ~known).sum()))
 
     def __len__(self) -> int:
         return len(self.first)
@@ -160,16 +175,17 @@ def edit_table(session: Session, case_filter: CaseFilter) -> EditTable:
 def _edit_table(session: Session, case_filter: CaseFilter) -> EditTable:
     query = (select(col(Task.id), col(Task.source_image_id), col(Task.modality), col(Task.direction),
                     col(Run.id), col(Run.success_round), col(Attempt.id), col(Attempt.round),
-                    col(SourceImage.present))
+                    col(SourceImage.present), col(AttemptMetric.pixels_sha256))
              .select_from(Task).join(Run, col(Run.task_id) == Task.id)
              .join(Attempt, col(Attempt.run_id) == Run.id)
              .outerjoin(SourceImage, col(SourceImage.id) == Task.source_image_id)
+             .outerjoin(AttemptMetric, col(AttemptMetric.attempt_id) == Attempt.id)
              .where(col(Attempt.image_present).is_(True),
                     *where_clauses(case_filter, session.get_bind().dialect.name))
              .order_by(col(Task.id), col(Run.created_at), col(Run.id), col(Attempt.round)))
     rows = driver_rows(session, query)
-    columns = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in range(9)]
-    task, image, modality, direction, run, success, attempt, round_, present = columns
+    columns = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in range(10)]
+    task, image, modality, direction, run, success, attempt, round_, present, pixels = columns
     attempts = np.array(attempt, dtype=np.int64)
     rounds = np.array(round_, dtype=np.int64)
     return EditTable(
@@ -178,7 +194,8 @@ def _edit_table(session: Session, case_filter: CaseFilter) -> EditTable:
         run=np.array(run, dtype=np.int64), attempt=attempts, round=rounds,
         passed=_passed(session, attempts),
         accepted=rounds == np.array([-1 if s is None else s for s in success], dtype=np.int64),
-        original=np.array([bool(p) for p in present], dtype=bool))
+        original=np.array([bool(p) for p in present], dtype=bool),
+        pixels=np.array(pixels, dtype=object))
 
 
 def _passed(session: Session, attempts: np.ndarray) -> np.ndarray:

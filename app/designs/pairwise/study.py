@@ -2,9 +2,10 @@
 each checked on disk, and each item's other edit kept beside it in the same transaction."""
 
 import random
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
+from PIL import Image
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
@@ -12,8 +13,9 @@ from app.cases.facets import fingerprint
 from app.designs.pairwise.answers import PAIR_TOOLS
 from app.designs.pairwise.pairs import EditTable, Pair, PairKind, PairPool, edit_table, pair_pool
 from app.images.files import ImageKind, ImageNotFound, resolve_image
+from app.images.metrics import pixel_digest
 from app.memo import Memo
-from app.models import Attempt, User
+from app.models import Attempt, AttemptMetric, User
 from app.studies.design import StudyError, StudyPlan, create_study_of
 from app.studies.models import Design, Study, StudyItem, StudyPair
 from app.studies.pool import (
@@ -103,18 +105,30 @@ def pair_strata(session: Session, plan: StudyPlan) -> tuple[list[StratumRow], li
     return rows, [int(n) for n in per_image]
 
 
-def pairs_left_out(session: Session, plan: StudyPlan) -> int:
-    """The pairs of the plan's kind left out of its pool because their original is missing."""
+@dataclass(frozen=True)
+class LeftOut:
+    """What the form says of the pairs of one kind that are not in its pool, or not yet
+    known to belong there."""
+
+    missing: int = 0  # their original image is missing
+    identical: int = 0  # their two edits are one image
+    unchecked: int = 0  # kept, their images not yet read by the metrics worker
+
+
+def pairs_left_out(session: Session, plan: StudyPlan) -> LeftOut:
     if plan.pair_kind not in set(PairKind):
-        return 0
-    return _kept_pool(session, plan).missing
+        return LeftOut()
+    pool = _kept_pool(session, plan)
+    return LeftOut(pool.missing, pool.identical, pool.unchecked)
 
 
 def _kept_pool(session: Session, plan: StudyPlan) -> PairPool:
     # The data's fingerprint changes with a new task, run or verdict and when a run ends (its
     # accepted round is set then, no id changing); a round added to a running run changes
-    # only the newest attempt.
+    # only the newest attempt. Each edit the metrics worker digests may leave a pair out.
     key = (fingerprint(session), session.scalar(select(func.max(col(Attempt.id)))),
+           session.scalar(select(func.count()).select_from(AttemptMetric)
+                          .where(col(AttemptMetric.pixels_sha256).is_not(None))),
            repr(plan.case_filter))
     edits = _tables.get_or_make(key, lambda: edit_table(session, plan.case_filter))
     return PairPool.of(edits, PairKind(plan.pair_kind or PairKind.consecutive))
@@ -126,12 +140,36 @@ _tables: Memo[EditTable] = Memo(8)
 
 def _check_images(session: Session, chosen: list[Pair]) -> None:
     """Both edits and the original of every drawn pair are on disk: a pair that cannot be
-    shown would be skipped by readers in a way that depends on what it holds."""
+    shown would be skipped by readers in a way that depends on what it holds. A pair the
+    metrics worker has not read yet is compared here, so that no study holds two identical
+    edits even while the worker is behind."""
+    unchecked = _unchecked(session, chosen)
+    identical = 0
     for pair in chosen:
         try:
-            for attempt in (pair.first.attempt_id, pair.second.attempt_id):
-                resolve_image(session, ImageKind.attempt, attempt)
+            paths = [resolve_image(session, ImageKind.attempt, attempt)
+                     for attempt in (pair.first.attempt_id, pair.second.attempt_id)]
             resolve_image(session, ImageKind.source, pair.source_image_id)
+            if pair.second.attempt_id in unchecked and len(
+                    {pixel_digest(path.read_bytes()) for path in paths}) == 1:
+                identical += 1
         except ImageNotFound as error:
             raise StudyError(f"a drawn pair's image is missing ({error}); restore it or narrow "
                              "the filter", field="kind") from None
+        except (OSError, ValueError, Image.DecompressionBombError) as error:
+            raise StudyError(f"a drawn pair's image cannot be read ({error}); narrow the filter",
+                             field="kind") from None
+    if identical:
+        raise StudyError(f"{identical} drawn {'pair shows' if identical == 1 else 'pairs show'} "
+                         "two identical edits that the image checks have not reached yet; let "
+                         "them finish (the app's worker, or `medbanana metrics`) and draw again",
+                         field="kind")
+
+
+def _unchecked(session: Session, chosen: list[Pair]) -> set[int]:
+    """The second edits of the drawn pairs with an edit whose pixels have no digest yet."""
+    attempts = {a for p in chosen for a in (p.first.attempt_id, p.second.attempt_id)}
+    digested = set(session.scalars(select(col(AttemptMetric.attempt_id)).where(
+        col(AttemptMetric.attempt_id).in_(attempts), col(AttemptMetric.pixels_sha256).is_not(None))))
+    return {p.second.attempt_id for p in chosen
+            if not {p.first.attempt_id, p.second.attempt_id} <= digested}

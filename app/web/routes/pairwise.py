@@ -52,7 +52,7 @@ def _context(session: Session, case_filter: CaseFilter, typed: dict[str, Any],
     design = design_of(Design.pairwise)
     rows, _ = design.strata(session, drafted)
     return {"form": typed, "errors": errors, "kinds": list(PairKind), "filter": case_filter,
-            "missing": pairs_left_out(session, drafted),
+            "left_out": pairs_left_out(session, drafted),
             "facet_choices": design.facet_choices,
             "readers": reader_accounts(session), "counts": {row.key: row.pool for row in rows},
             "kind": kind, "facets": facets}

@@ -6,17 +6,20 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, delete, select
 
 from app.cases.filters import CaseFilter
-from app.designs import pairs_left_out
-from app.designs.pairwise.pairs import PairKind, pair_pool, pairs
+from app.designs import design_of, pairs_left_out
+from app.designs.pairwise.pairs import PairKind, PairPool, pair_pool, pairs
 from app.designs.pairwise.study import pair_strata
-from app.models import Attempt, JudgeVerdict, Run, SourceImage, Task
-from app.studies.design import StudyPlan
+from app.images.metrics_store import compute_pending
+from app.models import Attempt, AttemptMetric, JudgeVerdict, Role, Run, SourceImage, Task
+from app.studies.design import StudyError, StudyPlan
 from app.studies.design_traits import PAIR_FACETS
-from app.studies.models import Design
+from app.studies.models import Design, Study
+from tests.accounts import add_user
 from tests.regeneration import regenerate_offline
 
 
@@ -45,8 +48,79 @@ def test_pairs_whose_original_is_missing_are_left_out_and_counted(demo_engine: E
         missing = [s.id for s in session.exec(select(SourceImage)).all() if not s.present]
         pool = pair_pool(session, PairKind.consecutive, CaseFilter())
         left_out = pairs_left_out(session, _drafted("consecutive"))
-    assert missing and pool.missing == left_out > 0
+    assert missing and pool.missing == left_out.missing > 0
     assert not any(pool.pair(i).source_image_id in missing for i in range(len(pool)))
+
+
+def _make_identical(engine: Engine) -> tuple[int, int]:
+    """Point one consecutive pair's later edit at its earlier edit's file: one image twice,
+    as an offline refinement that changed nothing made. Returns its (first, second) attempt."""
+    with Session(engine) as session:
+        pool = pair_pool(session, PairKind.consecutive, CaseFilter(modality=("fundus",)))
+        pair = pool.pair(0)
+        first = session.get(Attempt, pair.first.attempt_id)
+        second = session.get(Attempt, pair.second.attempt_id)
+        assert first is not None and second is not None
+        second.image_root_id, second.image_relpath = first.image_root_id, first.image_relpath
+        session.add(second)
+        session.commit()
+        return pair.first.attempt_id, pair.second.attempt_id
+
+
+def _pairs_of(pool: PairPool) -> set[tuple[int, int]]:
+    return {(pool.pair(i).first.attempt_id, pool.pair(i).second.attempt_id)
+            for i in range(len(pool))}
+
+
+def test_a_pair_of_two_identical_edits_is_left_out_and_counted(demo_engine: Engine) -> None:
+    """An offline regeneration made five identical rounds, and each pair of them entered the
+    pairwise pools: a question with no answer."""
+    fundus = CaseFilter(modality=("fundus",))
+    while compute_pending(demo_engine, limit=500):
+        pass
+    with Session(demo_engine) as session:
+        before = pair_pool(session, PairKind.consecutive, fundus)
+    identical = _make_identical(demo_engine)
+    with Session(demo_engine) as session:
+        unchecked = pair_pool(session, PairKind.consecutive, fundus)
+        session.exec(delete(AttemptMetric).where(AttemptMetric.attempt_id == identical[1]))
+        session.commit()
+        pending = pair_pool(session, PairKind.consecutive, fundus)
+    # Its digest was of the old file until it is measured again; unmeasured it is counted.
+    assert identical in _pairs_of(unchecked) and identical in _pairs_of(pending)
+    assert pending.unchecked >= 1 and before.unchecked == 0
+    while compute_pending(demo_engine, limit=500):
+        pass
+    with Session(demo_engine) as session:
+        after = pair_pool(session, PairKind.consecutive, fundus)
+        left_out = pairs_left_out(session, replace(_drafted("consecutive"), case_filter=fundus))
+    assert identical not in _pairs_of(after)
+    assert after.identical == before.identical + 1 == left_out.identical
+    assert len(after) == len(before) - 1 and after.unchecked == 0
+
+
+def test_a_drawn_pair_not_yet_checked_is_compared_when_the_study_is_made(
+        demo_engine: Engine) -> None:
+    """While the metrics worker is behind, the draw itself compares the drawn edits: a study
+    never holds two identical edits, and nothing is written when it refuses."""
+    _make_identical(demo_engine)
+    admin = add_user(demo_engine, "chief", Role.admin)
+    reader = add_user(demo_engine, "dr-a", Role.reader)
+    fundus = CaseFilter(modality=("fundus",))
+    with Session(demo_engine) as session:
+        size = len(pair_pool(session, PairKind.consecutive, fundus))
+        plan = StudyPlan(name="all", case_filter=fundus, reader_ids=[reader.id or 0],
+                         design=Design.pairwise, total=size, pair_kind="consecutive")
+        with pytest.raises(StudyError, match="1 drawn pair shows two identical edits"):
+            design_of(Design.pairwise).create(session, plan, admin)
+        session.rollback()
+        assert not session.exec(select(Study)).all()
+    while compute_pending(demo_engine, limit=500):
+        pass
+    with Session(demo_engine) as session:
+        plan = replace(plan, total=size - 1)
+        study = design_of(Design.pairwise).create(session, plan, admin)
+        assert study.id is not None
 
 
 def test_consecutive_and_accepted_pairs_of_the_demo(demo_engine: Engine) -> None:

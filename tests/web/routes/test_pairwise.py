@@ -258,3 +258,20 @@ def test_the_forms_defaults_make_a_study_on_the_demo_and_the_filter_is_kept(
         "readers": [str(reader.id)]}, follow_redirects=False)
     wait_for_background()  # its images are drawn in a thread of its own
     assert made.status_code == 303, made.text[:400]
+
+
+def test_the_form_counts_the_pairs_of_identical_edits_it_leaves_out(
+        demo_engine: Engine, settings: Settings) -> None:
+    from app.images.metrics_store import compute_pending
+    from tests.designs.pairwise.test_pairs import _make_identical
+
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    _make_identical(demo_engine)
+    pending = soup(admin.get("/studies/new/pairwise?modality=fundus").text)
+    assert pending.select_one("#pairs-identical") is None
+    assert "not yet checked" in pending.select_one("#pairs-unchecked").text
+    while compute_pending(demo_engine, limit=500):
+        pass
+    page = soup(admin.get("/studies/new/pairwise?modality=fundus").text)
+    assert page.select_one("#pairs-identical").text.startswith("1 pair of this kind left out")
+    assert page.select_one("#pairs-unchecked") is None
