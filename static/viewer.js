@@ -1,7 +1,8 @@
 // The image viewer of the case page and the reading screen: zoom and pan synchronised across
 // panes (gestures by the vendored @panzoom/panzoom), window/level, flicker, swipe, the
-// server's difference map as an overlay, a full-screen single pane, and on the reading screen
-// the reader's region of interest. Every key is listed in the page's `?` dialog.
+// server's difference map as an overlay, a full-screen single pane, the original in every
+// pane's place (o, where the panes carry it), and on the reading screen the reader's region
+// of interest. Every key is listed in the page's `?` dialog.
 (function () {
   "use strict";
   const root = document.querySelector("[data-viewer]");
@@ -46,7 +47,7 @@
   }
   const state = {
     linked: true, width: 1, level: 0.5, invert: false, colour: false, preset: 0,
-    flicker: false, swipe: false, swipeAt: 0.5, diff: false,
+    flicker: false, swipe: false, swipeAt: 0.5, diff: false, original: false,
     single: false, active: null, roiTool: "off", roi: null, mark: null,
   };
   const filter = document.getElementById("mb-wl");
@@ -187,6 +188,16 @@
     report();
   }
 
+  // The pairwise screen's panes carry the original as a third layer: o shows it in A's and
+  // B's place, at their zoom, so the original needs no pane of its own on a narrow screen.
+  const hasOriginal = root.querySelector(".layer-original") !== null;
+  function setOriginal(on) {
+    if (!hasOriginal) return;
+    state.original = on;
+    root.classList.toggle("original", on);
+    report();
+  }
+
   function setSwipe(on) {
     if (!can("swipe")) return;
     state.swipe = on;
@@ -252,7 +263,11 @@
   });
 
   function cycleActive(step) {
-    const next = panes[(state.active.index + step + panes.length) % panes.length];
+    // Full screen shows any pane; otherwise a pane the layout hides (the pairwise original
+    // on a narrow screen) is passed over.
+    const shown = state.single ? panes : panes.filter((p) => p === state.active || p.frame.offsetParent !== null);
+    const at = shown.indexOf(state.active);
+    const next = shown[(at + step + shown.length) % shown.length];
     activate(next);
     if (state.single) panes.forEach(layout);
     report();
@@ -392,6 +407,7 @@
       parts.push(`W ${Math.round(state.width * 100)} % L ${Math.round(state.level * 100)} %${state.invert ? " inverted" : ""}`);
     } else parts.push("colour image: window/level off (c)");
     if (state.flicker) parts.push("FLICKER: images swapped");
+    if (state.original) parts.push("ORIGINAL shown in every pane (o)");
     if (state.swipe) parts.push("swipe");
     if (state.diff) {
       const states = panes.map((pane) => pane.frame.dataset.diffState).filter(Boolean);
@@ -428,6 +444,7 @@
     const t = event.target instanceof Element ? event.target.closest("[data-action]") : null;
     if (!t) return;
     const actions = { fit, single: () => setSingle(!state.single), flicker: () => setFlicker(!state.flicker),
+      original: () => setOriginal(!state.original),
       "zoom-in": () => zoomBy(1.25), "zoom-out": () => zoomBy(0.8), "clear-roi": () => setRoi(null) };
     if (actions[t.dataset.action]) { actions[t.dataset.action](); t.blur(); }
   });
@@ -438,11 +455,16 @@
   }
 
   let spaceDown = 0;
+  let originalDown = 0;
   window.MedBanana.keys.add("viewer", (event) => {
     if (document.querySelector("dialog[open]")) return false; // the key list is open: keys are its
     const key = event.key;
     if (key === " ") {
       if (!event.repeat) { spaceDown = performance.now(); setFlicker(!state.flicker); }
+      return true;
+    }
+    if (key === "o" && hasOriginal && !roiInput) {
+      if (!event.repeat) { originalDown = performance.now(); setOriginal(!state.original); }
       return true;
     }
     if (key === "=" ) fit();
@@ -468,6 +490,12 @@
     return true;
   });
   document.addEventListener("keyup", (event) => {
+    if (event.key === "o" && originalDown) {
+      // As flicker: a tap leaves the original shown, a hold shows it while held.
+      if (performance.now() - originalDown > HOLD_MS) setOriginal(!state.original);
+      originalDown = 0;
+      return;
+    }
     if (event.key !== " " || !spaceDown) return;
     event.preventDefault();
     // A short tap leaves the images swapped (toggle); a hold swaps them back on release.
@@ -483,5 +511,5 @@
   }
   preset(0);
   window.MedBanana = window.MedBanana || {};
-  window.MedBanana.viewer = { panes, state, fit, setFlicker, setDiff, setSwipe, setLinked, toolUse };
+  window.MedBanana.viewer = { panes, state, fit, setFlicker, setDiff, setSwipe, setLinked, setOriginal, toolUse };
 })();

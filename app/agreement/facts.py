@@ -58,8 +58,9 @@ DESIGNS = {
                   "cases by design; only the weighted figures estimate the pool",
     },
     Design.pairwise: {
-        "name": "pairwise: two edits of one source image side by side, the original above, "
-                "and the reader says which is better (sides drawn at random for each read)",
+        "name": "pairwise: two edits of one source image side by side, the original a key "
+                "away (beside them on a wide screen), and the reader says which is better "
+                "(sides drawn at random for each read)",
         "estimates": "Bradley-Terry strengths of rounds or runs with cluster-bootstrap intervals, "
                      "how often the later round is preferred, position bias, and where readers "
                      "overrule the judge's choice of edit",

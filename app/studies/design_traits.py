@@ -26,7 +26,7 @@ class Design(StrEnum):
     # goes, each at a recorded probability chosen to narrow the target figure fastest
     # (app/studies/adaptive.py); the figures weight each draw by its inverse probability.
     adaptive = "adaptive"
-    # Two edits of one source image side by side, the original above, and the reader says
+    # Two edits of one source image side by side, the original a key away, and the reader says
     # which is better (app/designs/pairwise): refinement rounds, or runs, compared.
     pairwise = "pairwise"
 

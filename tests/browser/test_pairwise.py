@@ -18,6 +18,34 @@ from tests.browser.helpers import IMAGES_SHOWN, log_in
 pytestmark = pytest.mark.browser
 
 
+def _side(page: Page, image: str) -> float:
+    box = page.locator(image).bounding_box()
+    assert box is not None
+    return min(box["width"], box["height"])
+
+
+def _images_are_large(page: Page, width: int) -> None:
+    """A and B were 338 px at 1366x768, beside a 270-px original, in panes 40-60 % black.
+    Now they take the width, the original is a key away, and each picture fills its frame."""
+    if width == 1366:
+        assert _side(page, "#img-a") >= 450 and _side(page, "#img-b") >= 450
+    for image in ("#img-a", "#img-b"):
+        picture = page.locator(image).bounding_box()
+        frame = page.locator(image).locator("xpath=ancestor::div[contains(@class,'frame')]"
+                                            ).bounding_box()
+        assert picture is not None and frame is not None
+        assert picture["width"] * picture["height"] >= 0.95 * frame["width"] * frame["height"]
+    expect(page.locator("#img-original")).to_be_hidden()
+    page.keyboard.press("o")  # the original in A's and B's place, labelled where the eyes are
+    expect(page.locator(".pane-a .pane-label .original")).to_be_visible()
+    expect(page.locator(".pane-a .layer-original")).to_be_visible()
+    expect(page.locator("#img-a")).to_be_hidden()
+    expect(page.locator("[data-viewer-status]")).to_contain_text("ORIGINAL")
+    page.keyboard.press("o")
+    expect(page.locator("#img-a")).to_be_visible()
+    expect(page.locator(".pane-a .pane-label .original")).to_be_hidden()
+
+
 def _read_all(page: Page, base: str, study_id: str, pairs: int, width: int) -> None:
     for n in range(1, pairs + 1):
         expect(page).to_have_url(re.compile(rf"/read/{study_id}/{n}$"))
@@ -43,6 +71,7 @@ def _read_all(page: Page, base: str, study_id: str, pairs: int, width: int) -> N
             page.keyboard.press("t")
             page.keyboard.press("i")
             expect(page.locator('#tags label[data-tag-key="i"] input')).not_to_be_checked()
+            _images_are_large(page, width)
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / f"pairwise-reading-{width}.png"))
             if width == 1366:  # the other common widths, looked at and kept scroll-free
@@ -51,6 +80,9 @@ def _read_all(page: Page, base: str, study_id: str, pairs: int, width: int) -> N
                     assert page.evaluate(
                         "document.documentElement.scrollHeight <= window.innerHeight + 1")
                     page.screenshot(path=str(ARTIFACTS / f"pairwise-reading-{other}.png"))
+                    if other == 1920:  # room for the original beside them, A and B still large
+                        expect(page.locator("#img-original")).to_be_visible()
+                        assert _side(page, "#img-a") >= 500 and _side(page, "#img-original") >= 400
                 page.set_viewport_size({"width": width, "height": 768})
         key = ["a", "b", "e", "n"][n % 4]
         page.keyboard.press(key)

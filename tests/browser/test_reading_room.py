@@ -43,6 +43,13 @@ def test_images_and_the_whole_answer_panel_share_the_screen(browser: Browser, de
                  "#tags", "textarea[name=comment]", "#submit-answer"):
         in_view(page, page.locator(part))
     assert page.evaluate("document.scrollingElement.scrollHeight") <= VIEW["height"]
+    # Each (square) image fills its frame: no band of black above and below it.
+    for image in ("#img-original", "#img-edit"):
+        picture = page.locator(image).bounding_box()
+        frame = page.locator(image).locator("xpath=ancestor::div[contains(@class,'frame')]"
+                                            ).bounding_box()
+        assert picture is not None and frame is not None
+        assert picture["height"] >= frame["height"] - 4 and picture["width"] >= frame["width"] - 4
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "reading-screen-1366.png"))
 

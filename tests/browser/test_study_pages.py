@@ -39,6 +39,13 @@ def test_the_form_updates_its_strata_and_plan_in_place(browser: Browser, live_se
     for width, height in SIZES:
         page.set_viewport_size({"width": width, "height": height})
         page.screenshot(path=str(ARTIFACTS / f"study-form-{width}.png"), full_page=True)
+        # The signed-in name was cut to "browser-ad…" at 1024: it is whole at every width,
+        # on one line with the sections.
+        name = page.locator("#account .name")
+        expect(name).to_have_text("browser-admin")
+        assert name.evaluate("e => e.scrollWidth <= e.clientWidth")
+        top = page.locator(".topbar").bounding_box()
+        assert top is not None and top["height"] < 60
 
 
 def test_agreement_page_and_report_of_a_validation_study(browser: Browser, demo_engine: Engine,
