@@ -95,3 +95,14 @@
   const due = document.querySelector("dialog[data-show-now]");
   if (due && typeof due.showModal === "function") due.showModal();
 })();
+
+// A form refused with a 422 is shown at the address it was posted to (/studies?...), so a
+// reload would post it again. The form names the address it lives at; the page takes it, and
+// a reload then opens the form afresh.
+(function () {
+  "use strict";
+  const form = document.querySelector("form[data-address]");
+  if (!form || !window.history.replaceState) return;
+  const here = window.location.pathname + window.location.search;
+  if (here !== form.dataset.address) window.history.replaceState(null, "", form.dataset.address + window.location.hash);
+})();

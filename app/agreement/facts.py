@@ -7,7 +7,7 @@ import platform
 import statistics
 import subprocess
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from importlib import metadata
@@ -95,18 +95,25 @@ class Selection:
     seed: int
     filter: dict[str, Any]
     eligible: int | None  # the whole pool the filter admitted, every stratum; None if unrecorded
+    # An adaptive study's budget as recorded at creation (app/studies/adaptive_budget.py).
+    budget: dict[str, Any] = field(default_factory=dict)
 
 
 def recorded_selection(study: Study) -> Selection:
-    """The study's sample as recorded, also for studies made before strata were combined."""
+    """The study's sample as recorded, also for studies made before strata were combined. An
+    adaptive study's strata are its pool's images per stratum, none asked in advance (its
+    draws are allocated as reading goes)."""
     raw = json.loads(study.selection)
+    design = Design(study.design)
     facets = tuple(raw.get("strata_facets") or ([raw["strata_facet"]] if raw.get("strata_facet") else []))
     pool = raw.get("pool", {})
+    asked = dict.fromkeys(pool, None) if design.draws_in_batches else raw.get("per_stratum", {})
     strata = [{"key": key, "label": stratum_label(key, facets) if len(facets) > 1 else f"{facets[0]} {key}",
                "asked": n, "pool": pool.get(key)}
-              for key, n in raw.get("per_stratum", {}).items()] if facets else []
-    return Selection(Design(study.design), facets, strata, raw.get("total"), raw.get("seed", study.seed),
-                     raw.get("filter", {}), sum(pool.values()) if pool else None)
+              for key, n in asked.items()] if facets else []
+    return Selection(design, facets, strata, raw.get("total"), raw.get("seed", study.seed),
+                     raw.get("filter", {}), sum(pool.values()) if pool else None,
+                     raw.get("budget") or {})
 
 
 def judge_identity(data: StudyReads) -> list[dict[str, Any]]:
@@ -231,6 +238,7 @@ def study_facts(session: Session, study: Study, data: StudyReads,
                    "sentence": design_sentence(study, data, readers),
                    "facets": list(selection.facets), "strata": selection.strata,
                    "total": selection.total, "seed": selection.seed,
+                   **({"budget": selection.budget} if selection.budget else {}),
                    "primary_question": study.primary_question,
                    "plan": json.loads(study.plan) if study.plan else None},
         "judge": judge_identity(data),

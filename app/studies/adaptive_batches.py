@@ -20,7 +20,17 @@ from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter, recorded_filter
 from app.models import User
-from app.studies.adaptive import UNIFORM_SHARE, Observed, Pool, PoolEdit, PoolImage, State, draw
+from app.studies.adaptive import (
+    UNIFORM_SHARE,
+    Observed,
+    Pool,
+    PoolEdit,
+    PoolImage,
+    State,
+    draw,
+    probabilities,
+)
+from app.studies.adaptive_budget import Budget, budget_of
 from app.studies.judged_pool import admitted, judged_pool
 from app.studies.models import Assignment, Study, StudyBatch, StudyDraw, StudyItem, StudyReader
 from app.studies.pool import verdicts_of_record
@@ -48,6 +58,16 @@ def pool_images(session: Session, case_filter: CaseFilter) -> list[PoolImage]:
                       for i in at[start:end])
         found.append(PoolImage(int(image), pool.value("modality", int(at[start])), edits))
     return found
+
+
+def planned_budget(session: Session, case_filter: CaseFilter, images: int, readers: int,
+                   readers_per_case: int | None) -> Budget | None:
+    """What a budget of ``images`` draws would read from the filter's pool; None when the
+    pool is empty."""
+    pool = Pool(pool_images(session, case_filter))
+    if not len(pool):
+        return None
+    return budget_of(pool.sizes, probabilities(pool, []), images, readers, readers_per_case)
 
 
 def frozen_pool(session: Session, study: Study) -> Pool:

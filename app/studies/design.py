@@ -21,8 +21,9 @@ from sqlmodel import Session, col
 from app.cases.filters import CaseFilter
 from app.errors import Invalid
 from app.models import Role, User
-from app.studies.adaptive import Pool, check_pool
+from app.studies.adaptive import Pool, check_pool, probabilities
 from app.studies.adaptive_batches import draw_batch, place_batch, pool_images, selection_extra
+from app.studies.adaptive_budget import budget_of
 from app.studies.judged_pool import admitted, judged_pool, stratum_keys, values_of
 from app.studies.models import Design, Reveal, Study, StudyReader
 from app.studies.pool import (
@@ -251,15 +252,16 @@ def _create_adaptive(session: Session, plan: StudyPlan, created_by: User) -> Stu
     if problem:
         raise StudyError(problem, field="design")
     _check_people(session, plan)
+    pool = Pool(found)
+    budget = budget_of(pool.sizes, probabilities(pool, []), plan.total or 0, len(plan.reader_ids),
+                       plan.readers_per_case)
+    # The cases its budget of draws can read, as the form and the study page state them.
+    _check_targets(plan, int(budget.edits_about))
     selection = json.loads(_selection_json(plan, {})) | selection_extra(
-        found, plan.total or 0, plan.batch_images)
+        found, plan.total or 0, plan.batch_images) | {"budget": budget.as_dict()}
     study = _study_row(plan, created_by, json.dumps(selection, sort_keys=True))
     session.add(study)
     session.flush()
-    pool = Pool(found)
-    # The cases its budget of draws can read: the budget's images at the pool's mean size.
-    budget_cases = (plan.total or 0) * float(pool.sizes.mean())
-    _check_targets(plan, int(min(pool.sizes.sum(), budget_cases)))
     assert study.id is not None
     for user_id in plan.reader_ids:
         order_seed = random.Random(f"{study.order_secret}:reader:{user_id}").randrange(2**31)

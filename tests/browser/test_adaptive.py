@@ -59,8 +59,16 @@ def test_three_readers_run_an_adaptive_study_until_it_may_stop(
     admin.fill('input[name="total"]', "30")
     admin.fill('input[name="batch_images"]', "3")
     admin.fill('input[name="target_agreement"]', "0.25")
+    admin.locator('input[name="total"]').dispatch_event("change")
+    expect(admin.locator("#budget-reads")).to_contain_text("Tick the readers")
     for i in range(3):
         admin.check(f'#field-readers label:has-text("adaptive-reader-{i}") input')
+    # What the budget reads, updated where it is typed, as readers are ticked.
+    expect(admin.locator("#budget-per-reader")).to_be_visible()
+    edits = int(admin.locator("#budget-edits").inner_text())
+    assert abs(int(admin.locator("#budget-reads-total").inner_text()) - 3 * edits) <= 2
+    admin.locator("#field-total").scroll_into_view_if_needed()
+    admin.screenshot(path=str(ARTIFACTS / "adaptive-form-budget-1366.png"))
     admin.click('#study-form button[type="submit"]')
     expect(admin).to_have_url(re.compile(r"/studies/\d+$"))
     study_id = int(admin.url.rsplit("/", 1)[1])

@@ -1,6 +1,8 @@
 """The new-study form's live strata and planner, and the agreement page and report of a read
 validation study, in Chromium at the two screen sizes the reading room uses."""
 
+import re
+
 import pytest
 from playwright.sync_api import Browser, expect
 from sqlalchemy.engine import Engine
@@ -94,3 +96,12 @@ def test_a_study_without_readers_comes_back_with_its_name_and_the_reason_beside_
     expect(page.locator("#field-readers")).to_be_in_viewport()
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "study-form-refused.png"))
+    # The refused form was left at /studies?..., so a reload posted it again: the address is
+    # the form's own, and a reload opens it afresh.
+    expect(page).to_have_url(re.compile(r"/studies/new\?design=validation&modality=chest_xray#field-readers$"))
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+    page.reload()
+    expect(page.locator("#study-form")).to_be_visible()
+    expect(page.locator("#study-error")).to_have_count(0)
+    assert posts == []

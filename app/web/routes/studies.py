@@ -16,6 +16,8 @@ from app.background import run_in_background
 from app.cases.filters import CaseFilter, recorded_criteria
 from app.designs import design_of
 from app.errors import Invalid
+from app.studies.adaptive_batches import planned_budget
+from app.studies.adaptive_budget import recorded_budget
 from app.studies.adjudication import adjudicator_of
 from app.studies.answers import lock_study
 from app.studies.design import StudyError, StudyPlan
@@ -104,6 +106,32 @@ def strata_fragment(request: Request, session: SessionDep, case_filter: CaseFilt
     return render(request, "studies/_strata.html", context)
 
 
+@router.get("/studies/new/budget", response_class=HTMLResponse)
+def budget_fragment(request: Request, session: SessionDep, case_filter: CaseFilterDep,
+                    design: DesignQuery = Design.validation,
+                    total: Annotated[str, Query(max_length=12)] = "",
+                    readers: Annotated[list[int] | None, Query(max_length=1000)] = None,
+                    readers_per_case: Annotated[str, Query(max_length=12)] = "") -> HTMLResponse:
+    """An adaptive study's budget of source images in reads, as the form is filled in; nothing
+    for the other designs (their cases are counted in their strata)."""
+    images, per_case = _whole(total), _whole(readers_per_case)
+    context: dict[str, Any] = {"budget": None, "problem": None}
+    if design.draws_in_batches:
+        if images is None:
+            context["problem"] = "Give the most source images to draw to see the reads it implies."
+        else:
+            context["budget"] = planned_budget(session, case_filter, images, len(set(readers or [])),
+                                               per_case)
+            if context["budget"] is None:
+                context["problem"] = "No judged edits match the filter."
+    return render(request, "studies/_budget.html", context)
+
+
+def _whole(text: str) -> int | None:
+    """A positive whole number as typed, or None (the form's own check names the field)."""
+    return int(text) if text.strip().isdigit() and int(text) > 0 else None
+
+
 @router.get("/studies/new/plan", response_class=HTMLResponse)
 def plan_fragment(
     request: Request,
@@ -190,13 +218,16 @@ def _study_context(session: SessionDep, study: Study) -> dict[str, Any]:
                "viewer_tools": VIEWER_TOOLS, "tools": [t for t in VIEWER_TOOLS if t in tools_of(study)],
                "setup_open": study.status == StudyStatus.open and not started(session, study),
                "setup": {"instructions": study.instructions, "viewer_tools": tools_of(study)},
-               "setup_errors": {}}
+               "setup_errors": {},
+               "budget": recorded_budget(selection.budget, len(progress), study.readers_per_case)}
     return context
 
 
 @router.get("/studies/{study_id}", response_class=HTMLResponse)
-def study_page(request: Request, session: SessionDep, study_id: IdPath) -> HTMLResponse:
-    context = _study_context(session, get_study(session, study_id))
+def study_page(request: Request, session: SessionDep, study_id: IdPath,
+               saved: Annotated[str, Query(max_length=40)] = "") -> HTMLResponse:
+    """``saved`` names what a form just saved ("setup", "reader-7"), to confirm it there."""
+    context = _study_context(session, get_study(session, study_id)) | {"saved": saved}
     return render(request, "studies/detail.html", context, partial="studies/_progress.html")
 
 
@@ -210,7 +241,7 @@ def change_setup(request: Request, session: SessionDep, study_id: IdPath,
         try:
             change_reading_setup(session, study, posted.value.instructions,
                                  list(posted.value.viewer_tools))
-            return redirect(request, f"/studies/{study_id}#reading-setup")
+            return redirect(request, f"/studies/{study_id}?saved=setup#reading-setup")
         except Invalid as error:
             posted = posted.refused(error)
     context = _study_context(session, study) | {"setup": posted.fields, "setup_errors": posted.errors}
@@ -253,7 +284,7 @@ def describe_reader(request: Request, session: SessionDep, admin: AdminUser, stu
     describe_user(session=session, user=user, qualification=qualification,
                   experience_years=experience_years, replace_all=True, actor=admin,
                   board_certified=user.board_certified)  # this form does not show it: kept
-    return redirect(request, f"/studies/{study_id}#readers")
+    return redirect(request, f"/studies/{study_id}?saved=reader-{user.id}#readers")
 
 
 @router.post("/studies/{study_id}/lock")

@@ -119,3 +119,36 @@ def test_a_reader_never_waits_on_the_next_batch(demo_engine: Engine, settings: S
     released.set()
     wait_for_background()
     assert finished.is_set()
+
+
+def test_the_form_and_the_study_page_state_the_budget_in_reads(
+        demo_engine: Engine, settings: Settings, readers: list[int]) -> None:
+    """30 source images gave 117 cases per reader while the study page said "30 cases, no
+    strata"; and the form offered strata the design refuses."""
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    page = BeautifulSoup(admin.get("/studies/new?design=adaptive").text, "html.parser")
+    assert page.select_one("#fixed-strata strong").text == "modality"
+    assert not page.select('#strata input[type=checkbox][name="facets"]')
+    assert page.select_one('#strata input[type=hidden][name="facets"]')["value"] == "modality"
+    assert page.select_one("#adaptive-budget")["hx-get"].endswith("/studies/new/budget")
+    ids = "&".join(f"readers={r}" for r in readers)
+    fragment = BeautifulSoup(admin.get(f"/studies/new/budget?design=adaptive&total=30&{ids}").text,
+                             "html.parser")
+    edits = int(fragment.select_one("#budget-edits").text)
+    assert edits > 30
+    assert int(fragment.select_one("#budget-reads-total").text) == pytest.approx(3 * edits, abs=2)
+    assert int(fragment.select_one("#budget-per-reader").text) == pytest.approx(edits, abs=1)
+    for query in ("design=adaptive&total=", "design=adaptive&total=x", "design=validation&total=30"):
+        quiet = BeautifulSoup(admin.get(f"/studies/new/budget?{query}").text, "html.parser")
+        assert quiet.select_one("#budget-reads") is None
+    created = admin.post("/studies", data=form(readers), follow_redirects=False)
+    study_id = int(created.headers["location"].rsplit("/", 1)[1])
+    study = BeautifulSoup(admin.get(f"/studies/{study_id}").text, "html.parser")
+    assert "no strata" not in study.select_one("#study-strata").text
+    assert "modality" in study.select_one("#study-strata").text
+    stated = study.select_one("#study-budget")
+    assert "at most 30 source images" in stated.text
+    assert int(stated.select("strong")[0].text) == edits
+    assert int(stated.select("strong")[1].text) == pytest.approx(3 * edits, abs=2)
+    report = BeautifulSoup(admin.get(f"/studies/{study_id}/report.html").text, "html.parser")
+    assert report.select_one("#sampling").text.startswith("adaptive (see Methods): at most 30")

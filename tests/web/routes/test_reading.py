@@ -449,8 +449,18 @@ def test_an_admin_records_a_readers_qualification_for_the_report(
     saved = admin.post(f"/studies/{sid}/readers/{reader_id}", follow_redirects=False,
                        data={"qualification": "consultant radiologist", "experience_years": "12"})
     assert saved.status_code == 303
+    confirmed = BeautifulSoup(admin.get(saved.headers["location"]).text, "html.parser")
+    assert confirmed.select_one(
+        '#reader-descriptions tr[data-reader="reader-0"] .saved[role=status]').text == "Saved"
     page = BeautifulSoup(admin.get(f"/studies/{sid}").text, "html.parser")
     row = page.select_one('#reader-descriptions tr[data-reader="reader-0"]')
+    # Each input under its own header (the years were 800 px from theirs), in the row's form.
+    headers = [th.text for th in page.select("#reader-descriptions thead th")]
+    cells = row.select("td")
+    years_at = headers.index("Years of experience")
+    assert cells[years_at].select_one('input[name="experience_years"]')["form"] == \
+        row.select_one("form")["id"]
+    assert cells[headers.index("Qualification")].select_one('input[name="qualification"]')
     assert row.select_one('input[name="qualification"]')["value"] == "consultant radiologist"
     assert row.select_one('input[name="experience_years"]')["value"] == "12"
     report = BeautifulSoup(admin.get(f"/studies/{sid}/report.html").text, "html.parser")

@@ -34,6 +34,10 @@ def test_the_admin_sets_instructions_and_tools_until_the_first_answer(
     saved = admin.post(f"/studies/{sid}/setup", data={"instructions": "  Read on a calibrated monitor.\r\n",
                                                       "viewer_tools": ["window"]}, follow_redirects=False)
     assert saved.status_code == 303
+    # "Save instructions and tools" gave no confirmation: the page it leads to says so.
+    shown = BeautifulSoup(admin.get(saved.headers["location"]).text, "html.parser")
+    assert "Saved" in shown.select_one("#setup-saved[role=status]").text
+    assert page.select_one("#setup-saved") is None
     with Session(demo_engine) as s:
         stored = s.get(Study, sid)
         assert stored is not None
