@@ -96,13 +96,13 @@
   if (due && typeof due.showModal === "function") due.showModal();
 })();
 
-// A form refused with a 422 is shown at the address it was posted to (/studies?...), so a
-// reload would post it again. The form names the address it lives at; the page takes it, and
-// a reload then opens the form afresh.
+// A refused form is shown at the address it was posted to (/studies?...), so a reload would
+// post it again. Replacing the history entry makes a reload a plain GET: of the address the
+// form names as its own (data-address), else of this one.
 (function () {
   "use strict";
+  if (!document.body.hasAttribute("data-answers-post") || !window.history.replaceState) return;
   const form = document.querySelector("form[data-address]");
-  if (!form || !window.history.replaceState) return;
-  const here = window.location.pathname + window.location.search;
-  if (here !== form.dataset.address) window.history.replaceState(null, "", form.dataset.address + window.location.hash);
+  const address = form ? form.dataset.address : window.location.pathname + window.location.search;
+  window.history.replaceState(null, "", address + window.location.hash);
 })();

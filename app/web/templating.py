@@ -80,7 +80,10 @@ def render(request: Request, page: str, context: dict[str, Any], *, partial: str
     template = partial if partial and wants_partial(request) else page
     context = {"user": getattr(request.state, "user", None), "csrf_token": csrf_token(request),
                "root": root_path(request),
-               "synthetic": getattr(request.state, "synthetic", False), **context}
+               "synthetic": getattr(request.state, "synthetic", False),
+               # A page answering a POST (a refused form): the browser must not post it again
+               # on reload (static/app.js).
+               "answers_post": request.method == "POST", **context}
     response = templates.TemplateResponse(request, template, context, status_code=status_code)
     # The same URL answers with a page or a fragment, so caches must keep them apart.
     response.headers["Vary"] = "HX-Request"

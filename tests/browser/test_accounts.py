@@ -21,6 +21,13 @@ def test_create_reset_and_deactivate_an_account(page: Page, browser: Browser, li
     page.click("#account-form button[type=submit]")
     first = page.locator("#new-password").inner_text()
     assert len(first) >= 12
+    # A page answering a POST: a reload opens the page afresh, never posts the form again.
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+    page.reload()
+    expect(page.locator("#account-form")).to_be_visible()
+    expect(page.locator("#new-password")).to_have_count(0)
+    assert posts == []
     row = page.locator('tr.account-row[data-name="dr-new"]')
     row.locator("input[name=qualification]").fill("radiologist, neuro")
     row.locator("input[name=experience_years]").fill("7")
