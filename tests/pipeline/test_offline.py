@@ -69,13 +69,15 @@ def run_loop(task: TaskInfo, image: bytes, feedback: list[dict[str, Any]] | None
     return history
 
 
-def test_refinement_cures_the_flaw_and_repeats_exactly() -> None:
+@pytest.mark.parametrize("direction", ["add", "remove"])
+def test_refinement_cures_the_flaw_and_repeats_exactly(direction: str) -> None:
+    """A removal too: its faint first round is cured by asking for the finding to go."""
     rounds = []
     for key in (f"s{n:04d}-Pleural_Effusion" for n in range(12)):
-        task = TaskInfo(key, "chest_xray", "Pleural_Effusion", "add")
-        image = original("chest_xray", "Pleural_Effusion", "add")
+        task = TaskInfo(key, "chest_xray", "Pleural_Effusion", direction)
+        image = original("chest_xray", "Pleural_Effusion", direction)
         history = run_loop(task, image)
-        assert history[-1]["verdict"]["qualified"]
+        assert history[-1]["verdict"]["qualified"], history
         assert history == run_loop(task, image)  # deterministic
         rounds.append(len(history))
     assert set(rounds) == {1, 2}  # some succeed at once, the flawed ones after one correction
@@ -95,16 +97,6 @@ def test_a_removal_is_refined_in_its_own_direction() -> None:
     text = aio.run(offline.OfflineBackend().instruction(addition, b"", history, [])).text
     assert offline.CURES["too_subtle"] in text
 
-
-def test_removals_reach_acceptance_after_a_faint_first_round() -> None:
-    rounds = []
-    for key in (f"s{n:04d}-Pleural_Effusion" for n in range(12)):
-        task = TaskInfo(key, "chest_xray", "Pleural_Effusion", "remove")
-        image = original("chest_xray", "Pleural_Effusion", "remove")
-        history = run_loop(task, image)
-        assert history[-1]["verdict"]["qualified"], history
-        rounds.append(len(history))
-    assert max(rounds) <= 2
 
 
 def test_readers_tags_steer_the_first_refinement() -> None:
