@@ -19,6 +19,12 @@ guarantee: with probability at least 1 - alpha, the true share lies in every int
 sequence. A weight per image (an inverse inclusion probability) enters through ``a`` and
 ``b`` alike.
 
+The bets are sized by the running variance of what is bet on, the residual ``a - m * b`` at
+each candidate m, not by that of the hits ``a``: images of many cases carry many hits, so the
+hits vary with the image's size while the residual at the true share does not. Each bet still
+uses the units before it only, so the guarantee is unchanged; with one case per unit (b = 1)
+the residual's variance is the hits' and the construction is the package's, to the last bit.
+
 Images are taken as independent draws from the sampled population (with replacement): for a
 sample small beside its pool the difference is negligible; benchmarks/sequential_coverage.py
 measures the coverage under the real draw without replacement and under peeking.
@@ -33,8 +39,43 @@ GRID = 1000  # the candidate shares are 0, 1/GRID, ..., 1
 TRUNCATION = 0.5  # bets stay within half of what would stake the whole capital
 CHUNK = 64  # units per slice of the units x grid table (see ratio_sequence)
 METHOD = ("anytime-valid confidence sequence: hedged betting (Waudby-Smith & Ramdas, JRSS-B "
-          "2024), predictable plug-in empirical-Bernstein bets tuned to the study's planned "
-          "source images, source images as the unit, running intersection")
+          "2024), predictable plug-in empirical-Bernstein bets sized by the running variance "
+          "of each candidate share's residual and tuned to the study's planned source images, "
+          "source images as the unit, running intersection")
+
+
+def _scale(n: int, planned: int | None) -> np.ndarray:
+    t = np.arange(1, n + 1)
+    return t * np.log(1 + t) if planned is None else np.full(n, float(planned))
+
+
+@dataclass(frozen=True)
+class _Residuals:
+    """The running sums behind the predictable variance of the residual a - m b, for every m
+    at once: with da and db each unit's distance from the running means of a and b (one
+    pseudo-unit of a = 1/2, b = 1 in each, as ``confseq`` regularises), the variance before
+    unit t is (1/4 + Saa - 2 m Sab + m^2 Sbb) / t over the units before it."""
+
+    aa: np.ndarray
+    ab: np.ndarray
+    bb: np.ndarray
+    count: np.ndarray  # t: the units before, plus the pseudo-unit
+
+    @classmethod
+    def of(cls, a: np.ndarray, b: np.ndarray) -> "_Residuals":
+        t = np.arange(1, len(a) + 1)
+        da = a - (0.5 + np.cumsum(a)) / (t + 1)
+        db = b - (1.0 + np.cumsum(b)) / (t + 1)
+        aa, ab, bb = (np.append(0.0, np.cumsum(v)[:-1]) for v in (da * da, da * db, db * db))
+        return cls(aa, ab, bb, t.astype(float))
+
+    def variance(self, rows: slice, shares: np.ndarray, out: np.ndarray) -> np.ndarray:
+        np.multiply.outer(self.bb[rows], shares, out=out)
+        out -= 2 * self.ab[rows, None]
+        out *= shares
+        out += 0.25 + self.aa[rows, None]
+        out /= self.count[rows, None]
+        return out
 
 
 def predictable_bets(x: np.ndarray, alpha: float, planned: int | None = None) -> np.ndarray:
@@ -48,7 +89,7 @@ def predictable_bets(x: np.ndarray, alpha: float, planned: int | None = None) ->
     mean = np.minimum((0.5 + np.cumsum(x)) / (t + 1), 1)
     variance = (0.25 + np.cumsum((x - mean) ** 2)) / (t + 1)
     before = np.append(0.25, variance[:-1])
-    scale = t * np.log(1 + t) if planned is None else np.full(len(x), float(planned))
+    scale = _scale(len(x), planned)
     with np.errstate(divide="ignore", invalid="ignore"):
         bets = np.sqrt(2 * np.log(1 / alpha) / (scale * before))
     return np.nan_to_num(bets, nan=0.0, posinf=0.0)
@@ -70,12 +111,17 @@ class Sequence:
 
 
 def ratio_sequence(a: np.ndarray, b: np.ndarray, *, alpha: float = ALPHA, grid: int = GRID,
-                   running_intersection: bool = True, planned: int | None = None) -> Sequence:
+                   running_intersection: bool = True, planned: int | None = None,
+                   bets_on: str = "residual") -> Sequence:
     """The confidence sequence of sum(a) / sum(b) over units arriving in the given order.
 
     ``a`` and ``b`` are each unit's hits and cases, scaled by a bound fixed before the unit
     arrived, so that 0 <= a <= b <= 1. A unit with b = 0 (nothing compared) bets nothing.
-    ``planned``: the units the bets are tuned for (see ``predictable_bets``)."""
+    ``planned``: the units the bets are tuned for (see ``predictable_bets``). ``bets_on``:
+    "residual" sizes each candidate share's bets by its residual's variance (the method);
+    "hits" by the hits' (the earlier sizing, kept for the benchmark that compares them)."""
+    if bets_on not in ("residual", "hits"):
+        raise ValueError("the bets are sized on the residual or the hits")
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if a.shape != b.shape or a.ndim != 1:
@@ -85,7 +131,11 @@ def ratio_sequence(a: np.ndarray, b: np.ndarray, *, alpha: float = ALPHA, grid: 
     if not len(a):
         return Sequence(np.zeros(0), np.zeros(0))
     shares = np.linspace(0.0, 1.0, grid + 1)
-    bets = predictable_bets(a, alpha / 2, planned)
+    on_hits = bets_on == "hits"
+    bets = predictable_bets(a, alpha / 2, planned) if on_hits else None
+    residuals = None if on_hits else _Residuals.of(a, b)
+    # Bet = sqrt(reach / variance), reach = 2 log(1 / (alpha / 2)) / scale, per unit.
+    reach = 2 * np.log(2 / alpha) / _scale(len(a), planned)
     with np.errstate(divide="ignore"):
         up_cap = TRUNCATION / shares
         down_cap = TRUNCATION / (1 - shares)
@@ -108,8 +158,15 @@ def ratio_sequence(a: np.ndarray, b: np.ndarray, *, alpha: float = ALPHA, grid: 
         bet_, up_, down_ = bet[:size], up[:size], down[:size]
         np.multiply.outer(b[start:stop], shares, out=bet_)
         np.subtract(a[start:stop, None], bet_, out=bet_)  # a - m b: mean 0 at the true share m
-        np.minimum(bets[start:stop, None], up_cap[None, :], out=up_)
-        np.minimum(bets[start:stop, None], down_cap[None, :], out=down_)
+        if bets is not None:
+            up_[:] = bets[start:stop, None]
+        else:  # each candidate share's own bet, from its residual's variance so far
+            assert residuals is not None
+            residuals.variance(slice(start, stop), shares, out=up_)
+            np.divide(reach[start:stop, None], up_, out=up_)
+            np.sqrt(up_, out=up_)
+        np.minimum(up_, down_cap[None, :], out=down_)
+        np.minimum(up_, up_cap[None, :], out=up_)
         # Logs: a product of thousands of factors over- or underflows. Every factor is at
         # least 1/2 (the truncation), so each log is finite.
         up_ *= bet_

@@ -107,3 +107,47 @@ def test_the_chunks_do_not_change_a_bit(monkeypatch):
         found.append(module.ratio_sequence(a, b, planned=800))
     for other in found[1:]:
         assert np.array_equal(other.low, found[0].low) and np.array_equal(other.high, found[0].high)
+
+
+def _clustered(rng: np.random.Generator, images: int, share: float) -> tuple[np.ndarray, np.ndarray]:
+    """Images of 1-8 cases whose cases agree together (an image effect), at this share."""
+    per_image = np.clip(rng.normal(share, 0.15, images), 0, 1)
+    sizes = rng.integers(1, 9, images)
+    return rng.binomial(sizes, per_image) / 8, sizes / 8
+
+
+@pytest.mark.parametrize("images", [400, 1600])
+def test_bets_sized_by_the_residual_are_at_least_fifteen_percent_narrower_at_eight_tenths(images):
+    """The bets were sized by the variance of the hits, which grows with an image's size,
+    not by that of the residual hits - m cases that is bet on: at a share of 0.8 the
+    residual's sequence is narrower by a fifth or more. Fails with the bets on the hits."""
+    rng = np.random.default_rng(40)
+    ratios = []
+    for _ in range(8):
+        a, b = _clustered(rng, images, 0.8)
+        residual = ratio_sequence(a, b, planned=images).half_width[-1]
+        hits = ratio_sequence(a, b, planned=images, bets_on="hits").half_width[-1]
+        ratios.append(residual / hits)
+    assert np.median(ratios) <= 0.85
+
+
+def test_bets_sized_by_the_residual_keep_the_guarantee_at_every_look():
+    """300 studies of 300 clustered images at shares from 0.5 to 0.95: the truth leaves the
+    sequence, at any look, in at most alpha of them."""
+    rng = np.random.default_rng(2026)
+    # The pool's share: an image's size is independent of its share, so it is the mean share.
+    truths = {s: float(np.clip(np.random.default_rng(1).normal(s, 0.15, 1_000_000), 0, 1).mean())
+              for s in (0.5, 0.8, 0.95)}
+    missed = 0
+    runs = 300
+    for run in range(runs):
+        share = list(truths)[run % 3]
+        a, b = _clustered(rng, 300, share)
+        sequence = ratio_sequence(a, b, planned=300, grid=500)
+        missed += bool(((sequence.low > truths[share]) | (sequence.high < truths[share])).any())
+    assert missed / runs <= 0.05
+
+
+def test_the_bets_are_on_the_residual_or_the_hits():
+    with pytest.raises(ValueError, match="residual or the hits"):
+        ratio_sequence(np.zeros(2), np.ones(2), bets_on="cases")
