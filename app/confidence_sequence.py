@@ -217,3 +217,23 @@ def expected_half_width(share: float, units: int, *, runs: int = 7, seed: int = 
     widths = [float(mean_sequence((rng.random(units) < share).astype(float), alpha=alpha,
                                   grid=250, planned=units).half_width[-1]) for _ in range(runs)]
     return float(np.median(widths))
+
+
+def units_for_target(share: float, target: float, *, most: int = 100_000,
+                     alpha: float = ALPHA) -> int:
+    """The fewest units of one case each whose expected half-width at this share, the bets
+    tuned to that many, is within the target (at most ``most``): the size to tune a study's
+    bets to when it stops at a target. Tuning to the budget instead leaves the interval wider
+    wherever the study stops short of it (a fifth to a third more reads on the benchmarks)."""
+    low, high = 1, 64
+    while expected_half_width(share, high, alpha=alpha) > target:  # doubling, then bisection
+        if high >= most:
+            return most
+        low, high = high + 1, min(most, 2 * high)
+    while low < high:  # the half-width shrinks with the units
+        middle = (low + high) // 2
+        if expected_half_width(share, middle, alpha=alpha) <= target:
+            high = middle
+        else:
+            low = middle + 1
+    return low

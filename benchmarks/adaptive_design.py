@@ -1,32 +1,32 @@
-"""Reads needed: the adaptive design against the stratified one, on an 88K-task synthetic
-pool with simulated readers whose errors depend on disease and round (not part of the tests).
+"""Reads needed to reach +-0.05 on the judge-reader agreement: the adaptive design against fair
+baselines, on the same simulated pools and seeds (not part of the tests).
 
-The pool: 88,000 tasks on 29,300 source images (1-5 tasks each) in three modalities (chest
-X-ray half, brain MRI 30 %, fundus 20 %) and 23 diseases; each task has 1-5 judged rounds
-(the judge fails every round but an accepted last one, or all five). Whether the readers'
-consensus overturns the judge on an edit follows its disease (a base rate from 3 % to 30 %),
-its round (later rounds harder) and an image random effect (ICC 0.2 on the logit scale);
-about 80 % agreement overall, near the paper's 81 %.
+The pools: 8,500 source images of 1-8 judged edits each (about 38,000), three modalities
+(half, 30 %, 20 %), add or remove, 15 diseases whose base overturn rates run from 4 % to 35 %,
+later rounds harder, an image random effect (ICC 0.2 on the logit scale), 3 reads per edit.
+Whether the readers' consensus overturns the judge on an edit is fixed per edit (the pool's
+share of edits not overturned is the truth). Three pool models:
+- score: the judge's weighted score says something (overturns are likelier near its threshold);
+- size-linked: as score, and an image with more edits has more overturns;
+- flat: the score says nothing (only disease, round and the image effect matter).
 
-Two endpoints, each with its own study, as the app runs them:
-- judge-reader agreement over every judged edit, target +-0.05;
-- the data set's acceptable rate (the share of accepted edits the readers pass), over the
-  accepted edits only, target +-0.03.
+The designs, each drawing units with replacement at known probabilities, every draw weighted
+by its inverse probability (Hansen-Hurwitz), stopping at the first draw where the anytime-valid
+interval (app/confidence_sequence.py) is within the target:
+- default today: what /studies/new draws for a validation study, equal numbers from each
+  verdict x direction x modality stratum, with the sequence's bets as they were (on the hits,
+  tuned to the budget);
+- default, new bets: the same draws, the bets on the residual and tuned to the target;
+- uniform edits, uniform images (each image with all its edits): new bets;
+- adaptive: app/studies/adaptive_edits.py, edits drawn in batches where the readers' answer
+  is least predictable, new bets.
 
-Three designs draw source images in batches of BATCH with replacement at known probabilities,
-each draw weighted by its inverse probability, and stop at the first draw where the
-anytime-valid interval (app/confidence_sequence.py, as the study page computes it) is as
-narrow as the target:
-- uniform: every image alike;
-- stratified: equal shares for the three modalities (the validation design's stratification
-  at the image level);
-- adaptive: app/studies/adaptive.py, from the batches read before.
+Reads are the distinct edits read times 3. Reported per pool model and design over STUDIES
+studies: the median and 90th percentile of reads to the target (a study that does not get
+there within the budget counts as the budget), the share of studies whose interval held the
+truth at the stop and at every look up to it, and the bias of the estimate at the stop.
 
-Reads are the edits of each drawn image times three readers. The script reports, over
-STUDIES simulated studies per design and endpoint, the median reads to the target, the share
-of studies reaching it within the budget, and the coverage of the truth at the stop.
-
-    .venv/bin/python benchmarks/adaptive_design.py [--studies 200]
+    .venv/bin/python benchmarks/adaptive_design.py [--studies 100]
 """
 
 import argparse
@@ -41,149 +41,167 @@ from rich.console import Console
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.cli.progress import progress
-from app.confidence_sequence import ratio_sequence
-from app.studies.adaptive import UNIFORM_SHARE, Pool, PoolEdit, PoolImage, probabilities_from
+from app.confidence_sequence import ratio_sequence, units_for_target
+from app.studies.adaptive import Pool, PoolEdit, PoolImage
+from app.studies.adaptive_edits import EditFeatures, draw_edits, edit_probabilities
 
-TASKS, READERS, BATCH, BUDGET = 88_000, 3, 20, 1500
+IMAGES, READERS, TARGET, ANTICIPATED = 8_500, 3, 0.05, 0.81
+BUDGET, BATCH = 2_000, 50  # edit draws
 MODALITIES = {"chest_xray": 0.5, "brain_mri": 0.3, "fundus": 0.2}
 ICC = 0.2
+MODELS = ("score", "size-linked", "flat")
+DESIGNS = ("default today", "default, new bets", "uniform edits", "uniform images", "adaptive")
 
 
 @dataclass
-class Truth:
+class Synthetic:
     pool: Pool
-    overturned: np.ndarray  # per edit of the pool
-    truth: float  # the pool's share of edits not overturned
+    agree: np.ndarray  # per edit: 1 when the readers' consensus upholds the judge
+    strata: np.ndarray  # per edit: the default design's stratum (verdict x direction x modality)
+    truth: float
 
 
-def synthetic(seed: int) -> tuple[Truth, Truth]:
-    """The agreement pool (every judged edit) and the acceptable-rate pool (accepted edits)."""
+def synthetic(model: str, seed: int) -> Synthetic:
     rng = np.random.default_rng(seed)
-    diseases = {m: [f"{m}-{k}" for k in range(n)] for m, n in
-                (("chest_xray", 10), ("brain_mri", 8), ("fundus", 5))}
-    base = {d: b for ds in diseases.values()
-            for d, b in zip(ds, rng.uniform(0.03, 0.30, len(ds)), strict=True)}
-    sigma = np.sqrt(ICC / (1 - ICC) * np.pi**2 / 3)
-    images, accepted_images, flips, accepted_flips = [], [], [], []
-    task = attempt = 0
-    image = 0
-    while task < TASKS:
-        modality = rng.choice(list(MODALITIES), p=list(MODALITIES.values()))
-        effect = rng.normal(0, sigma)
-        edits, accepted_edits = [], []
-        for _ in range(int(rng.integers(1, 6))):
-            disease = str(rng.choice(diseases[modality]))
-            rounds = min(5, int(rng.geometric(0.55)))
-            accepted = not (rounds == 5 and rng.random() < 0.3)
-            for r in range(1, rounds + 1):
-                judge_pass = accepted and r == rounds
-                logit = np.log(base[disease] / (1 - base[disease])) + 0.25 * (r - 1) + effect
-                flipped = rng.random() < 1 / (1 + np.exp(-logit))
-                score = float(np.clip(rng.normal(0.78 if judge_pass else 0.6, 0.08), 0, 1))
-                edit = PoolEdit(attempt, task, disease, r, judge_pass, score)
-                edits.append(edit)
-                flips.append(flipped)
-                if judge_pass:
-                    accepted_edits.append(edit)
-                    accepted_flips.append(flipped)
-                attempt += 1
-            task += 1
-        images.append(PoolImage(image, str(modality), tuple(edits)))
-        if accepted_edits:
-            accepted_images.append(PoolImage(image, str(modality), tuple(accepted_edits)))
-        image += 1
-    made = []
-    for found, flipped in ((images, flips), (accepted_images, accepted_flips)):
-        overturned = np.asarray(flipped, dtype=float)
-        made.append(Truth(Pool(found), overturned, 1 - float(overturned.mean())))
-    return made[0], made[1]
+    names = list(MODALITIES)
+    modality = rng.choice(len(names), IMAGES, p=list(MODALITIES.values()))
+    sizes = rng.integers(1, 9, IMAGES)
+    image = np.repeat(np.arange(IMAGES), sizes)
+    n = len(image)
+    disease = rng.integers(0, 5, n) + 5 * modality[image]  # five diseases per modality
+    base = rng.uniform(0.04, 0.35, 15)
+    rounds = np.minimum(5, rng.geometric(0.55, n))
+    direction = rng.integers(0, 2, n)
+    passed = rng.random(n) < 0.45
+    score = np.clip(rng.normal(np.where(passed, 0.78, 0.6), 0.08), 0, 1)
+    effect = rng.normal(0, np.sqrt(ICC / (1 - ICC) * np.pi**2 / 3), IMAGES)[image]
+    logit = np.log(base[disease] / (1 - base[disease])) + 0.25 * (rounds - 1) + effect
+    if model != "flat":
+        logit = logit + 2.0 * (np.exp(-np.abs(score - 0.7) / 0.05) - 0.3)
+    if model == "size-linked":
+        logit = logit + 0.35 * (sizes[image] - 4.5)
+    overturned = rng.random(n) < 1 / (1 + np.exp(-logit))
+    images = []
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    for i in range(IMAGES):
+        edits = tuple(PoolEdit(int(e), int(e), f"d{disease[e]}", int(rounds[e]), bool(passed[e]),
+                               float(score[e])) for e in range(starts[i], starts[i + 1]))
+        images.append(PoolImage(i, names[modality[i]], edits))
+    agree = (~overturned).astype(float)
+    strata = passed.astype(int) * 6 + direction * 3 + modality[image]
+    return Synthetic(Pool(images), agree, strata, float(agree.mean()))
 
 
-def fixed_design(pool: Pool, design: str) -> np.ndarray:
-    if design == "uniform":
-        return np.full(len(pool), 1 / len(pool))
-    counts = np.bincount(pool.image_stratum)
-    return 1 / (len(counts) * counts[pool.image_stratum])
+@dataclass
+class Drawn:
+    a: np.ndarray  # weighted hits per draw, scaled into [0, 1]
+    b: np.ndarray  # weighted cases per draw, scaled alike
+    edits: list[np.ndarray]  # the edits each draw brings to be read
 
 
-def one_study(data: Truth, design: str, target: float, rng: np.random.Generator) -> tuple[int | None, bool]:
-    """(reads to the target, or None within the budget; whether the interval at the stop
-    holds the truth)."""
+def stratified(data: Synthetic, rng: np.random.Generator) -> Drawn:
+    """Equal numbers from every stratum (a stratum drawn at random for each draw), each edit
+    weighted by its stratum's size."""
+    n = len(data.agree)
+    members = [np.nonzero(data.strata == h)[0] for h in range(12)]
+    members = [m for m in members if len(m)]
+    q = np.zeros(n)
+    for m in members:
+        q[m] = 1 / (len(members) * len(m))
+    chosen = rng.choice(n, BUDGET, p=q)
+    weight = (1 / n) / q[chosen]
+    bound = float(((1 / n) / q).max())
+    return Drawn(data.agree[chosen] * weight / bound, weight / bound, [np.array([c]) for c in chosen])
+
+
+def uniform_edits(data: Synthetic, rng: np.random.Generator) -> Drawn:
+    chosen = rng.integers(0, len(data.agree), BUDGET)
+    return Drawn(data.agree[chosen], np.ones(BUDGET), [np.array([c]) for c in chosen])
+
+
+def uniform_images(data: Synthetic, rng: np.random.Generator) -> Drawn:
     pool = data.pool
-    n = len(pool)
-    agree = 1 - data.overturned
-    hits = np.bincount(pool.edit_image, weights=agree, minlength=n)
-    sizes = pool.sizes
-    where_parts: list[np.ndarray] = []
-    drawn_parts: list[np.ndarray] = []
-    a_parts, b_parts = [], []
-    fixed = None if design == "adaptive" else fixed_design(pool, design)
-    for _ in range(BUDGET // BATCH):
-        if fixed is None:
-            where = np.concatenate(where_parts) if where_parts else np.zeros(0, np.int64)
-            q = probabilities_from(pool, where, data.overturned[where], pool.edit_image[where],
-                                   UNIFORM_SHARE)
-        else:
-            q = fixed
-        chosen = rng.choice(n, size=BATCH, p=q)
-        weight = (1 / n) / q
-        bound = float((weight * sizes).max())  # fixed by q before the batch is drawn
-        a_parts.append(weight[chosen] * hits[chosen] / bound)
-        b_parts.append(weight[chosen] * sizes[chosen] / bound)
-        drawn_parts.append(chosen)
-        edits = np.concatenate([np.arange(pool.first_edit[i], pool.first_edit[i] + int(sizes[i]))
-                                for i in np.unique(chosen)])
-        where_parts.append(edits)
-    a, b = np.concatenate(a_parts), np.concatenate(b_parts)
-    sequence = ratio_sequence(a, b, planned=BUDGET)
-    reached = np.nonzero(sequence.half_width <= target)[0]
-    stop = int(reached[0]) if len(reached) else len(a) - 1
-    drawn = np.concatenate(drawn_parts)[:stop + 1]
-    reads = int(sizes[np.unique(drawn)].sum()) * READERS  # an image drawn twice is read once
-    covered = bool(sequence.low[stop] <= data.truth <= sequence.high[stop])
-    return (reads if len(reached) else None), covered
+    hits = np.bincount(pool.edit_image, weights=data.agree, minlength=len(pool))
+    bound = float(pool.sizes.max())
+    chosen = rng.integers(0, len(pool), BUDGET // 4)  # about the same edits as the others
+    edits = [np.arange(pool.first_edit[i], pool.first_edit[i] + int(pool.sizes[i])) for i in chosen]
+    return Drawn(hits[chosen] / bound, pool.sizes[chosen] / bound, edits)
+
+
+def adaptive(data: Synthetic, rng: np.random.Generator, features: EditFeatures) -> Drawn:
+    seed = int(rng.integers(2**31))
+    a, b, edits = [], [], []
+    seen: list[int] = []
+    for batch in range(BUDGET // BATCH):
+        where = np.unique(np.array(seen, dtype=np.int64))
+        q = edit_probabilities(features, where, 1 - data.agree[where])
+        chosen = np.array(draw_edits(q, BATCH, seed, batch))
+        weight = (1 / len(q)) / q
+        bound = float(weight.max())  # fixed by q before the batch is drawn
+        a.append(data.agree[chosen] * weight[chosen] / bound)
+        b.append(weight[chosen] / bound)
+        edits.extend(np.array([c]) for c in chosen)
+        seen.extend(int(c) for c in chosen)
+    return Drawn(np.concatenate(a), np.concatenate(b), edits)
+
+
+def outcome(data: Synthetic, drawn: Drawn, bets_on: str, planned: int) -> tuple[int, bool, bool, float]:
+    """(reads to the target, the budget's if not reached; held the truth at the stop; at every
+    look up to it; the estimate's error at the stop)."""
+    sequence = ratio_sequence(drawn.a, drawn.b, planned=planned, bets_on=bets_on)
+    reached = np.nonzero(sequence.half_width <= TARGET)[0]
+    stop = int(reached[0]) if len(reached) else len(drawn.a) - 1
+    read = np.unique(np.concatenate(drawn.edits[:stop + 1]))
+    held = (sequence.low[:stop + 1] <= data.truth) & (data.truth <= sequence.high[:stop + 1])
+    estimate = float(drawn.a[:stop + 1].sum() / drawn.b[:stop + 1].sum())
+    return len(read) * READERS, bool(held[-1]), bool(held.all()), estimate - data.truth
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--studies", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=50)
+    parser.add_argument("--studies", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=40)
     args = parser.parse_args()
     started = time.perf_counter()
-    agreement, acceptable = synthetic(args.seed)
-    print(f"pool: {len(agreement.pool):,} source images, {len(agreement.overturned):,} judged edits "
-          f"(agreement {agreement.truth:.3f}); {len(acceptable.pool):,} images with "
-          f"{len(acceptable.overturned):,} accepted edits (acceptable rate {acceptable.truth:.3f})")
-    rng = np.random.default_rng(args.seed + 1)
-    results: dict[tuple[str, str], tuple[list[int | None], list[bool]]] = {}
-    runs = [(name, data, target, design) for name, data, target in
-            (("agreement", agreement, 0.05), ("acceptable rate", acceptable, 0.03))
-            for design in ("uniform", "stratified", "adaptive")]
+    planned = units_for_target(ANTICIPATED, TARGET)  # the draws the target needs, tuned to
+    results: dict[tuple[str, str], list[tuple[int, bool, bool, float]]] = {}
     with progress(Console(stderr=True), "simulated studies") as update:
         done = 0
-        for name, data, target, design in runs:
-            reads, covered = [], []
+        for m, model in enumerate(MODELS):
+            data = synthetic(model, args.seed + m)
+            features = EditFeatures.of(data.pool)
+            rng = np.random.default_rng(args.seed + 100 + m)
+            per_image = max(1, round(planned / float(data.pool.sizes.mean())))
             for _ in range(args.studies):
-                r, c = one_study(data, design, target, rng)
-                reads.append(r)
-                covered.append(c)
+                seed = int(rng.integers(2**31))
+                # The same seed for every design: the same random stream, design by design.
+                by_default = stratified(data, np.random.default_rng(seed))
+                runs = {
+                    "default today": outcome(data, by_default, "hits", BUDGET),
+                    "default, new bets": outcome(data, by_default, "residual", planned),
+                    "uniform edits": outcome(data, uniform_edits(data, np.random.default_rng(seed)),
+                                             "residual", planned),
+                    "uniform images": outcome(data, uniform_images(data, np.random.default_rng(seed)),
+                                              "residual", per_image),
+                    "adaptive": outcome(data, adaptive(data, np.random.default_rng(seed), features),
+                                        "residual", planned),
+                }
+                for design, result in runs.items():
+                    results.setdefault((model, design), []).append(result)
                 done += 1
-                update(done, len(runs) * args.studies)
-            results[(name, design)] = (reads, covered)
-    print(f"{args.studies} studies per design; batches of {BATCH} images, at most {BUDGET}; "
-          f"{READERS} readers per edit")
-    print(f"{'endpoint':<17}{'design':<12}{'median reads':>13}{'reach target':>14}{'coverage':>10}")
-    for (name, design), (reads, covered) in results.items():
-        reached = [r for r in reads if r is not None]
-        median = f"{np.median(reached):,.0f}" if reached else "-"
-        print(f"{name:<17}{design:<12}{median:>13}{len(reached) / len(reads):>14.1%}"
-              f"{np.mean(covered):>10.1%}")
-    for name in ("agreement", "acceptable rate"):
-        base = [r for r in results[(name, "stratified")][0] if r is not None]
-        adaptive = [r for r in results[(name, "adaptive")][0] if r is not None]
-        if base and adaptive:
-            print(f"{name}: adaptive needs {1 - np.median(adaptive) / np.median(base):+.1%} "
-                  "fewer reads than stratified (median)")
+                update(done, len(MODELS) * args.studies)
+    print(f"{args.studies} studies per pool model; target +-{TARGET} on agreement; budget {BUDGET} "
+          f"edit draws; new bets tuned to {planned} draws; {READERS} reads per edit")
+    print(f"{'pool':<12}{'design':<20}{'median reads':>13}{'p90':>8}{'vs today':>10}"
+          f"{'held at stop':>14}{'every look':>12}{'bias':>9}")
+    for model in MODELS:
+        today = np.median([r[0] for r in results[(model, "default today")]])
+        for design in DESIGNS:
+            rows = results[(model, design)]
+            reads = np.array([r[0] for r in rows])
+            print(f"{model:<12}{design:<20}{np.median(reads):>13,.0f}{np.percentile(reads, 90):>8,.0f}"
+                  f"{np.median(reads) / today - 1:>+10.1%}{np.mean([r[1] for r in rows]):>14.1%}"
+                  f"{np.mean([r[2] for r in rows]):>12.1%}{np.mean([r[3] for r in rows]):>+9.4f}")
     print(f"{time.perf_counter() - started:.0f} s")
 
 
