@@ -151,3 +151,21 @@ def test_bets_sized_by_the_residual_keep_the_guarantee_at_every_look():
 def test_the_bets_are_on_the_residual_or_the_hits():
     with pytest.raises(ValueError, match="residual or the hits"):
         ratio_sequence(np.zeros(2), np.ones(2), bets_on="cases")
+
+
+def test_bets_tuned_to_the_target_reach_it_with_fewer_units_than_bets_tuned_to_the_budget():
+    """A study that stops at its target tunes its bets to the units the target needs, not to
+    its budget: on 30 seeded studies at 0.81 the stop comes a fifth sooner or more."""
+    from app.confidence_sequence import expected_half_width, units_for_target
+
+    needed = units_for_target(0.81, 0.05)
+    assert expected_half_width(0.81, needed) <= 0.05
+    assert 200 < needed < 600
+    rng = np.random.default_rng(5)
+    stops = {needed: [], 2000: []}
+    for _ in range(30):
+        x = (rng.random(2000) < 0.81).astype(float)
+        for planned in stops:
+            half = mean_sequence(x, planned=planned, grid=500).half_width
+            stops[planned].append(int(np.argmax(half <= 0.05)))
+    assert np.median(stops[needed]) <= 0.8 * np.median(stops[2000])
