@@ -30,6 +30,7 @@ sample small beside its pool the difference is negligible; benchmarks/sequential
 measures the coverage under the real draw without replacement and under peeking.
 """
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -219,6 +220,7 @@ def expected_half_width(share: float, units: int, *, runs: int = 7, seed: int = 
     return float(np.median(widths))
 
 
+@functools.lru_cache(maxsize=256)  # a study page asks it on every view: the answer never changes
 def units_for_target(share: float, target: float, *, most: int = 100_000,
                      alpha: float = ALPHA) -> int:
     """The fewest units of one case each whose expected half-width at this share, the bets

@@ -12,7 +12,8 @@ image: it depends on nothing the reads show, and needs nothing stored beyond the
 """
 
 import hashlib
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
+from typing import TypeVar
 
 # Blocks of the fixed order a reader's worklist follows: fewer blocks keep more of each
 # reader's order their own, more blocks let images enter the figures sooner. A block holds
@@ -35,3 +36,25 @@ def blocks(secret: str, clusters: Iterable[Hashable]) -> dict[Hashable, int]:
     ordered = fixed_order(secret, clusters)
     count = max(1, min(BLOCKS, len(ordered) // MIN_BLOCK))
     return {c: i * count // len(ordered) for i, c in enumerate(ordered)}
+
+
+T = TypeVar("T", bound=Hashable)
+
+
+def apart(items: list[T], image_of: Mapping[T, Hashable | None],
+          before: Hashable | None = None) -> list[T]:
+    """``items`` in their order, except that no two edits of one image follow each other
+    where another order allows it: each place takes the first item left whose image differs
+    from the one before (``before``: the image of the case just ahead of the list). An
+    adaptive study draws edits, and two edits of one image in a row would show a reader
+    what the other edit changed."""
+    left = list(items)
+    placed: list[T] = []
+    previous = before
+    while left:
+        at = next((i for i, item in enumerate(left) if image_of.get(item) != previous
+                   or image_of.get(item) is None), 0)
+        item = left.pop(at)
+        placed.append(item)
+        previous = image_of.get(item)
+    return placed

@@ -10,7 +10,6 @@ lists: a reader never meets a case before its images are ready. A batch left hal
 restart is finished by the next top-up.
 """
 
-import json
 import logging
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from app.studies.adaptive_batches import (
     place_batch,
     unplaced,
 )
+from app.studies.edit_draws import draw_edit_batch, draw_plan, draws_edits, frozen_edits
 from app.studies.models import Design, Study, StudyBatch, StudyItem, StudyStatus
 from app.studies.previews import draw_items
 from app.studies.worklist import study_progress
@@ -60,25 +60,28 @@ def _top_up(engine: Engine, study_id: int, cache_dir: Path) -> StudyBatch | None
         if reason:
             logger.debug("adaptive study %s: no batch drawn: %s", study_id, reason)
             return None
-        pool = frozen_pool(session, study)
-        observed = _observed(session, study, pool)
-        raw = json.loads(study.selection)
-        size = min(int(raw["batch_images"]), int(raw["budget_images"]) - images_drawn(session, study))
+        plan = draw_plan(study)
+        size = min(plan.batch, plan.budget - images_drawn(session, study))
         number = len(batches(session, study))
         try:
-            batch, _ = draw_batch(session, study, pool, observed, number, size)
+            if draws_edits(study):
+                seen = _observed_edits(session, study)
+                batch, _ = draw_edit_batch(session, study, frozen_edits(session, study), seen,
+                                           number, size)
+            else:  # a study made when whole source images were drawn
+                pool = frozen_pool(session, study)
+                observed = _observed(session, study, pool)
+                batch, _ = draw_batch(session, study, pool, observed, number, size)
             session.commit()
         except IntegrityError:  # another request drew this batch a moment ago
             session.rollback()
             return None
-        logger.info("adaptive study %s: batch %s drawn (%s images, from %s completed)",
-                    study_id, number, size, len(observed))
+        logger.info("adaptive study %s: batch %s drawn (%s draws)", study_id, number, size)
         return _finish(session, study, batch, cache_dir)
 
 
 def _why_not(session: Session, study: Study) -> str | None:
-    raw = json.loads(study.selection)
-    if images_drawn(session, study) >= int(raw["budget_images"]):
+    if images_drawn(session, study) >= draw_plan(study).budget:
         return "its budget of draws is spent"
     progress = study_progress(session, study)
     if not progress:
@@ -95,6 +98,16 @@ def _why_not(session: Session, study: Study) -> str | None:
     if found is not None and found.precise_enough:
         return "every target is met: the study may stop"
     return None
+
+
+def _observed_edits(session: Session, study: Study) -> dict[int, bool]:
+    """Every drawn edit whose reads are all in and agree on a consensus: its attempt, and
+    whether the readers overturned the judge."""
+    flips = overturned(load(session, study), study.primary_question, by_item=True)
+    attempts = dict(session.execute(select(col(StudyItem.id), col(StudyItem.attempt_id)).where(
+        col(StudyItem.study_id) == study.id)).all())
+    return {int(attempts[item]): flip for item, flip in flips.items()
+            if flip is not None and item in attempts}
 
 
 def _observed(session: Session, study: Study, pool: Pool) -> list[Observed]:

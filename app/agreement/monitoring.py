@@ -155,19 +155,21 @@ class Watch:
                 "agreement": {q: e.as_dict() for q, e in self.agreement.items()}}
 
 
-def completed_images(data: StudyReads, question: str) -> list[ImageObservation]:
-    """Every source image whose assigned reads are all in, in the order they were completed."""
-    return completed_by_question(data, (question,))[question]
+def completed_images(data: StudyReads, question: str, *,
+                     by_item: bool = False) -> list[ImageObservation]:
+    """Every source image whose assigned reads are all in, in the order they were completed;
+    ``by_item``: every case, each its own unit (an adaptive study that draws edits)."""
+    return completed_by_question(data, (question,), by_item=by_item)[question]
 
 
-def completed_by_question(data: StudyReads,
-                          questions: Sequence[str]) -> dict[str, list[ImageObservation]]:
+def completed_by_question(data: StudyReads, questions: Sequence[str], *,
+                          by_item: bool = False) -> dict[str, list[ImageObservation]]:
     """``completed_images`` for several questions: which images are complete, and when, is
     the same for all of them, so it is worked out once."""
     reads = first_reads(data.reads)
     by_image: dict[object, list[Case]] = {}
     for case in data.cases:
-        by_image.setdefault(case.cluster, []).append(case)
+        by_image.setdefault(case.item_id if by_item else case.cluster, []).append(case)
     complete: list[tuple[object, list[Case], datetime | None]] = []
     for cluster, cases in by_image.items():
         answered = [reads.get((name, c.item_id)) for c in cases for name in c.assigned]
@@ -209,12 +211,13 @@ def in_fixed_order(images: list[ImageObservation],
     return entered
 
 
-def overturned(data: StudyReads, question: str) -> dict[int, bool | None]:
+def overturned(data: StudyReads, question: str, *, by_item: bool = False) -> dict[int, bool | None]:
     """Item id -> whether the readers' consensus overturned the judge (None: no consensus or
-    no verdict), for the cases of every completed image: what the adaptive sampler learns
-    from (app/studies/adaptive.py)."""
+    no verdict), for the cases of every completed image (``by_item``: every completed case):
+    what the adaptive sampler learns from (app/studies/adaptive.py, adaptive_edits.py)."""
     return {item: None if judge is None or reference is None else judge != reference
-            for o in completed_images(data, question) for item, judge, reference in o.verdicts}
+            for o in completed_images(data, question, by_item=by_item)
+            for item, judge, reference in o.verdicts}
 
 
 def _counts(images: list[ImageObservation],
@@ -230,7 +233,7 @@ class Draw:
 
     batch: int
     position: int
-    image: int  # source image id
+    unit: int  # the drawn source image's id; or, where edits are drawn, the edit's item id
     weight: float  # (1 / N) / q: the inverse of the draw's probability, over N
     bound: float  # the batch's largest weight x pool size: the scale fixed before the draw
 
@@ -251,7 +254,7 @@ class _Series:
 
 
 def _series(images: list[ImageObservation], hit: Callable[[bool, bool], bool], bound: int,
-            draws: list[Draw] | None) -> _Series:
+            draws: list[Draw] | None, cluster_of: dict[Hashable, Hashable] | None = None) -> _Series:
     """Completed images in completion order; or, in an adaptive study, every draw of each
     batch whose images are all complete (batches in order, draws in draw order, weighted by
     their inverse probability): a draw's place is fixed when it is drawn, whatever its
@@ -264,17 +267,20 @@ def _series(images: list[ImageObservation], hit: Callable[[bool, bool], bool], b
     taken: list[Draw] = []
     for number in sorted({d.batch for d in draws}):
         batch = sorted((d for d in draws if d.batch == number), key=lambda d: d.position)
-        if any(d.image not in at for d in batch):
+        if any(d.unit not in at for d in batch):
             break  # a later batch waits for this one: the sequence's order is the draws'
         taken.extend(batch)
-    index = np.array([at[d.image] for d in taken], dtype=np.int64)
+    index = np.array([at[d.unit] for d in taken], dtype=np.int64)
     scale = np.array([d.weight / d.bound for d in taken])
     distinct = list(dict.fromkeys(int(i) for i in index))
+    compared = [i for i in distinct if sizes[i] > 0]
+    # Units drawn as edits count their source images, not themselves.
+    images_of = (len({cluster_of[images[i].cluster] for i in compared}) if cluster_of is not None
+                 else len(compared))
     return _Series(hits[index] * scale if len(index) else np.zeros(0),
                    sizes[index] * scale if len(index) else np.zeros(0),
                    [images[i].completed_at for i in index],
-                   int(sizes[distinct].sum()) if distinct else 0,
-                   int((sizes[distinct] > 0).sum()) if distinct else 0)
+                   int(sizes[distinct].sum()) if distinct else 0, images_of)
 
 
 def _project(series: _Series, left: int, target: float,
@@ -307,21 +313,27 @@ class _Study:
     left: int
     reads_per_image: float
     draws: list[Draw] | None = None
+    # Where the units are edits: each edit's item id -> its source image, to count images.
+    cluster_of: dict[Hashable, Hashable] | None = None
+    # The units the sequence's bets are tuned to (None: ``images``, the study's size).
+    tuned_to: int | None = None
 
 
 def _endpoint(images: list[ImageObservation], name: str, target: float | None,
               shape: _Study) -> EndpointWatch:
     label, hit = ENDPOINTS[name]
-    series = _series(images, hit, shape.bound, shape.draws)
-    # Bets tuned to the study's size: narrowest when every image is read.
-    sequence = ratio_sequence(series.a, series.b, planned=max(1, shape.images))
+    series = _series(images, hit, shape.bound, shape.draws, shape.cluster_of)
+    # Bets tuned to the study's size, narrowest when every image is read; or, where the study
+    # stops at a target, to the units that target needs.
+    planned = max(1, shape.tuned_to or shape.images)
+    sequence = ratio_sequence(series.a, series.b, planned=planned)
     cases = series.cases
     met_index = (np.nonzero(sequence.half_width <= target)[0] if target is not None and cases
                  else np.zeros(0, dtype=int))
     met = bool(len(met_index))
     images_needed = final = None
     if target is not None and not met and series.images >= MIN_IMAGES_TO_PROJECT:
-        images_needed, final = _project(series, shape.left, target, shape.images)
+        images_needed, final = _project(series, shape.left, target, planned)
     return EndpointWatch(
         endpoint=name, label=label, estimate=series.estimate,
         low=float(sequence.low[-1]) if cases else None,
@@ -337,18 +349,23 @@ def _endpoint(images: list[ImageObservation], name: str, target: float | None,
 
 def watch(data: StudyReads, question: str, targets: dict[str, float], *,
           draws: list[Draw] | None = None, budget: int | None = None,
-          secret: str = "") -> Watch:
+          secret: str = "", by_item: bool = False, tuned_to: int | None = None) -> Watch:
     """The primary question's endpoints with their targets, and every question's agreement.
     A fixed design's images enter in the random order its ``secret`` fixes. An adaptive
     study gives its ``draws`` and ``budget`` (the draws it may make): its figures weight each
-    draw by its inverse probability (Hansen-Hurwitz, as a ratio)."""
+    draw by its inverse probability (Hansen-Hurwitz, as a ratio); ``by_item`` when its draws
+    are edits, each its own unit, and ``tuned_to`` the draws its bets are tuned to."""
     per_image: dict[Hashable, int] = {}
     for case in data.cases:
         per_image[case.cluster] = per_image.get(case.cluster, 0) + 1
     planned = sum(len(c.assigned) for c in data.cases)
     done = sum(1 for r in data.reads if not r.repeat)
-    by_question = completed_by_question(data, QUESTIONS)
+    by_question = completed_by_question(data, QUESTIONS, by_item=by_item)
     complete = len(by_question[question])
+    if by_item:  # images all of whose drawn edits are complete
+        done_items = {o.cluster for o in by_question[question]}
+        waiting = {c.cluster for c in data.cases if c.item_id not in done_items}
+        complete = len(per_image.keys() - waiting)
     if draws is None:
         order = fixed_order(secret, per_image)  # sorted once, for every question
         by_question = {q: in_fixed_order(found, order) for q, found in by_question.items()}
@@ -361,7 +378,9 @@ def watch(data: StudyReads, question: str, targets: dict[str, float], *,
         # Reads per draw as drawn so far; the draws left are the budget's.
         shape = _Study(bound=1, images=max(budget or 0, len(draws), 1),
                        left=max(0, (budget or 0) - len(draws)),
-                       reads_per_image=planned / len(draws) if draws else 0.0, draws=draws)
+                       reads_per_image=planned / len(draws) if draws else 0.0, draws=draws,
+                       cluster_of={c.item_id: c.cluster for c in data.cases} if by_item else None,
+                       tuned_to=min(tuned_to, budget or tuned_to) if tuned_to else None)
     answered = sorted(r.answered_at for r in data.reads if not r.repeat and r.answered_at)
     endpoints = [_reads_at_met(_endpoint(images, name, targets.get(name), shape), answered)
                  for name in ENDPOINTS]

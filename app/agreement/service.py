@@ -5,7 +5,6 @@ verdict of the study changes: the key holds the study, the slice, and a fingerpr
 everything the figures rest on.
 """
 
-import json
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -23,6 +22,7 @@ from app.agreement.report_types import AgreementReport
 from app.agreement.stopping import stopping_outcome, stopping_rule
 from app.memo import Memo, paused_collection
 from app.models import JudgeVerdict, User
+from app.studies.edit_draws import draw_plan, draws_edits, tuned_draws
 from app.studies.models import (
     Adjudication,
     Answer,
@@ -107,8 +107,10 @@ def _watch(session: Session, study: Study, data: StudyReads | None,
 
     if Design(study.design).draws_in_batches:
         draws, budget = adaptive_draws(session, study)
+        edits = draws_edits(study)
         return _watches.get_or_make((fingerprint, len(draws)), lambda: watch(
-            reads(), primary, targets, draws=draws, budget=budget))
+            reads(), primary, targets, draws=draws, budget=budget, by_item=edits,
+            tuned_to=tuned_draws(study, targets) if edits else None))
     return _watches.get_or_make(fingerprint, lambda: watch(reads(), primary, targets,
                                                            secret=study.order_secret))
 
@@ -118,10 +120,14 @@ def adaptive_draws(session: Session, study: Study) -> tuple[list[Draw], int]:
     bounds = {batch: bound for batch, bound in session.execute(
         select(col(StudyBatch.batch), col(StudyBatch.bound)).where(
             col(StudyBatch.study_id) == study.id))}
-    draws = [Draw(d.batch, d.position, d.source_image_id, (1 / d.pool_images) / d.probability,
-                  bounds[d.batch])
-             for d in session.scalars(select(StudyDraw).where(col(StudyDraw.study_id) == study.id))]
-    return draws, int(json.loads(study.selection).get("budget_images", len(draws)))
+    rows = list(session.scalars(select(StudyDraw).where(col(StudyDraw.study_id) == study.id)))
+    # A drawn edit's unit is its item: the figures take the case, not its image.
+    items = dict(session.execute(select(col(StudyItem.attempt_id), col(StudyItem.id)).where(
+        col(StudyItem.study_id) == study.id)).all()) if any(d.attempt_id for d in rows) else {}
+    draws = [Draw(d.batch, d.position,
+                  items[d.attempt_id] if d.attempt_id is not None else d.source_image_id,
+                  (1 / d.pool_images) / d.probability, bounds[d.batch]) for d in rows]
+    return draws, draw_plan(study).budget
 
 
 def _monitoring(study: Study, found: Watch | None) -> dict[str, Any] | None:

@@ -12,14 +12,14 @@ first view is never slower than another (app/studies/previews.py).
 import json
 import random
 import secrets
-from typing import Any
 
 import numpy as np
 from sqlalchemy import func, select, update
 from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter, recorded_filter
-from app.models import User
+from app.image_order import apart
+from app.models import Task, User
 from app.studies.adaptive import (
     UNIFORM_SHARE,
     Observed,
@@ -28,9 +28,8 @@ from app.studies.adaptive import (
     PoolImage,
     State,
     draw,
-    probabilities,
 )
-from app.studies.adaptive_budget import Budget, budget_of
+from app.studies.adaptive_budget import Budget, edit_budget
 from app.studies.judged_pool import admitted, judged_pool
 from app.studies.models import Assignment, Study, StudyBatch, StudyDraw, StudyItem, StudyReader
 from app.studies.pool import verdicts_of_record
@@ -60,14 +59,14 @@ def pool_images(session: Session, case_filter: CaseFilter) -> list[PoolImage]:
     return found
 
 
-def planned_budget(session: Session, case_filter: CaseFilter, images: int, readers: int,
+def planned_budget(session: Session, case_filter: CaseFilter, draws: int, readers: int,
                    readers_per_case: int | None) -> Budget | None:
-    """What a budget of ``images`` draws would read from the filter's pool; None when the
+    """What a budget of ``draws`` edit draws would read from the filter's pool; None when the
     pool is empty."""
-    pool = Pool(pool_images(session, case_filter))
-    if not len(pool):
+    found = pool_images(session, case_filter)
+    if not found:
         return None
-    return budget_of(pool.sizes, probabilities(pool, []), images, readers, readers_per_case)
+    return edit_budget(sum(len(p.edits) for p in found), draws, readers, readers_per_case)
 
 
 def frozen_pool(session: Session, study: Study) -> Pool:
@@ -180,6 +179,14 @@ def _mix_in(session: Session, study: Study, reader: StudyReader, items: list[Stu
            for i in items]
     mixed = tail + new
     random.Random(f"{study.order_secret}:mix:{reader.user_id}:{number}").shuffle(mixed)
+    # No two edits of one source image in a row, from the open case on.
+    image_of = _images_of(session, [a.item_id for a in mixed]
+                          + ([frontier.item_id] if frontier is not None else []))
+    by_assignment = {id(a): image_of.get(a.item_id) for a in mixed}
+    order = apart([id(a) for a in mixed], by_assignment,
+                  before=image_of.get(frontier.item_id) if frontier is not None else None)
+    at = {id(a): a for a in mixed}
+    mixed = [at[k] for k in order]
     # Out of the way first (the sequence is unique per reader), then into place.
     if tail:
         session.execute(update(Assignment).where(col(Assignment.id).in_([a.id for a in tail]))
@@ -192,10 +199,9 @@ def _mix_in(session: Session, study: Study, reader: StudyReader, items: list[Stu
     session.flush()
 
 
-def selection_extra(pool: list[PoolImage], budget: int, batch_size: int) -> dict[str, Any]:
-    """What an adaptive study records in its selection: the pool's images (frozen), the
-    budget and the batch size."""
-    return {"pool_images": [p.image for p in pool], "budget_images": budget,
-            "batch_images": batch_size, "uniform_share": UNIFORM_SHARE,
-            "pool": {h: int(n) for h, n in zip(*np.unique([p.stratum for p in pool],
-                                                           return_counts=True), strict=True)}}
+def _images_of(session: Session, item_ids: list[int]) -> dict[int, int]:
+    """Each item's source image."""
+    return {int(item): int(image) for item, image in session.execute(
+        select(col(StudyItem.id), col(Task.source_image_id)).join(
+            Task, col(Task.id) == StudyItem.task_id).where(col(StudyItem.id).in_(item_ids))).all()
+        if image is not None}

@@ -21,9 +21,10 @@ from sqlmodel import Session, col
 from app.cases.filters import CaseFilter
 from app.errors import Invalid
 from app.models import Role, User
-from app.studies.adaptive import Pool, check_pool, probabilities
-from app.studies.adaptive_batches import draw_batch, place_batch, pool_images, selection_extra
-from app.studies.adaptive_budget import budget_of
+from app.studies.adaptive import check_pool
+from app.studies.adaptive_batches import place_batch, pool_images
+from app.studies.adaptive_budget import edit_budget
+from app.studies.edit_draws import EditPool, draw_edit_batch, edit_selection
 from app.studies.judged_pool import admitted, judged_pool, stratum_keys, values_of
 from app.studies.models import Design, Reveal, Study, StudyReader
 from app.studies.pool import (
@@ -244,20 +245,19 @@ def _study_row(plan: StudyPlan, created_by: User, selection: str) -> Study:
 
 
 def _create_adaptive(session: Session, plan: StudyPlan, created_by: User) -> Study:
-    """The pool frozen, the readers' lists opened, and the first batch drawn uniformly mixed
-    with the score-based prior (nothing is read yet)."""
+    """The pool of judged edits frozen, the readers' lists opened, and the first batch drawn
+    from the score-based prior mixed with the uniform (nothing is read yet)."""
     _validate(plan)
     found = pool_images(session, plan.case_filter)
     problem = check_pool(found)
     if problem:
         raise StudyError(problem, field="design")
     _check_people(session, plan)
-    pool = Pool(found)
-    budget = budget_of(pool.sizes, probabilities(pool, []), plan.total or 0, len(plan.reader_ids),
-                       plan.readers_per_case)
+    edits = EditPool.of(found)
+    budget = edit_budget(len(edits), plan.total or 0, len(plan.reader_ids), plan.readers_per_case)
     # The cases its budget of draws can read, as the form and the study page state them.
     _check_targets(plan, int(budget.edits_about))
-    selection = json.loads(_selection_json(plan, {})) | selection_extra(
+    selection = json.loads(_selection_json(plan, {})) | edit_selection(
         found, plan.total or 0, plan.batch_images) | {"budget": budget.as_dict()}
     study = _study_row(plan, created_by, json.dumps(selection, sort_keys=True))
     session.add(study)
@@ -267,7 +267,7 @@ def _create_adaptive(session: Session, plan: StudyPlan, created_by: User) -> Stu
         order_seed = random.Random(f"{study.order_secret}:reader:{user_id}").randrange(2**31)
         session.add(StudyReader(study_id=study.id, user_id=user_id, order_seed=order_seed))
     session.flush()
-    batch, _ = draw_batch(session, study, pool, [], 0, plan.batch_images)
+    batch, _ = draw_edit_batch(session, study, edits, {}, 0, plan.batch_images)
     place_batch(session, study, batch)
     session.commit()
     session.refresh(study)

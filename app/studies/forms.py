@@ -111,7 +111,7 @@ def plan_from_form(form: StudyForm, case_filter: CaseFilter, counts: dict[str, i
                          "which chooses the kind of pairs", field="design")
     adaptive = form.design.draws_in_batches
     if adaptive and not form.total:
-        raise StudyError("give the most source images the adaptive study may draw", field="total")
+        raise StudyError("give the most edits the adaptive study may draw", field="total")
     if not form.facets and not form.total:
         raise StudyError("give the number of cases, or strata with their counts", field="total")
     if adaptive:  # image-level strata, and no counts: the batches allocate as they go

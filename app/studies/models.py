@@ -102,7 +102,8 @@ class StudyBatch(SQLModel, table=True):
 
 
 class StudyDraw(SQLModel, table=True):
-    """One draw of an adaptive study: which source image, at what probability."""
+    """One draw of an adaptive study: which judged edit (or, in a study made before edits
+    were the unit, which source image), at what probability."""
 
     __tablename__ = "study_draw"
     __table_args__ = (UniqueConstraint("study_id", "batch", "position"),)
@@ -110,9 +111,11 @@ class StudyDraw(SQLModel, table=True):
     study_id: int = Field(foreign_key="study.id", index=True)
     batch: int
     position: int
-    source_image_id: int = Field(foreign_key="source_image.id")
-    probability: float  # q: this image's chance on each draw of the batch
-    pool_images: int  # N: the pool's images, so the weight is (1 / N) / q
+    source_image_id: int = Field(foreign_key="source_image.id")  # the drawn edit's image
+    # The drawn edit; None when the unit was the source image, with all its edits.
+    attempt_id: int | None = Field(default=None, foreign_key="attempt.id")
+    probability: float  # q: the unit's chance on each draw of the batch
+    pool_images: int  # N: the pool's units (edits, or images), so the weight is (1 / N) / q
 
 
 class StudyItem(SQLModel, table=True):

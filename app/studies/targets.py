@@ -8,7 +8,7 @@ only widens the interval, so a refused target is out of reach for certain; an ac
 may still be missed, which the study page projects as reading goes.
 """
 
-from app.confidence_sequence import expected_half_width
+from app.confidence_sequence import expected_half_width, units_for_target
 from app.errors import Invalid
 
 # endpoint -> what the form calls it, and the paper's figure on 100 chest X-ray edits
@@ -43,3 +43,17 @@ def check_targets(targets: dict[str, float], *, cases: int,
                 f"± {target:g} on {name} is out of reach: reading all {cases} cases of this "
                 f"sample is expected to give about ± {expected:.3f} at best (anytime-valid, at "
                 f"{share:.0%}); ask for a wider target or more cases", field=field_of(endpoint))
+
+
+def units_to_meet(targets: dict[str, float], *, anticipated_agreement: float | None = None,
+                  most: int = 100_000) -> int | None:
+    """The units of one case each at which every target is expected to be met, at the
+    anticipated shares (as ``check_targets`` takes them); None without a target. What a study
+    that stops at its targets tunes its sequence's bets to."""
+    needed = []
+    for endpoint, target in targets.items():
+        if endpoint in ENDPOINTS and 0 < target <= MAX_TARGET:
+            paper = ENDPOINTS[endpoint][1]
+            share = anticipated_agreement if endpoint == "agreement" and anticipated_agreement else paper
+            needed.append(units_for_target(round(share, 4), round(target, 4), most=most))
+    return max(needed) if needed else None

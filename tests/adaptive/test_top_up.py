@@ -51,7 +51,10 @@ def test_a_reader_running_low_gets_the_next_batch_drawn_from_what_was_read(
     rows = batch_rows(demo_engine, study.id)
     assert [b.ready for b in rows] == [True, True]
     state = json.loads(rows[1].state)
-    assert state["observed"] and all(len(o["overturned"]) >= 1 for o in state["observed"])
+    # Learned from every read edit: its attempt and whether the readers overturned the judge.
+    assert state["unit"] == "edit" and state["observed"]
+    assert all(isinstance(o["attempt"], int) and isinstance(o["overturned"], bool)
+               for o in state["observed"])
     with Session(demo_engine) as session:
         found = session.get(Study, study.id)
         assert found is not None

@@ -1,5 +1,6 @@
 """An adaptive study's budget in reads: 30 source images was 117 cases for each reader on the
-demo, while the form and the study page spoke of 30."""
+demo, while the form and the study page spoke of 30. Its draws are edits now, each read by
+every reader (or the readers per case)."""
 
 import numpy as np
 import pytest
@@ -7,9 +8,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from app.cases.filters import CaseFilter
-from app.studies.adaptive import Pool, probabilities
 from app.studies.adaptive_batches import planned_budget, pool_images
 from app.studies.adaptive_budget import budget_of, recorded_budget
+from app.studies.adaptive_edits import draw_edits, edit_probabilities
+from app.studies.edit_draws import EditPool
 
 
 def test_the_reads_are_the_drawn_edits_times_the_readers_of_each() -> None:
@@ -32,15 +34,15 @@ def test_the_reads_are_the_drawn_edits_times_the_readers_of_each() -> None:
     assert recorded_budget({}, readers=4, readers_per_case=None) is None
 
 
-def test_the_first_batch_draw_on_the_demo_reads_what_the_budget_says(demo_engine: Engine) -> None:
-    """The 'about' figure is the first batch's expected edits: checked by drawing it."""
+def test_a_budget_of_edit_draws_reads_about_as_many_edits_on_the_demo(demo_engine: Engine) -> None:
+    """An adaptive study draws edits: 30 draws read at most 30 edits, and about 30 (a repeat
+    draw reads nothing new), as the first batch's draws show."""
     with Session(demo_engine) as session:
         budget = planned_budget(session, CaseFilter(), 30, readers=3, readers_per_case=None)
-        pool = Pool(pool_images(session, CaseFilter()))
+        edits = EditPool.of(pool_images(session, CaseFilter()))
     assert budget is not None
-    q = probabilities(pool, [])
-    rng = np.random.default_rng(7)
-    drawn = [pool.sizes[rng.choice(len(pool), size=30, p=q)].sum() for _ in range(400)]
-    assert budget.edits_about == pytest.approx(float(np.mean(drawn)), rel=0.05)
-    assert budget.edits_about > 30  # more edits than images: what the form failed to say
-    assert budget.edits_most >= max(drawn)
+    assert budget.edits_most == 30 and budget.edits_about == pytest.approx(30)
+    assert budget.reads_about == pytest.approx(90) and budget.per_reader_about == pytest.approx(30)
+    q = edit_probabilities(edits.features, np.zeros(0, np.int64), np.zeros(0))
+    distinct = [len(set(draw_edits(q, 30, seed, 0))) for seed in range(200)]
+    assert 0.9 * budget.edits_about <= np.mean(distinct) <= budget.edits_about

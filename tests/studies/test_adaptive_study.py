@@ -10,10 +10,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.cases.filters import CaseFilter
-from app.models import Role, Task
-from app.studies.adaptive import Observed, State, draw
-from app.studies.adaptive_batches import draw_batch, frozen_pool, place_batch
+from app.models import Role
+from app.studies.adaptive_batches import place_batch
 from app.studies.design import StudyError, StudyPlan, create_study
+from app.studies.edit_draws import draw_edit_batch, frozen_edits, replay
 from app.studies.models import Assignment, Design, Study, StudyBatch, StudyDraw, StudyItem
 from tests.accounts import add_user
 
@@ -30,22 +30,24 @@ def make_adaptive(engine: Engine, *, readers: int = 3, batch: int = 5, total: in
 
 
 def test_the_first_batch_is_drawn_with_recorded_probabilities(demo_engine: Engine) -> None:
+    """Edits are the unit: each draw names its edit and its image, with its probability, and
+    the batch's recorded state draws it again."""
     study = make_adaptive(demo_engine)
     with Session(demo_engine) as session:
-        draws = session.scalars(select(StudyDraw).where(col(StudyDraw.study_id) == study.id)).all()
+        draws = sorted(session.scalars(select(StudyDraw).where(col(StudyDraw.study_id) == study.id)),
+                       key=lambda d: d.position)
         assert len(draws) == 5 and all(0 < d.probability < 1 for d in draws)
-        pool = frozen_pool(session, study)
-        assert all(d.pool_images == len(pool) for d in draws)
+        edits = frozen_edits(session, study)
+        assert all(d.pool_images == len(edits) and d.attempt_id is not None for d in draws)
         batch = session.scalars(select(StudyBatch).where(col(StudyBatch.study_id) == study.id)).one()
         assert batch.ready and batch.batch == 0
-        positions, q = draw(pool, State.of({k: v for k, v in json.loads(batch.state).items()
-                                              if k != "pool_images"}))
-        assert [pool.images[i].image for i in positions] == [d.source_image_id for d in
-                                                            sorted(draws, key=lambda d: d.position)]
-        assert np.allclose(sorted(q[positions]), sorted(d.probability for d in draws))
+        positions, q = replay(edits, json.loads(batch.state))
+        assert [int(edits.attempt[i]) for i in positions] == [d.attempt_id for d in draws]
+        assert [int(edits.image[i]) for i in positions] == [d.source_image_id for d in draws]
+        assert np.allclose(q[positions], [d.probability for d in draws])
+        assert batch.bound == pytest.approx(((1 / len(q)) / q).max())
         items = session.scalars(select(StudyItem).where(col(StudyItem.study_id) == study.id)).all()
-        images = {session.get(Task, i.task_id).source_image_id for i in items}  # type: ignore[union-attr]
-        assert images == {d.source_image_id for d in draws}
+        assert {i.attempt_id for i in items} == {d.attempt_id for d in draws}
         per_reader = {}
         for a in session.scalars(select(Assignment).where(col(Assignment.study_id) == study.id)):
             per_reader.setdefault(a.user_id, []).append(a.sequence)
@@ -68,9 +70,8 @@ def test_a_later_batch_goes_behind_the_case_each_reader_has_open(demo_engine: En
         open_case = get_assignment(session, study, reader, 2)
         before = {a.sequence: a.item_id for a in session.scalars(select(Assignment).where(
             col(Assignment.study_id) == study.id, col(Assignment.user_id) == reader.id))}
-        pool = frozen_pool(session, study)
-        batch, items = draw_batch(session, study, pool, [Observed(pool.images[0].image, (False,) * len(
-            pool.images[0].edits))], 1, 5)
+        edits = frozen_edits(session, study)
+        batch, items = draw_edit_batch(session, study, edits, {int(edits.attempt[0]): False}, 1, 5)
         assert place_batch(session, study, batch)
         session.commit()
         after = {a.sequence: a.item_id for a in session.scalars(select(Assignment).where(

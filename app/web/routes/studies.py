@@ -35,6 +35,7 @@ from app.studies.planner import PlanError, plan_cases, sample_edits_per_image
 from app.studies.pool import check_facets
 from app.studies.previews import preparation, warm_previews
 from app.studies.reading_setup import change_reading_setup, started
+from app.studies.targets import units_to_meet
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
 from app.studies.worklist import all_studies, get_study, study_progress, study_reader
 from app.web.deps import CaseFilterDep, IdPath, SessionDep, SettingsDep
@@ -111,20 +112,41 @@ def budget_fragment(request: Request, session: SessionDep, case_filter: CaseFilt
                     design: DesignQuery = Design.validation,
                     total: Annotated[str, Query(max_length=12)] = "",
                     readers: Annotated[list[int] | None, Query(max_length=1000)] = None,
-                    readers_per_case: Annotated[str, Query(max_length=12)] = "") -> HTMLResponse:
-    """An adaptive study's budget of source images in reads, as the form is filled in; nothing
-    for the other designs (their cases are counted in their strata)."""
-    images, per_case = _whole(total), _whole(readers_per_case)
-    context: dict[str, Any] = {"budget": None, "problem": None}
+                    readers_per_case: Annotated[str, Query(max_length=12)] = "",
+                    target_agreement: Annotated[str, Query(max_length=20)] = "",
+                    target_too_strict: Annotated[str, Query(max_length=20)] = "",
+                    target_too_lenient: Annotated[str, Query(max_length=20)] = "",
+                    plan_agreement: Annotated[str, Query(max_length=20)] = "") -> HTMLResponse:
+    """An adaptive study's budget of draws in reads, and the draws its targets are expected to
+    need, as the form is filled in; nothing for the other designs (their cases are counted in
+    their strata)."""
+    draws, per_case = _whole(total), _whole(readers_per_case)
+    context: dict[str, Any] = {"budget": None, "problem": None, "needed": None}
     if design.draws_in_batches:
-        if images is None:
-            context["problem"] = "Give the most source images to draw to see the reads it implies."
+        if draws is None:
+            context["problem"] = "Give the most edits to draw to see the reads it implies."
         else:
-            context["budget"] = planned_budget(session, case_filter, images, len(set(readers or [])),
+            context["budget"] = planned_budget(session, case_filter, draws, len(set(readers or [])),
                                                per_case)
             if context["budget"] is None:
                 context["problem"] = "No judged edits match the filter."
+        typed = {"agreement": target_agreement, "too_strict": target_too_strict,
+                 "too_lenient": target_too_lenient}
+        targets = {k: v for k, text in typed.items() if (v := _fraction(text)) is not None}
+        # Worked out up to twice the budget (cheap, and all the form needs to say).
+        context["most"] = most = 2 * min(draws or 1000, 5000)
+        context["needed"] = units_to_meet(targets, anticipated_agreement=_fraction(plan_agreement),
+                                          most=most)
     return render(request, "studies/_budget.html", context)
+
+
+def _fraction(text: str) -> float | None:
+    """A number strictly between 0 and 1 as typed, or None (the form's own check names it)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if 0 < value < 1 else None
 
 
 def _whole(text: str) -> int | None:

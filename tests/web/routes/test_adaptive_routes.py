@@ -28,7 +28,7 @@ def test_the_form_makes_an_adaptive_study_with_its_first_batch(
         demo_engine: Engine, settings: Settings, readers: list[int]) -> None:
     admin = client_for(demo_engine, settings, "chief", Role.admin)
     page = BeautifulSoup(admin.get("/studies/new?design=adaptive").text, "html.parser")
-    assert "drawn in small batches" in page.select_one("#adaptive-explained").text
+    assert "Judged edits are drawn a batch at a time" in page.select_one("#adaptive-explained").text
     created = admin.post("/studies", data=form(readers), follow_redirects=False)
     assert created.status_code == 303
     with Session(demo_engine) as session:
@@ -41,7 +41,7 @@ def test_the_form_makes_an_adaptive_study_with_its_first_batch(
 @pytest.mark.parametrize(("query", "typed", "field", "words"), [
     ("?modality=chest_xray", {}, "design", "at least 2 strata"),
     ("", {"batch_images": "0"}, "batch_images", "at least 1"),
-    ("", {"total": ""}, "total", "the most source images"),
+    ("", {"total": ""}, "total", "the most edits"),
     ("", {"target_agreement": "0"}, "target_agreement", "greater than 0"),
     # The budget, not the pool, bounds what it can read: 3 images cannot give +-0.1.
     ("", {"total": "3", "batch_images": "3", "target_agreement": "0.1"}, "target_agreement",
@@ -135,7 +135,7 @@ def test_the_form_and_the_study_page_state_the_budget_in_reads(
     fragment = BeautifulSoup(admin.get(f"/studies/new/budget?design=adaptive&total=30&{ids}").text,
                              "html.parser")
     edits = int(fragment.select_one("#budget-edits").text)
-    assert edits > 30
+    assert edits == 30  # one edit a draw: the draws are edits now
     assert int(fragment.select_one("#budget-reads-total").text) == pytest.approx(3 * edits, abs=2)
     assert int(fragment.select_one("#budget-per-reader").text) == pytest.approx(edits, abs=1)
     for query in ("design=adaptive&total=", "design=adaptive&total=x", "design=validation&total=30"):
@@ -147,8 +147,8 @@ def test_the_form_and_the_study_page_state_the_budget_in_reads(
     assert "no strata" not in study.select_one("#study-strata").text
     assert "modality" in study.select_one("#study-strata").text
     stated = study.select_one("#study-budget")
-    assert "at most 30 source images" in stated.text
+    assert "at most 30 edits" in stated.text
     assert int(stated.select("strong")[0].text) == edits
     assert int(stated.select("strong")[1].text) == pytest.approx(3 * edits, abs=2)
     report = BeautifulSoup(admin.get(f"/studies/{study_id}/report.html").text, "html.parser")
-    assert report.select_one("#sampling").text.startswith("adaptive (see Methods): at most 30")
+    assert report.select_one("#sampling").text.startswith("adaptive (see Methods): at most 30 edits")

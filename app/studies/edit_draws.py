@@ -1,0 +1,159 @@
+"""An adaptive study that draws judged edits: its pool of edits, frozen when it is made, and
+its batches of edit draws, each recorded with the state it was drawn from
+(app/studies/adaptive_edits.py samples them; app/studies/adaptive_batches.py places them in
+the readers' lists, as it does a batch of images).
+
+A batch's state holds what its probabilities were computed from: its number, size, seed and
+mixing share, and every read edit with whether the readers overturned the judge. With the
+frozen pool, ``replay`` draws the batch again, identically.
+"""
+
+import json
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlmodel import Session, col, select
+
+from app.cases.filters import recorded_filter
+from app.studies.adaptive import UNIFORM_SHARE, Pool, PoolImage
+from app.studies.adaptive_batches import pool_images
+from app.studies.adaptive_edits import EditFeatures, draw_edits, edit_probabilities
+from app.studies.models import Study, StudyBatch, StudyDraw, StudyItem
+from app.studies.pool import verdicts_of_record
+from app.studies.reader_instruction import reader_instructions
+from app.studies.targets import units_to_meet
+
+UNIT = "edit"  # what a new adaptive study draws (its selection's "unit")
+
+
+def draws_edits(study: Study) -> bool:
+    """Whether the study's draws are edits (every adaptive study made since), not images."""
+    return json.loads(study.selection).get("unit") == UNIT
+
+
+@dataclass(frozen=True)
+class DrawPlan:
+    budget: int  # the most draws the study may make
+    batch: int  # draws per batch
+
+
+def draw_plan(study: Study) -> DrawPlan:
+    """An adaptive study's budget and batch, in draws (of edits, or of images for a study
+    made before edits were the unit)."""
+    raw = json.loads(study.selection)
+    return DrawPlan(int(raw.get("budget_draws", raw.get("budget_images", 0))),
+                    int(raw.get("batch_draws", raw.get("batch_images", 1))))
+
+
+def tuned_draws(study: Study, targets: dict[str, float]) -> int | None:
+    """The draws the study's sequence tunes its bets to: those at which every target is
+    expected to be met, at the planner's anticipated agreement (else the paper's figures),
+    never past the budget; None without a target (the bets are tuned to the budget)."""
+    planned = json.loads(study.plan) if study.plan else {}
+    needed = units_to_meet(targets, anticipated_agreement=planned.get("agreement"))
+    return None if needed is None else min(needed, max(1, draw_plan(study).budget))
+
+
+@dataclass(frozen=True)
+class EditPool:
+    """The frozen pool: its edits as the sampler's arrays, and each edit's attempt, task and
+    image in pool order."""
+
+    pool: Pool
+    features: EditFeatures
+    attempt: np.ndarray
+    task: np.ndarray
+    image: np.ndarray  # source image id
+    stratum: list[str]
+
+    @classmethod
+    def of(cls, images: list[PoolImage]) -> "EditPool":
+        pool = Pool(images)
+        edits = [(e, p) for p in pool.images for e in p.edits]
+        return cls(pool, EditFeatures.of(pool),
+                   np.array([e.attempt_id for e, _ in edits], dtype=np.int64),
+                   np.array([e.task_id for e, _ in edits], dtype=np.int64),
+                   np.array([p.image for _, p in edits], dtype=np.int64),
+                   [p.stratum for _, p in edits])
+
+    def __len__(self) -> int:
+        return len(self.attempt)
+
+    def positions(self, attempts: list[int]) -> np.ndarray:
+        at = {int(a): i for i, a in enumerate(self.attempt)}
+        return np.array([at[a] for a in attempts if a in at], dtype=np.int64)
+
+
+def frozen_edits(session: Session, study: Study) -> EditPool:
+    """The study's pool as it was made: the edits recorded then (one that has lost its
+    verdict since drops out)."""
+    raw = json.loads(study.selection)
+    kept = set(raw.get("pool_edits", []))
+    images = []
+    for image in pool_images(session, recorded_filter(raw.get("filter", {}))):
+        edits = tuple(e for e in image.edits if e.attempt_id in kept)
+        if edits:
+            images.append(PoolImage(image.image, image.stratum, edits))
+    return EditPool.of(images)
+
+
+def edit_selection(pool: list[PoolImage], budget: int, batch_size: int) -> dict[str, Any]:
+    """What an edit-drawing adaptive study records in its selection: the pool's edits (frozen),
+    its images per stratum, the budget of draws and the batch size."""
+    strata, counts = np.unique([p.stratum for p in pool], return_counts=True)
+    return {"unit": UNIT, "pool_edits": sorted(e.attempt_id for p in pool for e in p.edits),
+            "pool_images": [p.image for p in pool], "budget_draws": budget,
+            "batch_draws": batch_size, "uniform_share": UNIFORM_SHARE,
+            "pool": {str(h): int(n) for h, n in zip(strata, counts, strict=True)}}
+
+
+def state_of(number: int, size: int, seed: int, observed: dict[int, bool]) -> dict[str, Any]:
+    return {"unit": UNIT, "batch": number, "size": size, "seed": seed,
+            "uniform_share": UNIFORM_SHARE,
+            "observed": [{"attempt": a, "overturned": f} for a, f in sorted(observed.items())]}
+
+
+def replay(edits: EditPool, state: dict[str, Any]) -> tuple[list[int], np.ndarray]:
+    """The batch a state draws: positions in the pool (in draw order), and q over the pool."""
+    seen = [o for o in state["observed"] if o["attempt"] in set(edits.attempt.tolist())]
+    where = edits.positions([o["attempt"] for o in seen])
+    flipped = np.array([float(o["overturned"]) for o in seen])
+    q = edit_probabilities(edits.features, where, flipped, state["uniform_share"])
+    return draw_edits(q, state["size"], state["seed"], state["batch"]), q
+
+
+def draw_edit_batch(session: Session, study: Study, edits: EditPool, observed: dict[int, bool],
+                    number: int, size: int) -> tuple[StudyBatch, list[StudyItem]]:
+    """Records batch ``number`` (its unique key makes a second drawer fail here, first), its
+    draws, and the items of edits not drawn before. ``observed``: each read edit's attempt and
+    whether the readers overturned the judge. The caller commits."""
+    assert study.id is not None
+    state = state_of(number, size, study.seed, observed)
+    positions, q = replay(edits, state)
+    weights = (1 / len(edits)) / q
+    # The largest weight one draw of the batch can carry: its scale, fixed before the draw.
+    batch = StudyBatch(study_id=study.id, batch=number, bound=float(weights.max()),
+                       state=json.dumps(state | {"pool_edits": len(edits)}))
+    session.add(batch)
+    session.flush()
+    for k, at in enumerate(positions):
+        session.add(StudyDraw(study_id=study.id, batch=number, position=k,
+                              source_image_id=int(edits.image[at]), attempt_id=int(edits.attempt[at]),
+                              probability=float(q[at]), pool_images=len(edits)))
+    known = set(session.scalars(select(col(StudyItem.attempt_id)).where(
+        col(StudyItem.study_id) == study.id)))
+    new = [at for at in dict.fromkeys(positions) if int(edits.attempt[at]) not in known]
+    attempts = [int(edits.attempt[at]) for at in new]
+    record = verdicts_of_record(session, attempts)
+    instructions = reader_instructions(session, [(int(edits.task[at]), int(edits.attempt[at]))
+                                                 for at in new])
+    items = [StudyItem(study_id=study.id, task_id=int(edits.task[at]),
+                       attempt_id=int(edits.attempt[at]), stratum=edits.stratum[at],
+                       judge_verdict_id=record.get(int(edits.attempt[at])),
+                       uid=secrets.token_hex(12),
+                       reader_instruction=instructions[int(edits.attempt[at])]) for at in new]
+    session.add_all(items)
+    session.flush()
+    return batch, items
