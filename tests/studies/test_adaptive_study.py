@@ -91,3 +91,21 @@ def test_a_pool_it_cannot_draw_from_is_refused_and_nothing_is_made(
     assert refused.value.field == "design"
     with Session(demo_engine) as session:
         assert session.scalars(select(Study)).first() is None
+
+
+def test_no_reader_meets_two_edits_of_one_image_in_a_row(demo_engine: Engine) -> None:
+    """Edits are drawn one by one, so a batch may hold several of one image: each reader's
+    list keeps them apart (the demo's 90 images hold 321 edits, so 60 draws repeat images)."""
+    from app.models import Task
+
+    study = make_adaptive(demo_engine, batch=60, total=80)
+    with Session(demo_engine) as session:
+        image = {i.id: session.get(Task, i.task_id).source_image_id  # type: ignore[union-attr]
+                 for i in session.scalars(select(StudyItem).where(col(StudyItem.study_id) == study.id))}
+        assert len(set(image.values())) < len(image)  # some image was drawn twice
+        lists: dict[int, list[int]] = {}
+        for a in session.scalars(select(Assignment).where(col(Assignment.study_id) == study.id)
+                                 .order_by(col(Assignment.sequence))):
+            lists.setdefault(a.user_id, []).append(image[a.item_id])
+    for seen in lists.values():
+        assert all(x != y for x, y in zip(seen, seen[1:], strict=False)), seen

@@ -1,0 +1,24 @@
+"""The order of a reader's cases: no two edits of one source image in a row where another
+order allows it."""
+
+import random
+
+from app.image_order import apart
+
+
+def test_two_edits_of_one_image_are_kept_apart_when_they_can_be() -> None:
+    image_of = {"a1": "A", "a2": "A", "a3": "A", "b1": "B", "c1": "C"}
+    order = apart(["a1", "a2", "b1", "a3", "c1"], image_of)
+    assert order == ["a1", "b1", "a2", "c1", "a3"]
+    assert apart(["a1", "a2"], image_of) == ["a1", "a2"]  # no other order: kept as it was
+    assert apart(["a2", "b1"], image_of, before="A") == ["b1", "a2"]  # after an open case of A
+
+
+def test_a_shuffled_list_of_many_images_never_repeats_an_image_back_to_back() -> None:
+    rng = random.Random(4)
+    items = [f"{image}-{k}" for image in range(30) for k in range(rng.randint(1, 4))]
+    rng.shuffle(items)
+    image_of = {item: item.split("-")[0] for item in items}
+    order = apart(items, image_of)
+    assert sorted(order) == sorted(items)
+    assert all(image_of[x] != image_of[y] for x, y in zip(order, order[1:], strict=False))
