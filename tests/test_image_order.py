@@ -1,6 +1,7 @@
 """The order of a reader's cases: no two edits of one source image in a row where another
 order allows it."""
 
+import itertools
 import random
 
 from app.image_order import apart
@@ -21,4 +22,4 @@ def test_a_shuffled_list_of_many_images_never_repeats_an_image_back_to_back() ->
     image_of = {item: item.split("-")[0] for item in items}
     order = apart(items, image_of)
     assert sorted(order) == sorted(items)
-    assert all(image_of[x] != image_of[y] for x, y in zip(order, order[1:], strict=False))
+    assert all(image_of[x] != image_of[y] for x, y in itertools.pairwise(order))

@@ -48,6 +48,10 @@ class PoolEdit:
     round: int
     judge_pass: bool
     score: float | None = None
+    # Its preservation metrics (app/images/metrics.py), None until measured: the share of the
+    # image changed, and SSIM outside the change.
+    changed: float | None = None
+    kept: float | None = None
 
 
 @dataclass(frozen=True)

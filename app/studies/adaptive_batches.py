@@ -19,7 +19,7 @@ from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter, recorded_filter
 from app.image_order import apart
-from app.models import Task, User
+from app.models import AttemptMetric, Task, User
 from app.studies.adaptive import (
     UNIFORM_SHARE,
     Observed,
@@ -48,12 +48,16 @@ def pool_images(session: Session, case_filter: CaseFilter) -> list[PoolImage]:
     at = at[np.lexsort((pool.attempt_id[at], pool.image[at]))]
     images, starts = np.unique(pool.image[at], return_index=True)
     ends = [*starts[1:], len(at)]
+    metrics = {int(a): (c, k) for a, c, k in session.execute(select(
+        col(AttemptMetric.attempt_id), col(AttemptMetric.changed_fraction),
+        col(AttemptMetric.ssim_outside))).all()}
     found = []
     for image, start, end in zip(images, starts, ends, strict=True):
         edits = tuple(PoolEdit(int(pool.attempt_id[i]), int(pool.task_id[i]),
                                pool.value("disease", int(i)), int(pool.round[i]),
                                bool(pool.passed[i]),
-                               None if np.isnan(pool.score[i]) else float(pool.score[i]))
+                               None if np.isnan(pool.score[i]) else float(pool.score[i]),
+                               *metrics.get(int(pool.attempt_id[i]), (None, None)))
                       for i in at[start:end])
         found.append(PoolImage(int(image), pool.value("modality", int(at[start])), edits))
     return found

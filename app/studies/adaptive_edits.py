@@ -12,9 +12,10 @@ a distribution q over the pool's edits, fixed before the batch from what was rea
   (Cochran, "Sampling Techniques", 3rd ed., 9A.6; Zrnic & Candes, "Active Statistical
   Inference", ICML 2024, for the adaptive case);
 - d from what is known before reading: the judge's weighted score (how near its threshold),
-  its verdict, and the edit's modality, disease and round, by a logistic model fitted to the
-  reads so far (scikit-learn, L2-penalised); before MIN_FIT edits with both outcomes are read,
-  the paper's 19 % overturn rate raised near the threshold;
+  its verdict, the edit's modality, disease and round, and its preservation metrics (the
+  share of the image changed, SSIM outside the change), by a logistic model fitted to the
+  reads so far (scikit-learn, L2-penalised); before MIN_FIT edits with both outcomes are
+  read, the paper's 19 % overturn rate raised near the threshold;
 - always mixed with the uniform design, q = (1 - f) q_adaptive + f / N, so every weight is at
   most 1 / f.
 
@@ -39,8 +40,9 @@ PENALTY = 1.0  # scikit-learn's C: the inverse strength of the L2 penalty
 @dataclass(frozen=True)
 class EditFeatures:
     """What is known of each pool edit before it is read, as a sparse design matrix: the score's
-    nearness to the threshold, the verdict, and one column per (modality, disease, round)
-    cell and per modality."""
+    nearness to the threshold, the verdict, the preservation metrics (each with a column
+    saying whether it was measured), and one column per (modality, disease, round) cell and
+    per modality."""
 
     matrix: sparse.csr_matrix
     prior: np.ndarray  # the overturn chance before any read
@@ -53,11 +55,23 @@ class EditFeatures:
         strata = len(pool.strata)
         near = pool.score_weight - 1.0  # 0 far from the threshold, up to 1 at it
         rows = np.arange(n)
-        dense = sparse.csr_matrix(np.column_stack([near, passed.astype(float)]))
+        edits = [e for p in pool.images for e in p.edits]
+        dense = sparse.csr_matrix(np.column_stack([
+            near, passed.astype(float),
+            *measured_column([e.changed for e in edits]), *measured_column([e.kept for e in edits])]))
         cell = sparse.csr_matrix((np.ones(n), (rows, pool.edit_cell)), shape=(n, cells))
         stratum = sparse.csr_matrix((np.ones(n), (rows, pool.edit_stratum)), shape=(n, strata))
         prior = np.minimum(0.95, PRIOR_DISAGREEMENT * pool.score_weight)
         return cls(sparse.hstack([dense, cell, stratum], format="csr"), prior)
+
+
+def measured_column(values: list[float | None]) -> tuple[np.ndarray, np.ndarray]:
+    """A metric as a column, unmeasured edits at the measured ones' mean, and a column saying
+    which were measured (so the fit tells a missing metric from a typical one)."""
+    known = np.array([v is not None for v in values])
+    column = np.array([np.nan if v is None else float(v) for v in values])
+    fill = float(np.nanmean(column)) if known.any() else 0.0
+    return np.where(known, column, fill), known.astype(float)
 
 
 def predicted_overturn(features: EditFeatures, where: np.ndarray, flipped: np.ndarray) -> np.ndarray:

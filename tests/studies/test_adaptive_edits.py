@@ -82,3 +82,28 @@ def test_weighted_draws_are_unbiased_for_the_pools_share() -> None:
         chosen = np.array(draw_edits(q, 50, seed=11, batch=batch))
         estimates.append((agree[chosen] * weight[chosen]).sum() / weight[chosen].sum())
     assert np.mean(estimates) == pytest.approx(agree.mean(), abs=0.01)
+
+
+def test_the_preservation_metrics_inform_the_prediction() -> None:
+    """Readers overturn the judge on the edits that changed most of the image: after the fit,
+    an unread edit that changed much is predicted likelier to be overturned than one that
+    changed little, though they share every other feature."""
+    rng = np.random.default_rng(8)
+    changed = rng.uniform(0, 0.6, 400)
+    found = Pool([PoolImage(i, "chest_xray" if i % 2 else "fundus", (
+        PoolEdit(i, i, "nodule", 1, True, 0.95, float(changed[i]), 0.9),)) for i in range(400)])
+    features = EditFeatures.of(found)
+    where = np.arange(200)
+    flipped = (changed[where] > 0.3).astype(float)
+    d = predicted_overturn(features, where, flipped)
+    unread_much = np.nonzero(changed[200:] > 0.5)[0] + 200
+    unread_little = np.nonzero(changed[200:] < 0.1)[0] + 200
+    assert d[unread_much].mean() > 0.5 > 0.2 > d[unread_little].mean()
+
+
+def test_an_unmeasured_edit_is_not_taken_for_a_typical_one() -> None:
+    from app.studies.adaptive_edits import measured_column
+
+    column, known = measured_column([0.2, None, 0.4])
+    np.testing.assert_allclose(column, [0.2, 0.3, 0.4])
+    np.testing.assert_array_equal(known, [1.0, 0.0, 1.0])

@@ -2,6 +2,7 @@
 draw from, each draw recorded with its probability and replayable, later batches mixed into
 the readers' lists behind the case each has open."""
 
+import itertools
 import json
 
 import numpy as np
@@ -108,4 +109,4 @@ def test_no_reader_meets_two_edits_of_one_image_in_a_row(demo_engine: Engine) ->
                                  .order_by(col(Assignment.sequence))):
             lists.setdefault(a.user_id, []).append(image[a.item_id])
     for seen in lists.values():
-        assert all(x != y for x, y in zip(seen, seen[1:], strict=False)), seen
+        assert all(x != y for x, y in itertools.pairwise(seen)), seen
