@@ -41,8 +41,9 @@ TRUNCATION = 0.5  # bets stay within half of what would stake the whole capital
 CHUNK = 64  # units per slice of the units x grid table (see ratio_sequence)
 METHOD = ("anytime-valid confidence sequence: hedged betting (Waudby-Smith & Ramdas, JRSS-B "
           "2024), predictable plug-in empirical-Bernstein bets sized by the running variance "
-          "of each candidate share's residual and tuned to the study's planned source images, "
-          "source images as the unit, running intersection")
+          "of each candidate share's residual and tuned to the units the study's targets are "
+          "expected to need (without a target, to the study's size), source images (or an "
+          "adaptive study's drawn edits) as the unit, running intersection")
 
 
 def _scale(n: int, planned: int | None) -> np.ndarray:

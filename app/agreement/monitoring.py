@@ -354,7 +354,9 @@ def watch(data: StudyReads, question: str, targets: dict[str, float], *,
     A fixed design's images enter in the random order its ``secret`` fixes. An adaptive
     study gives its ``draws`` and ``budget`` (the draws it may make): its figures weight each
     draw by its inverse probability (Hansen-Hurwitz, as a ratio); ``by_item`` when its draws
-    are edits, each its own unit, and ``tuned_to`` the draws its bets are tuned to."""
+    are edits, each its own unit. ``tuned_to``: the units the targets are expected to need
+    (draws, or for a fixed design cases), which the bets are tuned to instead of the study's
+    size, so that a study stopping at its targets stops sooner."""
     per_image: dict[Hashable, int] = {}
     for case in data.cases:
         per_image[case.cluster] = per_image.get(case.cluster, 0) + 1
@@ -371,9 +373,14 @@ def watch(data: StudyReads, question: str, targets: dict[str, float], *,
         by_question = {q: in_fixed_order(found, order) for q, found in by_question.items()}
     images = by_question[question]
     if draws is None:
+        # ``tuned_to`` counts cases: the images holding that many, never past the study's.
+        cases = sum(per_image.values())
+        tuned_images = (min(len(per_image), math.ceil(tuned_to * len(per_image) / cases))
+                        if tuned_to and cases else None)
         shape = _Study(bound=max(per_image.values(), default=1), images=len(per_image),
                        left=len(per_image) - len(images),
-                       reads_per_image=planned / len(per_image) if per_image else 0.0)
+                       reads_per_image=planned / len(per_image) if per_image else 0.0,
+                       tuned_to=tuned_images)
     else:
         # Reads per draw as drawn so far; the draws left are the budget's.
         shape = _Study(bound=1, images=max(budget or 0, len(draws), 1),

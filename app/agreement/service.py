@@ -22,7 +22,7 @@ from app.agreement.report_types import AgreementReport
 from app.agreement.stopping import stopping_outcome, stopping_rule
 from app.memo import Memo, paused_collection
 from app.models import JudgeVerdict, User
-from app.studies.edit_draws import draw_plan, draws_edits, tuned_draws
+from app.studies.edit_draws import anticipated_agreement, draw_plan, draws_edits, tuned_draws
 from app.studies.models import (
     Adjudication,
     Answer,
@@ -34,6 +34,7 @@ from app.studies.models import (
     StudyItem,
     StudyStatus,
 )
+from app.studies.targets import units_to_meet
 
 KEEP = 32
 _reports: Memo[tuple[StudyReads, AgreementReport]] = Memo(KEEP)
@@ -111,8 +112,9 @@ def _watch(session: Session, study: Study, data: StudyReads | None,
         return _watches.get_or_make((fingerprint, len(draws)), lambda: watch(
             reads(), primary, targets, draws=draws, budget=budget, by_item=edits,
             tuned_to=tuned_draws(study, targets) if edits else None))
-    return _watches.get_or_make(fingerprint, lambda: watch(reads(), primary, targets,
-                                                           secret=study.order_secret))
+    return _watches.get_or_make(fingerprint, lambda: watch(
+        reads(), primary, targets, secret=study.order_secret,
+        tuned_to=units_to_meet(targets, anticipated_agreement=anticipated_agreement(study))))
 
 
 def adaptive_draws(session: Session, study: Study) -> tuple[list[Draw], int]:

@@ -47,12 +47,18 @@ def draw_plan(study: Study) -> DrawPlan:
                     int(raw.get("batch_draws", raw.get("batch_images", 1))))
 
 
+def anticipated_agreement(study: Study) -> float | None:
+    """The agreement the study's planner anticipated, if its form's planner was filled in."""
+    planned = json.loads(study.plan) if study.plan else {}
+    value = planned.get("agreement")
+    return float(value) if isinstance(value, int | float) else None
+
+
 def tuned_draws(study: Study, targets: dict[str, float]) -> int | None:
     """The draws the study's sequence tunes its bets to: those at which every target is
     expected to be met, at the planner's anticipated agreement (else the paper's figures),
     never past the budget; None without a target (the bets are tuned to the budget)."""
-    planned = json.loads(study.plan) if study.plan else {}
-    needed = units_to_meet(targets, anticipated_agreement=planned.get("agreement"))
+    needed = units_to_meet(targets, anticipated_agreement=anticipated_agreement(study))
     return None if needed is None else min(needed, max(1, draw_plan(study).budget))
 
 

@@ -68,6 +68,24 @@ def test_the_interval_is_the_confidence_sequence_of_the_images_in_the_studys_fix
     assert strict.estimate == np.mean([r and not j for j, r in zip(judges, references, strict=True)])
 
 
+def test_a_study_with_a_target_tunes_its_bets_to_the_cases_the_target_needs():
+    """Tuned to the study's size, a study that may stop at its target reaches it later: the
+    bets are tuned to the cases the target is expected to need instead (here 40 of 80,
+    images of one case each), and the interval is that sequence's."""
+    rng = np.random.default_rng(5)
+    judges = [bool(j) for j in rng.random(80) < 0.8]
+    references = [j if rng.random() < 0.85 else not j for j in judges]
+    result = watch(study(judges, references), "overall", {"agreement": 0.2}, secret="s",
+                   tuned_to=40)
+    hits = np.array([j == r for j, r in zip(judges, references, strict=True)], dtype=float)
+    fixed = sorted(range(80), key=lambda image: image_rank("s", image))
+    tuned = mean_sequence(hits[fixed], planned=40)
+    agreement = result.endpoints[0]
+    assert (agreement.low, agreement.high) == (tuned.low[-1], tuned.high[-1])
+    untuned = watch(study(judges, references), "overall", {"agreement": 0.2}, secret="s")
+    assert untuned.endpoints[0].high - untuned.endpoints[0].low != agreement.high - agreement.low
+
+
 def test_the_order_images_were_completed_in_changes_nothing():
     # Small images complete first; where the share depends on an image's size, a sequence
     # in completion order carried an early miss to the end (coverage 0.53).
