@@ -34,7 +34,10 @@ PROGRESS_EVERY = 1.0
 # How often the web app looks for studies still preparing.
 PREPARE_EVERY = 3.0
 # Studies this process is drawing: a study made by a page is drawn once, not again by the loop.
-_drawing: set[int] = set()
+# Keyed by the database as well as the study: two databases in one process (the tests, or
+# an operator's second app) number their studies alike, and one's drawing must not make the
+# other's study look taken.
+_drawing: set[tuple[str, int]] = set()
 _drawing_lock = threading.Lock()
 
 
@@ -82,15 +85,16 @@ def warm_previews(engine: Engine, study_id: int, cache_dir: Path) -> int:
     items were drawn (0 when this process is drawing it already). An image that is missing
     or cannot be drawn is logged and skipped (its screen says so); a failure of the database
     leaves the study preparing, to be taken up again."""
+    key = (engine.url.render_as_string(hide_password=True), study_id)
     with _drawing_lock:
-        if study_id in _drawing:
+        if key in _drawing:
             return 0
-        _drawing.add(study_id)
+        _drawing.add(key)
     try:
         return _warm(engine, study_id, cache_dir)
     finally:
         with _drawing_lock:
-            _drawing.discard(study_id)
+            _drawing.discard(key)
 
 
 def _warm(engine: Engine, study_id: int, cache_dir: Path) -> int:
