@@ -19,7 +19,9 @@ interval (app/confidence_sequence.py) is within the target:
 - default, new bets: the same draws, the bets on the residual and tuned to the target;
 - uniform edits, uniform images (each image with all its edits): new bets;
 - adaptive: app/studies/adaptive_edits.py, edits drawn in batches where the readers' answer
-  is least predictable, new bets.
+  is least predictable, new bets (what the app does);
+- difference: active inference's difference estimator on the same prediction (the
+  prediction's pool mean plus each draw's weighted error), new bets: tried, not taken.
 
 Reads are the distinct edits read times 3. Reported per pool model and design over STUDIES
 studies: the median and 90th percentile of reads to the target (a study that does not get
@@ -42,15 +44,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.cli.progress import progress
 from app.confidence_sequence import ratio_sequence, units_for_target
-from app.studies.adaptive import Pool, PoolEdit, PoolImage
-from app.studies.adaptive_edits import EditFeatures, draw_edits, edit_probabilities
+from app.studies.adaptive import UNIFORM_SHARE, Pool, PoolEdit, PoolImage
+from app.studies.adaptive_edits import (
+    EditFeatures,
+    draw_edits,
+    edit_probabilities,
+    predicted_overturn,
+)
 
 IMAGES, READERS, TARGET, ANTICIPATED = 8_500, 3, 0.05, 0.81
 BUDGET, BATCH = 2_000, 50  # edit draws
 MODALITIES = {"chest_xray": 0.5, "brain_mri": 0.3, "fundus": 0.2}
 ICC = 0.2
 MODELS = ("score", "size-linked", "flat")
-DESIGNS = ("default today", "default, new bets", "uniform edits", "uniform images", "adaptive")
+DESIGNS = ("default today", "default, new bets", "uniform edits", "uniform images", "adaptive",
+           "difference")
 
 
 @dataclass
@@ -97,6 +105,7 @@ class Drawn:
     a: np.ndarray  # weighted hits per draw, scaled into [0, 1]
     b: np.ndarray  # weighted cases per draw, scaled alike
     edits: list[np.ndarray]  # the edits each draw brings to be read
+    scale: tuple[float, float] | None = None  # a and b are (z - low) / (high - low), and 1
 
 
 def stratified(data: Synthetic, rng: np.random.Generator) -> Drawn:
@@ -145,15 +154,44 @@ def adaptive(data: Synthetic, rng: np.random.Generator, features: EditFeatures) 
     return Drawn(np.concatenate(a), np.concatenate(b), edits)
 
 
+def difference(data: Synthetic, rng: np.random.Generator, features: EditFeatures) -> Drawn:
+    """Active inference's difference estimator (Zrnic & Candes 2024): the prediction's mean over
+    the pool plus each draw's weighted error of prediction, drawn where the prediction is least
+    sure (q by sqrt(d (1 - d)), half uniform). Each draw's value lies in [-1/f, 1 + 1/f]
+    whatever is read: mapped affinely into [0, 1] for the sequence, and back."""
+    seed = int(rng.integers(2**31))
+    values, edits = [], []
+    seen: list[int] = []
+    low, high = -1 / UNIFORM_SHARE, 1 + 1 / UNIFORM_SHARE
+    for batch in range(BUDGET // BATCH):
+        where = np.unique(np.array(seen, dtype=np.int64))
+        d = predicted_overturn(features, where, 1 - data.agree[where])
+        spread = np.sqrt(d * (1 - d))
+        q = (1 - UNIFORM_SHARE) * spread / spread.sum() + UNIFORM_SHARE / len(d)
+        chosen = np.array(draw_edits(q, BATCH, seed, batch))
+        predicted = 1 - d
+        z = predicted.mean() + (data.agree[chosen] - predicted[chosen]) * (1 / len(q)) / q[chosen]
+        values.append((z - low) / (high - low))
+        edits.extend(np.array([c]) for c in chosen)
+        seen.extend(int(c) for c in chosen)
+    x = np.concatenate(values)
+    return Drawn(x, np.ones(len(x)), edits, (low, high))
+
+
 def outcome(data: Synthetic, drawn: Drawn, bets_on: str, planned: int) -> tuple[int, bool, bool, float]:
     """(reads to the target, the budget's if not reached; held the truth at the stop; at every
     look up to it; the estimate's error at the stop)."""
     sequence = ratio_sequence(drawn.a, drawn.b, planned=planned, bets_on=bets_on)
-    reached = np.nonzero(sequence.half_width <= TARGET)[0]
+    low, high = sequence.low, sequence.high
+    estimate_at = np.cumsum(drawn.a) / np.maximum(np.cumsum(drawn.b), 1e-12)
+    if drawn.scale is not None:  # back from [0, 1] to the share
+        lo, hi = drawn.scale
+        low, high, estimate_at = (v * (hi - lo) + lo for v in (low, high, estimate_at))
+    reached = np.nonzero((high - low) / 2 <= TARGET)[0]
     stop = int(reached[0]) if len(reached) else len(drawn.a) - 1
     read = np.unique(np.concatenate(drawn.edits[:stop + 1]))
-    held = (sequence.low[:stop + 1] <= data.truth) & (data.truth <= sequence.high[:stop + 1])
-    estimate = float(drawn.a[:stop + 1].sum() / drawn.b[:stop + 1].sum())
+    held = (low[:stop + 1] <= data.truth) & (data.truth <= high[:stop + 1])
+    estimate = float(estimate_at[stop])
     return len(read) * READERS, bool(held[-1]), bool(held.all()), estimate - data.truth
 
 
@@ -185,6 +223,8 @@ def main() -> None:
                                               "residual", per_image),
                     "adaptive": outcome(data, adaptive(data, np.random.default_rng(seed), features),
                                         "residual", planned),
+                    "difference": outcome(data, difference(data, np.random.default_rng(seed),
+                                                           features), "residual", planned),
                 }
                 for design, result in runs.items():
                     results.setdefault((model, design), []).append(result)
