@@ -4,7 +4,11 @@ from playwright.sync_api import Page
 
 from tests.accounts import PASSWORD
 
-IMAGES_SHOWN = "() => Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)"
+# The page's images drawn and its scripts run: a prefetched image is complete before the
+# deferred scripts that listen for keys have run, and a key pressed then is lost (under a
+# loaded machine the browser tests pressed keys into pages not yet listening).
+IMAGES_SHOWN = ("() => document.readyState === 'complete'"
+                " && Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)")
 
 
 def log_in(page: Page, base: str, name: str, start: str) -> None:
