@@ -123,7 +123,8 @@ def state_of(number: int, size: int, seed: int, observed: dict[int, bool]) -> di
 
 def replay(edits: EditPool, state: dict[str, Any]) -> tuple[list[int], np.ndarray]:
     """The batch a state draws: positions in the pool (in draw order), and q over the pool."""
-    seen = [o for o in state["observed"] if o["attempt"] in set(edits.attempt.tolist())]
+    pooled = set(edits.attempt.tolist())
+    seen = [o for o in state["observed"] if o["attempt"] in pooled]
     where = edits.positions([o["attempt"] for o in seen])
     flipped = np.array([float(o["overturned"]) for o in seen])
     q = edit_probabilities(edits.features, where, flipped, state["uniform_share"])
