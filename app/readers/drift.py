@@ -1,0 +1,107 @@
+"""A sequential test for a drop in a reader's accuracy on known-answer cases.
+
+Each known-answer case a reader answers gives, per question, right or wrong. The test is a
+self-starting CUSUM (Page, Biometrika 1954; Hawkins, "Self-starting CUSUM charts for location
+and scale", The Statistician 1987) for a Bernoulli rate falling by DROP: before each case,
+the reader's baseline p0 is their accuracy on every known-answer answer so far except the
+last GUARD cases (their practice included), and after it S = max(0, S + r log(p1/p0) +
+w log((1-p1)/(1-p0))), with r right and w wrong answers and p1 = p0 - DROP. The reader is
+flagged when S reaches h. Learning the baseline as the study goes keeps a reader with a good
+or a poor day from being judged by a short practice; the guard keeps a fresh drop out of the
+baseline it is measured against.
+
+h is set by simulation for a stated false-alarm rate: a steady reader at p0 (estimated from
+``practice`` cases as the app estimates it), answering the questions of ``horizon``
+known-answer cases, answers of one case sharing a random effect (a hard case is hard on
+every question), is flagged with probability ``alpha`` at most: the (1 - alpha) quantile of
+the largest S over the horizon in seeded runs of this very procedure. So the rate holds for
+the whole study, at every look, as the study page looks after every answer.
+"""
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+DROP = 0.15
+ALPHA = 0.05
+GUARD = 10  # the latest known-answer cases kept out of the baseline
+MIN_BASELINE, MAX_BASELINE = DROP + 0.05, 0.99
+RUNS = 4000
+CASE_EFFECT = 0.5  # sd of a case's effect on the logit of all its questions
+
+
+@dataclass(frozen=True)
+class Drift:
+    """The test after a reader's known-answer cases, in the order they were read."""
+
+    statistic: np.ndarray  # S after each case
+    threshold: float  # h
+
+    @property
+    def flagged_at(self) -> int | None:
+        """The number of known-answer cases after which the reader was flagged, or None."""
+        over = np.nonzero(self.statistic >= self.threshold)[0]
+        return int(over[0]) + 1 if len(over) else None
+
+
+def _cusum(right: np.ndarray, asked: np.ndarray, prior_right: np.ndarray,
+           prior_asked: np.ndarray, drop: float) -> np.ndarray:
+    """S after each case for runs x cases of answers at once; the baselines start from each
+    run's practice (prior_right of prior_asked)."""
+    runs, cases = right.shape
+    known_right = np.concatenate([prior_right[:, None], np.cumsum(right, axis=1)], axis=1)
+    known_asked = np.concatenate([prior_asked[:, None], np.cumsum(asked, axis=1)], axis=1)
+    statistic = np.zeros((runs, cases))
+    s = np.zeros(runs)
+    for t in range(cases):
+        upto = max(0, t - GUARD)  # cases before t, less the guard: 0 means practice alone
+        r, a = known_right[:, upto], known_asked[:, upto]
+        p0 = np.clip(np.where(a > 0, (r + 1) / (a + 2), 0.9), MIN_BASELINE, MAX_BASELINE)
+        p1 = p0 - drop
+        s = np.maximum(0.0, s + right[:, t] * np.log(p1 / p0)
+                       + (asked[:, t] - right[:, t]) * np.log((1 - p1) / (1 - p0)))
+        statistic[:, t] = s
+    return statistic
+
+
+def steady_answers(rng: np.random.Generator, accuracy: float, cases: int, questions: int,
+                   runs: int) -> np.ndarray:
+    """Right answers per case of steady readers at this accuracy, answers of one case sharing
+    a random effect on the logit scale (runs x cases)."""
+    if cases == 0:
+        return np.zeros((runs, 0))
+    logit = np.log(accuracy / (1 - accuracy))
+    p = 1 / (1 + np.exp(-(logit + rng.normal(0.0, CASE_EFFECT, (runs, cases, 1)))))
+    p = np.clip(p * accuracy / p.mean(), 0, 1)  # the mean accuracy stays the one asked
+    return (rng.random((runs, cases, questions)) < p).sum(axis=2).astype(float)
+
+
+@functools.lru_cache(maxsize=128)
+def threshold(accuracy: float, horizon: int, questions: int, practice: int,
+              alpha: float = ALPHA, drop: float = DROP, seed: int = 0) -> float:
+    """h: a steady reader of this accuracy, with ``practice`` cases behind their baseline, is
+    flagged within ``horizon`` known-answer cases of ``questions`` questions with probability
+    ``alpha`` at most (seeded runs of the procedure itself)."""
+    p = float(np.clip(accuracy, MIN_BASELINE, MAX_BASELINE))
+    rng = np.random.default_rng(seed)
+    seen = steady_answers(rng, p, practice, questions, RUNS).sum(axis=1)
+    right = steady_answers(rng, p, horizon, questions, RUNS)
+    statistic = _cusum(right, np.full_like(right, questions), seen,
+                       np.full(RUNS, float(practice * questions)), drop)
+    return float(np.quantile(statistic.max(axis=1), 1 - alpha))
+
+
+def drift(right: np.ndarray, asked: np.ndarray, practice_right: float, practice_asked: float,
+          horizon: int, questions: int, practice_cases: int) -> Drift:
+    """The test over a reader's known-answer cases so far. ``practice_right`` of
+    ``practice_asked`` answers (``practice_cases`` cases) start the baseline; ``horizon``: the
+    known-answer cases the reader's list holds in all (what the false-alarm rate is stated
+    over); its threshold is calibrated at the reader's accuracy so far, to two decimals."""
+    right = np.asarray(right, float)[None, :]
+    asked = np.asarray(asked, float)[None, :]
+    total_right = practice_right + float(right.sum())
+    total_asked = practice_asked + float(asked.sum())
+    accuracy = round((total_right + 1) / (total_asked + 2), 2)
+    statistic = _cusum(right, asked, np.array([practice_right]), np.array([practice_asked]), DROP)
+    return Drift(statistic[0], threshold(accuracy, max(1, horizon), questions, practice_cases))

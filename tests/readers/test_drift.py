@@ -1,0 +1,33 @@
+"""The drift test on a reader's known-answer cases: its false-alarm rate holds on steady
+readers it was not calibrated on, and a marked drop is flagged soon after it happens."""
+
+import numpy as np
+
+from app.readers.drift import ALPHA, drift, steady_answers
+
+QUESTIONS, PRACTICE, HORIZON = 5, 20, 40
+
+
+def flagged(answers: np.ndarray, practice: np.ndarray) -> list[int | None]:
+    asked = np.full(answers.shape[1], QUESTIONS, dtype=float)
+    return [drift(answers[r], asked, practice[r], PRACTICE * QUESTIONS, HORIZON, QUESTIONS,
+                  PRACTICE).flagged_at for r in range(len(answers))]
+
+
+def test_steady_readers_are_flagged_at_the_stated_rate_at_most() -> None:
+    """400 steady readers at 0.9, drawn with a seed the threshold never saw."""
+    rng = np.random.default_rng(2026)
+    practice = steady_answers(rng, 0.9, PRACTICE, QUESTIONS, 400).sum(axis=1)
+    answers = steady_answers(rng, 0.9, HORIZON, QUESTIONS, 400)
+    share = np.mean([f is not None for f in flagged(answers, practice)])
+    assert share <= ALPHA + 0.03  # the rate, and the simulation's own error
+
+
+def test_a_reader_who_stops_looking_is_flagged_within_ten_cases() -> None:
+    """From 0.9 to a coin toss after 10 known-answer cases."""
+    rng = np.random.default_rng(7)
+    practice = steady_answers(rng, 0.9, PRACTICE, QUESTIONS, 100).sum(axis=1)
+    answers = np.concatenate([steady_answers(rng, 0.9, 10, QUESTIONS, 100),
+                              steady_answers(rng, 0.5, 30, QUESTIONS, 100)], axis=1)
+    at = flagged(answers, practice)
+    assert np.mean([f is not None and 10 < f <= 20 for f in at]) >= 0.9
