@@ -18,7 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
-from app.agreement.monitoring import overturned
+from app.agreement.completion import overturned
 from app.agreement.reads import load
 from app.agreement.service import watch_for
 from app.studies.adaptive import Observed, Pool
