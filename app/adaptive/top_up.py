@@ -25,8 +25,8 @@ from app.studies.adaptive import Observed, Pool
 from app.studies.adaptive_batches import (
     batches,
     draw_batch,
+    draws_made,
     frozen_pool,
-    images_drawn,
     place_batch,
     unplaced,
 )
@@ -61,7 +61,7 @@ def _top_up(engine: Engine, study_id: int, cache_dir: Path) -> StudyBatch | None
             logger.debug("adaptive study %s: no batch drawn: %s", study_id, reason)
             return None
         plan = draw_plan(study)
-        size = min(plan.batch, plan.budget - images_drawn(session, study))
+        size = min(plan.batch, plan.budget - draws_made(session, study))
         number = len(batches(session, study))
         try:
             if draws_edits(study):
@@ -81,7 +81,7 @@ def _top_up(engine: Engine, study_id: int, cache_dir: Path) -> StudyBatch | None
 
 
 def _why_not(session: Session, study: Study) -> str | None:
-    if images_drawn(session, study) >= draw_plan(study).budget:
+    if draws_made(session, study) >= draw_plan(study).budget:
         return "its budget of draws is spent"
     progress = study_progress(session, study)
     if not progress:

@@ -86,7 +86,8 @@ def batches(session: Session, study: Study) -> list[StudyBatch]:
                                 .order_by(col(StudyBatch.batch))))
 
 
-def images_drawn(session: Session, study: Study) -> int:
+def draws_made(session: Session, study: Study) -> int:
+    """The draws the study has made: of edits, or of images for a study made before."""
     return session.scalar(select(func.count()).select_from(StudyDraw).where(
         col(StudyDraw.study_id) == study.id)) or 0
 
@@ -186,11 +187,10 @@ def _mix_in(session: Session, study: Study, reader: StudyReader, items: list[Stu
     # No two edits of one source image in a row, from the open case on.
     image_of = _images_of(session, [a.item_id for a in mixed]
                           + ([frontier.item_id] if frontier is not None else []))
-    by_assignment = {id(a): image_of.get(a.item_id) for a in mixed}
-    order = apart([id(a) for a in mixed], by_assignment,
+    order = apart(list(range(len(mixed))),
+                  {i: image_of.get(a.item_id) for i, a in enumerate(mixed)},
                   before=image_of.get(frontier.item_id) if frontier is not None else None)
-    at = {id(a): a for a in mixed}
-    mixed = [at[k] for k in order]
+    mixed = [mixed[i] for i in order]
     # Out of the way first (the sequence is unique per reader), then into place.
     if tail:
         session.execute(update(Assignment).where(col(Assignment.id).in_([a.id for a in tail]))

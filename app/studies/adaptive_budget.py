@@ -27,7 +27,7 @@ class Budget:
     edits_most: int
     readers: int  # readers in the study
     readers_per_case: int | None  # None: every reader reads every case
-    unit: str = "edit"  # what one draw is: an edit, or a source image with all its edits
+    unit: str  # what one draw is: an edit, or a source image with all its edits
 
     @property
     def reads_per_case(self) -> int:

@@ -64,10 +64,9 @@ def tuned_draws(study: Study, targets: dict[str, float]) -> int | None:
 
 @dataclass(frozen=True)
 class EditPool:
-    """The frozen pool: its edits as the sampler's arrays, and each edit's attempt, task and
-    image in pool order."""
+    """The frozen pool: what the sampler knows of each edit, and each edit's attempt, task and
+    image, in pool order."""
 
-    pool: Pool
     features: EditFeatures
     attempt: np.ndarray
     task: np.ndarray
@@ -78,7 +77,7 @@ class EditPool:
     def of(cls, images: list[PoolImage]) -> "EditPool":
         pool = Pool(images)
         edits = [(e, p) for p in pool.images for e in p.edits]
-        return cls(pool, EditFeatures.of(pool),
+        return cls(EditFeatures.of(pool),
                    np.array([e.attempt_id for e, _ in edits], dtype=np.int64),
                    np.array([e.task_id for e, _ in edits], dtype=np.int64),
                    np.array([p.image for _, p in edits], dtype=np.int64),

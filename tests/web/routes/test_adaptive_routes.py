@@ -141,6 +141,10 @@ def test_the_form_and_the_study_page_state_the_budget_in_reads(
     for query in ("design=adaptive&total=", "design=adaptive&total=x", "design=validation&total=30"):
         quiet = BeautifulSoup(admin.get(f"/studies/new/budget?{query}").text, "html.parser")
         assert quiet.select_one("#budget-reads") is None
+    for query in ("design=adaptive&total=30&readers=abc", "design=bogus&total=30",
+                  "design=adaptive&total=999999999999&target_agreement=0.0001",
+                  "design=adaptive&total=30&target_agreement=nan&plan_agreement=inf"):
+        assert admin.get(f"/studies/new/budget?{query}").status_code in (200, 422), query
     created = admin.post("/studies", data=form(readers), follow_redirects=False)
     study_id = int(created.headers["location"].rsplit("/", 1)[1])
     study = BeautifulSoup(admin.get(f"/studies/{study_id}").text, "html.parser")
