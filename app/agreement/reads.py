@@ -21,7 +21,7 @@ from app.agreement.stats import Vote
 from app.errors import Conflict
 from app.models import IMPORTED_PROMPT_VERSION, Attempt, JudgeVerdict, Task, User
 from app.studies.adjudication import latest_decisions
-from app.studies.models import Answer, Assignment, Design, Study, StudyItem
+from app.studies.models import Answer, Assignment, Design, Study, StudyItem, in_figures
 from pipeline.vocabulary import DIMENSIONS, QUESTIONS
 
 CANNOT_ASSESS = "cannot_assess"
@@ -148,8 +148,9 @@ def load(session: Session, study: Study) -> StudyReads:
              .join(newest, (newest.c.assignment_id == Answer.assignment_id)
                    & (newest.c.version == Answer.version))
              .join(Assignment, col(Assignment.id) == Answer.assignment_id)
+             .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
              .join(User, col(User.id) == Assignment.user_id)
-             .where(col(Answer.retracted).is_(False)))
+             .where(col(Answer.retracted).is_(False), in_figures()))
     reads = [Read(item_id=item_id, reader=name, answers=dict(zip(QUESTIONS, answers, strict=True)),
                   repeat=repeat_of is not None, time_on_case_ms=time_ms, version=version,
                   confidence=confidence, tags=tuple(json.loads(tags)), comment=comment,
@@ -168,7 +169,9 @@ def load(session: Session, study: Study) -> StudyReads:
 def _assigned(session: Session, study: Study) -> dict[int, tuple[str, ...]]:
     query = (select(col(Assignment.item_id), col(User.name))
              .join(User, col(User.id) == Assignment.user_id)
-             .where(col(Assignment.study_id) == study.id, col(Assignment.repeat_of).is_(None)))
+             .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
+             .where(col(Assignment.study_id) == study.id, col(Assignment.repeat_of).is_(None),
+                    in_figures()))
     found: dict[int, list[str]] = {}
     for item_id, name in session.connection().execute(query):
         found.setdefault(item_id, []).append(name)
@@ -183,7 +186,7 @@ def _cases(session: Session, study: Study) -> list[Case]:
              .join(Task, col(Task.id) == StudyItem.task_id)
              .join(Attempt, col(Attempt.id) == StudyItem.attempt_id)
              .outerjoin(JudgeVerdict, col(JudgeVerdict.id) == StudyItem.judge_verdict_id)
-             .where(col(StudyItem.study_id) == study.id).order_by(col(StudyItem.id)))
+             .where(col(StudyItem.study_id) == study.id, in_figures()).order_by(col(StudyItem.id)))
     assigned = _assigned(session, study)
     # Typed loosely: the ids are the rows' own, never None, whatever the models' defaults say.
     rows: Any = session.connection().execute(query)
@@ -202,7 +205,8 @@ def _judges(session: Session, study: Study,
     query = (select(col(StudyItem.id), col(StudyItem.judge_verdict_id), col(JudgeVerdict.model),
                     col(JudgeVerdict.prompt_version), *VERDICT_VOTES)
              .join(JudgeVerdict, col(JudgeVerdict.attempt_id) == StudyItem.attempt_id)
-             .where(col(StudyItem.study_id) == study.id).order_by(col(JudgeVerdict.id)))
+             .where(col(StudyItem.study_id) == study.id, in_figures())
+             .order_by(col(JudgeVerdict.id)))
     frozen: dict[str, int] = {}
     others: dict[str, dict[int, dict[str, Vote]]] = {}
     for item_id, frozen_id, model, prompt_version, *verdict in session.connection().execute(query):

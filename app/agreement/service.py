@@ -33,6 +33,7 @@ from app.studies.models import (
     StudyDraw,
     StudyItem,
     StudyStatus,
+    in_figures,
 )
 from app.studies.targets import units_to_meet
 
@@ -80,7 +81,7 @@ def _report(session: Session, study: Study, scope: Slice,
     data = load(session, study)
     report = study_report(data, scope, primary=study.primary_question, margin=study.margin)
     in_scope = {c.item_id for c in data.cases if scope.admits(c)}
-    read = select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id)
+    read = select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id, in_figures())
     report = replace(
         report, facts=study_facts(session, study, data, in_scope),
         achieved=achieved_precision(report, study, primary_clustering(data, study, in_scope)),

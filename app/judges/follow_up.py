@@ -16,7 +16,7 @@ from app.errors import Conflict, Invalid, NotFound
 from app.job_models import Job, JobStatus, JobTask
 from app.models import Attempt, JudgeVerdict, Run, Task, User
 from app.studies.design import StudyError, StudyPlan, create_study_of
-from app.studies.models import Assignment, Design, Study, StudyItem
+from app.studies.models import Assignment, Design, Study, StudyItem, in_figures
 from app.studies.pool import Candidate
 
 MADE_FROM = "regenerated_from"
@@ -110,7 +110,7 @@ def comparison(session: Session, study: Study) -> Comparison | None:
     figures = (before_after([clusters[t] for t in both], [before[t] for t in both],
                             [after[t] for t in both]) if both else None)
     tasks = len(set(session.scalars(select(col(StudyItem.task_id)).where(
-        col(StudyItem.study_id) == study.id))))
+        col(StudyItem.study_id) == study.id, in_figures()))))
     return Comparison(source, int(made_from["job"]), figures, len(after), tasks)
 
 

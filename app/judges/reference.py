@@ -19,7 +19,7 @@ from app.agreement import reads
 from app.agreement.report import settled_consensus
 from app.errors import Conflict, Invalid, NotFound
 from app.judges.models import SentinelItem, SentinelSet
-from app.studies.models import Design, Study, StudyItem, StudyStatus
+from app.studies.models import Design, Study, StudyItem, StudyStatus, in_figures
 
 NAME = re.compile(r"^[\w .,:()+/-]{1,100}$")
 MAX_PER_STUDY = 100_000
@@ -184,7 +184,8 @@ def create_sentinel(session: Session, plan: SentinelPlan, created_by: int | None
     for study_id in study_ids:
         _, data, settled = reference_study(session, study_id)
         attempts = dict(session.execute(select(col(StudyItem.id), col(StudyItem.attempt_id))
-                                        .where(col(StudyItem.study_id) == study_id)).all())
+                                        .where(col(StudyItem.study_id) == study_id,
+                                               in_figures())).all())
         pool = sorted(c.item_id for c in data.cases
                       if c.item_id in settled and attempts.get(c.item_id) not in seen_attempts)
         chosen = sorted(rng.sample(pool, plan.per_study) if plan.per_study is not None

@@ -23,7 +23,7 @@ from app.judges.models import CandidateVerdict, JudgeCandidate
 from app.judges.reference import Ref, Reference, load_reference
 from app.models import Attempt, Task
 from app.settings import Settings
-from app.studies.models import Design, Study, StudyItem, StudyStatus
+from app.studies.models import Design, Study, StudyItem, StudyStatus, in_figures
 from pipeline import offline_judges
 from pipeline.backend import BackendError, TaskInfo, Verdict
 from pipeline.estimate import LOCAL, STEP_TOKENS, Estimate, Limits, describe, estimate
@@ -141,7 +141,8 @@ def reference_edits(session: Session, reference: Reference) -> list[Edit]:
     query = (select(col(StudyItem.id), col(StudyItem.task_id), col(StudyItem.attempt_id),
                     col(Attempt.instruction), col(StudyItem.study_id))
              .join(Attempt, col(Attempt.id) == StudyItem.attempt_id)
-             .where(col(StudyItem.study_id).in_(reference.study_ids)).order_by(col(StudyItem.id)))
+             .where(col(StudyItem.study_id).in_(reference.study_ids), in_figures())
+             .order_by(col(StudyItem.id)))
     wanted = {c.item_id for c in reference.data.cases} & set(reference.settled)
     return [Edit(item, task, attempt, instruction or "", study)
             for item, task, attempt, instruction, study in session.execute(query) if item in wanted]

@@ -27,7 +27,7 @@ from app.cases.filters import CaseFilter, recorded_filter, where_clauses
 from app.db import driver_rows
 from app.models import JudgeVerdict, Task
 from app.studies.judged_pool import ANSWERS, admitted, judged_pool
-from app.studies.models import Design, Study, StudyItem
+from app.studies.models import Design, Study, StudyItem, in_figures
 from app.studies.pool import SEPARATOR
 from pipeline.vocabulary import DIMENSIONS, QUESTIONS
 
@@ -254,7 +254,7 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
         raw = json.loads(study.selection)
         facets = tuple(raw.get("strata_facets") or ())
         items = session.execute(select(col(StudyItem.id), col(StudyItem.attempt_id), col(StudyItem.stratum))
-                                .where(col(StudyItem.study_id) == study.id)).all()
+                                .where(col(StudyItem.study_id) == study.id, in_figures())).all()
         key_codes, keys = frame.stratum_codes(facets)
         inside = _in_frame(frame, raw, root_id)
         position = _positions(frame, [attempt_id for _, attempt_id, _ in items])

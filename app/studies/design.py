@@ -26,6 +26,7 @@ from app.studies.adaptive_batches import place_batch, pool_images
 from app.studies.adaptive_budget import edit_budget
 from app.studies.edit_draws import EditPool, draw_edit_batch, edit_selection
 from app.studies.judged_pool import admitted, judged_pool, stratum_keys, values_of
+from app.studies.known_answers import check_share, draw_known, known_count
 from app.studies.models import Design, Reveal, Study, StudyReader
 from app.studies.pool import (
     Candidate,
@@ -35,7 +36,7 @@ from app.studies.pool import (
     stratum_label,
 )
 from app.studies.reading_setup import checked_instructions
-from app.studies.study_rows import item_rows, write_items_and_worklists
+from app.studies.study_rows import ItemRow, item_rows, known_rows, write_items_and_worklists
 from app.studies.targets import check_targets, field_of
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_json
 from pipeline.vocabulary import QUESTIONS
@@ -84,6 +85,8 @@ class StudyPlan:
     # half-width wanted per endpoint (app/studies/targets.py).
     margin: float = 0.05
     targets: dict[str, float] = field(default_factory=dict)
+    # The share of each reader's reads that are known-answer cases (app/studies/known_answers.py).
+    known_share: float = 0.0
 
 
 def _validate(plan: StudyPlan) -> None:
@@ -120,9 +123,44 @@ def _validate(plan: StudyPlan) -> None:
     if plan.targets and plan.design is Design.real_or_edited:
         raise StudyError("a real-or-edited study compares no judge: its targets are not used",
                          field=field_of(next(iter(plan.targets))))
+    _check_known_share(plan)
     if plan.design is Design.real_or_edited and not 0.1 <= plan.original_share <= 0.9:
         raise StudyError("the share of originals must be between 0.1 and 0.9",
                          field="original_share")
+
+
+def _check_known_share(plan: StudyPlan) -> None:
+    try:
+        check_share(plan.known_share)
+    except Invalid as error:
+        raise StudyError(str(error), field=error.field) from error
+    if not plan.known_share:
+        return
+    if not plan.design.rubric:
+        raise StudyError(f"a {plan.design.label} study has no rubric answers to check against "
+                         "a settled one: set the share of known-answer cases to 0",
+                         field="known_share")
+    if plan.design.draws_in_batches:
+        raise StudyError("an adaptive study's cases arrive as it goes, so it mixes in no "
+                         "known-answer cases: set their share to 0", field="known_share")
+
+
+def _with_known(session: Session, plan: StudyPlan, items: list[ItemRow]) -> tuple[
+        list[ItemRow], dict[str, Any]]:
+    """The items with the plan's known-answer cases added, and what the selection records."""
+    if not plan.known_share:
+        return items, {}
+    k = plan.readers_per_case or len(plan.reader_ids)
+    reads = math.ceil(len(items) * k / len(plan.reader_ids))
+    reads += round(reads * plan.repeat_fraction)
+    count = known_count(plan.known_share, reads)
+    try:
+        drawn = draw_known(session, count, plan.seed, plan.reader_ids, {i.task_id for i in items},
+                           accepted_only=plan.design is Design.accepted)
+    except Invalid as error:
+        raise StudyError(str(error), field=error.field) from error
+    return items + known_rows(session, drawn.answers), {"known_answers": {
+        "share": plan.known_share, "cases": count, "seen_before": drawn.seen_before}}
 
 
 def draw_sample(session: Session, plan: StudyPlan) -> tuple[dict[str, list[Candidate]], dict[str, int]]:
@@ -183,7 +221,9 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
     _check_people(session, plan)
     items = item_rows(session, sample, _originals(plan, sample))
     _check_targets(plan, len(items))
-    study = _study_row(plan, created_by, _selection_json(plan, pool))
+    items, known = _with_known(session, plan, items)
+    selection = json.dumps(json.loads(_selection_json(plan, pool)) | known, sort_keys=True)
+    study = _study_row(plan, created_by, selection)
     # Everything is read and drawn above; the write is the study row and a few bulk
     # inserts, so it holds SQLite's write lock for tens of milliseconds, not the whole creation.
     session.add(study)
@@ -207,8 +247,9 @@ def create_study_of(*, session: Session, plan: StudyPlan, sample: dict[str, list
     items = item_rows(session, sample, set())
     if not items:
         raise StudyError("no edit to read: none of the units has an image")
+    items, known = _with_known(session, plan, items)
     selection = json.loads(_selection_json(plan, {k: len(v) for k, v in sample.items()}))
-    study = _study_row(plan, created_by, json.dumps(selection | made_from, sort_keys=True))
+    study = _study_row(plan, created_by, json.dumps(selection | made_from | known, sort_keys=True))
     session.add(study)
     session.flush()
     write_items_and_worklists(session, study, items, plan.reader_ids)

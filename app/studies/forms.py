@@ -63,6 +63,9 @@ class StudyForm(BaseModel):
     primary_question: str = Field("overall", max_length=16)
     readers_per_case: int | None = Field(None, ge=1, le=100)
     repeat_fraction: float = Field(0.0, ge=0, le=0.5)
+    # In percent of each reader's reads: how a reader study states it. Checked (0-50 %) by
+    # the study's own rule, which names the field.
+    known_share: float = Field(0.0, ge=0, le=100)
     blinded: bool = False
     reveal: Reveal = Reveal.never
     hide_instructions: bool = False
@@ -127,4 +130,5 @@ def plan_from_form(form: StudyForm, case_filter: CaseFilter, counts: dict[str, i
         planned=planned, show_instructions=not form.hide_instructions,
         instructions=form.instructions, viewer_tools=tuple(form.viewer_tools),
         original_share=form.original_share, margin=form.margin, targets=form.targets(),
+        known_share=form.known_share / 100,
     )

@@ -8,10 +8,12 @@ from datetime import datetime
 from enum import StrEnum
 
 from sqlalchemy import Boolean, Column, Float, Integer, String, Text, UniqueConstraint, true
-from sqlmodel import Field, SQLModel
+from sqlalchemy.sql.elements import ColumnElement
+from sqlmodel import Field, SQLModel, col
 
 from app.models import utcnow
 from app.studies.design_traits import Design  # a study's design, by the name its rows keep
+from app.studies.reader_models import KnownAnswer  # noqa: F401  (an item names its known answer)
 
 
 class StudyStatus(StrEnum):
@@ -139,6 +141,15 @@ class StudyItem(SQLModel, table=True):
     # The truth of a real-or-edited case: the item's accepted edit or the task's original.
     shows: str = Field(default=Shows.edit.value, sa_column=Column(String(8), nullable=False,
                                                                    server_default=Shows.edit.value))
+    # A known-answer case (app/studies/known_answers.py): read like every other case, scored
+    # against this settled answer, and kept out of every figure about the judge or the data.
+    known_answer_id: int | None = Field(default=None, foreign_key="known_answer.id", index=True)
+
+
+def in_figures() -> ColumnElement[bool]:
+    """The items a study's figures read: every item but its known-answer cases, which check
+    the readers and never enter a figure about the judge or the data set."""
+    return col(StudyItem.known_answer_id).is_(None)
 
 
 class StudyReader(SQLModel, table=True):

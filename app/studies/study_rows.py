@@ -15,14 +15,16 @@ from sqlmodel import Session, SQLModel, col
 
 from app import bulk
 from app.image_order import blocks
-from app.models import Attempt, Task
+from app.models import Attempt, Run, Task
+from app.studies.known_answers import spread
 from app.studies.models import Shows, Study
 from app.studies.pool import Candidate, verdicts_of_record
 from app.studies.reader_instruction import reader_instructions
+from app.studies.reader_models import KnownAnswer
 
 T = SQLModel.metadata.tables
 ITEM_COLUMNS = ("id", "study_id", "task_id", "attempt_id", "stratum", "judge_verdict_id", "uid",
-                "reader_instruction", "shows")
+                "reader_instruction", "shows", "known_answer_id")
 ASSIGNMENT_COLUMNS = ("id", "study_id", "user_id", "item_id", "sequence", "repeat_of", "uid")
 # Reads between a case's first read and its hidden repeat, at the least: the repeat must be
 # read as a new case, not recognised as the one just answered.
@@ -39,6 +41,7 @@ class ItemRow:
     judge_verdict_id: int | None
     reader_instruction: str | None
     shows: str
+    known_answer_id: int | None = None  # a known-answer case (app/studies/known_answers.py)
 
 
 def item_rows(session: Session, sample: dict[str, list[Candidate]], originals: set[int]) -> list[ItemRow]:
@@ -49,6 +52,19 @@ def item_rows(session: Session, sample: dict[str, list[Candidate]], originals: s
     return [ItemRow(task_id, attempt_id, stratum, record.get(attempt_id), instructions[attempt_id],
                     (Shows.original if task_id in originals else Shows.edit).value)
             for stratum, task_id, attempt_id in attempts]
+
+
+def known_rows(session: Session, known: list[KnownAnswer]) -> list[ItemRow]:
+    """The items of known-answer cases: frozen exactly as every other item is (the verdict of
+    record, the reader's instruction), so that nothing served from them differs."""
+    attempts = [k.attempt_id for k in known]
+    task_of = dict(session.execute(select(col(Attempt.id), col(Run.task_id))
+                                   .join(Run, col(Run.id) == Attempt.run_id)
+                                   .where(col(Attempt.id).in_(attempts))).all())
+    record = verdicts_of_record(session, attempts)
+    instructions = reader_instructions(session, [(task_of[a], a) for a in attempts])
+    return [ItemRow(task_of[k.attempt_id], k.attempt_id, "", record.get(k.attempt_id),
+                    instructions[k.attempt_id], Shows.edit.value, k.id) for k in known]
 
 
 def _attempts_to_read(session: Session, unit: Candidate) -> list[int]:
@@ -71,10 +87,14 @@ def write_items_and_worklists(session: Session, study: Study, items: list[ItemRo
     item_ids = ids.take("study_item", len(items))
     bulk.insert_rows(conn, T["study_item"], ITEM_COLUMNS, [
         (item_id, study.id, i.task_id, i.attempt_id, i.stratum, i.judge_verdict_id,
-         secrets.token_hex(12), i.reader_instruction, i.shows)
+         secrets.token_hex(12), i.reader_instruction, i.shows, i.known_answer_id)
         for item_id, i in zip(item_ids, items, strict=True)])
-    block = _blocks_of_items(session, study, items, item_ids)
-    canonical = list(item_ids)
+    regular = [(item_id, i) for item_id, i in zip(item_ids, items, strict=True)
+               if i.known_answer_id is None]
+    known = [item_id for item_id, i in zip(item_ids, items, strict=True)
+             if i.known_answer_id is not None]
+    block = _blocks_of_items(session, study, [i for _, i in regular], [a for a, _ in regular])
+    canonical = [item_id for item_id, _ in regular]
     # From the study's secret, not its seed: a reader who knows the seed (it is shown with the
     # study) and their own user id could otherwise rebuild their order.
     random.Random(f"{study.order_secret}:overlap").shuffle(canonical)
@@ -87,7 +107,7 @@ def write_items_and_worklists(session: Session, study: Study, items: list[ItemRo
     for user_id, own in per_reader.items():
         order_seed = random.Random(f"{study.order_secret}:reader:{user_id}").randrange(2**31)
         readers.append((study.id, user_id, order_seed))
-        first, again = _worklist(study, user_id, own, order_seed, ids, block)
+        first, again = _worklist(study, user_id, own, order_seed, ids, block, known)
         first_reads += first
         repeats += again
     bulk.insert_rows(conn, T["study_reader"], ("study_id", "user_id", "order_seed"), readers)
@@ -115,7 +135,10 @@ def _blocks_of_items(session: Session, study: Study, items: list[ItemRow],
 
 
 def _worklist(study: Study, user_id: int, own: list[int], order_seed: int,
-              ids: bulk.IdAllocator, block: dict[int, int]) -> tuple[list[Row], list[Row]]:
+              ids: bulk.IdAllocator, block: dict[int, int],
+              known: list[int]) -> tuple[list[Row], list[Row]]:
+    """The reader's reads: their own cases and their repeats, with every known-answer case at
+    random places among them (so neither its place nor its neighbours tell it apart)."""
     assert study.id is not None
     order = sorted(own)
     random.Random(order_seed).shuffle(order)
@@ -133,6 +156,16 @@ def _worklist(study: Study, user_id: int, own: list[int], order_seed: int,
     again: list[Row] = [
         (aid, study.id, user_id, order[index], sequence, first_ids[index], secrets.token_hex(12))
         for aid, (sequence, index) in zip(again_ids, repeat_at, strict=True)]
+    if not known:
+        return first, again
+    # From the study's secret too: the seed would let a reader find their known-answer reads.
+    moved, slots = spread(random.Random(f"{study.order_secret}:known:{user_id}"),
+                          len(first) + len(again), len(known))
+    first = [(*row[:4], moved[row[4] - 1], *row[5:]) for row in first]
+    again = [(*row[:4], moved[row[4] - 1], *row[5:]) for row in again]
+    known_ids = ids.take("assignment", len(known))
+    first += [(aid, study.id, user_id, item_id, sequence, None, secrets.token_hex(12))
+              for aid, item_id, sequence in zip(known_ids, known, slots, strict=True)]
     return first, again
 
 

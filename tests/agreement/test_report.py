@@ -36,8 +36,10 @@ def answer_all(engine: Engine, setup: StudySetup, pattern: dict[str, list[str]],
                     assignment = get_assignment(session, setup.study, reader, n)
                 except LookupError:
                     break
-                index = order.index(assignment.item_id)
                 n += 1
+                if assignment.item_id not in order:  # a known-answer case: no figure's
+                    continue
+                index = order.index(assignment.item_id)
                 if index in (skip or {}).get(reader.name, set()):
                     continue
                 value = given[index]

@@ -38,7 +38,8 @@ def opened(engine: Engine, study: Study | int) -> Study:
 
 
 def make_study(engine: Engine, reveal: Reveal = Reveal.never, repeat_fraction: float = 0.0,
-               readers: int = 2, design: Design = Design.accepted) -> StudySetup:
+               readers: int = 2, design: Design = Design.accepted,
+               known_share: float = 0.0) -> StudySetup:
     """Accepted design: eight accepted chest X-ray edits, 4 add and 4 remove. Validation
     design: 4 judged attempts of each verdict x direction, 16 in all."""
     admin = add_user(engine, "study-admin", Role.admin)
@@ -53,7 +54,8 @@ def make_study(engine: Engine, reveal: Reveal = Reveal.never, repeat_fraction: f
         case_filter = CaseFilter(modality=("chest_xray",), outcome=("success",))
     plan = StudyPlan(name="pilot", case_filter=case_filter, design=design,
                      reader_ids=[p.id or 0 for p in people], seed=42, strata_facets=facets,
-                     per_stratum=strata, reveal=reveal, repeat_fraction=repeat_fraction)
+                     per_stratum=strata, reveal=reveal, repeat_fraction=repeat_fraction,
+                     known_share=known_share)
     with Session(engine) as session:
         study = create_study(session=session, plan=plan, created_by=admin)
     return StudySetup(opened(engine, study), admin, people, outsider)

@@ -16,6 +16,7 @@ from app.background import run_in_background
 from app.cases.filters import CaseFilter, recorded_criteria
 from app.designs import design_of
 from app.errors import Invalid
+from app.readers.settled import settle_from
 from app.studies.adaptive_batches import planned_budget
 from app.studies.adaptive_budget import recorded_budget
 from app.studies.adjudication import adjudicator_of
@@ -30,6 +31,7 @@ from app.studies.forms import (
     planned_from_form,
     strata_counts,
 )
+from app.studies.known_answers import DEFAULT_SHARE, pool_size
 from app.studies.models import Design, Study, StudyStatus
 from app.studies.planner import PlanError, plan_cases, sample_edits_per_image
 from app.studies.pool import check_facets
@@ -77,6 +79,7 @@ def _form_context(session: SessionDep, case_filter: CaseFilter, design: Design,
                   facets: tuple[str, ...], form: dict[str, Any], errors: dict[str, str],
                   counts: dict[str, int] | None = None) -> dict[str, Any]:
     return {"filter": case_filter, "readers": reader_accounts(session),
+            "known_pool": pool_size(session),
             "observed": observed_in_finished(session),
             "errors": errors, "form": form, "prefix": COUNT_PREFIX, "viewer_tools": VIEWER_TOOLS,
             **_strata_context(session, case_filter, design, facets, counts)}
@@ -93,7 +96,9 @@ def new_study_form(request: Request, session: SessionDep, case_filter: CaseFilte
         return redirect(request, "/studies/new/pairwise")
     design, chosen = _design_args(design, facets)
     form = {"seed": 42, "blinded": True, "primary_question": "overall",
-            "plan_agreement": "0.81", "plan_half_width": "0.05", "viewer_tools": list(VIEWER_TOOLS)}
+            "plan_agreement": "0.81", "plan_half_width": "0.05", "viewer_tools": list(VIEWER_TOOLS),
+            # The default share, when there are settled cases to draw it from.
+            "known_share": round(DEFAULT_SHARE * 100) if pool_size(session) else 0}
     return render(request, "studies/new.html",
                   _form_context(session, case_filter, design, chosen, form, {}))
 
@@ -311,5 +316,7 @@ def describe_reader(request: Request, session: SessionDep, admin: AdminUser, stu
 
 @router.post("/studies/{study_id}/lock")
 def lock_study_route(request: Request, session: SessionDep, study_id: IdPath) -> RedirectResponse:
-    lock_study(session, get_study(session, study_id))
+    study = get_study(session, study_id)
+    lock_study(session, study)
+    settle_from(session, study)  # its settled edits join the known-answer pool
     return redirect(request, f"/studies/{study_id}")

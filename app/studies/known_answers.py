@@ -1,0 +1,143 @@
+"""Known-answer cases: edits whose answer is settled, mixed into a study to check its readers.
+
+The pool is every settled answer not retired (app/readers/settled.py fills it from locked
+studies; an admin marks more). A study draws its share of each reader's reads from it, and
+every reader reads every drawn case, at random places through their own order. A known-answer
+case is an item like any other, drawn, frozen and served the same way, so nothing a reader
+sees tells it apart; the figures leave it out by its ``known_answer_id``.
+"""
+
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlmodel import Session, col
+
+from app.errors import Invalid
+from app.models import Attempt, JudgeVerdict, Run
+from app.studies.models import Answer, Assignment, StudyItem
+from app.studies.pool import verdicts_of_record
+from app.studies.reader_models import KnownAnswer
+
+MAX_SHARE = 0.5
+DEFAULT_SHARE = 0.05
+
+
+def check_share(share: float) -> None:
+    if not 0 <= share <= MAX_SHARE:
+        raise Invalid(f"the share of known-answer cases must be between 0 and "
+                      f"{MAX_SHARE:.0%} (not {share:.0%})", field="known_share")
+
+
+def known_count(share: float, reads_per_reader: int) -> int:
+    """How many known-answer cases make ``share`` of a reader's reads, beside their
+    ``reads_per_reader`` others: at least one when any share is asked."""
+    if share <= 0 or reads_per_reader <= 0:
+        return 0
+    return max(1, round(share / (1 - share) * reads_per_reader))
+
+
+def settled_pool(session: Session) -> list[KnownAnswer]:
+    """Every settled answer in force: the newest for each edit, none retired."""
+    rows = session.scalars(select(KnownAnswer).where(col(KnownAnswer.retired_at).is_(None))
+                           .order_by(col(KnownAnswer.id)))
+    newest: dict[int, KnownAnswer] = {}
+    for row in rows:
+        newest[row.attempt_id] = row
+    return sorted(newest.values(), key=lambda k: k.id or 0)
+
+
+def pool_size(session: Session) -> int:
+    return len(settled_pool(session))
+
+
+@dataclass(frozen=True)
+class KnownDraw:
+    """The known-answer cases a study draws, and how many its readers had read before (a
+    case a reader remembers from an earlier study is no blind check of them)."""
+
+    answers: list[KnownAnswer]
+    seen_before: int
+
+
+def draw_known(session: Session, count: int, seed: int, reader_ids: Iterable[int],
+               leave_out_tasks: set[int], accepted_only: bool = False) -> KnownDraw:
+    """``count`` settled cases, seeded, none of a task the study samples; those no reader of
+    the study has answered before first. ``accepted_only``: edits the judge of record passed
+    (an accepted-edits study shows nothing else, and a rejected edit would stand out)."""
+    if count <= 0:
+        return KnownDraw([], 0)
+    pool = settled_pool(session)
+    task_of = _tasks_of(session, [k.attempt_id for k in pool])
+    usable = [k for k in pool if task_of.get(k.attempt_id) not in leave_out_tasks]
+    if accepted_only:
+        passed = _passed(session, [k.attempt_id for k in usable])
+        usable = [k for k in usable if k.attempt_id in passed]
+    usable = _one_per_task(usable, task_of)
+    if len(usable) < count:
+        raise Invalid(f"the settled pool has {len(usable)} usable known-answer cases; this "
+                      f"share needs {count}: lower the share, lock a study with settled cases "
+                      "or mark unmistakable ones", field="known_share")
+    seen = _answered_by(session, set(reader_ids))
+    rng = random.Random(f"{seed}:known")
+    fresh = [k for k in usable if k.attempt_id not in seen]
+    stale = [k for k in usable if k.attempt_id in seen]
+    rng.shuffle(fresh)
+    rng.shuffle(stale)
+    chosen = _one_per_task(fresh + stale, task_of)[:count]
+    return KnownDraw(sorted(chosen, key=lambda k: k.id or 0),
+                     sum(1 for k in chosen if k.attempt_id in seen))
+
+
+def _one_per_task(ordered: list[KnownAnswer], task_of: dict[int, int]) -> list[KnownAnswer]:
+    """The first of each task's cases: two rounds of one task would be read as a pair."""
+    tasks: set[int] = set()
+    kept = []
+    for known in ordered:
+        task = task_of[known.attempt_id]
+        if task not in tasks:
+            tasks.add(task)
+            kept.append(known)
+    return kept
+
+
+def _tasks_of(session: Session, attempt_ids: list[int]) -> dict[int, int]:
+    found: dict[int, int] = {}
+    for start in range(0, len(attempt_ids), 5000):
+        chunk = attempt_ids[start:start + 5000]
+        found.update(session.execute(select(col(Attempt.id), col(Run.task_id))
+                                     .join(Run, col(Run.id) == Attempt.run_id)
+                                     .where(col(Attempt.id).in_(chunk))).all())
+    return found
+
+
+def _passed(session: Session, attempt_ids: list[int]) -> set[int]:
+    """The edits whose verdict of record passed them."""
+    record = list(verdicts_of_record(session, attempt_ids).values())
+    found: set[int] = set()
+    for start in range(0, len(record), 5000):
+        found.update(session.scalars(select(col(JudgeVerdict.attempt_id)).where(
+            col(JudgeVerdict.id).in_(record[start:start + 5000]),
+            col(JudgeVerdict.qualified).is_(True))))
+    return found
+
+
+def _answered_by(session: Session, reader_ids: set[int]) -> set[int]:
+    """The edits any of these readers has answered, in any study."""
+    if not reader_ids:
+        return set()
+    return set(session.scalars(
+        select(col(StudyItem.attempt_id)).join(Assignment, col(Assignment.item_id) == StudyItem.id)
+        .join(Answer, col(Answer.assignment_id) == Assignment.id)
+        .where(col(Assignment.user_id).in_(reader_ids)).distinct()))
+
+
+def spread(rng: random.Random, regular: int, known: int) -> tuple[list[int], list[int]]:
+    """Where ``known`` known-answer reads go among a reader's ``regular + known`` reads, each
+    slot equally likely: (the sequence each regular read moves to, the known reads' sequences
+    in a random order)."""
+    total = regular + known
+    slots = rng.sample(range(1, total + 1), known)
+    taken = set(slots)
+    return [s for s in range(1, total + 1) if s not in taken], slots
