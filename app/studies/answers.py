@@ -3,7 +3,7 @@
 import json
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import Annotated, TypeVar
 
@@ -311,6 +311,21 @@ def save_draft(session: Session, study: Study, assignment: Assignment, draft: Dr
             session.rollback()
             if attempt:
                 raise
+
+
+def keep_as_draft(session: Session, study: Study, assignment: Assignment,
+                  fields: Mapping[str, object]) -> None:
+    """What a submit that could not be stored carried, kept as the read's draft: each field
+    a draft would accept, the rest left out."""
+    kept: dict[str, object] = {}
+    for name in DraftIn.model_fields:
+        if name in fields:
+            try:
+                DraftIn.model_validate({name: fields[name]})
+            except ValidationError:
+                continue
+            kept[name] = fields[name]
+    save_draft(session, study, assignment, DraftIn.model_validate(kept))
 
 
 def load_draft(session: Session, assignment_id: int) -> dict[str, object] | None:

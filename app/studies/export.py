@@ -17,7 +17,9 @@ from app.studies.models import (
     Study,
     StudyItem,
     StudyReader,
+    in_figures,
 )
+from app.studies.reader_models import KnownAnswer
 
 HEADER = ("study", "reader", "sequence", "repeat_of_sequence", "item", "task_key", "modality",
           "disease", "direction", "round", "version", "retracted", "after_reveal", "compliance",
@@ -30,7 +32,8 @@ CHUNK = 500
 DESIGN_HEADER = ("study", "seed", "reader", "order_seed", "sequence", "repeat_of_sequence", "item",
                  "stratum", "case_id", "task_key", "modality", "disease", "direction", "round",
                  "judge_verdict_id",  # the frozen verdict each item is compared with
-                 "shows")  # edit, or original (a real-or-edited study's truth)
+                 "shows",  # edit, or original (a real-or-edited study's truth)
+                 "known_answer")  # the settled answer's id of a known-answer case, else empty
 
 
 def stream_csv(session: Session, header: tuple[str, ...], query: Any,
@@ -71,7 +74,8 @@ def iter_design_csv(session: Session, study: Study, extra_header: tuple[str, ...
                               sequences.get(assignment.repeat_of, "") if assignment.repeat_of else "",
                               item.uid, item.stratum, task.id, task.task_key, task.modality,
                               task.disease, task.direction, round_, item.judge_verdict_id or "",
-                              item.shows, *(extra(item.id or 0) if extra else ())))
+                              item.shows, item.known_answer_id or "",
+                              *(extra(item.id or 0) if extra else ())))
         if n % CHUNK == CHUNK - 1:
             yield rows.take()
     yield rows.take()
@@ -83,25 +87,29 @@ def sequences_of(session: Session, study: Study) -> dict[int, int]:
         .where(col(Assignment.study_id) == study.id))}
 
 
-def iter_answer_csv(session: Session, study: Study) -> Iterator[str]:
+def iter_answer_csv(session: Session, study: Study, known: bool = False) -> Iterator[str]:
+    """Every answer version of the study's cases; ``known``: of its known-answer cases alone,
+    each with the settled answers it is scored against (they are kept apart)."""
     rows = CsvRows()
     writer = rows
     flush = rows.take
-    writer.writerow(HEADER)
+    writer.writerow(HEADER + (("settled_answers",) if known else ()))
     yield flush()
     sequences = sequences_of(session, study)
     query = (select(Answer, Assignment, col(User.name), col(StudyItem.uid), Task, col(Attempt.round),
-                    RoiMetric)
+                    RoiMetric, col(KnownAnswer.answers))
              .join(Assignment, col(Assignment.id) == Answer.assignment_id)
              .outerjoin(RoiMetric, col(RoiMetric.answer_id) == Answer.id)
              .join(User, col(User.id) == Assignment.user_id)
              .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
              .join(Task, col(Task.id) == StudyItem.task_id)
              .join(Attempt, col(Attempt.id) == StudyItem.attempt_id)
-             .where(col(Assignment.study_id) == study.id)
+             .outerjoin(KnownAnswer, col(KnownAnswer.id) == StudyItem.known_answer_id)
+             .where(col(Assignment.study_id) == study.id,
+                    ~in_figures() if known else in_figures())
              .order_by(col(User.name), col(Assignment.sequence), col(Answer.version))
              .execution_options(yield_per=CHUNK))
-    for answer, assignment, reader, uid, task, round_, roi in session.execute(query):
+    for answer, assignment, reader, uid, task, round_, roi, settled in session.execute(query):
         writer.writerow((study.name, reader, assignment.sequence,
                          sequences.get(assignment.repeat_of, "") if assignment.repeat_of else "",
                          uid, task.task_key, task.modality, task.disease, task.direction, round_,
@@ -112,7 +120,8 @@ def iter_answer_csv(session: Session, study: Study) -> Iterator[str]:
                          answer.created_at.strftime("%Y-%m-%d %H:%M:%S"), answer.roi or "",
                          # Empty until the background worker has measured the region.
                          _figure(roi.ssim_outside_roi if roi else None),
-                         _figure(roi.changed_outside_roi if roi else None)))
+                         _figure(roi.changed_outside_roi if roi else None),
+                         *((settled,) if known else ())))
         yield flush()
 
 

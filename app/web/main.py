@@ -37,6 +37,7 @@ from app.web.routes import (
     overview,
     pairwise,
     quality,
+    readers,
     reading,
     studies,
 )
@@ -133,6 +134,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     # Before the studies' routes: /studies/new/pairwise is not a study id.
     app.include_router(pairwise.router, dependencies=[Depends(require_admin)])
     app.include_router(studies.router, dependencies=[Depends(require_admin)])
+    app.include_router(readers.router, dependencies=[Depends(require_admin)])
     app.include_router(accounts.router, dependencies=[Depends(require_admin)])
     app.include_router(agreement.router, dependencies=[Depends(require_admin)])
     app.include_router(overview.router, dependencies=[Depends(require_admin)])

@@ -66,9 +66,11 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.drop_index('ix_study_item_known_answer_id', 'study_item')
+    if op.get_bind().dialect.name != "sqlite":  # SQLite's column-level reference has no name
+        op.drop_constraint('fk_study_item_known_answer_id_known_answer', 'study_item',
+                           type_='foreignkey')
     with op.batch_alter_table('study_item') as batch:
-        batch.drop_index('ix_study_item_known_answer_id')
-        batch.drop_constraint('fk_study_item_known_answer_id_known_answer', type_='foreignkey')
         batch.drop_column('known_answer_id')
     op.drop_index('ix_reader_pause_user_id', 'reader_pause')
     op.drop_index('ix_reader_pause_study_id', 'reader_pause')

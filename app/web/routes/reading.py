@@ -1,9 +1,10 @@
 """Readers: their studies, the blinded reading screen, answers, drafts, undo, images."""
 
+import secrets
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, Response
 from starlette.datastructures import FormData
 
 from app.adaptive.top_up import top_up
@@ -11,8 +12,9 @@ from app.background import run_in_background
 from app.designs import design_of
 from app.errors import Conflict, Forbidden, NotFound
 from app.images.files import ImageSize
+from app.readers.pause import NEUTRAL, active_pause, watch_reader
 from app.studies.adjudication import studies_to_adjudicate
-from app.studies.answers import DraftIn, save_draft
+from app.studies.answers import DraftIn, keep_as_draft, save_draft
 from app.studies.images import item_diff, shown_image
 from app.studies.instructions_seen import instructions_due
 from app.studies.models import Assignment, Design, Study
@@ -45,23 +47,37 @@ def my_studies(request: Request, session: SessionDep, user: CurrentUser) -> HTML
         "preparing": {s.id: preparation(session, s) for s, _ in studies}})
 
 
-@router.get("/read/{study_id}")
+def _paused(request: Request, session: SessionDep, study: Study, user: CurrentUser,
+            status_code: int = 200) -> HTMLResponse | None:
+    """The neutral page of a paused reader, or None when they may read."""
+    pause = active_pause(session, study.id or 0, user.id or 0)
+    if pause is None:
+        return None
+    return render(request, "studies/reading/paused.html",
+                  {"study": study, "pause": pause, "message": NEUTRAL}, status_code=status_code)
+
+
+@router.get("/read/{study_id}", response_model=None)
 def continue_study(request: Request, session: SessionDep, user: CurrentUser,
-                   study_id: IdPath) -> RedirectResponse:
+                   study_id: IdPath) -> Response:
     study = get_study(session, study_id)
     get_assignment(session, study, user, 1)  # 403 for a study that is not theirs
     require_prepared(session, study)
+    if paused := _paused(request, session, study, user):
+        return paused
     following = next_open(session, study, user)
     target = f"/read/{study_id}/{following.sequence}" if following else f"/read?done={study_id}"
     return redirect(request, target)
 
 
 # Registered before the /{sequence} routes, which would take 'undo' for a number.
-@router.post("/read/{study_id}/undo")
-def undo(request: Request, session: SessionDep, user: CurrentUser, study_id: IdPath) -> RedirectResponse:
+@router.post("/read/{study_id}/undo", response_model=None)
+def undo(request: Request, session: SessionDep, user: CurrentUser, study_id: IdPath) -> Response:
     study = get_study(session, study_id)
     get_assignment(session, study, user, 1)
     require_prepared(session, study)  # as every reading route: nothing before it opens
+    if paused := _paused(request, session, study, user, status_code=409):
+        return paused
     assignment = design_of(study).undo_last(session, study, user.id or 0)
     target = f"/read/{study_id}/{assignment.sequence}" if assignment else f"/read/{study_id}"
     return redirect(request, target)
@@ -73,6 +89,8 @@ def reading_screen(request: Request, session: SessionDep, user: CurrentUser, stu
     study = get_study(session, study_id)
     assignment = get_assignment(session, study, user, sequence)
     require_prepared(session, study)
+    if paused := _paused(request, session, study, user):
+        return paused
     due = instructions_due(session, study, user.id or 0)
     design = design_of(study)
     return render(request, design.reading_template,
@@ -93,12 +111,20 @@ def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: I
     require_prepared(session, study)
     design = design_of(study)
     posted = read_form(form, design.answer_model)
+    if paused := _paused(request, session, study, user, status_code=409):
+        # Not stored as an answer while paused, but kept: the reader finds it typed in again.
+        if design.keeps_drafts:
+            keep_as_draft(session, study, assignment, posted.fields)
+        return paused
     if posted.value is None:
         errors = posted.errors or {"form": "the answer was not accepted"}
         return render(request, design.reading_template,
                       design.screen(session, study, user, assignment, typed=posted.fields,
                                     errors=errors), status_code=422)
     design.submit(session, study, assignment, posted.value)
+    if Design(study.design).rubric:  # every answer alike, off the request (app/readers/pause.py)
+        run_in_background(("watch-reader", study_id, user.id, secrets.token_hex(8)), watch_reader,
+                          request.app.state.engine, study_id, user.id)
     if Design(study.design).draws_in_batches:  # the next batch, before anyone's list runs dry
         run_in_background(("top-up", study_id), top_up, request.app.state.engine, study_id,
                           settings.resolved_cache_dir())

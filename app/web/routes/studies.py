@@ -16,6 +16,7 @@ from app.background import run_in_background
 from app.cases.filters import CaseFilter, recorded_criteria
 from app.designs import design_of
 from app.errors import Invalid
+from app.readers.checks import reader_checks
 from app.readers.settled import settle_from
 from app.studies.adaptive_batches import planned_budget
 from app.studies.adaptive_budget import recorded_budget
@@ -245,7 +246,7 @@ def _study_context(session: SessionDep, study: Study) -> dict[str, Any]:
                "viewer_tools": VIEWER_TOOLS, "tools": [t for t in VIEWER_TOOLS if t in tools_of(study)],
                "setup_open": study.status == StudyStatus.open and not started(session, study),
                "setup": {"instructions": study.instructions, "viewer_tools": tools_of(study)},
-               "setup_errors": {},
+               "setup_errors": {}, "checks": reader_checks(session, study),
                "budget": recorded_budget(selection.budget, len(progress), study.readers_per_case)}
     return context
 

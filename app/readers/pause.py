@@ -1,0 +1,158 @@
+"""Pausing a reader whose accuracy or pace drifts, and resuming them.
+
+After every answer the reader's known-answer accuracy (app/readers/drift.py) and time per
+case (app/readers/pace.py) are tested again from their reads in force. When either test
+fires, the reader is paused in that study: they are told, in neutral words, that their reading
+is paused and the study's organiser will be in touch; the admin sees which test fired, its
+statistic and threshold, and the cases behind it. Nothing is lost: their answers and drafts
+stay, and once resumed they go on where they stopped. A resumed reader's tests start again
+from the resumption (their earlier known-answer cases still set their baseline).
+
+The check runs after the answer is stored, for every answer alike, off the request: how long
+the response took must not tell a reader which of their cases was a known-answer case.
+"""
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col
+
+from app.errors import Conflict
+from app.models import User, utcnow
+from app.readers.drift import DROP, drift
+from app.readers.pace import pace
+from app.readers.reads import ReaderRead, study_reads
+from app.studies.models import Assignment, Design, Study, StudyItem
+from app.studies.reader_models import PauseCause, ReaderPause
+
+log = logging.getLogger(__name__)
+NEUTRAL = ("Your reading in this study is paused for now. Nothing you entered is lost. The "
+           "study's organiser has been told and will be in touch; you will go on where you "
+           "stopped.")
+
+
+def active_pause(session: Session, study_id: int, user_id: int) -> ReaderPause | None:
+    return session.scalars(select(ReaderPause).where(
+        col(ReaderPause.study_id) == study_id, col(ReaderPause.user_id) == user_id,
+        col(ReaderPause.resumed_at).is_(None)).order_by(col(ReaderPause.id).desc())).first()
+
+
+def pauses_of(session: Session, study_id: int) -> list[ReaderPause]:
+    """Every pause of the study, newest first (resumed ones too: they are the record)."""
+    return list(session.scalars(select(ReaderPause).where(col(ReaderPause.study_id) == study_id)
+                                .order_by(col(ReaderPause.id).desc())))
+
+
+def resume(session: Session, study: Study, user_id: int, admin: User, note: str = "") -> ReaderPause:
+    found = active_pause(session, study.id or 0, user_id)
+    if found is None:
+        raise Conflict("this reader is not paused in this study")
+    found.resumed_at, found.resumed_by, found.resume_note = utcnow(), admin.id, note.strip()[:2000]
+    session.add(found)
+    session.commit()
+    return found
+
+
+@dataclass(frozen=True)
+class Verdict:
+    cause: PauseCause
+    statistic: float
+    threshold: float
+    cases: int
+    reason: str
+
+
+def _since(session: Session, study: Study, user_id: int) -> datetime | None:
+    """When the reader was last resumed, or None."""
+    return session.scalar(select(func.max(ReaderPause.resumed_at)).where(
+        col(ReaderPause.study_id) == study.id, col(ReaderPause.user_id) == user_id))
+
+
+def check_reader(session: Session, study: Study, user_id: int) -> Verdict | None:
+    """Whether either test fires on the reader's reads now."""
+    reads = [r for r in study_reads(session, study) if r.user_id == user_id]
+    resumed = _since(session, study, user_id)
+    before = [r for r in reads if resumed is not None and r.answered_at <= resumed]
+    after = [r for r in reads if resumed is None or r.answered_at > resumed]
+    return _accuracy(session, study, user_id, before, after) or _pace(session, study, user_id, after)
+
+
+def _list_size(session: Session, study: Study, user_id: int, known: bool) -> int:
+    query = select(func.count()).select_from(Assignment).join(
+        StudyItem, col(StudyItem.id) == Assignment.item_id).where(
+        col(Assignment.study_id) == study.id, col(Assignment.user_id) == user_id)
+    if known:
+        query = query.where(col(StudyItem.known_answer_id).is_not(None))
+    return int(session.scalar(query) or 0)
+
+
+def _scores(reads: list[ReaderRead]) -> tuple[np.ndarray, np.ndarray]:
+    known = sorted((r for r in reads if r.settled), key=lambda r: r.sequence)
+    right = np.array([sum(r.answers[q] == a for q, a in (r.settled or {}).items()) for r in known])
+    asked = np.array([len(r.settled or {}) for r in known])
+    return right.astype(float), asked.astype(float)
+
+
+def _accuracy(session: Session, study: Study, user_id: int, before: list[ReaderRead],
+              after: list[ReaderRead]) -> Verdict | None:
+    right, asked = _scores(after)
+    if not len(right):
+        return None
+    prior_right, prior_asked = _scores(before)
+    horizon = _list_size(session, study, user_id, known=True) - len(prior_right)
+    questions = max(1, round(float(np.median(asked))))
+    found = drift(right, asked, float(prior_right.sum()), float(prior_asked.sum()),
+                  max(horizon, len(right)), questions, len(prior_right))
+    at = found.flagged_at
+    if at is None:
+        return None
+    share = right.sum() / asked.sum()
+    return Verdict(PauseCause.accuracy, float(found.statistic[at - 1]), found.threshold, len(right),
+                   f"Known-answer accuracy fell: {int(right.sum())} of {int(asked.sum())} settled "
+                   f"answers right ({share:.0%}) over {len(right)} known-answer cases. A "
+                   f"self-starting CUSUM for a {DROP:.0%}-point drop crossed its threshold "
+                   f"(S = {found.statistic[at - 1]:.2f} against h = {found.threshold:.2f}, set for "
+                   "a 5 % false-alarm rate over the reader's whole list).")
+
+
+def _pace(session: Session, study: Study, user_id: int, after: list[ReaderRead]) -> Verdict | None:
+    timed = sorted((r for r in after if r.time_ms), key=lambda r: r.sequence)
+    if not timed:
+        return None
+    found = pace([int(r.time_ms or 0) for r in timed], _list_size(session, study, user_id, known=False))
+    at = found.flagged_at
+    if at is None:
+        return None
+    recent = [r.time_ms / 1000 for r in timed[-10:] if r.time_ms]
+    earlier = [r.time_ms / 1000 for r in timed[:-10] if r.time_ms]
+    return Verdict(PauseCause.time, float(found.statistic[at - 1]), found.threshold, len(timed),
+                   f"Time per case fell: median {np.median(recent):.0f} s over the last "
+                   f"{len(recent)} reads against {np.median(earlier):.0f} s before. A "
+                   f"self-starting CUSUM for a halving of time crossed its threshold "
+                   f"(S = {found.statistic[at - 1]:.2f} against h = {found.threshold:.2f}, set "
+                   "for a 5 % false-alarm rate over the reader's whole list).")
+
+
+def watch_reader(engine: Engine, study_id: int, user_id: int) -> ReaderPause | None:
+    """Test the reader after an answer and pause them if a test fires (background work)."""
+    with Session(engine) as session:
+        study = session.get(Study, study_id)
+        if study is None or not Design(study.design).rubric:
+            return None
+        if active_pause(session, study_id, user_id) is not None:
+            return None
+        verdict = check_reader(session, study, user_id)
+        if verdict is None:
+            return None
+        paused = ReaderPause(study_id=study_id, user_id=user_id, cause=verdict.cause.value,
+                             reason=verdict.reason, statistic=verdict.statistic,
+                             threshold=verdict.threshold, cases=verdict.cases)
+        session.add(paused)
+        session.commit()
+        session.refresh(paused)
+        log.warning("reader %s paused in study %s: %s", user_id, study_id, verdict.reason)
+        return paused

@@ -1,0 +1,131 @@
+"""The checks on the readers through the web: the study page's table, a reader paused by a
+drop in known-answer accuracy and resumed by the admin with nothing lost, and the exports."""
+
+import csv
+import io
+
+from bs4 import BeautifulSoup
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app.background import wait_for_background
+from app.settings import Settings
+from app.studies.models import Assignment, Design, Draft, StudyItem
+from app.studies.reader_models import KnownAnswer, ReaderPause
+from tests.readers.test_figures_without_known import mark_brain_edits
+from tests.studies.conftest import StudySetup, make_study
+from tests.web.routes.test_reading import as_user
+
+RIGHT = {"compliance": "yes", "structure": "yes", "realism": "yes", "fidelity": "yes",
+         "overall": "accept", "confidence": "4", "time_on_case_ms": "30000"}
+
+
+def _known_sequences(engine: Engine, setup: StudySetup, reader: int) -> dict[int, dict[str, str]]:
+    """The reader's known-answer reads: sequence -> settled answers."""
+    with Session(engine) as session:
+        rows = session.execute(select(col(Assignment.sequence), col(KnownAnswer.answers))
+                               .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
+                               .join(KnownAnswer, col(KnownAnswer.id) == StudyItem.known_answer_id)
+                               .where(col(Assignment.study_id) == setup.study.id,
+                                      col(Assignment.user_id) == setup.readers[reader].id)).all()
+    import json
+    return {sequence: json.loads(answers) for sequence, answers in rows}
+
+
+def _wrong(settled: dict[str, str]) -> dict[str, str]:
+    flip = {"yes": "no", "no": "yes", "accept": "reject", "reject": "accept"}
+    return RIGHT | {q: flip[a] for q, a in settled.items()} | {
+        q: "no" for q in ("compliance", "structure", "fidelity") if q not in settled}
+
+
+def test_a_reader_whose_accuracy_drops_is_paused_and_resumed_with_nothing_lost(
+        demo_engine: Engine, settings: Settings) -> None:
+    mark_brain_edits(demo_engine, 8)
+    setup = make_study(demo_engine, design=Design.validation, known_share=1 / 3)
+    sid = setup.study.id
+    reader = as_user(demo_engine, settings, "reader-0")
+    admin = as_user(demo_engine, settings, "study-admin")
+    known = _known_sequences(demo_engine, setup, 0)
+    assert len(known) == 8
+    paused_at = None
+    for sequence in range(1, 25):
+        page = reader.get(f"/read/{sid}/{sequence}")
+        if BeautifulSoup(page.text, "html.parser").select_one("#paused"):
+            paused_at = sequence
+            break
+        form = _wrong(known[sequence]) if sequence in known else RIGHT
+        response = reader.post(f"/read/{sid}/{sequence}",
+                               data=form | {"submission_id": f"drop-{sequence:04d}-xx"},
+                               follow_redirects=False)
+        assert response.status_code == 303
+        wait_for_background()
+    assert paused_at is not None, "every known-answer case answered wrongly, never paused"
+    # The reader is told in neutral words: nothing about accuracy, known answers or a test.
+    screen = BeautifulSoup(reader.get(f"/read/{sid}").text, "html.parser")
+    message = screen.select_one("#paused-message")
+    assert message is not None
+    assert not any(w in message.text.lower() for w in ("accura", "known", "wrong", "test", "cusum"))
+    # An answer sent while paused is not stored, but kept as the read's draft.
+    refused = reader.post(f"/read/{sid}/{paused_at}",
+                          data=RIGHT | {"comment": "typed while paused",
+                                        "submission_id": "drop-paused-xx"})
+    assert refused.status_code == 409
+    with Session(demo_engine) as session:
+        read = session.scalars(select(Assignment).where(
+            col(Assignment.study_id) == sid, col(Assignment.user_id) == setup.readers[0].id,
+            col(Assignment.sequence) == paused_at)).one()
+        draft = session.get(Draft, read.id)
+        assert draft is not None and "typed while paused" in draft.payload
+        [pause] = session.scalars(select(ReaderPause)).all()
+    assert pause.cause == "accuracy" and "Known-answer accuracy fell" in pause.reason
+    # The admin sees why, and resumes.
+    study_page = BeautifulSoup(admin.get(f"/studies/{sid}").text, "html.parser")
+    row = study_page.select_one(f"#paused-{setup.readers[0].id} .pause-reason")
+    assert row is not None and "CUSUM" in row.text
+    resumed = admin.post(f"/studies/{sid}/readers/{setup.readers[0].id}/resume",
+                         data={"note": "talked it through"}, follow_redirects=False)
+    assert resumed.status_code == 303
+    going_on = reader.get(f"/read/{sid}", follow_redirects=False)
+    assert going_on.headers["location"] == f"/read/{sid}/{paused_at}"
+    again = BeautifulSoup(reader.get(f"/read/{sid}/{paused_at}").text, "html.parser")
+    comment = again.select_one("textarea[name=comment]")
+    assert comment is not None and "typed while paused" in comment.text
+    # Resuming twice is a 409, not a second record.
+    assert admin.post(f"/studies/{sid}/readers/{setup.readers[0].id}/resume").status_code == 409
+
+
+def test_a_steady_reader_is_not_paused_and_the_table_shows_each_reader(
+        demo_engine: Engine, settings: Settings) -> None:
+    mark_brain_edits(demo_engine, 8)
+    setup = make_study(demo_engine, design=Design.validation, known_share=1 / 3)
+    sid = setup.study.id
+    for index in (0, 1):
+        reader = as_user(demo_engine, settings, f"reader-{index}")
+        known = _known_sequences(demo_engine, setup, index)
+        for sequence in range(1, 25):
+            settled = known.get(sequence)
+            form = RIGHT | (settled or {})
+            assert reader.post(f"/read/{sid}/{sequence}",
+                               data=form | {"submission_id": f"steady-{index}-{sequence:04d}"},
+                               follow_redirects=False).status_code == 303
+    wait_for_background()
+    admin = as_user(demo_engine, settings, "study-admin")
+    page = BeautifulSoup(admin.get(f"/studies/{sid}").text, "html.parser")
+    rows = page.select("#reader-checks-table tbody tr[data-reader]")
+    assert [r["data-reader"] for r in rows] == ["reader-0", "reader-1"]
+    cell = page.select_one(f"#known-{setup.readers[0].id}")
+    assert cell is not None and cell.text.startswith("16/16")  # 8 cases, 2 settled answers each
+    assert not page.select(".paused-reader")
+    detail = BeautifulSoup(admin.get(f"/studies/{sid}/readers").text, "html.parser")
+    assert len(detail.select(".reader-detail")) == 2
+    assert detail.select_one(".reader-detail .by-question tr[data-question=overall]") is not None
+    # The exports: one row per reader; the known-answer reads apart from answers.csv.
+    readers_csv = list(csv.DictReader(io.StringIO(admin.get(f"/studies/{sid}/readers.csv").text)))
+    assert [r["reader"] for r in readers_csv] == ["reader-0", "reader-1"]
+    assert readers_csv[0]["known_right"] == "16" and readers_csv[0]["paused_now"] == "no"
+    assert float(readers_csv[0]["known_low"]) < 1 == float(readers_csv[0]["known_high"])
+    answers = list(csv.DictReader(io.StringIO(admin.get(f"/studies/{sid}/answers.csv").text)))
+    known = list(csv.DictReader(io.StringIO(admin.get(f"/studies/{sid}/known-answers.csv").text)))
+    assert len(answers) == 32 and len(known) == 16
+    assert {r["item"] for r in answers}.isdisjoint({r["item"] for r in known})
+    assert all(r["settled_answers"].startswith("{") for r in known)
