@@ -35,6 +35,7 @@ from app.studies.pool import (
     pool_by_stratum,
     stratum_label,
 )
+from app.studies.practice import Requirement, check_requirement, enrol
 from app.studies.reading_setup import checked_instructions
 from app.studies.study_rows import ItemRow, item_rows, known_rows, write_items_and_worklists
 from app.studies.targets import check_targets, field_of
@@ -87,6 +88,8 @@ class StudyPlan:
     targets: dict[str, float] = field(default_factory=dict)
     # The share of each reader's reads that are known-answer cases (app/studies/known_answers.py).
     known_share: float = 0.0
+    # What each reader must reach in a practice study first (app/studies/practice.py).
+    qualification: Requirement | None = None
 
 
 def _validate(plan: StudyPlan) -> None:
@@ -260,12 +263,27 @@ def create_study_of(*, session: Session, plan: StudyPlan, sample: dict[str, list
     return study
 
 
+def _check_qualification(session: Session, plan: StudyPlan) -> None:
+    asked = plan.qualification
+    if asked is None:
+        return
+    try:
+        check_requirement(session, asked.practice_id, asked.threshold, asked.min_cases, asked.on)
+    except Invalid as error:
+        raise StudyError(str(error), field=error.field) from error
+    # Every reader can practise: those not yet in the practice study are given its cases.
+    practice = session.get(Study, asked.practice_id)
+    assert practice is not None
+    enrol(session, practice, plan.reader_ids)
+
+
 def _check_people(session: Session, plan: StudyPlan) -> None:
     readers = [session.get(User, uid) for uid in plan.reader_ids]
     if any(r is None or r.role != Role.reader for r in readers):
         raise StudyError("every assigned account must exist and be a reader")
     if session.scalars(select(Study).where(col(Study.name) == plan.name)).first():
         raise StudyError(f"a study named {plan.name!r} exists already", field="name")
+    _check_qualification(session, plan)
 
 
 def _study_row(plan: StudyPlan, created_by: User, selection: str) -> Study:
@@ -282,7 +300,8 @@ def _study_row(plan: StudyPlan, created_by: User, selection: str) -> Study:
                  order_secret=secrets.token_hex(16), show_instructions=plan.show_instructions,
                  instructions=checked_instructions(plan.instructions),
                  viewer_tools=tools_json(plan.viewer_tools,
-                                         single_image=plan.design.single_image))
+                                         single_image=plan.design.single_image),
+                 qualification=plan.qualification.as_json() if plan.qualification else None)
 
 
 def _create_adaptive(session: Session, plan: StudyPlan, created_by: User) -> Study:

@@ -10,6 +10,7 @@ from app.models import MAX_DB_ID
 from app.studies.design import StudyError, StudyPlan
 from app.studies.models import Design, Reveal
 from app.studies.planner import plan_cases
+from app.studies.practice import Requirement
 from app.studies.reading_setup import MAX_INSTRUCTIONS
 from app.studies.targets import ENDPOINTS, MAX_TARGET, field_of
 from app.studies.viewer_tools import VIEWER_TOOLS
@@ -66,6 +67,12 @@ class StudyForm(BaseModel):
     # In percent of each reader's reads: how a reader study states it. Checked (0-50 %) by
     # the study's own rule, which names the field.
     known_share: float = Field(0.0, ge=0, le=100)
+    # A qualification asked of every reader (app/studies/practice.py); checked (0-1, at most
+    # the practice study's cases) by the study's own rule, which names the field.
+    qualify_practice: int | None = Field(None, ge=1, le=MAX_DB_ID)
+    qualify_threshold: float = Field(0.6, allow_inf_nan=False)
+    qualify_cases: int = Field(20, ge=0, le=100_000)
+    qualify_on: Literal["estimate", "lower_bound"] = "estimate"
     blinded: bool = False
     reveal: Reveal = Reveal.never
     hide_instructions: bool = False
@@ -131,4 +138,7 @@ def plan_from_form(form: StudyForm, case_filter: CaseFilter, counts: dict[str, i
         instructions=form.instructions, viewer_tools=tuple(form.viewer_tools),
         original_share=form.original_share, margin=form.margin, targets=form.targets(),
         known_share=form.known_share / 100,
+        qualification=Requirement(form.qualify_practice, form.qualify_threshold,
+                                  form.qualify_cases, form.qualify_on)
+        if form.qualify_practice else None,
     )

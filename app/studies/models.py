@@ -7,7 +7,7 @@ import secrets
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import Boolean, Column, Float, Integer, String, Text, UniqueConstraint, true
+from sqlalchemy import Boolean, Column, Float, Integer, String, Text, UniqueConstraint, false, true
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Field, SQLModel, col
 
@@ -83,6 +83,13 @@ class Study(SQLModel, table=True):
     created_by: int = Field(foreign_key="app_user.id")
     created_at: datetime = Field(default_factory=utcnow)
     locked_at: datetime | None = None
+    # A practice study (app/studies/practice.py): every case a known-answer case, the settled
+    # answer, the other readers' answers and the judge's reasons shown after each answer.
+    practice: bool = Field(default=False, sa_column=Column(Boolean, nullable=False,
+                                                           server_default=false()))
+    # What a reader must reach in a practice study before reading this one, as JSON
+    # (app/studies/practice.py Requirement); None: no qualification asked.
+    qualification: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
 
 class StudyBatch(SQLModel, table=True):

@@ -67,3 +67,24 @@ class ReaderPause(SQLModel, table=True):
     resumed_at: datetime | None = None
     resumed_by: int | None = Field(default=None, foreign_key="app_user.id")
     resume_note: str = Field(default="", sa_column=Column(Text, nullable=False, server_default=""))
+
+
+class Qualification(SQLModel, table=True):
+    """A reader reaching a study's required agreement in a practice study: when, and on what
+    (the practice study, its cases and answers, the interval and the bar they cleared)."""
+
+    __tablename__ = "qualification"
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="app_user.id", index=True)
+    practice_id: int = Field(foreign_key="study.id", index=True)
+    cases: int
+    right: int
+    asked: int
+    low: float = Field(sa_column=Column(Float, nullable=False))
+    high: float = Field(sa_column=Column(Float, nullable=False))
+    # The bar: the least agreement, over at least min_cases cases, on the estimate or on the
+    # interval's lower bound.
+    threshold: float = Field(sa_column=Column(Float, nullable=False))
+    min_cases: int
+    on: str = Field(sa_column=Column(String(16), nullable=False))
+    qualified_at: datetime = Field(default_factory=utcnow)

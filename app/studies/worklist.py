@@ -16,6 +16,7 @@ from app.errors import Forbidden, NotFound
 from app.models import Attempt, JudgeVerdict, Task, User
 from app.studies.answers import latest_answer, load_draft
 from app.studies.models import Answer, Assignment, Reveal, Study, StudyItem, StudyReader, answer_table
+from app.studies.practice import practice_feedback
 from app.studies.reader_instruction import reader_instruction
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
 from pipeline.vocabulary import DIMENSIONS, QUESTIONS
@@ -186,6 +187,12 @@ def read_view(session: Session, study: Study, user: User, assignment: Assignment
     )
 
 
+def _reader_of(session: Session, answer: Answer) -> int:
+    assignment = session.get(Assignment, answer.assignment_id)
+    assert assignment is not None
+    return assignment.user_id
+
+
 def _instruction_for_readers(session: Session, study: Study, item: StudyItem, task: Task,
                              attempt: Attempt) -> str | None:
     """None when the study hides instructions; items of studies made before the reader's
@@ -201,6 +208,10 @@ def _reveal(session: Session, study: Study, item: StudyItem,
     (frozen on the item), never a later re-judgement."""
     if answer is None or study.reveal != Reveal.after_submit:
         return None
+    if study.practice:
+        assert answer.assignment_id is not None
+        return {"available": True, "practice": practice_feedback(session, item, _reader_of(session, answer)),
+                "given": {q: getattr(answer, q) for q in QUESTIONS}}
     verdict = session.get(JudgeVerdict, item.judge_verdict_id) if item.judge_verdict_id else None
     if verdict is None or verdict.qualified is None:
         return {"available": False}

@@ -18,6 +18,7 @@ from app.studies.answers import DraftIn, keep_as_draft, save_draft
 from app.studies.images import item_diff, shown_image
 from app.studies.instructions_seen import instructions_due
 from app.studies.models import Assignment, Design, Study
+from app.studies.practice import record_if_qualified, requirement_of, standing
 from app.studies.previews import preparation, require_prepared
 from app.studies.viewer_tools import require_tool
 from app.studies.worklist import (
@@ -49,7 +50,16 @@ def my_studies(request: Request, session: SessionDep, user: CurrentUser) -> HTML
 
 def _paused(request: Request, session: SessionDep, study: Study, user: CurrentUser,
             status_code: int = 200) -> HTMLResponse | None:
-    """The neutral page of a paused reader, or None when they may read."""
+    """The page of a reader who may not read this study now, or None when they may: paused
+    (told in neutral words), or not yet qualified in the practice the study asks for."""
+    requirement = requirement_of(study)
+    if requirement is not None:
+        now = standing(session, requirement, user.id or 0)
+        if not now.qualified:
+            return render(request, "studies/reading/qualify.html",
+                          {"study": study, "standing": now,
+                           "practice": get_study(session, requirement.practice_id)},
+                          status_code=status_code)
     pause = active_pause(session, study.id or 0, user.id or 0)
     if pause is None:
         return None
@@ -122,6 +132,8 @@ def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: I
                       design.screen(session, study, user, assignment, typed=posted.fields,
                                     errors=errors), status_code=422)
     design.submit(session, study, assignment, posted.value)
+    if study.practice:
+        record_if_qualified(session, study, user.id or 0)
     if Design(study.design).rubric:  # every answer alike, off the request (app/readers/pause.py)
         run_in_background(("watch-reader", study_id, user.id, secrets.token_hex(8)), watch_reader,
                           request.app.state.engine, study_id, user.id)

@@ -1,5 +1,6 @@
 """Admins: create studies from a case filter, follow each reader's progress, lock."""
 
+import json
 from collections.abc import Iterator
 from typing import Annotated, Any
 
@@ -36,6 +37,7 @@ from app.studies.known_answers import DEFAULT_SHARE, pool_size
 from app.studies.models import Design, Study, StudyStatus
 from app.studies.planner import PlanError, plan_cases, sample_edits_per_image
 from app.studies.pool import check_facets
+from app.studies.practice import practice_studies, requirement_of, standing
 from app.studies.previews import preparation, warm_previews
 from app.studies.reading_setup import change_reading_setup, started
 from app.studies.targets import units_to_meet
@@ -80,7 +82,7 @@ def _form_context(session: SessionDep, case_filter: CaseFilter, design: Design,
                   facets: tuple[str, ...], form: dict[str, Any], errors: dict[str, str],
                   counts: dict[str, int] | None = None) -> dict[str, Any]:
     return {"filter": case_filter, "readers": reader_accounts(session),
-            "known_pool": pool_size(session),
+            "known_pool": pool_size(session), "practices": practice_studies(session),
             "observed": observed_in_finished(session),
             "errors": errors, "form": form, "prefix": COUNT_PREFIX, "viewer_tools": VIEWER_TOOLS,
             **_strata_context(session, case_filter, design, facets, counts)}
@@ -247,6 +249,10 @@ def _study_context(session: SessionDep, study: Study) -> dict[str, Any]:
                "setup_open": study.status == StudyStatus.open and not started(session, study),
                "setup": {"instructions": study.instructions, "viewer_tools": tools_of(study)},
                "setup_errors": {}, "checks": reader_checks(session, study),
+               "known_answers": json.loads(study.selection).get("known_answers"),
+               "requirement": requirement_of(study),
+               "standings": {r.id: standing(session, requirement, r.id or 0)
+                             for r, _ in progress} if (requirement := requirement_of(study)) else {},
                "budget": recorded_budget(selection.budget, len(progress), study.readers_per_case)}
     return context
 

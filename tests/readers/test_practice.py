@@ -1,0 +1,123 @@
+"""Practice studies and qualification: feedback after each practice answer, a study that asks
+its readers to qualify first, and who qualified when, on what."""
+
+import json
+
+import pytest
+from bs4 import BeautifulSoup
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app.background import wait_for_background
+from app.cases.filters import CaseFilter
+from app.errors import Invalid
+from app.models import Role, User
+from app.settings import Settings
+from app.studies.design import StudyError, StudyPlan, create_study
+from app.studies.models import Assignment, Design, Study, StudyItem
+from app.studies.practice import Requirement, create_practice
+from app.studies.reader_models import KnownAnswer, Qualification
+from tests.accounts import add_user
+from tests.readers.test_figures_without_known import mark_brain_edits
+from tests.studies.conftest import opened
+from tests.web.routes.test_reading import as_user
+
+ANSWER = {"compliance": "yes", "structure": "yes", "realism": "yes", "fidelity": "yes",
+          "overall": "accept", "confidence": "4", "time_on_case_ms": "20000"}
+
+
+def _people(engine: Engine) -> tuple[User, list[User]]:
+    return add_user(engine, "boss", Role.admin), [add_user(engine, f"r{i}", Role.reader) for i in range(2)]
+
+
+def test_a_practice_study_is_refused_without_cases(demo_engine: Engine) -> None:
+    admin, readers = _people(demo_engine)
+    with Session(demo_engine) as session:
+        with pytest.raises(Invalid) as empty:
+            create_practice(session, name="p", cases=5, reader_ids=[readers[0].id or 0], created_by=admin)
+        assert empty.value.field == "cases"
+        with pytest.raises(Invalid) as none:
+            create_practice(session, name="p", cases=0, reader_ids=[readers[0].id or 0], created_by=admin)
+        assert none.value.field == "cases"
+
+
+def _plan(readers: list[User], requirement: Requirement | None) -> StudyPlan:
+    return StudyPlan(name="the real thing", case_filter=CaseFilter(modality=("chest_xray",)),
+                     design=Design.validation, reader_ids=[readers[0].id or 0], seed=1,
+                     strata_facets=("verdict",), per_stratum={"pass": 3, "fail": 3},
+                     qualification=requirement)
+
+
+@pytest.mark.parametrize(("threshold", "cases", "field"), [(1.5, 4, "qualify_threshold"),
+                                                          (-0.1, 4, "qualify_threshold"),
+                                                          (0.6, 9, "qualify_cases"),
+                                                          (0.6, 0, "qualify_cases")])
+def test_a_requirement_that_cannot_be_met_is_refused_beside_its_field(
+        demo_engine: Engine, threshold: float, cases: int, field: str) -> None:
+    mark_brain_edits(demo_engine, 8)
+    admin, readers = _people(demo_engine)
+    with Session(demo_engine) as session:
+        practice = create_practice(session, name="p", cases=8, reader_ids=[readers[1].id or 0],
+                                   created_by=admin)
+        with pytest.raises(StudyError) as refused:
+            create_study(session=session, plan=_plan(readers, Requirement(
+                practice.id or 0, threshold, cases)), created_by=admin)
+    assert refused.value.field == field
+
+
+def test_a_reader_practises_sees_the_settled_answer_and_qualifies(demo_engine: Engine,
+                                                                  settings: Settings) -> None:
+    mark_brain_edits(demo_engine, 8)
+    admin, readers = _people(demo_engine)
+    with Session(demo_engine) as session:
+        # The practice is made for the other reader: the study's reader is enrolled by it.
+        practice = create_practice(session, name="warm-up", cases=8, reader_ids=[readers[1].id or 0],
+                                   created_by=admin)
+        study = create_study(session=session, plan=_plan(readers, Requirement(practice.id or 0, 0.6, 6)),
+                             created_by=admin)
+        pid, sid = practice.id or 0, study.id or 0
+        settled = {a.sequence: json.loads(k.answers) for a, k in session.execute(
+            select(Assignment, KnownAnswer).join(StudyItem, col(StudyItem.id) == Assignment.item_id)
+            .join(KnownAnswer, col(KnownAnswer.id) == StudyItem.known_answer_id)
+            .where(col(Assignment.study_id) == pid, col(Assignment.user_id) == readers[0].id)).all()}
+    opened(demo_engine, pid)
+    opened(demo_engine, sid)
+    assert sorted(settled) == list(range(1, 9))
+    reader = as_user(demo_engine, settings, "r0")
+    # Not qualified: the study sends the reader to practise, and says where they stand.
+    first = BeautifulSoup(reader.get(f"/read/{sid}/1").text, "html.parser")
+    assert first.select_one("#qualify-first") is not None
+    assert first.select_one("#practice-link")["href"].endswith(f"/read/{pid}")
+    for sequence in range(1, 7):
+        # Right on every settled answer but one case's accept / reject.
+        answer = ANSWER | settled[sequence]
+        if sequence == 1:
+            answer["overall"] = "reject" if settled[1]["overall"] == "accept" else "accept"
+        response = reader.post(f"/read/{pid}/{sequence}", data=answer | {
+            "submission_id": f"practice-{sequence:04d}"}, follow_redirects=False)
+        assert response.status_code == 303
+        assert response.headers["location"] == f"/read/{pid}/{sequence}"  # stays to see it
+        page = BeautifulSoup(reader.get(f"/read/{pid}/{sequence}").text, "html.parser")
+        table = page.select_one("#practice-feedback #settled-answers")
+        assert table is not None
+        row = table.select_one("tr[data-question=overall]")
+        assert row is not None and ("disagree" in row["class"]) == (sequence == 1)
+        assert page.select_one("#show-definitions[data-toggle-help]") is not None
+        assert page.select_one("#practice-judge-reason") is not None
+    wait_for_background()
+    with Session(demo_engine) as session:
+        [record] = session.scalars(select(Qualification)).all()
+    # 6 cases of 2 settled answers: 11 of 12 right, over the 0.6 asked.
+    assert (record.cases, record.right, record.asked) == (6, 11, 12)
+    assert record.low == pytest.approx(0.6152, abs=1e-4) and record.threshold == 0.6
+    page = BeautifulSoup(reader.get(f"/read/{sid}/1").text, "html.parser")
+    assert page.select_one("#qualify-first") is None and page.select_one("#answer-form") is not None
+    admin_view = as_user(demo_engine, settings, "boss")
+    detail = BeautifulSoup(admin_view.get(f"/studies/{sid}").text, "html.parser")
+    standing = detail.select_one("#study-qualification [data-reader=r0]")
+    assert standing is not None and "qualified" in standing.text and "61.5 %" in standing.text
+    # Practice never enters a figure: the practice study has no cases for its figures.
+    with Session(demo_engine) as session:
+        from app.agreement.reads import load
+        practice_row = session.get(Study, pid)
+        assert practice_row is not None and load(session, practice_row).cases == []
