@@ -14,6 +14,7 @@ from sqlmodel import Session, col
 
 from app.agreement.charts import report_charts
 from app.agreement.consistency import judge_consistency
+from app.agreement.dawid_skene import ReferenceShift, reference_shift
 from app.agreement.facts import achieved_precision, primary_clustering, study_facts
 from app.agreement.monitoring import Draw, Watch, parse_targets, watch
 from app.agreement.reads import StudyReads, load
@@ -41,6 +42,7 @@ KEEP = 32
 _reports: Memo[tuple[StudyReads, AgreementReport]] = Memo(KEEP)
 _charts: Memo[dict[str, str]] = Memo(KEEP)
 _watches: Memo[Watch] = Memo(KEEP)
+_shifts: Memo[tuple[ReferenceShift | None]] = Memo(KEEP)
 
 
 def _fingerprint(session: Session, study: Study) -> tuple[object, ...]:
@@ -88,6 +90,16 @@ def _report(session: Session, study: Study, scope: Slice,
         judge_self_consistency=judge_consistency(session, session.scalars(read)).as_dict(),
         monitoring=_monitoring(study, _watch(session, study, data, fingerprint)))
     return data, report
+
+
+def reference_shift_for(session: Session, study: Study) -> ReferenceShift | None:
+    """The primary question's figures under the skill-weighted reference beside the
+    majority's (app/agreement/dawid_skene.py), kept per fingerprint like the report."""
+    if not Design(study.design).rubric:
+        return None
+    fingerprint = _fingerprint(session, study)
+    return _shifts.get_or_make(("shift", fingerprint), lambda: (reference_shift(
+        report_for(session, study, Slice())[0], study.primary_question),))[0]
 
 
 def watch_for(session: Session, study: Study) -> Watch | None:

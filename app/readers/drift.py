@@ -97,11 +97,15 @@ def drift(right: np.ndarray, asked: np.ndarray, practice_right: float, practice_
     """The test over a reader's known-answer cases so far. ``practice_right`` of
     ``practice_asked`` answers (``practice_cases`` cases) start the baseline; ``horizon``: the
     known-answer cases the reader's list holds in all (what the false-alarm rate is stated
-    over); its threshold is calibrated at the reader's accuracy so far, to two decimals."""
+    over). The threshold is calibrated at the baseline the test now measures against (the
+    practice and every case before the guard, to two decimals): never at an accuracy the
+    drop itself has pulled down, which would raise the bar as the reader falls."""
     right = np.asarray(right, float)[None, :]
     asked = np.asarray(asked, float)[None, :]
-    total_right = practice_right + float(right.sum())
-    total_asked = practice_asked + float(asked.sum())
-    accuracy = round((total_right + 1) / (total_asked + 2), 2)
+    upto = max(0, right.shape[1] - GUARD)
+    base_right = practice_right + float(right[0, :upto].sum())
+    base_asked = practice_asked + float(asked[0, :upto].sum())
+    baseline = (base_right + 1) / (base_asked + 2) if base_asked else 0.9
     statistic = _cusum(right, asked, np.array([practice_right]), np.array([practice_asked]), DROP)
-    return Drift(statistic[0], threshold(accuracy, max(1, horizon), questions, practice_cases))
+    return Drift(statistic[0], threshold(round(baseline, 2), max(1, horizon), questions,
+                                         practice_cases + upto))

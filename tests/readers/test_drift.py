@@ -31,3 +31,15 @@ def test_a_reader_who_stops_looking_is_flagged_within_ten_cases() -> None:
                               steady_answers(rng, 0.5, 30, QUESTIONS, 100)], axis=1)
     at = flagged(answers, practice)
     assert np.mean([f is not None and 10 < f <= 20 for f in at]) >= 0.9
+
+
+def test_a_reader_who_falls_apart_is_flagged_however_far_they_fall() -> None:
+    """The bar is set at the baseline the reader is measured against, never at an accuracy
+    the drop itself pulls down: a reader who gets every answer of 8 known-answer cases wrong
+    with no practice behind them is flagged within them (the bar once rose as they fell, and
+    such a reader went unflagged)."""
+    right = np.zeros(8)
+    asked = np.full(8, 2.0)
+    found = drift(right, asked, practice_right=0, practice_asked=0, horizon=8, questions=2,
+                  practice_cases=0)
+    assert found.flagged_at is not None and found.flagged_at <= 4

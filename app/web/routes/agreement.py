@@ -10,7 +10,7 @@ from app.accounts.users import get_user
 from app.agreement import real_or_edited
 from app.agreement.disagreements import KINDS, Disagreement, case_rows, csv_rows, disagreements
 from app.agreement.report import Slice, slice_choices
-from app.agreement.service import charts_for, report_for, report_json
+from app.agreement.service import charts_for, reference_shift_for, report_for, report_json
 from app.agreement.standalone import standalone_html
 from app.agreement.tables import TABLES, rows
 from app.csv_cells import iter_dict_csv
@@ -50,7 +50,8 @@ def agreement_page(request: Request, session: SessionDep, study_id: IdPath,
     context: dict[str, Any] = {"study": study, "report": report,
                                "choices": slice_choices(data.cases), "scope": scope,
                                "tables": TABLES, "query": request.url.query,
-                               "before_after": comparison(session, study)}
+                               "before_after": comparison(session, study),
+                               "shift": reference_shift_for(session, study)}
     return render(request, "agreement/study.html", context)
 
 

@@ -1,0 +1,89 @@
+"""The skill-weighted reference: crowd-kit's Dawid-Skene, held through our wrapper to the
+step-by-step example its authors publish, and a reader who errs counting for less."""
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import Engine
+
+from app.agreement.dawid_skene import fit_votes
+from app.studies.models import Design
+
+# The five-task, five-worker example of crowd-kit's published Dawid-Skene tests
+# (Toloka/crowd-kit, tests/aggregation/test_ds_aggregation.py, "test_dawid_skene_step_by_step"):
+# yes is pass, no is fail; w3 did not answer t1.
+EXAMPLE = {
+    "t1": {"w1": False, "w2": True, "w4": True, "w5": False},
+    "t2": {"w1": True, "w2": True, "w3": True, "w4": False, "w5": False},
+    "t3": {"w1": True, "w2": False, "w3": False, "w4": True, "w5": False},
+    "t4": {"w1": True, "w2": True, "w3": True, "w4": True, "w5": True},
+    "t5": {"w1": True, "w2": False, "w3": False, "w4": False, "w5": False},
+}
+
+
+def _votes() -> list[tuple[object, str, bool]]:
+    return [(task, worker, passed) for task, given in EXAMPLE.items() for worker, passed in given.items()]
+
+
+def test_one_em_step_gives_the_published_posteriors_priors_and_errors(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.agreement import dawid_skene
+
+    monkeypatch.setattr(dawid_skene, "ITERATIONS", 1)
+    posterior, prior, skill = fit_votes(_votes())
+    # Published after one iteration: P(yes) per task, the prior of yes, and the error matrices.
+    published = {"t1": 0.65, "t2": 0.74, "t3": 0.13, "t4": 1.00, "t5": 0.05}
+    assert {t: round(p, 2) for t, p in posterior.items()} == published
+    assert round(prior, 2) == 0.51
+    # w2: P(says no | no) = 0.75, P(says yes | yes) = 0.93; w5: 1.00 and 0.39.
+    assert tuple(round(x, 2) for x in skill["w2"]) == (0.75, 0.93)
+    assert tuple(round(x, 2) for x in skill["w5"]) == (1.00, 0.39)
+
+
+def test_no_em_step_is_the_published_majority_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.agreement import dawid_skene
+
+    monkeypatch.setattr(dawid_skene, "ITERATIONS", 0)
+    posterior, prior, _ = fit_votes(_votes())
+    assert {t: round(p, 2) for t, p in posterior.items()} == {
+        "t1": 0.5, "t2": 0.6, "t3": 0.4, "t4": 1.0, "t5": 0.2}
+    assert round(prior, 2) == 0.54
+
+
+def test_a_reader_who_passes_everything_counts_for_less() -> None:
+    """Two careful readers and one who passes every case: where the careful two fail a case
+    the careless one passed, the model sides with them and rates the careless one's
+    specificity high but sensitivity near zero."""
+    votes: list[tuple[object, str, bool]] = []
+    for case in range(40):
+        truth = case % 3 != 0
+        votes += [(case, "careful-a", truth), (case, "careful-b", truth if case != 5 else not truth),
+                  (case, "careless", True)]
+    posterior, _, skill = fit_votes(votes)
+    assert all((posterior[c] > 0.5) == (c % 3 != 0) for c in range(40) if c != 5)
+    assert skill["careless"][0] < 0.05 and skill["careless"][1] > 0.95
+    assert skill["careful-a"][0] > 0.9
+
+
+def test_the_agreement_page_shows_each_figure_under_both_references(demo_engine: Engine,
+                                                                   tmp_path: Path) -> None:
+    from bs4 import BeautifulSoup
+
+    from app.web.main import create_app
+    from tests.accounts import token_client
+    from tests.agreement.test_report import answer_all
+    from tests.config import server_settings
+    from tests.studies.conftest import make_study
+
+    setup = make_study(demo_engine, design=Design.validation, readers=3)
+    yes_no = ["yes", "no", "yes", "yes", "cannot_assess", "no", "yes", "no"] * 2
+    answer_all(demo_engine, setup, {"reader-0": ["yes"] * 12 + ["no"] * 4,
+                                    "reader-1": yes_no, "reader-2": yes_no[::-1]})
+    client = token_client(create_app(server_settings(tmp_path), demo_engine), demo_engine)
+    page = BeautifulSoup(client.get(f"/studies/{setup.study.id}/agreement").text, "html.parser")
+    rows = page.select("#skill-weighted-figures tr[data-figure]")
+    assert [r["data-figure"] for r in rows] == ["agreement", "too_strict", "too_lenient"]
+    assert all("/" in cell.text for r in rows for cell in r.select("td")[:2])
+    readers = [r["data-reader"] for r in page.select("#skill-weighted-readers tr[data-reader]")]
+    assert readers == ["reader-0", "reader-1", "reader-2"]
+    assert page.select_one("#skill-weighted-differ") is not None
