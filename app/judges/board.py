@@ -7,6 +7,7 @@ from dataclasses import replace
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
+from app.agreement.dawid_skene import skill_weighted
 from app.agreement.leaderboard import RECORD, Answers, Board, boards
 from app.agreement.panels import majority, share_passing, stacked
 from app.judges.candidates import get_candidate
@@ -67,6 +68,35 @@ def leaderboard(session: Session, ref: Ref | int, candidate_ids: list[int] | Non
 
 
 _boards: Memo[dict[str, Board]] = Memo(16)
+_weighted: Memo[tuple[Board | None]] = Memo(16)
+# Only the order and the point figures are compared: a short bootstrap is enough for them.
+WEIGHTED_RESAMPLES = 200
+
+
+def weighted_board(session: Session, loaded: Reference, question: str) -> Board | None:
+    """The board of one question when the reference is the skill-weighted one (Dawid-Skene,
+    app/agreement/dawid_skene.py) fitted to the reference's reads instead of the readers'
+    majority: how far the order moves. None when fewer than two readers answered."""
+    studies = loaded.study_ids
+    stored = session.execute(select(func.count(), func.max(CandidateVerdict.id)).where(
+        col(CandidateVerdict.study_id).in_(studies))).one()
+    decided = session.scalar(select(func.max(Adjudication.id)).where(
+        col(Adjudication.study_id).in_(studies)))
+    key = (session.get_bind().engine.url.render_as_string(hide_password=True), loaded.ref,
+           studies, tuple(stored), decided, session.scalar(select(func.max(JudgeCandidate.id))),
+           question)
+
+    def make() -> tuple[Board | None]:
+        model = skill_weighted(loaded.data, question)
+        if model is None:
+            return (None,)
+        # Only the edits the majority reference settles too: the two boards rank on one set.
+        settled = {item: {question: label} for item, label in model.labels.items()
+                   if question in loaded.settled.get(item, {})}
+        return (_leaderboard(session, replace(loaded, settled=settled), None, WEIGHTED_RESAMPLES,
+                             (question,))[question],)
+
+    return _weighted.get_or_make(key, make)[0]
 
 
 def _leaderboard(session: Session, loaded: Reference, candidate_ids: list[int] | None,

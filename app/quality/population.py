@@ -21,7 +21,8 @@ from sqlalchemy import Integer, cast, func, select
 from sqlalchemy import case as sql_case
 from sqlmodel import Session, col
 
-from app.agreement.reads import load
+from app.agreement.dawid_skene import skill_weighted
+from app.agreement.reads import StudyReads, load
 from app.agreement.report import SENSITIVITY, first_reads, question_tables, settled_consensus
 from app.cases.filters import CaseFilter, recorded_filter, where_clauses
 from app.db import driver_rows
@@ -238,9 +239,39 @@ class Labels:
     answered: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
+SKILL_WEIGHTED = "skill_weighted"  # the Dawid-Skene reference (app/agreement/dawid_skene.py)
+
+
+def _skill_weighted(data: StudyReads) -> dict[int, dict[str, bool]]:
+    """Item -> question -> the skill-weighted reference, where the model settles one."""
+    found: dict[int, dict[str, bool]] = {}
+    for question in QUESTIONS:
+        model = skill_weighted(data, question)
+        for item_id, label in (model.labels if model else {}).items():
+            found.setdefault(item_id, {})[question] = label
+    return found
+
+
+def _fill(target: dict[str, np.ndarray], settled: dict[int, dict[str, bool]],
+          at_item: dict[int, int]) -> None:
+    """Each question's settled value into the frame's positions not yet given one."""
+    for question in QUESTIONS:
+        pairs = [(at_item.get(item_id, -1), float(answers[question]))
+                 for item_id, answers in settled.items() if question in answers]
+        at = np.array([i for i, _ in pairs], dtype=np.int64)
+        given = np.array([v for _, v in pairs], dtype=float)
+        # The first study that settled an edit gives its consensus (and, should two of a
+        # study's items be one edit, the first of them).
+        first = np.unique(at, return_index=True)[1] if len(at) else at
+        at, given = at[first], given[first]
+        fresh = (at >= 0) & np.isnan(target[question][np.maximum(at, 0)])
+        target[question][at[fresh]] = given[fresh]
+
+
 def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
     consensus = {q: np.full(len(frame), np.nan) for q in QUESTIONS}
-    sensitivity = {name: {q: np.full(len(frame), np.nan) for q in QUESTIONS} for name in SENSITIVITY}
+    sensitivity = {name: {q: np.full(len(frame), np.nan) for q in QUESTIONS}
+                   for name in (*SENSITIVITY, SKILL_WEIGHTED)}
     drawn_edits = np.zeros(len(frame), dtype=bool)
     answered = np.full(len(frame), np.nan)
     not_drawn = np.ones(len(frame))
@@ -305,17 +336,8 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
                                                     for name, policy in SENSITIVITY.items())]:
             settled = (settled_consensus(data, policy, tables) if policy
                        else settled_consensus(data, tables=tables))
-            for question in QUESTIONS:
-                pairs = [(at_item.get(item_id, -1), float(answers[question]))
-                         for item_id, answers in settled.items() if question in answers]
-                at = np.array([i for i, _ in pairs], dtype=np.int64)
-                given = np.array([v for _, v in pairs], dtype=float)
-                # The first study that settled an edit gives its consensus (and, should two
-                # of a study's items be one edit, the first of them).
-                first = np.unique(at, return_index=True)[1] if len(at) else at
-                at, given = at[first], given[first]
-                fresh = (at >= 0) & np.isnan(target[question][np.maximum(at, 0)])
-                target[question][at[fresh]] = given[fresh]
+            _fill(target, settled, at_item)
+        _fill(sensitivity[SKILL_WEIGHTED], _skill_weighted(data), at_item)
         described.append({"id": study.id, "name": study.name, "design": study.design,
                           "cases": len(items), "readers": len(data.readers),
                           "follow_up_of": raw.get("follow_up_of"), "part": raw.get("part")})

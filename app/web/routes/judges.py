@@ -14,7 +14,7 @@ from app.agreement.leaderboard import QUESTIONS, RECORD
 from app.background import run_in_background
 from app.errors import Conflict, Invalid
 from app.jobs import regenerate_let_through, start_drift_check, start_scoring
-from app.judges.board import leaderboard
+from app.judges.board import leaderboard, weighted_board
 from app.judges.candidates import (
     OFFLINE_BIASES,
     PANEL_RULES,
@@ -210,7 +210,8 @@ def leaderboard_page(request: Request, session: SessionDep, study: RefQuery = No
         "record": RECORD, "promoted": promoted(session),
         "targets": (targets_of(study, reference.data, reference.settled)
                     if study is not None else None),
-        "drift": checks(session, ref, loaded=reference), "schedule": schedule_of(session, ref)})
+        "drift": checks(session, ref, loaded=reference), "schedule": schedule_of(session, ref),
+        "weighted": weighted_board(session, reference, shown)})
 
 
 @router.post("/judges/leaderboard/drift")

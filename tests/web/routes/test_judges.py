@@ -92,6 +92,12 @@ def test_score_as_a_job_then_read_the_leaderboard(demo_engine: Engine, settings:
     matrix = soup(board.text).select_one('.flip-matrix[data-judge="lenient"]')
     assert matrix is not None and matrix.select_one("td.to-pass-agree") is not None
     assert soup(board.text).select_one('.flip-matrix[data-judge="judge of record"]') is None
+    # Under the skill-weighted reference: both readers answered alike, so it is the majority's
+    # and the order holds; every judge is placed under both.
+    weighted = soup(board.text).select_one("#weighted-table")
+    assert weighted is not None
+    assert {tr["data-judge"] for tr in weighted.select("tbody tr")} == {"judge of record", "lenient"}
+    assert "same under both" in soup(board.text).select_one("#weighted-verdict").text
     realism = soup(admin.get(f"/judges/leaderboard?study={reference.study_id}&question=realism").text)
     assert realism.select_one("#leaderboard")["data-question"] == "realism"
     assert admin.get(f"/judges/leaderboard?study={reference.study_id}&question=nope").status_code == 422

@@ -186,14 +186,15 @@ def test_the_sensitivity_lines_stand_under_each_population(demo_engine: Engine, 
     page = BeautifulSoup(admin.get(f"/quality?study={study.id}").text, "html.parser")
     lines = page.select('details.quality-sensitivity[data-population="judged"] tbody tr')
     assert [r["data-policy"] for r in lines] == [
-        "primary", "ties_as_pass", "ties_as_fail", "cannot_assess_as_pass", "cannot_assess_as_fail"]
+        "primary", "ties_as_pass", "ties_as_fail", "cannot_assess_as_pass", "cannot_assess_as_fail",
+        "skill_weighted"]
     assert all(r.select_one("td strong").text.endswith("%") for r in lines)
     anytime = page.select_one('p.anytime-rate[data-population="judged"]')
     assert "valid at every look" in anytime.text and anytime.select_one("strong").text.endswith("%")
     data = admin.get(f"/api/quality?study={study.id}").json()
     judged = next(p for p in data["populations"] if p["key"] == "judged")
     assert set(judged["sensitivity"]) == {"ties_as_pass", "ties_as_fail", "cannot_assess_as_pass",
-                                          "cannot_assess_as_fail"}
+                                          "cannot_assess_as_fail", "skill_weighted"}
 
 
 def test_without_a_study_named_the_locked_one_with_the_most_reads_is_taken_and_named(
