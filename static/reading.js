@@ -83,6 +83,10 @@
     const digit = /^Digit([1-5])$/.exec(event.code);
     if (event.shiftKey && digit) choose("confidence", digit[1]);
     else if (event.key === "u") document.getElementById("undo-form").requestSubmit();
+    else if (event.key === "g" && document.getElementById("practice-next")) {
+      // A practice case once its settled answer is shown: on to the next one.
+      window.location.assign(document.getElementById("practice-next").href);
+    }
     else if ((event.key === "p" || event.key === "Backspace") && root.dataset.previous) {
       window.location.assign(root.dataset.previous); // a pending draft is saved on pagehide
     }

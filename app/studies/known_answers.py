@@ -70,7 +70,8 @@ def draw_known(session: Session, count: int, seed: int, reader_ids: Iterable[int
         return KnownDraw([], 0)
     pool = settled_pool(session)
     task_of = _tasks_of(session, [k.attempt_id for k in pool])
-    usable = [k for k in pool if task_of.get(k.attempt_id) not in leave_out_tasks]
+    # An edit whose image is gone would show as no other case does: it is not drawn.
+    usable = [k for k in pool if k.attempt_id in task_of and task_of[k.attempt_id] not in leave_out_tasks]
     if accepted_only:
         passed = _passed(session, [k.attempt_id for k in usable])
         usable = [k for k in usable if k.attempt_id in passed]
@@ -103,12 +104,14 @@ def _one_per_task(ordered: list[KnownAnswer], task_of: dict[int, int]) -> list[K
 
 
 def _tasks_of(session: Session, attempt_ids: list[int]) -> dict[int, int]:
+    """Attempt -> its task, for the attempts whose image is on disk."""
     found: dict[int, int] = {}
     for start in range(0, len(attempt_ids), 5000):
         chunk = attempt_ids[start:start + 5000]
         found.update(session.execute(select(col(Attempt.id), col(Run.task_id))
                                      .join(Run, col(Run.id) == Attempt.run_id)
-                                     .where(col(Attempt.id).in_(chunk))).all())
+                                     .where(col(Attempt.id).in_(chunk),
+                                            col(Attempt.image_present).is_(True))).all())
     return found
 
 

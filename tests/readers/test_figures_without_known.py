@@ -11,7 +11,7 @@ from sqlmodel import Session, col, select
 
 from app.exports.curated import CuratedFilter, write_curated
 from app.exports.pairs import write_pairs
-from app.models import Attempt, Role, Run, Task
+from app.models import Attempt, Role, Run, SourceImage, Task
 from app.quality.report import forget as forget_quality
 from app.readers.settled import mark
 from app.studies.answers import AnswerIn, submit_answer
@@ -29,9 +29,13 @@ def mark_brain_edits(engine: Engine, count: int) -> None:
     """An admin marks ``count`` brain MRI edits as unmistakable: the settled pool."""
     admin = add_user(engine, "marker", Role.admin)
     with Session(engine) as session:
+        # Edits whose both images are on disk: the demo keeps a few missing on purpose.
         attempts = list(session.scalars(
             select(col(Attempt.id)).join(Run, col(Run.id) == Attempt.run_id)
-            .join(Task, col(Task.id) == Run.task_id).where(col(Task.modality) == "brain_mri")
+            .join(Task, col(Task.id) == Run.task_id)
+            .join(SourceImage, col(SourceImage.id) == Task.source_image_id)
+            .where(col(Task.modality) == "brain_mri", col(Attempt.image_present).is_(True),
+                   col(SourceImage.present).is_(True))
             .order_by(col(Attempt.id))))
         seen: set[int] = set()
         for attempt in attempts:

@@ -1,0 +1,126 @@
+"""A reader practises, qualifies, reads a study with known-answer cases, is paused by a planted
+drop in accuracy and resumed by the admin: in Chromium, with screenshots at four widths."""
+
+import json
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app.background import wait_for_background
+from app.cases.filters import CaseFilter
+from app.studies.design import StudyPlan, create_study
+from app.studies.models import Assignment, Design, StudyItem
+from app.studies.practice import Requirement, create_practice
+from app.studies.reader_models import KnownAnswer, ReaderPause
+from tests.accounts import add_user
+from tests.browser.conftest import ARTIFACTS
+from tests.browser.helpers import IMAGES_SHOWN, log_in
+from tests.readers.test_figures_without_known import mark_brain_edits
+from tests.studies.conftest import opened
+
+pytestmark = pytest.mark.browser
+WIDTHS = (1024, 1280, 1366, 1920)
+FLIP = {"yes": "no", "no": "yes", "accept": "reject", "reject": "accept"}
+
+
+def _settled(engine: Engine, study_id: int, user_id: int) -> dict[int, dict[str, str]]:
+    with Session(engine) as session:
+        rows = session.execute(select(col(Assignment.sequence), col(KnownAnswer.answers))
+                               .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
+                               .join(KnownAnswer, col(KnownAnswer.id) == StudyItem.known_answer_id)
+                               .where(col(Assignment.study_id) == study_id,
+                                      col(Assignment.user_id) == user_id)).all()
+    return {sequence: json.loads(answers) for sequence, answers in rows}
+
+
+def _answer(page: Page, answers: dict[str, str]) -> None:
+    """Every question by its key, the verdict, a confidence, and Enter."""
+    page.wait_for_function(IMAGES_SHOWN)
+    for question in ("compliance", "structure", "realism", "fidelity"):
+        page.keyboard.press("y" if answers.get(question, "yes") == "yes" else "n")
+    page.keyboard.press("a" if answers.get("overall", "accept") == "accept" else "r")
+    page.keyboard.press("Shift+Digit4")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+
+
+def _shots(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900 if width < 1900 else 1080})
+        page.screenshot(path=str(ARTIFACTS / f"{name}-{width}.png"), full_page=True)
+    page.set_viewport_size({"width": 1366, "height": 768})
+
+
+def test_practise_qualify_read_be_paused_and_be_resumed(browser: Browser, demo_engine: Engine,
+                                                        live_server: str) -> None:
+    mark_brain_edits(demo_engine, 8)
+    from app.models import Role
+
+    admin = add_user(demo_engine, "chief", Role.admin)
+    reader = add_user(demo_engine, "dr-reader", Role.reader)
+    other = add_user(demo_engine, "dr-other", Role.reader)
+    with Session(demo_engine) as session:
+        practice = create_practice(session, name="warm-up", cases=6, reader_ids=[reader.id or 0],
+                                   created_by=admin)
+        plan = StudyPlan(name="with checks", case_filter=CaseFilter(modality=("chest_xray",)),
+                         design=Design.validation, reader_ids=[reader.id or 0, other.id or 0],
+                         seed=5, strata_facets=("verdict",), per_stratum={"pass": 6, "fail": 6},
+                         known_share=0.25, qualification=Requirement(practice.id or 0, 0.6, 4))
+        study = create_study(session=session, plan=plan, created_by=admin)
+        pid, sid = practice.id or 0, study.id or 0
+    opened(demo_engine, pid)
+    opened(demo_engine, sid)
+    page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+    # Not qualified yet: the study sends the reader to practise.
+    log_in(page, live_server, "dr-reader", f"/read/{sid}")
+    expect(page.locator("#qualify-first")).to_be_visible()
+    page.click("#practice-link")
+    practice_answers = _settled(demo_engine, pid, reader.id or 0)
+    for sequence in range(1, 5):
+        page.wait_for_url(f"**/read/{pid}/{sequence}")
+        _answer(page, practice_answers[sequence])
+        expect(page.locator("#practice-feedback")).to_be_visible()
+        expect(page.locator("#settled-answers tr[data-question=overall]")).to_have_class("agree")
+        if sequence == 1:
+            _shots(page, "practice-feedback")
+        with page.expect_navigation():
+            page.keyboard.press("g")  # on to the next practice case, by its key
+    # Qualified: the study opens.
+    page.goto(f"{live_server}/read/{sid}")
+    expect(page.locator("#answer-form")).to_be_visible()
+    known = _settled(demo_engine, sid, reader.id or 0)
+    assert len(known) == 4
+    paused = False
+    for _ in range(20):
+        sequence = int(page.url.rstrip("/").rsplit("/", 1)[-1])
+        wrong = {q: FLIP[a] for q, a in known[sequence].items()} if sequence in known else {}
+        _answer(page, wrong)
+        wait_for_background()
+        page.goto(f"{live_server}/read/{sid}")
+        if page.locator("#paused").count():
+            paused = True
+            break
+    assert paused, "four known-answer cases answered wrongly, never paused"
+    message = page.locator("#paused-message").inner_text().lower()
+    assert "accura" not in message and "known" not in message
+    _shots(page, "reader-paused")
+    with Session(demo_engine) as session:
+        assert session.scalars(select(ReaderPause)).one().cause == "accuracy"
+    # The admin sees why and resumes; the reader goes on where they stopped.
+    desk = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+    log_in(desk, live_server, "chief", f"/studies/{sid}")
+    expect(desk.locator(f"#paused-{reader.id} .pause-reason")).to_contain_text("CUSUM")
+    desk.locator("#reader-checks").scroll_into_view_if_needed()
+    _shots(desk, "reader-checks-study-page")
+    desk.fill(f"#resume-{reader.id} input[name=note]", "spoke with the reader")
+    with desk.expect_navigation():
+        desk.click(f"#resume-{reader.id} button[type=submit]")
+    expect(desk.locator("tr[data-reader=dr-reader] .saved")).to_have_text("Resumed")
+    desk.goto(f"{live_server}/studies/{sid}/readers")
+    expect(desk.locator(".reader-detail[data-reader=dr-reader] .fatigue")).to_be_visible()
+    _shots(desk, "reader-checks-detail")
+    page.goto(f"{live_server}/read/{sid}")
+    expect(page.locator("#answer-form")).to_be_visible()
