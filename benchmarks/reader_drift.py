@@ -10,6 +10,7 @@ For each true accuracy the script reports:
 - the share of dropping readers flagged within 20 known-answer cases of the drop (goal: at
   least 90 %), and the median cases to the flag;
 - the share of steady readers flagged at any point of the whole study (goal: at most 5 %).
+It then does the same for the time-per-case test (a reader who starts clicking through).
 
     .venv/bin/python benchmarks/reader_drift.py [--runs 2000]
 """
@@ -24,6 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.readers.drift import DROP, drift, steady_answers
+from app.readers.pace import SPREAD, pace
 
 QUESTIONS = 5  # four rubric questions and the overall verdict
 BEFORE, AFTER = 20, 40  # known-answer cases before the drop, and after it
@@ -69,6 +71,30 @@ def main() -> None:
     for accuracy in ACCURACIES:
         caught, delay, false = run(accuracy, args.runs, rng)
         print(f"{accuracy:>9.2f}{caught:>31.1%}{delay:>14.0f}{false:>24.1%}")
+    print()
+    print(f"Time per case (app/readers/pace.py): {PACE_READS} reads at a median of 30 s, log "
+          f"times Student t (4 df, spread {SPREAD}); a dropping reader goes to {FASTER:.0%} of "
+          f"their time after read {PACE_BEFORE}")
+    caught, false = run_pace(args.runs, rng)
+    print(f"  flagged within 20 reads of the drop: {caught:.1%}; steady readers flagged: {false:.1%}")
+
+
+PACE_READS, PACE_BEFORE, FASTER = 200, 100, 0.4
+
+
+def run_pace(runs: int, rng: np.random.Generator) -> tuple[float, float]:
+    def times(n: int, scale: float) -> list[int]:
+        return [int(t) for t in np.exp(np.log(30_000 * scale)
+                                       + SPREAD * rng.standard_t(4, n) / np.sqrt(2))]
+
+    caught = false = 0
+    for _ in range(runs):
+        if pace(times(PACE_READS, 1.0), PACE_READS).flagged_at is not None:
+            false += 1
+        at = pace(times(PACE_BEFORE, 1.0) + times(PACE_READS - PACE_BEFORE, FASTER),
+                  PACE_READS).flagged_at
+        caught += at is not None and PACE_BEFORE < at <= PACE_BEFORE + 20
+    return caught / runs, false / runs
 
 
 if __name__ == "__main__":

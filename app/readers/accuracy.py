@@ -118,6 +118,14 @@ class ReaderAccuracy:
                             for c, (k, m) in sorted(self.calibration.items())}}
 
 
+def no_reads(reader: str, user_id: int) -> ReaderAccuracy:
+    """A reader with nothing read yet: every rate without an n, so without an interval."""
+    nothing = Rate(0, 0)
+    return ReaderAccuracy(reader, user_id, 0, 0, nothing,
+                          [QuestionAccuracy(q, nothing, nothing, nothing, nothing) for q in QUESTIONS],
+                          None, None, 0)
+
+
 def consensus_of_others(reads: Sequence[ReaderRead]) -> dict[tuple[str, int], dict[str, bool]]:
     """(reader, item) -> question -> the strict majority of the other readers' first reads of
     the ordinary cases; a question the others split evenly on, or left open, is absent."""

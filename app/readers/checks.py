@@ -9,10 +9,10 @@ from sqlmodel import Session, col
 
 from app.csv_cells import CsvRows
 from app.models import User
-from app.readers.accuracy import Rate, ReaderAccuracy, reader_accuracy
+from app.readers.accuracy import Rate, ReaderAccuracy, no_reads, reader_accuracy
 from app.readers.pause import active_pause, pauses_of
 from app.readers.reads import study_reads
-from app.studies.models import Design, Study, StudyItem
+from app.studies.models import Design, Study, StudyItem, StudyReader
 from app.studies.reader_models import ReaderPause
 
 
@@ -34,6 +34,12 @@ def reader_checks(session: Session, study: Study) -> ReaderChecks | None:
         col(StudyItem.study_id) == study.id, col(StudyItem.known_answer_id).is_not(None))) or 0)
     share = json.loads(study.selection).get("known_answers", {}).get("share")
     accuracy = reader_accuracy(study_reads(session, study))
+    read = {r.user_id for r in accuracy}
+    readers = session.execute(select(col(User.id), col(User.name)).join(
+        StudyReader, col(StudyReader.user_id) == User.id).where(
+        col(StudyReader.study_id) == study.id)).all()
+    accuracy = sorted([*accuracy, *(no_reads(name, uid) for uid, name in readers if uid not in read)],
+                      key=lambda r: r.reader)
     pauses = pauses_of(session, study.id or 0)
     paused = {p.user_id: p for p in pauses if active_pause(session, study.id or 0, p.user_id) is p}
     ids = {p.resumed_by for p in pauses if p.resumed_by} | {p.user_id for p in pauses}

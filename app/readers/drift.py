@@ -6,9 +6,9 @@ and scale", The Statistician 1987) for a Bernoulli rate falling by DROP: before 
 the reader's baseline p0 is their accuracy on every known-answer answer so far except the
 last GUARD cases (their practice included), and after it S = max(0, S + r log(p1/p0) +
 w log((1-p1)/(1-p0))), with r right and w wrong answers and p1 = p0 - DROP. The reader is
-flagged when S reaches h. Learning the baseline as the study goes keeps a reader with a good
-or a poor day from being judged by a short practice; the guard keeps a fresh drop out of the
-baseline it is measured against.
+flagged when S reaches h, from their MIN_CASES-th known-answer case on. Learning the
+baseline as the study goes keeps a reader with a good or a poor day from being judged by a
+short practice; the guard keeps a fresh drop out of the baseline it is measured against.
 
 h is set by simulation for a stated false-alarm rate: a steady reader at p0 (estimated from
 ``practice`` cases as the app estimates it), answering the questions of ``horizon``
@@ -29,6 +29,9 @@ GUARD = 10  # the latest known-answer cases kept out of the baseline
 MIN_BASELINE, MAX_BASELINE = DROP + 0.05, 0.99
 RUNS = 4000
 CASE_EFFECT = 0.5  # sd of a case's effect on the logit of all its questions
+# No reader is flagged on fewer known-answer cases: with one or two, a single hard case
+# would pause a careful reader (the rate would hold, but the test would judge one case).
+MIN_CASES = 5
 
 
 @dataclass(frozen=True)
@@ -40,9 +43,10 @@ class Drift:
 
     @property
     def flagged_at(self) -> int | None:
-        """The number of known-answer cases after which the reader was flagged, or None."""
-        over = np.nonzero(self.statistic >= self.threshold)[0]
-        return int(over[0]) + 1 if len(over) else None
+        """The number of known-answer cases after which the reader was flagged, or None
+        (never before MIN_CASES: one bad case is no drift)."""
+        over = np.nonzero(self.statistic[MIN_CASES - 1:] >= self.threshold)[0]
+        return int(over[0]) + MIN_CASES if len(over) else None
 
 
 def _cusum(right: np.ndarray, asked: np.ndarray, prior_right: np.ndarray,
@@ -89,7 +93,9 @@ def threshold(accuracy: float, horizon: int, questions: int, practice: int,
     right = steady_answers(rng, p, horizon, questions, RUNS)
     statistic = _cusum(right, np.full_like(right, questions), seen,
                        np.full(RUNS, float(practice * questions)), drop)
-    return float(np.quantile(statistic.max(axis=1), 1 - alpha))
+    if horizon < MIN_CASES:
+        return float("inf")  # too few known-answer cases in the list to judge a drift by
+    return float(np.quantile(statistic[:, MIN_CASES - 1:].max(axis=1), 1 - alpha))
 
 
 def drift(right: np.ndarray, asked: np.ndarray, practice_right: float, practice_asked: float,

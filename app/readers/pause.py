@@ -27,6 +27,7 @@ from app.readers.drift import DROP, drift
 from app.readers.pace import pace
 from app.readers.reads import ReaderRead, study_reads
 from app.studies.models import Assignment, Design, Study, StudyItem
+from app.studies.practice import practice_scores, requirement_of
 from app.studies.reader_models import PauseCause, ReaderPause
 
 log = logging.getLogger(__name__)
@@ -103,10 +104,16 @@ def _accuracy(session: Session, study: Study, user_id: int, before: list[ReaderR
     if not len(right):
         return None
     prior_right, prior_asked = _scores(before)
+    # The practice the study asked for is the reader's baseline too: a reader is measured
+    # against their own qualifying accuracy from the first known-answer case on.
+    requirement = requirement_of(study)
+    cases, practice_right, practice_asked = (practice_scores(session, requirement.practice_id, user_id)
+                                             if requirement else (0, 0, 0))
     horizon = _list_size(session, study, user_id, known=True) - len(prior_right)
     questions = max(1, round(float(np.median(asked))))
-    found = drift(right, asked, float(prior_right.sum()), float(prior_asked.sum()),
-                  max(horizon, len(right)), questions, len(prior_right))
+    found = drift(right, asked, float(prior_right.sum()) + practice_right,
+                  float(prior_asked.sum()) + practice_asked, max(horizon, len(right)), questions,
+                  len(prior_right) + cases)
     at = found.flagged_at
     if at is None:
         return None

@@ -67,7 +67,7 @@ def test_practise_qualify_read_be_paused_and_be_resumed(browser: Browser, demo_e
                                    created_by=admin)
         plan = StudyPlan(name="with checks", case_filter=CaseFilter(modality=("chest_xray",)),
                          design=Design.validation, reader_ids=[reader.id or 0, other.id or 0],
-                         seed=5, strata_facets=("verdict",), per_stratum={"pass": 6, "fail": 6},
+                         seed=5, strata_facets=("verdict",), per_stratum={"pass": 8, "fail": 8},
                          known_share=0.25, qualification=Requirement(practice.id or 0, 0.6, 4))
         study = create_study(session=session, plan=plan, created_by=admin)
         pid, sid = practice.id or 0, study.id or 0
@@ -92,9 +92,9 @@ def test_practise_qualify_read_be_paused_and_be_resumed(browser: Browser, demo_e
     page.goto(f"{live_server}/read/{sid}")
     expect(page.locator("#answer-form")).to_be_visible()
     known = _settled(demo_engine, sid, reader.id or 0)
-    assert len(known) == 4
+    assert len(known) == 5
     paused = False
-    for _ in range(20):
+    for _ in range(21):
         sequence = int(page.url.rstrip("/").rsplit("/", 1)[-1])
         wrong = {q: FLIP[a] for q, a in known[sequence].items()} if sequence in known else {}
         _answer(page, wrong)
@@ -103,7 +103,7 @@ def test_practise_qualify_read_be_paused_and_be_resumed(browser: Browser, demo_e
         if page.locator("#paused").count():
             paused = True
             break
-    assert paused, "four known-answer cases answered wrongly, never paused"
+    assert paused, "five known-answer cases answered wrongly, never paused"
     message = page.locator("#paused-message").inner_text().lower()
     assert "accura" not in message and "known" not in message
     _shots(page, "reader-paused")

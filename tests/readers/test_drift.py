@@ -3,7 +3,7 @@ readers it was not calibrated on, and a marked drop is flagged soon after it hap
 
 import numpy as np
 
-from app.readers.drift import ALPHA, drift, steady_answers
+from app.readers.drift import ALPHA, MIN_CASES, drift, steady_answers
 
 QUESTIONS, PRACTICE, HORIZON = 5, 20, 40
 
@@ -36,10 +36,19 @@ def test_a_reader_who_stops_looking_is_flagged_within_ten_cases() -> None:
 def test_a_reader_who_falls_apart_is_flagged_however_far_they_fall() -> None:
     """The bar is set at the baseline the reader is measured against, never at an accuracy
     the drop itself pulls down: a reader who gets every answer of 8 known-answer cases wrong
-    with no practice behind them is flagged within them (the bar once rose as they fell, and
-    such a reader went unflagged)."""
+    with no practice behind them is flagged at the fifth, the first case a flag may come
+    (the bar once rose as they fell, and such a reader went unflagged)."""
     right = np.zeros(8)
     asked = np.full(8, 2.0)
     found = drift(right, asked, practice_right=0, practice_asked=0, horizon=8, questions=2,
                   practice_cases=0)
-    assert found.flagged_at is not None and found.flagged_at <= 4
+    assert found.flagged_at == MIN_CASES
+
+
+def test_no_reader_is_flagged_on_fewer_than_five_known_answer_cases() -> None:
+    """One bad case, however bad, is no drift: a careful reader's hard case pauses nobody."""
+    found = drift(np.zeros(4), np.full(4, 5.0), practice_right=90, practice_asked=100, horizon=40,
+                  questions=5, practice_cases=20)
+    assert found.flagged_at is None
+    assert drift(np.zeros(2), np.full(2, 5.0), 90, 100, horizon=2, questions=5,
+                 practice_cases=20).threshold == float("inf")
