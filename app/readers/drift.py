@@ -25,6 +25,10 @@ import numpy as np
 
 DROP = 0.15
 ALPHA = 0.05
+# The bar is calibrated at a reader of the accuracy their baseline estimates; a reader whose
+# practice went better than their true accuracy meets a bar set a little low. Calibrating at
+# 3.5 % keeps the whole-study rate at 5 % or under in the benchmark (benchmarks/reader_drift.py).
+CALIBRATED_AT = 0.035
 GUARD = 10  # the latest known-answer cases kept out of the baseline
 MIN_BASELINE, MAX_BASELINE = DROP + 0.05, 0.99
 RUNS = 4000
@@ -83,7 +87,7 @@ def steady_answers(rng: np.random.Generator, accuracy: float, cases: int, questi
 
 @functools.lru_cache(maxsize=128)
 def threshold(accuracy: float, horizon: int, questions: int, practice: int,
-              alpha: float = ALPHA, drop: float = DROP, seed: int = 0) -> float:
+              alpha: float = CALIBRATED_AT, drop: float = DROP, seed: int = 0) -> float:
     """h: a steady reader of this accuracy, with ``practice`` cases behind their baseline, is
     flagged within ``horizon`` known-answer cases of ``questions`` questions with probability
     ``alpha`` at most (seeded runs of the procedure itself)."""
