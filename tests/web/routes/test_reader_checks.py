@@ -129,3 +129,47 @@ def test_a_steady_reader_is_not_paused_and_the_table_shows_each_reader(
     assert len(answers) == 32 and len(known) == 16
     assert {r["item"] for r in answers}.isdisjoint({r["item"] for r in known})
     assert all(r["settled_answers"].startswith("{") for r in known)
+
+
+def _study_form(setup: StudySetup, **extra: str) -> dict[str, object]:
+    return {"name": "checked", "design": "accepted", "facets": ["direction"], "n:add": "2",
+            "n:remove": "2", "readers": [str(setup.readers[0].id)], "seed": "3", **extra}
+
+
+def test_bad_reader_check_settings_are_422_beside_their_fields_and_keep_what_was_typed(
+        demo_engine: Engine, settings: Settings) -> None:
+    mark_brain_edits(demo_engine, 4)
+    setup = make_study(demo_engine)
+    admin = as_user(demo_engine, settings, "study-admin")
+    too_much = admin.post("/studies", data=_study_form(setup, known_share="60"))
+    assert too_much.status_code == 422
+    page = BeautifulSoup(too_much.text, "html.parser")
+    error = page.select_one("#error-known_share")
+    assert error is not None and "50%" in error.text
+    assert page.select_one('input[name="known_share"]')["value"] == "60"
+    # A threshold outside 0-1, against a real practice study.
+    from app.studies.practice import create_practice
+
+    with Session(demo_engine) as session:
+        practice = create_practice(session, name="warm", cases=4, reader_ids=[setup.readers[1].id or 0],
+                                   created_by=setup.admin)
+    bad_bar = admin.post("/studies", data=_study_form(
+        setup, qualify_practice=str(practice.id), qualify_threshold="1.5", qualify_cases="4"))
+    assert bad_bar.status_code == 422
+    page = BeautifulSoup(bad_bar.text, "html.parser")
+    error = page.select_one("#error-qualify_threshold")
+    assert error is not None and "between 0 and 1" in error.text
+    assert page.select_one('input[name="qualify_threshold"]')["value"] == "1.5"
+    # An empty practice set: no case asked, or more than the pool holds.
+    for cases, words in (("0", "between 1"), ("40", "usable known-answer cases")):
+        empty = admin.post("/studies/practice", data={
+            "name": "nothing", "cases": cases, "readers": [str(setup.readers[0].id)]})
+        assert empty.status_code == 422
+        page = BeautifulSoup(empty.text, "html.parser")
+        error = page.select_one("#error-cases")
+        assert error is not None and words in error.text
+        assert page.select_one('input[name="cases"]')["value"] == cases
+    with Session(demo_engine) as session:
+        from app.studies.models import Study
+        made = session.scalars(select(Study).where(col(Study.name).in_(["checked", "nothing"])))
+        assert made.first() is None
