@@ -1,16 +1,17 @@
-"""Flagging a reader whose accuracy drops: the drift test of app/readers/drift.py on seeded
-simulated readers (not part of the tests).
+"""Flagging a reader whose accuracy drops: the tests of app/readers/pause.py on seeded
+simulated studies (not part of the tests).
 
-Each simulated reader answers the QUESTIONS questions of a study's known-answer cases, the
-answers of one case sharing a random effect (a hard case is hard on every question). A
-steady reader keeps their accuracy for the whole study; a dropping reader loses DROP points
-after BEFORE known-answer cases. The baseline starts from the reader's PRACTICE qualification
-cases and learns from their known-answer cases as the study goes (a self-starting CUSUM).
-For each true accuracy the script reports:
-- the share of dropping readers flagged within 20 known-answer cases of the drop (goal: at
-  least 90 %), and the median cases to the flag;
-- the share of steady readers flagged at any point of the whole study (goal: at most 5 %).
-It then does the same for the time-per-case test (a reader who starts clicking through).
+Each simulated study gives the reader KNOWN known-answer cases, one in every 20 reads (a 5 %
+share), and 19 ordinary cases between them, which two other steady readers (accuracy
+OTHERS) read too. Every case has five questions whose answers share a random effect (a hard
+case is hard on every question, for every reader). A steady reader keeps their accuracy; a
+dropping one loses DROP points from their BEFORE-th known-answer case on, on every case.
+Their baseline starts from PRACTICE qualification cases. The study page looks after every
+answer; here each test looks at every known-answer case (every 20 reads), as often as the
+goal counts. For each true accuracy the script reports the share of dropping readers
+flagged within 20 known-answer cases of the drop (goal: at least 90 %) by the known-answer
+test alone and by it with the agreement test, and the share of steady readers flagged at
+any point of the whole study by any of the three tests, pace included (goal: at most 5 %).
 
     .venv/bin/python benchmarks/reader_drift.py [--runs 2000]
 """
@@ -24,37 +25,85 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.readers.drift import DROP, drift, steady_answers
-from app.readers.pace import SPREAD, pace
+from app.readers.drift import CASE_EFFECT, DROP, MIN_CASES, _cusum, baseline, threshold
+from app.readers.pace import SPREAD
+from app.readers.pace import _statistic as pace_statistic
+from app.readers.pace import threshold as pace_threshold
+from app.readers.pause import AGREEMENT_ALPHA, KNOWN_ALPHA, PACE_ALPHA
 
-QUESTIONS = 5  # four rubric questions and the overall verdict
-BEFORE, AFTER = 20, 40  # known-answer cases before the drop, and after it
-# Qualification cases the baseline starts from (PRACTICE=40 in the environment to vary it).
+QUESTIONS = 5
+KNOWN, EVERY = 60, 20  # known-answer cases, and reads per known-answer case
+BEFORE = 20  # known-answer cases before the drop
+OTHERS = 0.9
 PRACTICE = int(os.environ.get("PRACTICE", "20"))
 ACCURACIES = (0.8, 0.85, 0.9, 0.95)
 
 
-def run(accuracy: float, runs: int, rng: np.random.Generator) -> tuple[float, float, float]:
-    horizon = BEFORE + AFTER
-    asked = np.full(horizon, QUESTIONS, dtype=float)
-    practice = steady_answers(rng, accuracy, PRACTICE, QUESTIONS, runs).sum(axis=1)
-    steady = steady_answers(rng, accuracy, horizon, QUESTIONS, runs)
-    before = steady_answers(rng, accuracy, BEFORE, QUESTIONS, runs)
-    after = steady_answers(rng, accuracy - DROP, AFTER, QUESTIONS, runs)
-    dropping = np.concatenate([before, after], axis=1)
-    caught, delays, false = 0, [], 0
-    def flag(answers: np.ndarray, r: int) -> int | None:
-        return drift(answers[r], asked, practice[r], PRACTICE * QUESTIONS, horizon, QUESTIONS,
-                     PRACTICE).flagged_at
+def _right(rng: np.random.Generator, effect: np.ndarray, accuracy: np.ndarray) -> np.ndarray:
+    """Right or wrong per question (runs x cases x questions), the case's effect shared."""
+    logit = np.log(accuracy / (1 - accuracy))[..., None]
+    p = 1 / (1 + np.exp(-(logit + effect[..., None])))
+    return rng.random((*effect.shape, QUESTIONS)) < p
 
+
+def study(rng: np.random.Generator, runs: int, accuracy: float, drop: bool) -> dict[str, np.ndarray]:
+    reads = KNOWN * EVERY
+    effect = rng.normal(0.0, CASE_EFFECT, (runs, reads))
+    level = np.full((runs, reads), accuracy)
+    if drop:
+        level[:, BEFORE * EVERY:] -= DROP
+    mine = _right(rng, effect, level)
+    known_at = np.arange(EVERY - 1, reads, EVERY)
+    ordinary = np.setdiff1d(np.arange(reads), known_at)
+    a = _right(rng, effect[:, ordinary], np.full((runs, len(ordinary)), OTHERS))
+    b = _right(rng, effect[:, ordinary], np.full((runs, len(ordinary)), OTHERS))
+    settled = a == b  # two others: a strict majority only where they agree
+    agree = (mine[:, ordinary] == a) & settled  # binary answers: agree with them both
+    practice = _right(rng, rng.normal(0.0, CASE_EFFECT, (runs, PRACTICE)),
+                      np.full((runs, PRACTICE), accuracy)).sum(axis=(1, 2))
+    return {"known": mine[:, known_at].sum(axis=2).astype(float),
+            "agree": agree.sum(axis=2).astype(float), "asked": settled.sum(axis=2).astype(float),
+            "practice": practice.astype(float)}
+
+
+def first_flags(s: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Per run: the known-answer case at whose look the known-answer test first fires, and
+    the same for either accuracy test (KNOWN + 1: never)."""
+    runs = len(s["practice"])
+    known_asked = np.full_like(s["known"], QUESTIONS)
+    known_s = _cusum(s["known"], known_asked, s["practice"], np.full(runs, PRACTICE * QUESTIONS), DROP)
+    agree_s = _cusum(s["agree"], s["asked"], np.zeros(runs), np.zeros(runs), DROP)
+    ordinary = s["agree"].shape[1]
+    never = KNOWN + 1
+    known_at = np.full(runs, never)
+    either_at = np.full(runs, never)
     for r in range(runs):
-        if flag(steady, r) is not None:
-            false += 1
-        at = flag(dropping, r)
-        if at is not None and BEFORE < at <= BEFORE + 20:
-            caught += 1
-            delays.append(at - BEFORE)
-    return caught / runs, float(np.median(delays)) if delays else float("nan"), false / runs
+        for look in range(MIN_CASES, KNOWN + 1):
+            h = threshold(baseline(s["known"][r, :look], known_asked[r, :look], s["practice"][r],
+                                   PRACTICE * QUESTIONS), KNOWN, QUESTIONS, PRACTICE, KNOWN_ALPHA)
+            if known_s[r, MIN_CASES - 1:look].max() >= h:
+                known_at[r] = look
+                break
+        for look in range(1, KNOWN + 1):
+            t = look * (EVERY - 1)  # ordinary reads by this look
+            if t < MIN_CASES:
+                continue
+            asked = s["asked"][r, :t]
+            q = max(1, round(float(np.median(asked))))
+            h = threshold(baseline(s["agree"][r, :t], asked, 0.0, 0.0), ordinary, q, 0,
+                          AGREEMENT_ALPHA)
+            if agree_s[r, MIN_CASES - 1:t].max() >= h:
+                either_at[r] = look
+                break
+        either_at[r] = min(either_at[r], known_at[r])
+    return known_at, either_at
+
+
+def paced(rng: np.random.Generator, runs: int) -> np.ndarray:
+    """Whether the pace test fires on steady readers over the whole study."""
+    reads = KNOWN * EVERY
+    times = np.log(30_000.0) + SPREAD * rng.standard_t(4, (runs, reads)) / np.sqrt(2)
+    return (pace_statistic(times) >= pace_threshold(reads, PACE_ALPHA)).any(axis=1)
 
 
 def main() -> None:
@@ -63,38 +112,20 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=41)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
-    print(f"{args.runs} simulated readers per row; {QUESTIONS} questions a case; a drop of "
-          f"{DROP:.0%} after {BEFORE} known-answer cases; {BEFORE + AFTER} known-answer cases "
-          f"in the study; baseline from {PRACTICE} practice cases")
-    print(f"{'accuracy':>9}{'flagged within 20 of the drop':>31}{'median cases':>14}"
-          f"{'steady readers flagged':>24}")
+    print(f"{args.runs} simulated studies per row; {QUESTIONS} questions a case; {KNOWN} "
+          f"known-answer cases, one in {EVERY} reads; two other readers at {OTHERS:.0%}; a drop "
+          f"of {DROP:.0%} from known-answer case {BEFORE}; baseline from {PRACTICE} practice cases")
+    print(f"{'accuracy':>9}{'known-answer test':>19}{'with the others':>17}{'median cases':>14}"
+          f"{'steady flagged':>16}")
     for accuracy in ACCURACIES:
-        caught, delay, false = run(accuracy, args.runs, rng)
-        print(f"{accuracy:>9.2f}{caught:>31.1%}{delay:>14.0f}{false:>24.1%}")
-    print()
-    print(f"Time per case (app/readers/pace.py): {PACE_READS} reads at a median of 30 s, log "
-          f"times Student t (4 df, spread {SPREAD}); a dropping reader goes to {FASTER:.0%} of "
-          f"their time after read {PACE_BEFORE}")
-    caught, false = run_pace(args.runs, rng)
-    print(f"  flagged within 20 reads of the drop: {caught:.1%}; steady readers flagged: {false:.1%}")
-
-
-PACE_READS, PACE_BEFORE, FASTER = 200, 100, 0.4
-
-
-def run_pace(runs: int, rng: np.random.Generator) -> tuple[float, float]:
-    def times(n: int, scale: float) -> list[int]:
-        return [int(t) for t in np.exp(np.log(30_000 * scale)
-                                       + SPREAD * rng.standard_t(4, n) / np.sqrt(2))]
-
-    caught = false = 0
-    for _ in range(runs):
-        if pace(times(PACE_READS, 1.0), PACE_READS).flagged_at is not None:
-            false += 1
-        at = pace(times(PACE_BEFORE, 1.0) + times(PACE_READS - PACE_BEFORE, FASTER),
-                  PACE_READS).flagged_at
-        caught += at is not None and PACE_BEFORE < at <= PACE_BEFORE + 20
-    return caught / runs, false / runs
+        known_at, either_at = first_flags(study(rng, args.runs, accuracy, drop=True))
+        within = (either_at > BEFORE) & (either_at <= BEFORE + 20)
+        known_within = (known_at > BEFORE) & (known_at <= BEFORE + 20)
+        _, steady_either = first_flags(study(rng, args.runs, accuracy, drop=False))
+        false = (steady_either <= KNOWN) | paced(rng, args.runs)
+        delays = either_at[within] - BEFORE
+        print(f"{accuracy:>9.2f}{known_within.mean():>19.1%}{within.mean():>17.1%}"
+              f"{(np.median(delays) if len(delays) else float('nan')):>14.0f}{false.mean():>16.1%}")
 
 
 if __name__ == "__main__":

@@ -102,20 +102,29 @@ def threshold(accuracy: float, horizon: int, questions: int, practice: int,
     return float(np.quantile(statistic[:, MIN_CASES - 1:].max(axis=1), 1 - alpha))
 
 
+def baseline(right: np.ndarray, asked: np.ndarray, practice_right: float,
+             practice_asked: float) -> float:
+    """The accuracy the next case is measured against, to two decimals: the practice and
+    every case but the last GUARD (0.9 before there is any)."""
+    upto = max(0, len(right) - GUARD)
+    base_right = practice_right + float(np.sum(right[:upto]))
+    base_asked = practice_asked + float(np.sum(asked[:upto]))
+    return round((base_right + 1) / (base_asked + 2), 2) if base_asked else 0.9
+
+
 def drift(right: np.ndarray, asked: np.ndarray, practice_right: float, practice_asked: float,
-          horizon: int, questions: int, practice_cases: int) -> Drift:
+          horizon: int, questions: int, practice_cases: int, alpha: float = CALIBRATED_AT) -> Drift:
     """The test over a reader's known-answer cases so far. ``practice_right`` of
     ``practice_asked`` answers (``practice_cases`` cases) start the baseline; ``horizon``: the
     known-answer cases the reader's list holds in all (what the false-alarm rate is stated
     over). The threshold is calibrated at the baseline the test now measures against (the
     practice and every case before the guard, to two decimals): never at an accuracy the
     drop itself has pulled down, which would raise the bar as the reader falls."""
-    right = np.asarray(right, float)[None, :]
-    asked = np.asarray(asked, float)[None, :]
-    upto = max(0, right.shape[1] - GUARD)
-    base_right = practice_right + float(right[0, :upto].sum())
-    base_asked = practice_asked + float(asked[0, :upto].sum())
-    baseline = (base_right + 1) / (base_asked + 2) if base_asked else 0.9
-    statistic = _cusum(right, asked, np.array([practice_right]), np.array([practice_asked]), DROP)
-    return Drift(statistic[0], threshold(round(baseline, 2), max(1, horizon), questions,
-                                         practice_cases + upto))
+    right = np.asarray(right, float)
+    asked = np.asarray(asked, float)
+    statistic = _cusum(right[None, :], asked[None, :], np.array([practice_right]),
+                       np.array([practice_asked]), DROP)
+    # The simulation behind the bar learns the baseline as this test does, from the same
+    # practice: only the accuracy it starts from is the reader's.
+    return Drift(statistic[0], threshold(baseline(right, asked, practice_right, practice_asked),
+                                         max(1, horizon), questions, practice_cases, alpha))

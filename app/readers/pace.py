@@ -64,8 +64,8 @@ def threshold(horizon: int, alpha: float = ALPHA, seed: int = 0) -> float:
     return float(np.quantile(_statistic(steady).max(axis=1), 1 - alpha))
 
 
-def pace(times_ms: list[int], horizon: int) -> Pace:
+def pace(times_ms: list[int], horizon: int, alpha: float = ALPHA) -> Pace:
     """The test over a reader's times so far, in their order; ``horizon``: the reads in
     their list (what the false-alarm rate is stated over)."""
     clipped = np.clip(np.asarray(times_ms, float), *CLIP_MS)
-    return Pace(_statistic(np.log(clipped)[None, :])[0], threshold(horizon))
+    return Pace(_statistic(np.log(clipped)[None, :])[0], threshold(horizon, alpha))

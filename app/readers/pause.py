@@ -21,9 +21,11 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
+from app.agreement.reads import vote
 from app.errors import Conflict
 from app.models import User, utcnow
-from app.readers.drift import DROP, drift
+from app.readers.accuracy import consensus_of_others
+from app.readers.drift import CALIBRATED_AT, DROP, drift
 from app.readers.pace import pace
 from app.readers.reads import ReaderRead, study_reads
 from app.studies.models import Assignment, Design, Study, StudyItem
@@ -31,6 +33,12 @@ from app.studies.practice import practice_scores, requirement_of
 from app.studies.reader_models import PauseCause, ReaderPause
 
 log = logging.getLogger(__name__)
+# The whole-study false-alarm rate, 5 %, is shared by the three tests; the accuracy tests are
+# calibrated a little below their share (app/readers/drift.py CALIBRATED_AT). Measured in
+# benchmarks/reader_drift.py.
+KNOWN_ALPHA = 0.4 * CALIBRATED_AT
+AGREEMENT_ALPHA = 0.4 * CALIBRATED_AT
+PACE_ALPHA = 0.01
 NEUTRAL = ("Your reading in this study is paused for now. Nothing you entered is lost. The "
            "study's organiser has been told and will be in touch; you will go on where you "
            "stopped.")
@@ -74,12 +82,15 @@ def _since(session: Session, study: Study, user_id: int) -> datetime | None:
 
 
 def check_reader(session: Session, study: Study, user_id: int) -> Verdict | None:
-    """Whether either test fires on the reader's reads now."""
-    reads = [r for r in study_reads(session, study) if r.user_id == user_id]
+    """Whether any test fires on the reader's reads now."""
+    every = study_reads(session, study)
+    reads = [r for r in every if r.user_id == user_id]
     resumed = _since(session, study, user_id)
     before = [r for r in reads if resumed is not None and r.answered_at <= resumed]
     after = [r for r in reads if resumed is None or r.answered_at > resumed]
-    return _accuracy(session, study, user_id, before, after) or _pace(session, study, user_id, after)
+    return (_accuracy(session, study, user_id, before, after)
+            or _agreement(session, study, user_id, before, after, consensus_of_others(every))
+            or _pace(session, study, user_id, after))
 
 
 def _list_size(session: Session, study: Study, user_id: int, known: bool) -> int:
@@ -113,7 +124,7 @@ def _accuracy(session: Session, study: Study, user_id: int, before: list[ReaderR
     questions = max(1, round(float(np.median(asked))))
     found = drift(right, asked, float(prior_right.sum()) + practice_right,
                   float(prior_asked.sum()) + practice_asked, max(horizon, len(right)), questions,
-                  len(prior_right) + cases)
+                  len(prior_right) + cases, alpha=KNOWN_ALPHA)
     at = found.flagged_at
     if at is None:
         return None
@@ -123,14 +134,52 @@ def _accuracy(session: Session, study: Study, user_id: int, before: list[ReaderR
                    f"answers right ({share:.0%}) over {len(right)} known-answer cases. A "
                    f"self-starting CUSUM for a {DROP:.0%}-point drop crossed its threshold "
                    f"(S = {found.statistic[at - 1]:.2f} against h = {found.threshold:.2f}, set for "
-                   "a 5 % false-alarm rate over the reader's whole list).")
+                   "its share of the 5 % false-alarm rate over the reader's whole list).")
+
+
+def _agreeing(reads: list[ReaderRead],
+              consensus: dict[tuple[str, int], dict[str, bool]]) -> tuple[np.ndarray, np.ndarray]:
+    """Per ordinary first read with a consensus of the others, in the reader's order: the
+    questions it agrees on, and those the others settled."""
+    rows = sorted((r for r in reads if not r.known and not r.repeat
+                   and consensus.get((r.reader, r.item_id))), key=lambda r: r.sequence)
+    settled = [consensus[(r.reader, r.item_id)] for r in rows]
+    right = [sum(vote(r.answers[q]) == value for q, value in c.items())
+             for r, c in zip(rows, settled, strict=True)]
+    return np.array(right, dtype=float), np.array([len(c) for c in settled], dtype=float)
+
+
+def _agreement(session: Session, study: Study, user_id: int, before: list[ReaderRead],
+               after: list[ReaderRead], consensus: dict[tuple[str, int], dict[str, bool]]) -> Verdict | None:
+    """The same test on the ordinary cases, against the other readers' majority: twenty times
+    the reads of the known-answer cases, wherever the others have read the case too."""
+    right, asked = _agreeing(after, consensus)
+    if not len(right):
+        return None
+    prior_right, prior_asked = _agreeing(before, consensus)
+    horizon = _list_size(session, study, user_id, known=False) - _list_size(
+        session, study, user_id, known=True) - len(prior_right)
+    found = drift(right, asked, float(prior_right.sum()), float(prior_asked.sum()),
+                  max(horizon, len(right)), max(1, round(float(np.median(asked)))),
+                  len(prior_right), alpha=AGREEMENT_ALPHA)
+    at = found.flagged_at
+    if at is None:
+        return None
+    share = right.sum() / asked.sum()
+    return Verdict(PauseCause.agreement, float(found.statistic[at - 1]), found.threshold, len(right),
+                   f"Agreement with the other readers fell: {int(right.sum())} of {int(asked.sum())} "
+                   f"answers agreed with the others' majority ({share:.0%}) over {len(right)} cases "
+                   f"they have read too. A self-starting CUSUM for a {DROP:.0%}-point drop crossed "
+                   f"its threshold (S = {found.statistic[at - 1]:.2f} against h = "
+                   f"{found.threshold:.2f}, set for its share of the 5 % false-alarm rate).")
 
 
 def _pace(session: Session, study: Study, user_id: int, after: list[ReaderRead]) -> Verdict | None:
     timed = sorted((r for r in after if r.time_ms), key=lambda r: r.sequence)
     if not timed:
         return None
-    found = pace([int(r.time_ms or 0) for r in timed], _list_size(session, study, user_id, known=False))
+    found = pace([int(r.time_ms or 0) for r in timed], _list_size(session, study, user_id, known=False),
+                 alpha=PACE_ALPHA)
     at = found.flagged_at
     if at is None:
         return None
@@ -141,7 +190,7 @@ def _pace(session: Session, study: Study, user_id: int, after: list[ReaderRead])
                    f"{len(recent)} reads against {np.median(earlier):.0f} s before. A "
                    f"self-starting CUSUM for a halving of time crossed its threshold "
                    f"(S = {found.statistic[at - 1]:.2f} against h = {found.threshold:.2f}, set "
-                   "for a 5 % false-alarm rate over the reader's whole list).")
+                   "for its share of the 5 % false-alarm rate over the reader's whole list).")
 
 
 def watch_reader(engine: Engine, study_id: int, user_id: int) -> ReaderPause | None:

@@ -45,6 +45,7 @@ class KnownAnswer(SQLModel, table=True):
 
 class PauseCause(StrEnum):
     accuracy = "accuracy"  # a drop in known-answer accuracy
+    agreement = "agreement"  # a drop in agreement with the other readers' majority
     time = "time"  # a drop in time per case
 
 
