@@ -45,7 +45,8 @@ def my_studies(request: Request, session: SessionDep, user: CurrentUser) -> HTML
     studies = studies_of(session, user)
     return render(request, "studies/reading/list.html", {
         "studies": studies, "adjudicating": studies_to_adjudicate(session, user),
-        "preparing": {s.id: preparation(session, s) for s, _ in studies}})
+        "preparing": {s.id: preparation(session, s) for s, _ in studies},
+        "paused": {s.id for s, _ in studies if active_pause(session, s.id or 0, user.id or 0)}})
 
 
 def _paused(request: Request, session: SessionDep, study: Study, user: CurrentUser,

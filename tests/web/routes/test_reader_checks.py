@@ -78,6 +78,10 @@ def test_a_reader_whose_accuracy_drops_is_paused_and_resumed_with_nothing_lost(
         assert draft is not None and "typed while paused" in draft.payload
         [pause] = session.scalars(select(ReaderPause)).all()
     assert pause.cause == "accuracy" and "Known-answer accuracy fell" in pause.reason
+    # Their list says so, in the same neutral word.
+    listed = BeautifulSoup(reader.get("/read").text, "html.parser")
+    mark = listed.select_one(f'a.paused[data-study="{sid}"]')
+    assert mark is not None and mark.text == "Paused"
     # The admin sees why, and resumes.
     study_page = BeautifulSoup(admin.get(f"/studies/{sid}").text, "html.parser")
     row = study_page.select_one(f"#paused-{setup.readers[0].id} .pause-reason")
