@@ -25,7 +25,7 @@ from app.agreement.reads import vote
 from app.errors import Conflict
 from app.models import User, utcnow
 from app.readers.accuracy import consensus_of_others
-from app.readers.drift import CALIBRATED_AT, DROP, drift
+from app.readers.drift import CALIBRATED_AT, DROP, Drift, drift
 from app.readers.pace import pace
 from app.readers.reads import ReaderRead, study_reads
 from app.studies.models import Assignment, Design, Study, StudyItem
@@ -125,16 +125,24 @@ def _accuracy(session: Session, study: Study, user_id: int, before: list[ReaderR
     found = drift(right, asked, float(prior_right.sum()) + practice_right,
                   float(prior_asked.sum()) + practice_asked, max(horizon, len(right)), questions,
                   len(prior_right) + cases, alpha=KNOWN_ALPHA)
+    return _fell(PauseCause.accuracy, found, right, asked,
+                  "Known-answer accuracy fell: {k} of {n} settled answers right ({share}) over "
+                  "{cases} known-answer cases.")
+
+
+def _fell(cause: PauseCause, found: Drift, right: np.ndarray, asked: np.ndarray,
+          words: str) -> Verdict | None:
+    """The verdict of an accuracy test that fired, its reason in ``words`` and the test's."""
     at = found.flagged_at
     if at is None:
         return None
-    share = right.sum() / asked.sum()
-    return Verdict(PauseCause.accuracy, float(found.statistic[at - 1]), found.threshold, len(right),
-                   f"Known-answer accuracy fell: {int(right.sum())} of {int(asked.sum())} settled "
-                   f"answers right ({share:.0%}) over {len(right)} known-answer cases. A "
-                   f"self-starting CUSUM for a {DROP:.0%}-point drop crossed its threshold "
-                   f"(S = {found.statistic[at - 1]:.2f} against h = {found.threshold:.2f}, set for "
-                   "its share of the 5 % false-alarm rate over the reader's whole list).")
+    what = words.format(k=int(right.sum()), n=int(asked.sum()),
+                        share=f"{right.sum() / asked.sum():.0%}", cases=len(right))
+    return Verdict(cause, float(found.statistic[at - 1]), found.threshold, len(right),
+                   f"{what} A self-starting CUSUM for a {DROP:.0%}-point drop crossed its "
+                   f"threshold (S = {found.statistic[at - 1]:.2f} against h = "
+                   f"{found.threshold:.2f}, set for its share of the 5 % false-alarm rate over "
+                   "the reader's whole list).")
 
 
 def _agreeing(reads: list[ReaderRead],
@@ -162,16 +170,9 @@ def _agreement(session: Session, study: Study, user_id: int, before: list[Reader
     found = drift(right, asked, float(prior_right.sum()), float(prior_asked.sum()),
                   max(horizon, len(right)), max(1, round(float(np.median(asked)))),
                   len(prior_right), alpha=AGREEMENT_ALPHA)
-    at = found.flagged_at
-    if at is None:
-        return None
-    share = right.sum() / asked.sum()
-    return Verdict(PauseCause.agreement, float(found.statistic[at - 1]), found.threshold, len(right),
-                   f"Agreement with the other readers fell: {int(right.sum())} of {int(asked.sum())} "
-                   f"answers agreed with the others' majority ({share:.0%}) over {len(right)} cases "
-                   f"they have read too. A self-starting CUSUM for a {DROP:.0%}-point drop crossed "
-                   f"its threshold (S = {found.statistic[at - 1]:.2f} against h = "
-                   f"{found.threshold:.2f}, set for its share of the 5 % false-alarm rate).")
+    return _fell(PauseCause.agreement, found, right, asked,
+                  "Agreement with the other readers fell: {k} of {n} answers agreed with the "
+                  "others' majority ({share}) over {cases} cases they have read too.")
 
 
 def _pace(session: Session, study: Study, user_id: int, after: list[ReaderRead]) -> Verdict | None:

@@ -17,7 +17,7 @@ from typing import Literal
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
-from app.errors import Invalid, NotFound
+from app.errors import Invalid
 from app.models import Role, User
 from app.studies.known_answers import draw_known
 from app.studies.models import Answer, Assignment, Design, Reveal, Study, StudyItem
@@ -184,13 +184,6 @@ def record_if_qualified(session: Session, practice: Study, user_id: int) -> list
             session.commit()
             found.append(row)
     return found
-
-
-def get_practice(session: Session, practice_id: int) -> Study:
-    study = session.get(Study, practice_id)
-    if study is None or not study.practice:
-        raise NotFound(f"no practice study {practice_id}")
-    return study
 
 
 def practice_feedback(session: Session, item: StudyItem, reader_id: int) -> dict[str, object]:
