@@ -23,7 +23,7 @@ MIN_BASELINE = 10  # reads behind the baseline before any read is judged
 SPREAD = 0.6  # a typical standard deviation of log time per case
 K = np.log(2) / SPREAD / 2
 RUNS = 2000
-MOST = 400  # horizons beyond this are calibrated at it (h grows very slowly with it)
+MOST = 2000  # horizons beyond this are calibrated at it (h grows very slowly with it)
 CLIP_MS = (1_000, 600_000)
 
 

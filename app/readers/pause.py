@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 # calibrated a little below their share (app/readers/drift.py CALIBRATED_AT). Measured in
 # benchmarks/reader_drift.py.
 KNOWN_ALPHA = 0.4 * CALIBRATED_AT
-AGREEMENT_ALPHA = 0.4 * CALIBRATED_AT
+AGREEMENT_ALPHA = 0.01
 PACE_ALPHA = 0.01
 NEUTRAL = ("Your reading in this study is paused for now. Nothing you entered is lost. The "
            "study's organiser has been told and will be in touch; you will go on where you "
