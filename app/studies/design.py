@@ -26,7 +26,7 @@ from app.studies.adaptive_batches import place_batch, pool_images
 from app.studies.adaptive_budget import edit_budget
 from app.studies.edit_draws import EditPool, draw_edit_batch, edit_selection
 from app.studies.judged_pool import admitted, judged_pool, stratum_keys, values_of
-from app.studies.known_answers import check_share, draw_known, known_count
+from app.studies.known_answers import check_share, draw_known, kinds_of, known_count
 from app.studies.models import Design, Reveal, Study, StudyReader
 from app.studies.pool import (
     Candidate,
@@ -158,8 +158,10 @@ def _with_known(session: Session, plan: StudyPlan, items: list[ItemRow]) -> tupl
     reads += round(reads * plan.repeat_fraction)
     count = known_count(plan.known_share, reads)
     try:
-        drawn = draw_known(session, count, plan.seed, plan.reader_ids, {i.task_id for i in items},
-                           accepted_only=plan.design is Design.accepted)
+        tasks = {i.task_id for i in items}
+        drawn = draw_known(session, count, plan.seed, plan.reader_ids, tasks,
+                           accepted_only=plan.design is Design.accepted,
+                           kinds=kinds_of(session, tasks))
     except Invalid as error:
         raise StudyError(str(error), field=error.field) from error
     return items + known_rows(session, drawn.answers), {"known_answers": {

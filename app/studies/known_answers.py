@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.errors import Invalid
-from app.models import Attempt, JudgeVerdict, Run
+from app.models import Attempt, JudgeVerdict, Run, Task
 from app.studies.models import Answer, Assignment, StudyItem
 from app.studies.pool import verdicts_of_record
 from app.studies.reader_models import KnownAnswer
@@ -61,17 +61,25 @@ class KnownDraw:
     seen_before: int
 
 
+Kind = tuple[str, str]  # (modality, direction): what a reader sees of a case before reading it
+
+
 def draw_known(session: Session, count: int, seed: int, reader_ids: Iterable[int],
-               leave_out_tasks: set[int], accepted_only: bool = False) -> KnownDraw:
+               leave_out_tasks: set[int], accepted_only: bool = False,
+               kinds: set[Kind] | None = None) -> KnownDraw:
     """``count`` settled cases, seeded, none of a task the study samples; those no reader of
     the study has answered before first. ``accepted_only``: edits the judge of record passed
-    (an accepted-edits study shows nothing else, and a rejected edit would stand out)."""
+    (an accepted-edits study shows nothing else, and a rejected edit would stand out).
+    ``kinds``: the modalities and directions the study's own cases have; a brain MRI in a
+    study of chest radiographs, or a removal among additions, would give itself away."""
     if count <= 0:
         return KnownDraw([], 0)
     pool = settled_pool(session)
-    task_of = _tasks_of(session, [k.attempt_id for k in pool])
+    found = _tasks_of(session, [k.attempt_id for k in pool])
+    task_of = {attempt: task for attempt, (task, _) in found.items()}
     # An edit whose image is gone would show as no other case does: it is not drawn.
-    usable = [k for k in pool if k.attempt_id in task_of and task_of[k.attempt_id] not in leave_out_tasks]
+    usable = [k for k in pool if k.attempt_id in found and task_of[k.attempt_id] not in leave_out_tasks
+              and (kinds is None or found[k.attempt_id][1] in kinds)]
     if accepted_only:
         passed = _passed(session, [k.attempt_id for k in usable])
         usable = [k for k in usable if k.attempt_id in passed]
@@ -103,15 +111,28 @@ def _one_per_task(ordered: list[KnownAnswer], task_of: dict[int, int]) -> list[K
     return kept
 
 
-def _tasks_of(session: Session, attempt_ids: list[int]) -> dict[int, int]:
-    """Attempt -> its task, for the attempts whose image is on disk."""
-    found: dict[int, int] = {}
+def _tasks_of(session: Session, attempt_ids: list[int]) -> dict[int, tuple[int, Kind]]:
+    """Attempt -> its task and kind, for the attempts whose image is on disk."""
+    found: dict[int, tuple[int, Kind]] = {}
     for start in range(0, len(attempt_ids), 5000):
         chunk = attempt_ids[start:start + 5000]
-        found.update(session.execute(select(col(Attempt.id), col(Run.task_id))
-                                     .join(Run, col(Run.id) == Attempt.run_id)
-                                     .where(col(Attempt.id).in_(chunk),
-                                            col(Attempt.image_present).is_(True))).all())
+        rows = session.execute(select(col(Attempt.id), col(Run.task_id), col(Task.modality),
+                                      col(Task.direction))
+                               .join(Run, col(Run.id) == Attempt.run_id)
+                               .join(Task, col(Task.id) == Run.task_id)
+                               .where(col(Attempt.id).in_(chunk), col(Attempt.image_present).is_(True)))
+        found.update({attempt: (task, (modality, direction))
+                      for attempt, task, modality, direction in rows})
+    return found
+
+
+def kinds_of(session: Session, task_ids: set[int]) -> set[Kind]:
+    """The (modality, direction) pairs of these tasks."""
+    ids = sorted(task_ids)
+    found: set[Kind] = set()
+    for start in range(0, len(ids), 5000):
+        found.update((m, d) for m, d in session.execute(select(col(Task.modality), col(Task.direction))
+                                                        .where(col(Task.id).in_(ids[start:start + 5000]))))
     return found
 
 

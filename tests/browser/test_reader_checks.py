@@ -17,7 +17,7 @@ from app.studies.reader_models import KnownAnswer, ReaderPause
 from tests.accounts import add_user
 from tests.browser.conftest import ARTIFACTS
 from tests.browser.helpers import IMAGES_SHOWN, log_in
-from tests.readers.test_figures_without_known import mark_brain_edits
+from tests.readers.test_figures_without_known import mark_edits
 from tests.studies.conftest import opened
 
 pytestmark = pytest.mark.browser
@@ -56,7 +56,7 @@ def _shots(page: Page, name: str) -> None:
 
 def test_practise_qualify_read_be_paused_and_be_resumed(browser: Browser, demo_engine: Engine,
                                                         live_server: str) -> None:
-    mark_brain_edits(demo_engine, 8)
+    mark_edits(demo_engine, 40)
     from app.models import Role
 
     admin = add_user(demo_engine, "chief", Role.admin)

@@ -25,16 +25,17 @@ from tests.studies.conftest import make_study
 FIGURES = ("agreement.json", "answers-long.csv", "reference.csv", "disagreements.csv")
 
 
-def mark_brain_edits(engine: Engine, count: int) -> None:
-    """An admin marks ``count`` brain MRI edits as unmistakable: the settled pool."""
-    admin = add_user(engine, "marker", Role.admin)
+def mark_edits(engine: Engine, count: int, modality: str = "chest_xray") -> None:
+    """An admin marks the first edit of ``count`` tasks of a modality as unmistakable: the
+    settled pool (a study draws only its own modalities and directions from it)."""
+    admin = add_user(engine, f"marker-{modality}", Role.admin)
     with Session(engine) as session:
         # Edits whose both images are on disk: the demo keeps a few missing on purpose.
         attempts = list(session.scalars(
             select(col(Attempt.id)).join(Run, col(Run.id) == Attempt.run_id)
             .join(Task, col(Task.id) == Run.task_id)
             .join(SourceImage, col(SourceImage.id) == Task.source_image_id)
-            .where(col(Task.modality) == "brain_mri", col(Attempt.image_present).is_(True),
+            .where(col(Task.modality) == modality, col(Attempt.image_present).is_(True),
                    col(SourceImage.present).is_(True))
             .order_by(col(Attempt.id))))
         seen: set[int] = set()
@@ -71,7 +72,7 @@ def figures(engine: Engine, tmp_path: Path, study_id: int, tag: str) -> dict[str
 
 def test_removing_the_known_answer_cases_leaves_every_figure_byte_identical(
         demo_engine: Engine, tmp_path: Path) -> None:
-    mark_brain_edits(demo_engine, 4)
+    mark_edits(demo_engine, 40)
     setup = make_study(demo_engine, design=Design.validation, readers=3, known_share=0.2)
     study_id = setup.study.id or 0
     with Session(demo_engine) as session:

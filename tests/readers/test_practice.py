@@ -18,7 +18,7 @@ from app.studies.models import Assignment, Design, Study, StudyItem
 from app.studies.practice import Requirement, create_practice
 from app.studies.reader_models import KnownAnswer, Qualification
 from tests.accounts import add_user
-from tests.readers.test_figures_without_known import mark_brain_edits
+from tests.readers.test_figures_without_known import mark_edits
 from tests.studies.conftest import opened
 from tests.web.routes.test_reading import as_user
 
@@ -54,7 +54,7 @@ def _plan(readers: list[User], requirement: Requirement | None) -> StudyPlan:
                                                           (0.6, 0, "qualify_cases")])
 def test_a_requirement_that_cannot_be_met_is_refused_beside_its_field(
         demo_engine: Engine, threshold: float, cases: int, field: str) -> None:
-    mark_brain_edits(demo_engine, 8)
+    mark_edits(demo_engine, 40)
     admin, readers = _people(demo_engine)
     with Session(demo_engine) as session:
         practice = create_practice(session, name="p", cases=8, reader_ids=[readers[1].id or 0],
@@ -67,7 +67,7 @@ def test_a_requirement_that_cannot_be_met_is_refused_beside_its_field(
 
 def test_a_reader_practises_sees_the_settled_answer_and_qualifies(demo_engine: Engine,
                                                                   settings: Settings) -> None:
-    mark_brain_edits(demo_engine, 8)
+    mark_edits(demo_engine, 40)
     admin, readers = _people(demo_engine)
     with Session(demo_engine) as session:
         # The practice is made for the other reader: the study's reader is enrolled by it.

@@ -104,7 +104,7 @@ def test_the_share_is_of_each_readers_reads(share: float, reads: int, count: int
 
 
 def _plan(reference: Reference, share: float, name: str = "") -> StudyPlan:
-    return StudyPlan(name=name or f"with checks {share}", case_filter=CaseFilter(modality=("brain_mri",)),
+    return StudyPlan(name=name or f"with checks {share}", case_filter=CaseFilter(modality=("chest_xray",)),
                      design=Design.validation, reader_ids=[r.id or 0 for r in reference.setup.readers],
                      seed=3, strata_facets=("verdict",), per_stratum={"pass": 8, "fail": 8},
                      known_share=share)
@@ -176,7 +176,7 @@ def test_an_accepted_study_draws_only_edits_the_judge_passed(demo_engine: Engine
     with Session(demo_engine) as session:
         settle_from(session, _locked(demo_engine, reference))
         plan = StudyPlan(name="accepted with checks", design=Design.accepted,
-                         case_filter=CaseFilter(modality=("brain_mri",), outcome=("success",)),
+                         case_filter=CaseFilter(modality=("chest_xray",), outcome=("success",)),
                          reader_ids=[r.id or 0 for r in reference.setup.readers], seed=3,
                          strata_facets=("direction",), per_stratum={"add": 4, "remove": 4},
                          known_share=0.25)
@@ -188,3 +188,25 @@ def test_an_accepted_study_draws_only_edits_the_judge_passed(demo_engine: Engine
                          for i in items)
     # The pool holds 8 passed and 8 failed edits; 25 % of 8 reads asks 3, all passed.
     assert passed == Counter({True: 3})
+
+
+def test_known_answer_cases_are_of_the_studys_own_modalities_and_directions(
+        demo_engine: Engine, reference: Reference) -> None:
+    """A brain MRI among chest radiographs, or a removal among additions, would give itself
+    away: a study of chest additions draws only chest additions."""
+    from app.models import Task
+    from tests.readers.test_figures_without_known import mark_edits
+
+    mark_edits(demo_engine, 12, modality="brain_mri")
+    mark_edits(demo_engine, 60)
+    with Session(demo_engine) as session:
+        plan = StudyPlan(name="additions", design=Design.validation,
+                         case_filter=CaseFilter(modality=("chest_xray",), direction=("add",)),
+                         reader_ids=[r.id or 0 for r in reference.setup.readers], seed=9,
+                         strata_facets=("verdict",), per_stratum={"pass": 6, "fail": 6},
+                         known_share=0.25)
+        study = create_study(session=session, plan=plan, created_by=reference.setup.admin)
+        kinds = {(t.modality, t.direction) for t in session.scalars(
+            select(Task).join(StudyItem, col(StudyItem.task_id) == Task.id).where(
+                col(StudyItem.study_id) == study.id, col(StudyItem.known_answer_id).is_not(None)))}
+    assert kinds == {("chest_xray", "add")}

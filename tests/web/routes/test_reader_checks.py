@@ -12,7 +12,7 @@ from app.background import wait_for_background
 from app.settings import Settings
 from app.studies.models import Assignment, Design, Draft, StudyItem
 from app.studies.reader_models import KnownAnswer, ReaderPause
-from tests.readers.test_figures_without_known import mark_brain_edits
+from tests.readers.test_figures_without_known import mark_edits
 from tests.studies.conftest import StudySetup, make_study
 from tests.web.routes.test_reading import as_user
 
@@ -40,7 +40,7 @@ def _wrong(settled: dict[str, str]) -> dict[str, str]:
 
 def test_a_reader_whose_accuracy_drops_is_paused_and_resumed_with_nothing_lost(
         demo_engine: Engine, settings: Settings) -> None:
-    mark_brain_edits(demo_engine, 8)
+    mark_edits(demo_engine, 40)
     setup = make_study(demo_engine, design=Design.validation, known_share=1 / 3)
     sid = setup.study.id
     reader = as_user(demo_engine, settings, "reader-0")
@@ -100,7 +100,7 @@ def test_a_reader_whose_accuracy_drops_is_paused_and_resumed_with_nothing_lost(
 
 def test_a_steady_reader_is_not_paused_and_the_table_shows_each_reader(
         demo_engine: Engine, settings: Settings) -> None:
-    mark_brain_edits(demo_engine, 8)
+    mark_edits(demo_engine, 40)
     setup = make_study(demo_engine, design=Design.validation, known_share=1 / 3)
     sid = setup.study.id
     for index in (0, 1):
@@ -142,7 +142,7 @@ def _study_form(setup: StudySetup, **extra: str) -> dict[str, object]:
 
 def test_bad_reader_check_settings_are_422_beside_their_fields_and_keep_what_was_typed(
         demo_engine: Engine, settings: Settings) -> None:
-    mark_brain_edits(demo_engine, 4)
+    mark_edits(demo_engine, 40)
     setup = make_study(demo_engine)
     admin = as_user(demo_engine, settings, "study-admin")
     too_much = admin.post("/studies", data=_study_form(setup, known_share="60"))
@@ -165,7 +165,7 @@ def test_bad_reader_check_settings_are_422_beside_their_fields_and_keep_what_was
     assert error is not None and "between 0 and 1" in error.text
     assert page.select_one('input[name="qualify_threshold"]')["value"] == "1.5"
     # An empty practice set: no case asked, or more than the pool holds.
-    for cases, words in (("0", "between 1"), ("40", "usable known-answer cases")):
+    for cases, words in (("0", "between 1"), ("400", "usable known-answer cases")):
         empty = admin.post("/studies/practice", data={
             "name": "nothing", "cases": cases, "readers": [str(setup.readers[0].id)]})
         assert empty.status_code == 422
