@@ -33,7 +33,10 @@ def describe_filter(case_filter: dict[str, Any]) -> str:
     return "; ".join(parts) or "all cases"
 
 
-def standalone_html(session: Session, study: Study, scope: Slice = Slice()) -> str:
+def standalone_html(session: Session, study: Study, scope: Slice = Slice(),
+                    reader_checks: Any = None) -> str:
+    """``reader_checks``: the study's checks on its readers (app/readers/checks.py), which
+    the caller brings: this package computes no reader's accuracy."""
     data, report = report_for(session, study, scope)
     adjudicator = adjudicator_of(session, study)
     context: dict[str, Any] = {
@@ -45,5 +48,6 @@ def standalone_html(session: Session, study: Study, scope: Slice = Slice()) -> s
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "rubric": rubric(), "modalities": MODALITIES,
         "tools": [text for tool, text in VIEWER_TOOLS.items() if tool in tools_of(study)],
+        "reader_checks": reader_checks,
     }
     return _env.get_template("agreement/standalone.html").render(context)

@@ -17,6 +17,7 @@ from app.csv_cells import iter_dict_csv
 from app.designs import design_of
 from app.judges.follow_up import comparison
 from app.models import Direction, Modality
+from app.readers.checks import reader_checks
 from app.studies.adjudication import assign_adjudicator
 from app.studies.worklist import get_study, reads_so_far
 from app.web.deps import MAX_DB_ID, DiseaseName, IdPath, QuestionQuery, SessionDep, SettingsDep
@@ -51,7 +52,8 @@ def agreement_page(request: Request, session: SessionDep, study_id: IdPath,
                                "choices": slice_choices(data.cases), "scope": scope,
                                "tables": TABLES, "query": request.url.query,
                                "before_after": comparison(session, study),
-                               "shift": reference_shift_for(session, study)}
+                               "shift": reference_shift_for(session, study),
+                               "checks": reader_checks(session, study)}
     return render(request, "agreement/study.html", context)
 
 
@@ -107,7 +109,7 @@ def agreement_charts(request: Request, session: SessionDep, study_id: IdPath,
 def standalone_report(session: SessionDep, study_id: IdPath, scope: SliceDep) -> HTMLResponse:
     """One self-contained file to archive or send: styles and charts inline."""
     study = get_study(session, study_id)
-    return HTMLResponse(standalone_html(session, study, scope), headers={
+    return HTMLResponse(standalone_html(session, study, scope, reader_checks(session, study)), headers={
         "Content-Disposition": f'inline; filename="study-{study_id}-report.html"',
         # Self-contained: inline styles and data: images, nothing else, no script at all.
         "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "

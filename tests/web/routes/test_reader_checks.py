@@ -120,6 +120,12 @@ def test_a_steady_reader_is_not_paused_and_the_table_shows_each_reader(
     cell = page.select_one(f"#known-{setup.readers[0].id}")
     assert cell is not None and cell.text.startswith("16/16")  # 8 cases, 2 settled answers each
     assert not page.select(".paused-reader")
+    # In the report too: the agreement page and the one-file report.
+    report = BeautifulSoup(admin.get(f"/studies/{sid}/agreement").text, "html.parser")
+    assert len(report.select("#reader-checks-table tbody tr[data-reader]")) == 2
+    assert not report.select("#reader-checks form")  # the report resumes nobody
+    one_file = BeautifulSoup(admin.get(f"/studies/{sid}/report.html").text, "html.parser")
+    assert len(one_file.select("#reader-checks tbody tr")) == 2
     detail = BeautifulSoup(admin.get(f"/studies/{sid}/readers").text, "html.parser")
     assert len(detail.select(".reader-detail")) == 2
     assert detail.select_one(".reader-detail .by-question tr[data-question=overall]") is not None
