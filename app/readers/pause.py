@@ -198,7 +198,8 @@ def watch_reader(engine: Engine, study_id: int, user_id: int) -> ReaderPause | N
     """Test the reader after an answer and pause them if a test fires (background work)."""
     with Session(engine) as session:
         study = session.get(Study, study_id)
-        if study is None or not Design(study.design).rubric:
+        # Practice is for learning: a reader is never paused in it.
+        if study is None or not Design(study.design).rubric or study.practice:
             return None
         if active_pause(session, study_id, user_id) is not None:
             return None

@@ -46,3 +46,23 @@ def test_readers_who_agree_throughout_are_not_paused(demo_engine: Engine) -> Non
     with Session(demo_engine) as session:
         for reader in setup.readers:
             assert check_reader(session, setup.study, reader.id or 0) is None
+
+
+def test_nobody_is_paused_in_practice(demo_engine: Engine) -> None:
+    """A practice study is for learning: every answer wrong pauses nobody there."""
+    from app.studies.practice import create_practice
+    from tests.readers.test_figures_without_known import mark_edits
+
+    mark_edits(demo_engine, 12)
+    setup = make_study(demo_engine, design=Design.validation)
+    reader = setup.readers[0]
+    with Session(demo_engine) as session:
+        practice = create_practice(session, name="learn", cases=10, reader_ids=[reader.id or 0],
+                                   created_by=setup.admin)
+        for sequence in range(1, 11):
+            read = get_assignment(session, practice, reader, sequence)
+            submit_answer(session, practice, read, AnswerIn(
+                **(NO if sequence % 2 else YES), confidence=3,
+                submission_id=f"learn-{sequence:04d}-xx"))
+        practice_id = practice.id or 0
+    assert watch_reader(demo_engine, practice_id, reader.id or 0) is None
