@@ -9,6 +9,8 @@ w log((1-p1)/(1-p0))), with r right and w wrong answers and p1 = p0 - DROP. The 
 flagged when S reaches h, from their MIN_CASES-th known-answer case on. Learning the
 baseline as the study goes keeps a reader with a good or a poor day from being judged by a
 short practice; the guard keeps a fresh drop out of the baseline it is measured against.
+Without practice the test starts once GUARD cases stand behind the baseline: a reader who
+differs from the start has not drifted (their accuracy table says how they read).
 
 h is set by simulation for a stated false-alarm rate: a steady reader at p0 (estimated from
 ``practice`` cases as the app estimates it), answering the questions of ``horizon``
@@ -49,7 +51,8 @@ class Drift:
     def flagged_at(self) -> int | None:
         """The number of known-answer cases after which the reader was flagged, or None
         (never before MIN_CASES: one bad case is no drift)."""
-        over = np.nonzero(self.statistic[MIN_CASES - 1:] >= self.threshold)[0]
+        tail = self.statistic[MIN_CASES - 1:]
+        over = np.nonzero((tail >= self.threshold) & (tail > 0))[0]
         return int(over[0]) + MIN_CASES if len(over) else None
 
 
@@ -65,10 +68,13 @@ def _cusum(right: np.ndarray, asked: np.ndarray, prior_right: np.ndarray,
     for t in range(cases):
         upto = max(0, t - GUARD)  # cases before t, less the guard: 0 means practice alone
         r, a = known_right[:, upto], known_asked[:, upto]
-        p0 = np.clip(np.where(a > 0, (r + 1) / (a + 2), 0.9), MIN_BASELINE, MAX_BASELINE)
+        # No baseline yet (no practice, and not GUARD cases behind): nothing to drift from.
+        # A reader who differs from the start is no drift; their accuracy says so instead.
+        p0 = np.clip((r + 1) / (a + 2), MIN_BASELINE, MAX_BASELINE)
         p1 = p0 - drop
-        s = np.maximum(0.0, s + right[:, t] * np.log(p1 / p0)
-                       + (asked[:, t] - right[:, t]) * np.log((1 - p1) / (1 - p0)))
+        step = (right[:, t] * np.log(p1 / p0)
+                + (asked[:, t] - right[:, t]) * np.log((1 - p1) / (1 - p0)))
+        s = np.maximum(0.0, s + np.where(a > 0, step, 0.0))
         statistic[:, t] = s
     return statistic
 
@@ -99,13 +105,16 @@ def threshold(accuracy: float, horizon: int, questions: int, practice: int,
                        np.full(RUNS, float(practice * questions)), drop)
     if horizon < MIN_CASES:
         return float("inf")  # too few known-answer cases in the list to judge a drift by
-    return float(np.quantile(statistic[:, MIN_CASES - 1:].max(axis=1), 1 - alpha))
+    h = float(np.quantile(statistic[:, MIN_CASES - 1:].max(axis=1), 1 - alpha))
+    # A list too short for any baseline to form (no practice, GUARD cases or fewer) can
+    # never be flagged: its statistic stays 0, and a bar of 0 would flag everyone.
+    return h if h > 0 else float("inf")
 
 
 def baseline(right: np.ndarray, asked: np.ndarray, practice_right: float,
              practice_asked: float) -> float:
     """The accuracy the next case is measured against, to two decimals: the practice and
-    every case but the last GUARD (0.9 before there is any)."""
+    every case but the last GUARD (0.9, never used, before there is any)."""
     upto = max(0, len(right) - GUARD)
     base_right = practice_right + float(np.sum(right[:upto]))
     base_asked = practice_asked + float(np.sum(asked[:upto]))

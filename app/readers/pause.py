@@ -13,6 +13,7 @@ the response took must not tell a reader which of their cases was a known-answer
 """
 
 import logging
+import threading
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -194,8 +195,21 @@ def _pace(session: Session, study: Study, user_id: int, after: list[ReaderRead])
                    "for its share of the 5 % false-alarm rate over the reader's whole list).")
 
 
+_watching: dict[tuple[int, int], threading.Lock] = {}
+_watching_lock = threading.Lock()
+
+
 def watch_reader(engine: Engine, study_id: int, user_id: int) -> ReaderPause | None:
-    """Test the reader after an answer and pause them if a test fires (background work)."""
+    """Test the reader after an answer and pause them if a test fires (background work).
+    One reader's checks run one at a time: two answers in quick succession once paused a
+    reader twice."""
+    with _watching_lock:
+        lock = _watching.setdefault((study_id, user_id), threading.Lock())
+    with lock:
+        return _watch(engine, study_id, user_id)
+
+
+def _watch(engine: Engine, study_id: int, user_id: int) -> ReaderPause | None:
     with Session(engine) as session:
         study = session.get(Study, study_id)
         # Practice is for learning: a reader is never paused in it.

@@ -36,13 +36,26 @@ def test_a_reader_who_stops_looking_is_flagged_within_ten_cases() -> None:
 def test_a_reader_who_falls_apart_is_flagged_however_far_they_fall() -> None:
     """The bar is set at the baseline the reader is measured against, never at an accuracy
     the drop itself pulls down: a reader who gets every answer of 8 known-answer cases wrong
-    with no practice behind them is flagged at the fifth, the first case a flag may come
-    (the bar once rose as they fell, and such a reader went unflagged)."""
+    after a good practice of four cases is flagged at the fifth, the first case a flag may
+    come (the bar once rose as they fell, and such a reader went unflagged)."""
     right = np.zeros(8)
     asked = np.full(8, 2.0)
-    found = drift(right, asked, practice_right=0, practice_asked=0, horizon=8, questions=2,
-                  practice_cases=0)
+    found = drift(right, asked, practice_right=8, practice_asked=8, horizon=8, questions=2,
+                  practice_cases=4)
     assert found.flagged_at == MIN_CASES
+
+
+def test_a_reader_who_differs_from_the_start_has_not_drifted() -> None:
+    """No practice: the first GUARD cases make the baseline. A reader at half right on every
+    one of them and after is not flagged (there is no drop); a reader right on them and wrong
+    after is."""
+    asked = np.full(30, 5.0)
+    steady_but_poor = np.tile([2.0, 3.0], 15)
+    assert drift(steady_but_poor, asked, 0, 0, horizon=30, questions=5,
+                 practice_cases=0).flagged_at is None
+    falling = np.concatenate([np.full(12, 5.0), np.zeros(18)])
+    at = drift(falling, asked, 0, 0, horizon=30, questions=5, practice_cases=0).flagged_at
+    assert at is not None and 12 < at <= 16
 
 
 def test_no_reader_is_flagged_on_fewer_than_five_known_answer_cases() -> None:
@@ -52,3 +65,11 @@ def test_no_reader_is_flagged_on_fewer_than_five_known_answer_cases() -> None:
     assert found.flagged_at is None
     assert drift(np.zeros(2), np.full(2, 5.0), 90, 100, horizon=2, questions=5,
                  practice_cases=20).threshold == float("inf")
+
+
+def test_a_list_too_short_for_a_baseline_flags_nobody() -> None:
+    """No practice and eight known-answer cases: no baseline ever forms, so nobody is
+    flagged, however they answer (a bar of 0 once flagged a reader right on every one)."""
+    for right in (np.full(8, 2.0), np.zeros(8)):
+        found = drift(right, np.full(8, 2.0), 0, 0, horizon=8, questions=2, practice_cases=0)
+        assert found.flagged_at is None

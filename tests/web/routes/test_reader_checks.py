@@ -41,25 +41,27 @@ def _wrong(settled: dict[str, str]) -> dict[str, str]:
 def test_a_reader_whose_accuracy_drops_is_paused_and_resumed_with_nothing_lost(
         demo_engine: Engine, settings: Settings) -> None:
     mark_edits(demo_engine, 40)
-    setup = make_study(demo_engine, design=Design.validation, known_share=1 / 3)
+    setup = make_study(demo_engine, design=Design.validation, known_share=0.5)
     sid = setup.study.id
     reader = as_user(demo_engine, settings, "reader-0")
     admin = as_user(demo_engine, settings, "study-admin")
     known = _known_sequences(demo_engine, setup, 0)
-    assert len(known) == 8
+    assert len(known) == 16
     paused_at = None
-    for sequence in range(1, 25):
+    # The known-answer cases, each opened by its place: the first 11 answered right (with
+    # no practice they make the baseline), the rest wrong, until the reader is paused.
+    for count, sequence in enumerate(sorted(known)):
         page = reader.get(f"/read/{sid}/{sequence}")
         if BeautifulSoup(page.text, "html.parser").select_one("#paused"):
             paused_at = sequence
             break
-        form = _wrong(known[sequence]) if sequence in known else RIGHT
+        form = _wrong(known[sequence]) if count >= 11 else RIGHT | known[sequence]
         response = reader.post(f"/read/{sid}/{sequence}",
                                data=form | {"submission_id": f"drop-{sequence:04d}-xx"},
                                follow_redirects=False)
         assert response.status_code == 303
         wait_for_background()
-    assert paused_at is not None, "every known-answer case answered wrongly, never paused"
+    assert paused_at is not None, "known-answer cases answered wrongly after 11 right, never paused"
     # The reader is told in neutral words: nothing about accuracy, known answers or a test.
     screen = BeautifulSoup(reader.get(f"/read/{sid}").text, "html.parser")
     message = screen.select_one("#paused-message")
@@ -89,8 +91,12 @@ def test_a_reader_whose_accuracy_drops_is_paused_and_resumed_with_nothing_lost(
     resumed = admin.post(f"/studies/{sid}/readers/{setup.readers[0].id}/resume",
                          data={"note": "talked it through"}, follow_redirects=False)
     assert resumed.status_code == 303
+    # They go on with their first open case, in their order; the one they were typing when
+    # paused still holds what they typed.
+    answered = {s for s in known if s < paused_at}
+    first_open = min(s for s in range(1, 33) if s not in answered)
     going_on = reader.get(f"/read/{sid}", follow_redirects=False)
-    assert going_on.headers["location"] == f"/read/{sid}/{paused_at}"
+    assert going_on.headers["location"] == f"/read/{sid}/{first_open}"
     again = BeautifulSoup(reader.get(f"/read/{sid}/{paused_at}").text, "html.parser")
     comment = again.select_one("textarea[name=comment]")
     assert comment is not None and "typed while paused" in comment.text
