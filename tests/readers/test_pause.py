@@ -66,3 +66,21 @@ def test_nobody_is_paused_in_practice(demo_engine: Engine) -> None:
                 submission_id=f"learn-{sequence:04d}-xx"))
         practice_id = practice.id or 0
     assert watch_reader(demo_engine, practice_id, reader.id or 0) is None
+
+
+def test_answers_in_quick_succession_pause_a_reader_once(demo_engine: Engine) -> None:
+    """Four checks of one reader at once (four answers sent together) make one pause."""
+    import threading
+
+    setup = make_study(demo_engine, design=Design.validation)
+    _read_all(demo_engine, setup, 1, None)
+    _read_all(demo_engine, setup, 0, flip_after=6)
+    study_id, user_id = setup.study.id or 0, setup.readers[0].id or 0
+    threads = [threading.Thread(target=watch_reader, args=(demo_engine, study_id, user_id))
+               for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    with Session(demo_engine) as session:
+        assert len(session.scalars(select(ReaderPause)).all()) == 1
