@@ -80,7 +80,10 @@ def test_the_agreement_page_shows_each_figure_under_both_references(demo_engine:
     answer_all(demo_engine, setup, {"reader-0": ["yes"] * 12 + ["no"] * 4,
                                     "reader-1": yes_no, "reader-2": yes_no[::-1]})
     client = token_client(create_app(server_settings(tmp_path), demo_engine), demo_engine)
-    page = BeautifulSoup(client.get(f"/studies/{setup.study.id}/agreement").text, "html.parser")
+    shell = BeautifulSoup(client.get(f"/studies/{setup.study.id}/agreement").text, "html.parser")
+    placeholder = shell.select_one("#skill-weighted[hx-trigger=load]")
+    assert placeholder is not None  # the fit comes after the page, as a fragment
+    page = BeautifulSoup(client.get(placeholder["hx-get"]).text, "html.parser")
     rows = page.select("#skill-weighted-figures tr[data-figure]")
     assert [r["data-figure"] for r in rows] == ["agreement", "too_strict", "too_lenient"]
     assert all("/" in cell.text for r in rows for cell in r.select("td")[:2])

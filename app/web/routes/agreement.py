@@ -52,7 +52,6 @@ def agreement_page(request: Request, session: SessionDep, study_id: IdPath,
                                "choices": slice_choices(data.cases), "scope": scope,
                                "tables": TABLES, "query": request.url.query,
                                "before_after": comparison(session, study),
-                               "shift": reference_shift_for(session, study),
                                "checks": reader_checks(session, study)}
     return render(request, "agreement/study.html", context)
 
@@ -103,6 +102,15 @@ def agreement_charts(request: Request, session: SessionDep, study_id: IdPath,
     study = get_study(session, study_id)
     context = {"charts": charts_for(session, study, scope)}
     return render(request, "agreement/_charts.html", context)
+
+
+@router.get("/studies/{study_id}/agreement/skill-weighted", response_class=HTMLResponse)
+def agreement_skill_weighted(request: Request, session: SessionDep, study_id: IdPath) -> HTMLResponse:
+    """The figures under the skill-weighted reference, a fragment fetched after the page: the
+    model's fit takes a moment the page's own figures need not wait for."""
+    study = get_study(session, study_id)
+    return render(request, "agreement/_skill_weighted.html",
+                  {"study": study, "shift": reference_shift_for(session, study)})
 
 
 @router.get("/studies/{study_id}/report.html", response_class=HTMLResponse)
