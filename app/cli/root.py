@@ -19,6 +19,7 @@ from sqlalchemy.exc import OperationalError
 
 from app.cli.exports import register as register_exports
 from app.cli.judges import register as register_judges
+from app.cli.mrmc import register as register_mrmc
 from app.cli.pipeline import register as register_pipeline
 from app.cli.pipeline import register_export, register_metrics
 from app.cli.plan import register as register_plan
@@ -193,6 +194,7 @@ register_stats(cli, _engine)
 register_quality(cli, _engine)
 register_judges(cli, _engine)
 register_plan(cli)
+register_mrmc(cli)
 register_pipeline(cli, _engine)
 register_export(cli, _engine)
 register_exports(cli, _engine)

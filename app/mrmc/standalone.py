@@ -1,0 +1,85 @@
+"""A standalone reader (an algorithm: the judge, a candidate) against a panel of readers, one
+modality, readers and cases random: RJafroc's ``StCadVsRad`` single-treatment random-reader
+random-case analysis (Chakraborty, "Observer Performance Methods for Diagnostic Imaging", 2017;
+Hillis 2007 for the degrees of freedom).
+
+The algorithm is a fixed reader: each panel reader j gives a difference psi_j = AUC_j -
+AUC_algorithm, and the single-treatment OR analysis of those differences (their mean square
+across readers, and their jackknife error variance and covariance across cases) gives the
+interval of the panel's mean advantage over the algorithm.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from app.mrmc.auc import auc_and_jackknife
+from app.mrmc.data import MrmcData, MrmcInputError
+from app.mrmc.orh import ALPHA, jackknife_covariances
+
+
+@dataclass(frozen=True)
+class VersusPanel:
+    algorithm: str
+    readers: tuple[str, ...]
+    algorithm_auc: float
+    reader_auc: list[float]
+    panel_auc: float
+    panel_ci: tuple[float, float]  # the panel's own single-modality OR interval
+    # RJafroc's CIAvgRad: the panel's mean with the difference's half-width, as it prints it.
+    panel_ci_rjafroc: tuple[float, float]
+    difference: float  # the panel's mean AUC minus the algorithm's
+    ci: tuple[float, float]
+    t: float
+    df: float
+    p: float
+    var_r: float  # RJafroc's varR: the mean square of the differences across readers
+    var_error: float
+    cov2: float
+
+    def as_dict(self) -> dict[str, object]:
+        return {"algorithm": self.algorithm, "readers": list(self.readers),
+                "algorithm_auc": self.algorithm_auc, "reader_auc": self.reader_auc,
+                "panel_auc": self.panel_auc, "panel_ci": list(self.panel_ci),
+                "panel_ci_rjafroc": list(self.panel_ci_rjafroc),
+                "difference": self.difference, "ci": list(self.ci), "t": self.t, "df": self.df,
+                "p": self.p, "var_r": self.var_r, "var_error": self.var_error, "cov2": self.cov2}
+
+
+def _single(values: np.ndarray, jack: np.ndarray) -> tuple[float, float, float, float, float]:
+    """The single-treatment OR interval of the readers' mean: (mean, se, df, ms_r, cov2), from
+    values per reader and their leave-one-case-out values (readers x cases)."""
+    readers = len(values)
+    _, cov = jackknife_covariances(jack[None, :, :])
+    ms_r = float(values.var(ddof=1))
+    term = ms_r + readers * max(cov.cov2, 0.0)
+    df = term ** 2 / (ms_r ** 2 / (readers - 1))
+    return float(values.mean()), float(np.sqrt(term / readers)), df, ms_r, cov.cov2
+
+
+def versus_panel(data: MrmcData, algorithm: str, modality: str | None = None) -> VersusPanel:
+    """The algorithm (one of the data's readers) against every other reader."""
+    if algorithm not in data.readers:
+        raise MrmcInputError(f"no reader {algorithm!r} to compare with the others")
+    m = data.modalities.index(modality) if modality is not None else 0
+    if modality is None and len(data.modalities) != 1:
+        raise MrmcInputError("name the modality: the comparison is of one modality")
+    panel = [i for i, name in enumerate(data.readers) if name != algorithm]
+    if len(panel) < 2:
+        raise MrmcInputError("a panel of two readers or more is needed: with one, its variance "
+                             "across readers cannot be estimated")
+    auc, jack = auc_and_jackknife(data.ratings[m:m + 1], data.truth)
+    a = data.readers.index(algorithm)
+    psi = auc[0, panel] - auc[0, a]
+    psi_jack = jack[0, panel] - jack[0, a][None, :]
+    mean, se, df, ms_r, _ = _single(psi, psi_jack)
+    _, cov = jackknife_covariances(psi_jack[None, :, :])
+    half = float(stats.t.ppf(1 - ALPHA / 2, df)) * se
+    t = mean / se
+    p_mean, p_se, p_df, _, _ = _single(auc[0, panel], jack[0, panel])
+    p_half = float(stats.t.ppf(1 - ALPHA / 2, p_df)) * p_se
+    return VersusPanel(algorithm, tuple(data.readers[i] for i in panel), float(auc[0, a]),
+                       [float(x) for x in auc[0, panel]], p_mean, (p_mean - p_half, p_mean + p_half),
+                       (p_mean - half, p_mean + half), mean, (mean - half, mean + half), t, df,
+                       float(2 * stats.t.sf(abs(t), df)), ms_r, cov.var, cov.cov2)

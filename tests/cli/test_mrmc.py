@@ -1,0 +1,59 @@
+"""`medbanana mrmc analyse`: the reference data's figures as JSON, and bad files refused in one
+line that names the file, the row and the problem, with exit code 2."""
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from app.cli import cli
+
+REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "mrmc"
+GOOD = ('"modality","reader","case","truth","rating"\n'
+        + "".join(f'"{m}","{r}",{c},{int(c > 3)},{(c + r + m) % 5}\n'
+                  for m in (0, 1) for r in (0, 1, 2) for c in range(1, 7)))
+
+
+def test_the_json_holds_the_random_reader_result_under_rrrc() -> None:
+    result = CliRunner().invoke(cli, ["mrmc", "analyse", str(REFERENCE / "vandyke.csv"), "--json"])
+    assert result.exit_code == 0, result.output
+    rrrc = json.loads(result.stdout)["rrrc"]
+    assert round(rrrc["f"], 2) == 4.46 and round(rrrc["ddf"], 2) == 15.26 and round(rrrc["p"], 4) == 0.0517
+    [difference] = rrrc["differences"]
+    assert {"a", "b", "difference", "se", "ci", "p"} <= set(difference)
+    assert [round(x, 5) for x in difference["ci"]] == [-0.08796, 0.00036]
+    assert [s["modality"] for s in rrrc["single"]] == ["0", "1"]
+    assert {"modality", "auc", "se", "ddf", "ci"} <= set(rrrc["single"][0])
+
+
+def test_the_algorithm_against_the_panel_from_the_shell() -> None:
+    result = CliRunner().invoke(cli, ["mrmc", "analyse", str(REFERENCE / "cadlroc-roc.csv"),
+                                      "--algorithm", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    assert found["p"] == pytest.approx(0.3210474343, abs=1e-8)
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    (GOOD.replace("truth", "outcome"), "row 1: missing column(s) truth"),
+    (GOOD.replace('"1","2",4,1,', '"1","2",4,,'), "row 35: case 4 has no truth"),
+    (GOOD.replace('"1","2",4,1,', '"1","2",4,1,high'), "row 35: rating 'high"),
+    ("\n".join(line for line in GOOD.splitlines() if not line.startswith('"1","2",')) + "\n",
+     "reader 2 has no rating of case 1 in modality 1"),
+    # Row 2 says case 1 is diseased; row 8 (reader 1's read of it) says it is not.
+    (GOOD.replace('"0","0",1,0,', '"0","0",1,1,'), "row 8: case 1 is given two truths"),
+])
+def test_a_bad_file_is_one_line_naming_file_row_and_problem(tmp_path: Path, text: str, words: str) -> None:
+    path = tmp_path / "ratings.csv"
+    path.write_text(text)
+    result = CliRunner().invoke(cli, ["mrmc", "analyse", str(path)])
+    assert result.exit_code == 2
+    message = result.output.strip()
+    assert message.startswith(f"error: {path}: ") and words in message, message
+    assert "\n" not in message and "Traceback" not in message
+
+
+def test_a_file_that_is_not_there_is_refused_too(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["mrmc", "analyse", str(tmp_path / "none.csv")])
+    assert result.exit_code == 2 and "cannot be read" in result.output
