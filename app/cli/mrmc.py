@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from app.mrmc.data import MrmcInputError, read_csv
+from app.mrmc.data import MrmcInputError, read_ratings
 from app.mrmc.orh import Analysis, OrResult, analyse
 from app.mrmc.standalone import versus_panel
 
@@ -53,7 +53,8 @@ def register(cli: typer.Typer) -> None:
 
     @mrmc.command("analyse")
     def analyse_command(
-        file: Path = typer.Argument(..., help="CSV: modality, reader, case, truth, rating."),
+        file: Path = typer.Argument(..., help="CSV (modality, reader, case, truth, rating), or the "
+                                    "iMRMC file a real-or-edited study downloads."),
         as_json: bool = typer.Option(False, "--json", help="Print every figure as JSON."),
         algorithm: str | None = typer.Option(
             None, "--algorithm", help="A reader to compare with the others (one modality): the "
@@ -62,7 +63,7 @@ def register(cli: typer.Typer) -> None:
         """Readers and cases random, readers fixed, cases fixed: each reader's AUC, the OR and
         DBM variance components, the F test, every difference and each modality's interval."""
         try:
-            data = read_csv(file)
+            data = read_ratings(file)
             if algorithm is not None:
                 found = versus_panel(data, algorithm).as_dict()
                 print(json.dumps(found, indent=2) if as_json else "\n".join(

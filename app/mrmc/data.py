@@ -58,6 +58,38 @@ def read_csv(path: Path) -> MrmcData:
         return rows_to_data(path, ((n, row) for n, row in enumerate(reader, start=2)))
 
 
+def read_ratings(path: Path) -> MrmcData:
+    """A ratings CSV, or an iMRMC input file (the app writes one for each real-or-edited
+    study): told apart by iMRMC's ``BEGIN DATA:`` line."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        why = getattr(error, "strerror", None) or error
+        raise MrmcInputError(f"{path}: cannot be read ({why})") from None
+    if "BEGIN DATA:" not in text:
+        return read_csv(path)
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == "BEGIN DATA:") + 1
+    truth: dict[str, str] = {}
+    ratings: list[tuple[int, dict[str, str]]] = []
+    for number, line in enumerate(lines[start:], start=start + 1):
+        if not line.strip():
+            continue
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) != 4:
+            raise MrmcInputError(f"{path}: row {number}: an iMRMC data line has four fields "
+                                 "(reader, case, modality, score)")
+        reader, case, modality, score = parts
+        if reader == "-1":
+            truth[case] = score
+        else:
+            ratings.append((number, {"modality": modality, "reader": reader, "case": case,
+                                     "rating": score}))
+    for _, row in ratings:
+        row["truth"] = truth.get(row["case"], "")
+    return rows_to_data(path, iter(ratings))
+
+
 def rows_to_data(path: Path | str, rows: object) -> MrmcData:
     """Rows numbered as in the file (the header is row 1)."""
     truth: dict[str, bool] = {}

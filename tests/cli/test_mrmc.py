@@ -57,3 +57,17 @@ def test_a_bad_file_is_one_line_naming_file_row_and_problem(tmp_path: Path, text
 def test_a_file_that_is_not_there_is_refused_too(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["mrmc", "analyse", str(tmp_path / "none.csv")])
     assert result.exit_code == 2 and "cannot be read" in result.output
+
+
+def test_the_imrmc_file_a_real_or_edited_study_downloads_is_read_too(tmp_path: Path) -> None:
+    """The same ratings written as the app writes its iMRMC file give the same figures."""
+    from app.studies.real_or_edited import imrmc_lines
+
+    rows = [line.split(",") for line in (REFERENCE / "cadlroc-roc.csv").read_text().splitlines()[1:]]
+    truth = {int(c): t == "1" for _, _, c, t, _ in rows}
+    ratings = [(f"r{r.strip(chr(34))}", int(c), int(float(v))) for _, r, c, _, v in rows]
+    path = tmp_path / "study.imrmc"
+    path.write_text("\n".join(imrmc_lines(truth, ratings, description="CAD and radiologists")) + "\n")
+    from_imrmc = CliRunner().invoke(cli, ["mrmc", "analyse", str(path), "--algorithm", "r1", "--json"])
+    assert from_imrmc.exit_code == 0, from_imrmc.output
+    assert json.loads(from_imrmc.stdout)["p"] == pytest.approx(0.3210474343, abs=1e-8)
