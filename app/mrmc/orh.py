@@ -188,22 +188,31 @@ def analyse(data: MrmcData) -> OrResult:
         _rrfc(names, by_t, pairs, r, ms_t, ms_tr, auc, ms_r_single))
 
 
+def _f_test(names: tuple[str, ...], by_t: np.ndarray, pairs: list[tuple[int, int]], r: int,
+            ms_t: float, denominator: float, ddf: float) -> tuple[Test, list[Difference]]:
+    """The F test of equal modalities over ``denominator`` (the error term) with ``ddf``, and
+    each pairwise difference with its t interval (SE sqrt(2/r x error term))."""
+    t = len(names)
+    f = ms_t / denominator
+    se = float(np.sqrt(2 / r * denominator))
+    differences = []
+    for a, b in pairs:
+        value = float(by_t[a] - by_t[b])
+        ci, statistic, p = _t_interval(value, se, ddf)
+        differences.append(Difference(names[a], names[b], value, se, ddf, statistic, p, ci))
+    return Test(f, t - 1, ddf, float(stats.f.sf(f, t - 1, ddf))), differences
+
+
 def _rrrc(names: tuple[str, ...], by_t: np.ndarray, pairs: list[tuple[int, int]], r: int,
           ms_t: float, ms_tr: float, cov: Covariances, auc: np.ndarray, ms_r_single: list[float],
           single_cov: list[Covariances]) -> Analysis:
     t = len(names)
-    test = None
-    differences = []
+    test: Test | None = None
+    differences: list[Difference] = []
     if t > 1:
         denominator = ms_tr + r * max(cov.cov2 - cov.cov3, 0.0)
         ddf = denominator ** 2 / (ms_tr ** 2 / ((t - 1) * (r - 1)))
-        f = ms_t / denominator
-        test = Test(f, t - 1, ddf, float(stats.f.sf(f, t - 1, ddf)))
-        se = float(np.sqrt(2 / r * denominator))
-        for a, b in pairs:
-            value = float(by_t[a] - by_t[b])
-            ci, statistic, p = _t_interval(value, se, ddf)
-            differences.append(Difference(names[a], names[b], value, se, ddf, statistic, p, ci))
+        test, differences = _f_test(names, by_t, pairs, r, ms_t, denominator, ddf)
     single = []
     for i in range(t):
         term = ms_r_single[i] + r * max(single_cov[i].cov2, 0.0)
@@ -253,17 +262,10 @@ def _frrc(names: tuple[str, ...], by_t: np.ndarray, pairs: list[tuple[int, int]]
 def _rrfc(names: tuple[str, ...], by_t: np.ndarray, pairs: list[tuple[int, int]], r: int,
           ms_t: float, ms_tr: float, auc: np.ndarray, ms_r_single: list[float]) -> Analysis:
     t = len(names)
-    test = None
-    differences = []
+    test: Test | None = None
+    differences: list[Difference] = []
     if t > 1:
-        df = (t - 1) * (r - 1)
-        f = ms_t / ms_tr
-        test = Test(f, t - 1, df, float(stats.f.sf(f, t - 1, df)))
-        se = float(np.sqrt(2 / r * ms_tr))
-        for a, b in pairs:
-            value = float(by_t[a] - by_t[b])
-            ci, statistic, p = _t_interval(value, se, df)
-            differences.append(Difference(names[a], names[b], value, se, df, statistic, p, ci))
+        test, differences = _f_test(names, by_t, pairs, r, ms_t, ms_tr, (t - 1) * (r - 1))
     single = []
     for i in range(t):
         se = float(np.sqrt(ms_r_single[i] / r))
