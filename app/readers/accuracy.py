@@ -10,6 +10,7 @@ bootstrap is the figure to cite for that). A rate with no reads has no interval 
 """
 
 import itertools
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from statistics import median
@@ -17,6 +18,7 @@ from statistics import median
 import numpy as np
 import statsmodels.api as sm
 from statsmodels.stats.proportion import proportion_confint
+from statsmodels.tools.sm_exceptions import PerfectSeparationWarning
 
 from app.agreement.reads import vote
 from app.readers.reads import ReaderRead
@@ -225,8 +227,10 @@ def _agreement_trend(first: list[ReaderRead],
     x = sm.add_constant(np.array([p for p, _ in rows], dtype=float) / 10)
     y = np.array([o for _, o in rows], dtype=float)
     try:
-        fit = sm.GLM(y, x, family=sm.families.Binomial()).fit()
-    except (ValueError, np.linalg.LinAlgError):  # perfect separation and the like
+        with warnings.catch_warnings():  # separation means no trend can be fitted: say none
+            warnings.simplefilter("error", PerfectSeparationWarning)
+            fit = sm.GLM(y, x, family=sm.families.Binomial()).fit()
+    except (ValueError, np.linalg.LinAlgError, PerfectSeparationWarning):
         return None
     low, high = fit.conf_int(alpha=1 - CONFIDENCE)[1]
     if not np.all(np.isfinite([fit.params[1], low, high])):

@@ -104,3 +104,18 @@ def test_calibration_is_per_confidence() -> None:
     (ann,) = reader_accuracy(reads)
     assert (ann.calibration[5][0].k, ann.calibration[5][0].n) == (3, 3)
     assert (ann.calibration[1][0].k, ann.calibration[1][0].n) == (0, 3)
+
+
+def test_a_trend_that_separates_perfectly_is_no_trend_and_no_warning() -> None:
+    """Agreeing on every early read and on no late one: the logistic fit cannot be made, so
+    no trend is claimed (statsmodels once warned on every page view instead)."""
+    import warnings
+
+    reads = []
+    for n in range(1, 31):
+        reads += [read("ann", n, n, ALL_PASS if n <= 15 else ALL_FAIL), read("bob", n, n, ALL_PASS),
+                  read("cat", n, n, ALL_PASS)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ann = next(r for r in reader_accuracy(reads) if r.reader == "ann")
+    assert ann.agreement_trend is None
