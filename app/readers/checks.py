@@ -10,7 +10,7 @@ from sqlmodel import Session, col
 from app.csv_cells import CsvRows
 from app.models import User
 from app.readers.accuracy import Rate, ReaderAccuracy, no_reads, reader_accuracy
-from app.readers.pause import active_pause, pauses_of
+from app.readers.pause import pauses_of
 from app.readers.reads import study_reads
 from app.studies.models import Design, Study, StudyItem, StudyReader
 from app.studies.reader_models import ReaderPause
@@ -41,7 +41,11 @@ def reader_checks(session: Session, study: Study) -> ReaderChecks | None:
     accuracy = sorted([*accuracy, *(no_reads(name, uid) for uid, name in readers if uid not in read)],
                       key=lambda r: r.reader)
     pauses = pauses_of(session, study.id or 0)
-    paused = {p.user_id: p for p in pauses if active_pause(session, study.id or 0, p.user_id) is p}
+    # Newest first: the first open pause met for a reader is the one in force.
+    paused: dict[int, ReaderPause] = {}
+    for p in pauses:
+        if p.resumed_at is None:
+            paused.setdefault(p.user_id, p)
     ids = {p.resumed_by for p in pauses if p.resumed_by} | {p.user_id for p in pauses}
     names = {u.id or 0: u.name for u in session.scalars(select(User).where(col(User.id).in_(ids)))}
     return ReaderChecks(known, share, accuracy, paused, pauses, names)

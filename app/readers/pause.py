@@ -28,9 +28,10 @@ from app.models import User, utcnow
 from app.readers.accuracy import consensus_of_others
 from app.readers.drift import CALIBRATED_AT, DROP, Drift, drift
 from app.readers.pace import pace
+from app.readers.qualification import Standing, practice_scores, standing
 from app.readers.reads import ReaderRead, study_reads
 from app.studies.models import Assignment, Design, Study, StudyItem
-from app.studies.practice import practice_scores, requirement_of
+from app.studies.practice import requirement_of
 from app.studies.reader_models import PauseCause, ReaderPause
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,27 @@ def active_pause(session: Session, study_id: int, user_id: int) -> ReaderPause |
     return session.scalars(select(ReaderPause).where(
         col(ReaderPause.study_id) == study_id, col(ReaderPause.user_id) == user_id,
         col(ReaderPause.resumed_at).is_(None)).order_by(col(ReaderPause.id).desc())).first()
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """Why a reader may not read a study now: not yet qualified in the practice it asks for
+    (their standing there), or paused."""
+
+    standing: Standing | None = None
+    practice: Study | None = None
+    pause: ReaderPause | None = None
+
+
+def reading_block(session: Session, study: Study, user_id: int) -> Blocked | None:
+    """None when the reader may read the study now."""
+    requirement = requirement_of(study)
+    if requirement is not None:
+        now = standing(session, requirement, user_id)
+        if not now.qualified:
+            return Blocked(standing=now, practice=session.get(Study, requirement.practice_id))
+    pause = active_pause(session, study.id or 0, user_id)
+    return Blocked(pause=pause) if pause is not None else None
 
 
 def pauses_of(session: Session, study_id: int) -> list[ReaderPause]:

@@ -234,6 +234,7 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
     session.add(study)
     session.flush()
     write_items_and_worklists(session, study, items, plan.reader_ids)
+    _enrol_in_practice(session, plan)
     session.commit()
     session.refresh(study)
     return study
@@ -258,6 +259,7 @@ def create_study_of(*, session: Session, plan: StudyPlan, sample: dict[str, list
     session.add(study)
     session.flush()
     write_items_and_worklists(session, study, items, plan.reader_ids)
+    _enrol_in_practice(session, plan)
     if with_items is not None:
         with_items(session, study)
     session.commit()
@@ -273,10 +275,15 @@ def _check_qualification(session: Session, plan: StudyPlan) -> None:
         check_requirement(session, asked.practice_id, asked.threshold, asked.min_cases, asked.on)
     except Invalid as error:
         raise StudyError(str(error), field=error.field) from error
-    # Every reader can practise: those not yet in the practice study are given its cases.
-    practice = session.get(Study, asked.practice_id)
-    assert practice is not None
-    enrol(session, practice, plan.reader_ids)
+
+
+def _enrol_in_practice(session: Session, plan: StudyPlan) -> None:
+    """Every reader can practise: those not yet in the practice the study asks for are given
+    its cases, in the transaction that writes the study."""
+    if plan.qualification is not None:
+        practice = session.get(Study, plan.qualification.practice_id)
+        assert practice is not None  # checked by _check_qualification
+        enrol(session, practice, plan.reader_ids)
 
 
 def _check_people(session: Session, plan: StudyPlan) -> None:
@@ -331,6 +338,7 @@ def _create_adaptive(session: Session, plan: StudyPlan, created_by: User) -> Stu
     session.flush()
     batch, _ = draw_edit_batch(session, study, edits, {}, 0, plan.batch_images)
     place_batch(session, study, batch)
+    _enrol_in_practice(session, plan)
     session.commit()
     session.refresh(study)
     return study

@@ -75,7 +75,7 @@ def draw_known(session: Session, count: int, seed: int, reader_ids: Iterable[int
     if count <= 0:
         return KnownDraw([], 0)
     pool = settled_pool(session)
-    found = _tasks_of(session, [k.attempt_id for k in pool])
+    found = tasks_of(session, [k.attempt_id for k in pool])
     task_of = {attempt: task for attempt, (task, _) in found.items()}
     # An edit whose image is gone would show as no other case does: it is not drawn.
     usable = [k for k in pool if k.attempt_id in found and task_of[k.attempt_id] not in leave_out_tasks
@@ -111,7 +111,7 @@ def _one_per_task(ordered: list[KnownAnswer], task_of: dict[int, int]) -> list[K
     return kept
 
 
-def _tasks_of(session: Session, attempt_ids: list[int]) -> dict[int, tuple[int, Kind]]:
+def tasks_of(session: Session, attempt_ids: list[int]) -> dict[int, tuple[int, Kind]]:
     """Attempt -> its task and kind, for the attempts whose image is on disk."""
     found: dict[int, tuple[int, Kind]] = {}
     for start in range(0, len(attempt_ids), 5000):

@@ -5,7 +5,8 @@ the reader is shown the settled answer, the other readers' answers on the edit a
 reasons, and may read the definitions again; the figures never see it (all its items are
 known-answer cases). A study may require each reader to reach an agreement with the settled
 answers in a practice study first: at least ``threshold`` over at least ``min_cases`` cases,
-judged on the estimate or on the lower bound of its exact 95 % interval.
+judged on the estimate or on the lower bound of its exact 95 % interval (each reader's
+standing, and who qualified: app/readers/qualification.py).
 """
 
 import json
@@ -21,7 +22,7 @@ from app.errors import Invalid
 from app.models import Role, User
 from app.studies.known_answers import draw_known
 from app.studies.models import Answer, Assignment, Design, Reveal, Study, StudyItem
-from app.studies.reader_models import KnownAnswer, Qualification
+from app.studies.reader_models import KnownAnswer
 from app.studies.study_rows import known_rows, write_items_and_worklists
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_json
 
@@ -109,81 +110,6 @@ def check_requirement(session: Session, practice_id: int, threshold: float, min_
         raise Invalid(f"practice study {practice.name!r} has {cases} cases: ask for between 1 "
                       f"and {cases}", field="qualify_cases")
     return Requirement(practice_id, threshold, min_cases, on)  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class Standing:
-    """A reader against a requirement: their practice so far and whether it clears the bar."""
-
-    requirement: Requirement
-    cases: int
-    right: int
-    asked: int
-    low: float | None
-    high: float | None
-    qualified: bool
-    recorded: Qualification | None
-
-
-def practice_scores(session: Session, practice_id: int, user_id: int) -> tuple[int, int, int]:
-    """(cases answered, settled answers right, settled answers asked): the first answer of
-    each case, given before the settled answer was shown."""
-    first = (select(col(Answer.assignment_id), func.min(Answer.version).label("version"))
-             .join(Assignment, col(Assignment.id) == Answer.assignment_id)
-             .where(col(Assignment.study_id) == practice_id, col(Assignment.user_id) == user_id,
-                    col(Answer.after_reveal).is_(False), col(Answer.retracted).is_(False))
-             .group_by(col(Answer.assignment_id)).subquery())
-    rows = session.execute(
-        select(Answer, col(KnownAnswer.answers))
-        .join(first, (first.c.assignment_id == Answer.assignment_id) & (first.c.version == Answer.version))
-        .join(Assignment, col(Assignment.id) == Answer.assignment_id)
-        .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
-        .join(KnownAnswer, col(KnownAnswer.id) == StudyItem.known_answer_id)).all()
-    right = asked = 0
-    for answer, settled in rows:
-        for question, value in json.loads(settled).items():
-            asked += 1
-            right += getattr(answer, question) == value
-    return len(rows), right, asked
-
-
-def standing(session: Session, requirement: Requirement, user_id: int) -> Standing:
-    from statsmodels.stats.proportion import proportion_confint
-
-    cases, right, asked = practice_scores(session, requirement.practice_id, user_id)
-    low = high = None
-    if asked:
-        low, high = (float(x) for x in proportion_confint(right, asked, method="beta"))
-    value = (right / asked if requirement.on == "estimate" else low) if asked else None
-    qualified = cases >= requirement.min_cases and value is not None and value >= requirement.threshold
-    recorded = session.scalars(select(Qualification).where(
-        col(Qualification.user_id) == user_id,
-        col(Qualification.practice_id) == requirement.practice_id,
-        col(Qualification.threshold) == requirement.threshold,
-        col(Qualification.min_cases) == requirement.min_cases,
-        col(Qualification.on) == requirement.on)).first()
-    return Standing(requirement, cases, right, asked, low, high, qualified or recorded is not None,
-                    recorded)
-
-
-def record_if_qualified(session: Session, practice: Study, user_id: int) -> list[Qualification]:
-    """After a practice answer: the reader's qualification for every study requiring this
-    practice, recorded the first time they clear its bar (kept thereafter)."""
-    found = []
-    for study in session.scalars(select(Study).where(col(Study.qualification).is_not(None))):
-        requirement = requirement_of(study)
-        if requirement is None or requirement.practice_id != practice.id:
-            continue
-        now = standing(session, requirement, user_id)
-        if now.qualified and now.recorded is None and now.low is not None and now.high is not None:
-            row = Qualification(user_id=user_id, practice_id=requirement.practice_id,
-                                cases=now.cases, right=now.right, asked=now.asked, low=now.low,
-                                high=now.high, threshold=requirement.threshold,
-                                min_cases=requirement.min_cases, on=requirement.on)
-            session.add(row)
-            session.commit()
-            found.append(row)
-    return found
 
 
 def practice_feedback(session: Session, item: StudyItem, reader_id: int) -> dict[str, object]:

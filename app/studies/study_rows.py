@@ -15,8 +15,8 @@ from sqlmodel import Session, SQLModel, col
 
 from app import bulk
 from app.image_order import blocks
-from app.models import Attempt, Run, Task
-from app.studies.known_answers import spread
+from app.models import Attempt, Task
+from app.studies.known_answers import spread, tasks_of
 from app.studies.models import Shows, Study
 from app.studies.pool import Candidate, verdicts_of_record
 from app.studies.reader_instruction import reader_instructions
@@ -58,9 +58,7 @@ def known_rows(session: Session, known: list[KnownAnswer]) -> list[ItemRow]:
     """The items of known-answer cases: frozen exactly as every other item is (the verdict of
     record, the reader's instruction), so that nothing served from them differs."""
     attempts = [k.attempt_id for k in known]
-    task_of = dict(session.execute(select(col(Attempt.id), col(Run.task_id))
-                                   .join(Run, col(Run.id) == Attempt.run_id)
-                                   .where(col(Attempt.id).in_(attempts))).all())
+    task_of = {attempt: task for attempt, (task, _) in tasks_of(session, attempts).items()}
     record = verdicts_of_record(session, attempts)
     instructions = reader_instructions(session, [(task_of[a], a) for a in attempts])
     return [ItemRow(task_of[k.attempt_id], k.attempt_id, "", record.get(k.attempt_id),

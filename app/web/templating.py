@@ -1,12 +1,12 @@
 """Templates, and the one helper that decides between a full page and an htmx partial."""
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, StreamingResponse
 from fastapi.templating import Jinja2Templates
 
 from app.jobs import BATCH_TARGET_HOURS, PRICES_AS_OF, dollars, duration, tokens
@@ -68,6 +68,12 @@ def path_in_app(scope: Mapping[str, Any]) -> str:
     prefix sends the bare path); for middleware, which has a scope and no request."""
     path, root = scope["path"], str(scope.get("root_path", "")).rstrip("/")
     return path[len(root):] if root and path.startswith(root + "/") else path
+
+
+def csv_download(rows: Iterator[str], filename: str) -> StreamingResponse:
+    """A CSV streamed as it is written, saved under ``filename``."""
+    return StreamingResponse(rows, media_type="text/csv",
+                             headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
 
 def redirect(request: Request, path: str) -> RedirectResponse:

@@ -23,7 +23,7 @@ from app.studies.worklist import get_study, study_reader
 from app.web.deps import IdPath, SessionDep, SettingsDep
 from app.web.forms import posted_form, read_form
 from app.web.security import AdminUser
-from app.web.templating import redirect, render
+from app.web.templating import csv_download, redirect, render
 
 router = APIRouter(include_in_schema=False)
 
@@ -44,21 +44,16 @@ def resume_reader(request: Request, session: SessionDep, admin: AdminUser, study
     return redirect(request, f"/studies/{study_id}?saved=resumed-{user.id}#reader-checks")
 
 
-def _csv(rows: object, filename: str) -> StreamingResponse:
-    return StreamingResponse(rows, media_type="text/csv",  # type: ignore[arg-type]
-                             headers={"Content-Disposition": f'attachment; filename="{filename}"'})
-
-
 @router.get("/studies/{study_id}/readers.csv")
 def export_readers(session: SessionDep, study_id: IdPath) -> StreamingResponse:
     study = get_study(session, study_id)
-    return _csv(iter_readers_csv(session, study), f"study-{study_id}-readers.csv")
+    return csv_download(iter_readers_csv(session, study), f"study-{study_id}-readers.csv")
 
 
 @router.get("/studies/{study_id}/known-answers.csv")
 def export_known_answers(session: SessionDep, study_id: IdPath) -> StreamingResponse:
     study = get_study(session, study_id)
-    return _csv(iter_answer_csv(session, study, known=True), f"study-{study_id}-known-answers.csv")
+    return csv_download(iter_answer_csv(session, study, known=True), f"study-{study_id}-known-answers.csv")
 
 
 class PracticeForm(BaseModel):

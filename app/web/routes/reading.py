@@ -12,13 +12,13 @@ from app.background import run_in_background
 from app.designs import design_of
 from app.errors import Conflict, Forbidden, NotFound
 from app.images.files import ImageSize
-from app.readers.pause import NEUTRAL, active_pause, watch_reader
+from app.readers.pause import NEUTRAL, active_pause, reading_block, watch_reader
+from app.readers.qualification import record_if_qualified
 from app.studies.adjudication import studies_to_adjudicate
 from app.studies.answers import DraftIn, keep_as_draft, save_draft
 from app.studies.images import item_diff, shown_image
 from app.studies.instructions_seen import instructions_due
 from app.studies.models import Assignment, Design, Study
-from app.studies.practice import record_if_qualified, requirement_of, standing
 from app.studies.previews import preparation, require_prepared
 from app.studies.viewer_tools import require_tool
 from app.studies.worklist import (
@@ -51,21 +51,18 @@ def my_studies(request: Request, session: SessionDep, user: CurrentUser) -> HTML
 
 def _paused(request: Request, session: SessionDep, study: Study, user: CurrentUser,
             status_code: int = 200) -> HTMLResponse | None:
-    """The page of a reader who may not read this study now, or None when they may: paused
-    (told in neutral words), or not yet qualified in the practice the study asks for."""
-    requirement = requirement_of(study)
-    if requirement is not None:
-        now = standing(session, requirement, user.id or 0)
-        if not now.qualified:
-            return render(request, "studies/reading/qualify.html",
-                          {"study": study, "standing": now,
-                           "practice": get_study(session, requirement.practice_id)},
-                          status_code=status_code)
-    pause = active_pause(session, study.id or 0, user.id or 0)
-    if pause is None:
+    """The page of a reader who may not read this study now, or None when they may: not yet
+    qualified in the practice the study asks for, or paused (told in neutral words)."""
+    blocked = reading_block(session, study, user.id or 0)
+    if blocked is None:
         return None
+    if blocked.pause is None:
+        return render(request, "studies/reading/qualify.html",
+                      {"study": study, "standing": blocked.standing, "practice": blocked.practice},
+                      status_code=status_code)
     return render(request, "studies/reading/paused.html",
-                  {"study": study, "pause": pause, "message": NEUTRAL}, status_code=status_code)
+                  {"study": study, "pause": blocked.pause, "message": NEUTRAL},
+                  status_code=status_code)
 
 
 @router.get("/read/{study_id}", response_model=None)

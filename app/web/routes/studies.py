@@ -1,7 +1,6 @@
 """Admins: create studies from a case filter, follow each reader's progress, lock."""
 
 import json
-from collections.abc import Iterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Query, Request
@@ -18,6 +17,7 @@ from app.cases.filters import CaseFilter, recorded_criteria
 from app.designs import design_of
 from app.errors import Invalid
 from app.readers.checks import reader_checks
+from app.readers.qualification import standing
 from app.readers.settled import settle_from
 from app.studies.adaptive_batches import planned_budget
 from app.studies.adaptive_budget import recorded_budget
@@ -37,7 +37,7 @@ from app.studies.known_answers import DEFAULT_SHARE, pool_size
 from app.studies.models import Design, Study, StudyStatus
 from app.studies.planner import PlanError, plan_cases, sample_edits_per_image
 from app.studies.pool import check_facets
-from app.studies.practice import practice_studies, requirement_of, standing
+from app.studies.practice import practice_studies, requirement_of
 from app.studies.previews import preparation, warm_previews
 from app.studies.reading_setup import change_reading_setup, started
 from app.studies.targets import units_to_meet
@@ -46,7 +46,7 @@ from app.studies.worklist import all_studies, get_study, study_progress, study_r
 from app.web.deps import CaseFilterDep, IdPath, SessionDep, SettingsDep
 from app.web.forms import posted_form, read_form
 from app.web.security import AdminUser
-from app.web.templating import redirect, render
+from app.web.templating import csv_download, redirect, render
 
 router = APIRouter(include_in_schema=False)
 
@@ -282,15 +282,10 @@ def change_setup(request: Request, session: SessionDep, study_id: IdPath,
     return render(request, "studies/detail.html", context, status_code=422)
 
 
-def _csv(rows: Iterator[str], filename: str) -> StreamingResponse:
-    return StreamingResponse(rows, media_type="text/csv",
-                             headers={"Content-Disposition": f'attachment; filename="{filename}"'})
-
-
 @router.get("/studies/{study_id}/answers.csv")
 def export_answers(session: SessionDep, study_id: IdPath) -> StreamingResponse:
     study = get_study(session, study_id)
-    return _csv(design_of(study).answers_csv(session, study), f"study-{study_id}-answers.csv")
+    return csv_download(design_of(study).answers_csv(session, study), f"study-{study_id}-answers.csv")
 
 
 @router.get("/studies/{study_id}/answers-long.csv")
@@ -298,14 +293,14 @@ def export_long(session: SessionDep, study_id: IdPath) -> StreamingResponse:
     """One row per case x reader x question, with the judge's answer beside the reader's."""
     study = get_study(session, study_id)
     require_rubric(study)  # refused before the response starts, never mid-body
-    return _csv(iter_long_csv(session, study), f"study-{study_id}-answers-long.csv")
+    return csv_download(iter_long_csv(session, study), f"study-{study_id}-answers-long.csv")
 
 
 @router.get("/studies/{study_id}/design.csv")
 def export_design(session: SessionDep, study_id: IdPath) -> StreamingResponse:
     """The sample and every reader's seeded order, as drawn."""
     study = get_study(session, study_id)
-    return _csv(design_of(study).design_csv(session, study), f"study-{study_id}-design.csv")
+    return csv_download(design_of(study).design_csv(session, study), f"study-{study_id}-design.csv")
 
 
 @router.post("/studies/{study_id}/readers/{user_id}")
