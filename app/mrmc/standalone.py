@@ -37,6 +37,11 @@ class VersusPanel:
     var_r: float  # RJafroc's varR: the mean square of the differences across readers
     var_error: float
     cov2: float
+    # Readers fixed, cases random: these readers only; a z interval (Obuchowski & Rockette
+    # 1995 with the readers' term dropped).
+    fixed_se: float = float("nan")
+    fixed_ci: tuple[float, float] = (float("nan"), float("nan"))
+    fixed_p: float = float("nan")
 
     def as_dict(self) -> dict[str, object]:
         return {"algorithm": self.algorithm, "readers": list(self.readers),
@@ -44,7 +49,8 @@ class VersusPanel:
                 "panel_auc": self.panel_auc, "panel_ci": list(self.panel_ci),
                 "panel_ci_rjafroc": list(self.panel_ci_rjafroc),
                 "difference": self.difference, "ci": list(self.ci), "t": self.t, "df": self.df,
-                "p": self.p, "var_r": self.var_r, "var_error": self.var_error, "cov2": self.cov2}
+                "p": self.p, "var_r": self.var_r, "var_error": self.var_error, "cov2": self.cov2,
+                "fixed_readers": {"se": self.fixed_se, "ci": list(self.fixed_ci), "p": self.fixed_p}}
 
 
 def _single(values: np.ndarray, jack: np.ndarray) -> tuple[float, float, float, float, float]:
@@ -59,7 +65,7 @@ def _single(values: np.ndarray, jack: np.ndarray) -> tuple[float, float, float, 
 
 
 def versus_panel(data: MrmcData, algorithm: str, modality: str | None = None) -> VersusPanel:
-    """The algorithm (one of the data's readers) against every other reader."""
+    """The algorithm (one of the data's readers) against every other reader, by AUC."""
     if algorithm not in data.readers:
         raise MrmcInputError(f"no reader {algorithm!r} to compare with the others")
     m = data.modalities.index(modality) if modality is not None else 0
@@ -71,15 +77,33 @@ def versus_panel(data: MrmcData, algorithm: str, modality: str | None = None) ->
                              "across readers cannot be estimated")
     auc, jack = auc_and_jackknife(data.ratings[m:m + 1], data.truth)
     a = data.readers.index(algorithm)
-    psi = auc[0, panel] - auc[0, a]
-    psi_jack = jack[0, panel] - jack[0, a][None, :]
+    return compare(algorithm, tuple(data.readers[i] for i in panel), auc[0, panel], jack[0, panel],
+                   np.full(len(panel), auc[0, a]), np.repeat(jack[0, a][None, :], len(panel), axis=0))
+
+
+def compare(algorithm: str, readers: tuple[str, ...], values: np.ndarray, jack: np.ndarray,
+            algorithm_values: np.ndarray, algorithm_jack: np.ndarray) -> VersusPanel:
+    """Any figure of merit: each panel reader's value and its leave-one-case-out values
+    (readers x cases, or x case clusters for a grouped jackknife), and the algorithm's value
+    against the same reference as each reader (one per reader: with a leave-that-reader-out
+    reference it differs from reader to reader) with its own leave-one-out values."""
+    if len(readers) < 2:
+        raise MrmcInputError("a panel of two readers or more is needed: with one, its variance "
+                             "across readers cannot be estimated")
+    psi = values - algorithm_values
+    psi_jack = jack - algorithm_jack
     mean, se, df, ms_r, _ = _single(psi, psi_jack)
     _, cov = jackknife_covariances(psi_jack[None, :, :])
     half = float(stats.t.ppf(1 - ALPHA / 2, df)) * se
     t = mean / se
-    p_mean, p_se, p_df, _, _ = _single(auc[0, panel], jack[0, panel])
+    p_mean, p_se, p_df, _, _ = _single(values, jack)
     p_half = float(stats.t.ppf(1 - ALPHA / 2, p_df)) * p_se
-    return VersusPanel(algorithm, tuple(data.readers[i] for i in panel), float(auc[0, a]),
-                       [float(x) for x in auc[0, panel]], p_mean, (p_mean - p_half, p_mean + p_half),
+    r = len(readers)
+    fixed_se = float(np.sqrt((cov.var + (r - 1) * max(cov.cov2, 0.0)) / r))
+    z_half = float(stats.norm.ppf(1 - ALPHA / 2)) * fixed_se
+    return VersusPanel(algorithm, readers, float(algorithm_values.mean()),
+                       [float(x) for x in values], p_mean, (p_mean - p_half, p_mean + p_half),
                        (p_mean - half, p_mean + half), mean, (mean - half, mean + half), t, df,
-                       float(2 * stats.t.sf(abs(t), df)), ms_r, cov.var, cov.cov2)
+                       float(2 * stats.t.sf(abs(t), df)), ms_r, cov.var, cov.cov2,
+                       fixed_se, (mean - z_half, mean + z_half),
+                       float(2 * stats.norm.sf(abs(mean / fixed_se))) if fixed_se > 0 else float("nan"))
