@@ -19,6 +19,7 @@ or more: with two, each is compared with the other alone, with no consensus to r
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -102,7 +103,7 @@ def _p_value(differences: np.ndarray, epsilon: float) -> float:
     return float(stats.ttest_1samp(differences, epsilon, alternative="less").pvalue)
 
 
-def alt_test(readers: Mapping[str, Mapping[Hashable, object]], judge: Mapping[Hashable, object],
+def alt_test(readers: Mapping[str, Mapping[Any, object]], judge: Mapping[Any, object],
              epsilon: float = EPSILON, q: float = Q, min_cases: int = MIN_CASES) -> AltTest:
     """``readers``: reader -> case -> answer; ``judge``: case -> answer. Answers compare by
     equality; a case a reader did not answer is simply absent."""

@@ -60,7 +60,8 @@ def _single(values: np.ndarray, jack: np.ndarray) -> tuple[float, float, float, 
     _, cov = jackknife_covariances(jack[None, :, :])
     ms_r = float(values.var(ddof=1))
     term = ms_r + readers * max(cov.cov2, 0.0)
-    df = term ** 2 / (ms_r ** 2 / (readers - 1))
+    # Readers who all agree exactly leave only the cases' term: Hillis's df is then unbounded.
+    df = term ** 2 / (ms_r ** 2 / (readers - 1)) if ms_r > 0 else float("inf")
     return float(values.mean()), float(np.sqrt(term / readers)), df, ms_r, cov.cov2
 
 
@@ -95,6 +96,8 @@ def compare(algorithm: str, readers: tuple[str, ...], values: np.ndarray, jack: 
     mean, se, df, ms_r, _ = _single(psi, psi_jack)
     _, cov = jackknife_covariances(psi_jack[None, :, :])
     half = float(stats.t.ppf(1 - ALPHA / 2, df)) * se
+    if se <= 0:
+        raise MrmcInputError("the readers' values and the algorithm's do not vary: no interval can be right")
     t = mean / se
     p_mean, p_se, p_df, _, _ = _single(values, jack)
     p_half = float(stats.t.ppf(1 - ALPHA / 2, p_df)) * p_se
