@@ -25,6 +25,8 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
+from app.errors import Invalid
+
 EPSILON = 0.1
 Q = 0.05
 MIN_CASES = 30  # per reader: the paper's floor for the t test
@@ -95,6 +97,21 @@ class AltTest:
                             for r in self.rows]}
 
 
+def parse_epsilon(text: str | None) -> float:
+    """The admin's epsilon as typed: empty is the default."""
+    if text is None or not text.strip():
+        return EPSILON
+    try:
+        value = float(text)
+    except ValueError:
+        raise Invalid(f"epsilon {text!r} is not a number: give a share of cases, such as 0.1",
+                      field="epsilon") from None
+    if not 0 <= value < 1:
+        raise Invalid(f"epsilon {text!r} is outside 0 to 1: it is a share of cases, such as "
+                      "0.1 (crowd workers), 0.15 (skilled) or 0.2 (experts)", field="epsilon")
+    return value
+
+
 def _p_value(differences: np.ndarray, epsilon: float) -> float:
     """H0: mean(reader wins - judge wins) >= epsilon, one-sided t. Identical differences have
     no variance: the test is then decided by the mean alone."""
@@ -108,7 +125,7 @@ def alt_test(readers: Mapping[str, Mapping[Any, object]], judge: Mapping[Any, ob
     """``readers``: reader -> case -> answer; ``judge``: case -> answer. Answers compare by
     equality; a case a reader did not answer is simply absent."""
     if not 0 <= epsilon < 1:
-        raise ValueError("epsilon is a share of cases: at least 0 and below 1")
+        raise Invalid("epsilon is a share of cases: at least 0 and below 1", field="epsilon")
     by_case: dict[Hashable, dict[str, object]] = {}
     for reader, answers in readers.items():
         for case, answer in answers.items():

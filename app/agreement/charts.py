@@ -190,3 +190,12 @@ def reliability_chart(bins: Sequence[tuple[float, float, int]], title: str) -> s
     axes.grid(color=LINE, linewidth=0.5)
     axes.set_title(title, color=TEXT, fontsize=9, loc="left")
     return _svg(figure)
+
+
+def readers_and_judge_chart(points: Sequence[Point], title: str, axis_label: str) -> str:
+    """Readers, their mean and the judge on one axis, each with its interval: the plot of
+    "can the judge stand in for a reader" (app/agreement/judge_as_reader.py). The axis spans
+    the values drawn, not 0-1, so close figures stay apart."""
+    drawn = [v for p in points for v in (p.value, p.low, p.high) if v is not None]
+    lower = max(0.0, min(drawn) - 0.05) if drawn else 0.0
+    return interval_chart(points, title, axis_label, lower=round(lower, 1) if lower >= 0.1 else 0.0)

@@ -22,8 +22,10 @@ from itertools import combinations
 from statistics import mean, stdev
 
 import numpy as np
+from statsmodels.stats.proportion import proportion_confint
 
 from app.agreement.alt_test import EPSILON, AltTest, alt_test
+from app.agreement.charts import Point, readers_and_judge_chart
 from app.agreement.reads import StudyReads, vote
 from app.agreement.stats import Vote
 from app.agreement.two_raters import cells, kappa
@@ -98,6 +100,29 @@ class JudgeAsReader:
             return None
         return (f"For {FIXED}: {v.difference:+.3f}, 95 % CI ({v.fixed_ci[0]:+.3f}, "
                 f"{v.fixed_ci[1]:+.3f}); narrower, and it says nothing about other readers.")
+
+    def points(self) -> list[Point]:
+        """What the chart draws: each reader and the judge against that reader's reference
+        (exact Clopper-Pearson intervals, the cases as n), then the readers' mean and the
+        judge's, readers and source images random."""
+        found = []
+        for r in self.readers:
+            for label, series, k in ((r.reader, "reader", r.correct),
+                                     (f"judge, {r.reader}'s reference", "judge", r.judge_correct)):
+                low, high = proportion_confint(k, r.cases, method="beta")
+                found.append(Point(label, series, k / r.cases, float(low), float(high), r.cases))
+        v = self.versus
+        if v is not None:
+            n = sum(r.cases for r in self.readers)
+            found.append(Point("readers' mean (readers random)", "readers", v.panel_auc, *v.panel_ci, n))
+            found.append(Point("judge's mean (readers random)", "judge", v.algorithm_auc,
+                               *v.algorithm_ci, n))
+        return found
+
+    def chart(self) -> str:
+        return readers_and_judge_chart(
+            self.points(), f"Accuracy against the other readers' majority, {self.question} "
+            "(exact 95 % CI; the means: readers random)", "share of cases agreeing with the reference")
 
     @property
     def readers_needed(self) -> int | None:

@@ -16,6 +16,7 @@ from app.agreement.charts import report_charts
 from app.agreement.consistency import judge_consistency
 from app.agreement.dawid_skene import ReferenceShift, reference_shift
 from app.agreement.facts import achieved_precision, primary_clustering, study_facts
+from app.agreement.judge_as_reader import JudgeAsReader, judge_as_reader
 from app.agreement.monitoring import Draw, Watch, parse_targets, watch
 from app.agreement.reads import StudyReads, load
 from app.agreement.report import Slice, study_report
@@ -43,6 +44,7 @@ _reports: Memo[tuple[StudyReads, AgreementReport]] = Memo(KEEP)
 _charts: Memo[dict[str, str]] = Memo(KEEP)
 _watches: Memo[Watch] = Memo(KEEP)
 _shifts: Memo[tuple[ReferenceShift | None]] = Memo(KEEP)
+_replacements: Memo[JudgeAsReader] = Memo(KEEP)
 
 
 def _fingerprint(session: Session, study: Study) -> tuple[object, ...]:
@@ -100,6 +102,15 @@ def reference_shift_for(session: Session, study: Study) -> ReferenceShift | None
     fingerprint = _fingerprint(session, study)
     return _shifts.get_or_make(("shift", fingerprint), lambda: (reference_shift(
         report_for(session, study, Slice())[0], study.primary_question),))[0]
+
+
+def judge_as_reader_for(session: Session, study: Study, epsilon: float) -> JudgeAsReader:
+    """The judge as one more reader on the primary question, over the whole study (app/
+    agreement/judge_as_reader.py), kept per fingerprint and epsilon like the report."""
+    return _replacements.get_or_make(
+        ("replace", _fingerprint(session, study), epsilon),
+        lambda: judge_as_reader(report_for(session, study, Slice())[0], study.primary_question,
+                                margin=study.margin, epsilon=epsilon))
 
 
 def watch_for(session: Session, study: Study) -> Watch | None:

@@ -42,6 +42,9 @@ class VersusPanel:
     fixed_se: float = float("nan")
     fixed_ci: tuple[float, float] = (float("nan"), float("nan"))
     fixed_p: float = float("nan")
+    # The algorithm's own mean with its readers-random interval: it has one value per reader
+    # when each is scored against a reference that leaves that reader out.
+    algorithm_ci: tuple[float, float] = (float("nan"), float("nan"))
 
     def as_dict(self) -> dict[str, object]:
         return {"algorithm": self.algorithm, "readers": list(self.readers),
@@ -101,6 +104,13 @@ def compare(algorithm: str, readers: tuple[str, ...], values: np.ndarray, jack: 
     t = mean / se
     p_mean, p_se, p_df, _, _ = _single(values, jack)
     p_half = float(stats.t.ppf(1 - ALPHA / 2, p_df)) * p_se
+    if np.ptp(algorithm_values) > 0 or np.ptp(algorithm_jack, axis=0).any():
+        a_mean, a_se, a_df, _, _ = _single(algorithm_values, algorithm_jack)
+        a_half = float(stats.t.ppf(1 - ALPHA / 2, a_df)) * a_se
+    else:  # one value: the algorithm's own jackknife interval, readers play no part in it
+        a_mean = float(algorithm_values[0])
+        _, own = jackknife_covariances(algorithm_jack[None, :1, :])
+        a_half = float(stats.norm.ppf(1 - ALPHA / 2)) * float(np.sqrt(own.var))
     r = len(readers)
     fixed_se = float(np.sqrt((cov.var + (r - 1) * max(cov.cov2, 0.0)) / r))
     z_half = float(stats.norm.ppf(1 - ALPHA / 2)) * fixed_se
@@ -109,4 +119,5 @@ def compare(algorithm: str, readers: tuple[str, ...], values: np.ndarray, jack: 
                        (p_mean - half, p_mean + half), mean, (mean - half, mean + half), t, df,
                        float(2 * stats.t.sf(abs(t), df)), ms_r, cov.var, cov.cov2,
                        fixed_se, (mean - z_half, mean + z_half),
-                       float(2 * stats.norm.sf(abs(mean / fixed_se))) if fixed_se > 0 else float("nan"))
+                       float(2 * stats.norm.sf(abs(mean / fixed_se))) if fixed_se > 0 else float("nan"),
+                       (a_mean - a_half, a_mean + a_half))

@@ -8,13 +8,21 @@ from pydantic import Field
 
 from app.accounts.users import get_user
 from app.agreement import real_or_edited
+from app.agreement.alt_test import parse_epsilon
 from app.agreement.disagreements import KINDS, Disagreement, case_rows, csv_rows, disagreements
 from app.agreement.report import Slice, slice_choices
-from app.agreement.service import charts_for, reference_shift_for, report_for, report_json
+from app.agreement.service import (
+    charts_for,
+    judge_as_reader_for,
+    reference_shift_for,
+    report_for,
+    report_json,
+)
 from app.agreement.standalone import standalone_html
 from app.agreement.tables import TABLES, rows
 from app.csv_cells import iter_dict_csv
 from app.designs import design_of
+from app.errors import Invalid
 from app.judges.follow_up import comparison
 from app.models import Direction, Modality
 from app.readers.checks import reader_checks
@@ -111,6 +119,22 @@ def agreement_skill_weighted(request: Request, session: SessionDep, study_id: Id
     study = get_study(session, study_id)
     return render(request, "agreement/_skill_weighted.html",
                   {"study": study, "shift": reference_shift_for(session, study)})
+
+
+@router.get("/studies/{study_id}/agreement/random-readers", response_class=HTMLResponse)
+def agreement_random_readers(request: Request, session: SessionDep, study_id: IdPath,
+                             epsilon: Annotated[str | None, Query(max_length=40)] = None) -> HTMLResponse:
+    """Can the judge stand in for a reader: readers random, a fragment fetched after the page."""
+    study = get_study(session, study_id)
+    try:
+        value = parse_epsilon(epsilon)
+    except Invalid as error:
+        return render(request, "agreement/_random_readers.html",
+                      {"study": study, "result": None, "epsilon": epsilon, "error": str(error)},
+                      status_code=422)
+    result = judge_as_reader_for(session, study, value)
+    return render(request, "agreement/_random_readers.html",
+                  {"study": study, "result": result, "epsilon": epsilon or "", "chart": result.chart()})
 
 
 @router.get("/studies/{study_id}/report.html", response_class=HTMLResponse)

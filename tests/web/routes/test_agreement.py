@@ -111,3 +111,42 @@ def test_a_slice_with_no_case_says_so_rather_than_failing(demo_engine: Engine, s
     for url in (f"/studies/{sid}/agreement/charts?round=5", f"/studies/{sid}/report.html?round=5",
                 f"/studies/{sid}/agreement/among-readers.csv?round=5"):
         assert admin.get(url).status_code == 200, url
+
+
+def test_random_readers_come_first_with_the_fixed_view_beside(demo_engine: Engine,
+                                                              settings: Settings) -> None:
+    setup = answered_study(demo_engine)
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    shell = BeautifulSoup(admin.get(f"/studies/{setup.study.id}/agreement").text, "html.parser")
+    sections = [s["id"] for s in shell.select("section[id]")]
+    assert sections.index("random-readers") < sections.index("human-ceiling")
+    placeholder = shell.select_one("#random-readers[hx-trigger=load]")
+    page = BeautifulSoup(admin.get(placeholder["hx-get"], headers={"HX-Request": "true"}).text,
+                         "html.parser")
+    views = [v["id"] for v in page.select("#random-readers-views .view")]
+    assert views == ["random-readers-rrrc", "random-readers-frrc"]
+    assert "radiologists in general" in page.select_one("#random-readers-rrrc").get_text()
+    assert "these readers only" in page.select_one("#random-readers-frrc").get_text()
+    assert page.select_one("#few-readers") is not None  # three readers: the page says so
+    assert page.select_one("#random-readers-chart svg") is not None
+    readers = [r["data-reader"] for r in page.select("#random-readers-table tr[data-reader]")]
+    assert readers == ["reader-0", "reader-1", "reader-2"]
+    # Eight cases: under the alternative annotator test's 30 per reader, each is left out.
+    assert page.select_one("#alt-test-conclusion [data-conclusion]")["data-conclusion"] == "too few readers"
+    assert page.select_one("#alt-test-skipped") is not None
+    assert page.select_one("#alt-epsilon")["value"] == "0.1"
+
+
+def test_a_bad_epsilon_is_refused_and_kept(demo_engine: Engine, settings: Settings) -> None:
+    setup = answered_study(demo_engine)
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    for typed in ("1.5", "lots"):
+        response = admin.get(f"/studies/{setup.study.id}/agreement/random-readers",
+                             params={"epsilon": typed}, headers={"HX-Request": "true"})
+        assert response.status_code == 422
+        page = BeautifulSoup(response.text, "html.parser")
+        assert "epsilon" in page.select_one("#random-readers-error").get_text()
+        assert page.select_one("#alt-epsilon")["value"] == typed
+    ok = admin.get(f"/studies/{setup.study.id}/agreement/random-readers", params={"epsilon": "0.2"})
+    assert ok.status_code == 200
+    assert BeautifulSoup(ok.text, "html.parser").select_one("#alt-epsilon")["value"] == "0.2"
