@@ -99,7 +99,7 @@ class JudgeAsReader:
         if v is None:
             return None
         return (f"For {FIXED}: {v.difference:+.3f}, 95 % CI ({v.fixed_ci[0]:+.3f}, "
-                f"{v.fixed_ci[1]:+.3f}); narrower, and it says nothing about other readers.")
+                f"{v.fixed_ci[1]:+.3f}); {fixed_width(v.fixed_ci, v.ci)}.")
 
     def points(self) -> list[Point]:
         """What the chart draws: each reader and the judge against that reader's reference
@@ -155,6 +155,16 @@ class JudgeAsReader:
                             "rows": [{"readers": j, "cases": None if p is None else p.cases}
                                      for j, p in self.sizes]},
         }
+
+
+def fixed_width(fixed: tuple[float, float], random: tuple[float, float]) -> str:
+    """What the fixed-reader interval's width means beside the random one. Obuchowski-
+    Rockette's fixed-reader error term keeps the cases' whole variance, so with few cases it
+    can be the wider of the two."""
+    if fixed[1] - fixed[0] < random[1] - random[0]:
+        return "narrower, and it says nothing about other readers"
+    return ("no narrower here: with this few cases the cases' own variance, which both carry, "
+            "dominates; it says nothing about other readers")
 
 
 def _first_votes(data: StudyReads, question: str) -> dict[str, dict[int, bool]]:

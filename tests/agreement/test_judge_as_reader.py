@@ -121,3 +121,10 @@ def test_kappa_z_needs_three_readers() -> None:
     found = kappa_z(three, judge)
     assert found.z is not None and found.judge is not None and found.z > 0
     assert len(found.readers) == 3
+
+
+def test_the_fixed_view_is_called_narrower_only_when_it_is() -> None:
+    from app.agreement.judge_as_reader import fixed_width
+
+    assert fixed_width((0.4, 0.6), (0.3, 0.7)).startswith("narrower")
+    assert fixed_width((0.3, 0.7), (0.4, 0.6)).startswith("no narrower")

@@ -10,6 +10,7 @@ from app.accounts.users import get_user
 from app.agreement import real_or_edited
 from app.agreement.alt_test import parse_epsilon
 from app.agreement.disagreements import KINDS, Disagreement, case_rows, csv_rows, disagreements
+from app.agreement.real_or_edited_mrmc import panel_roc_for
 from app.agreement.report import Slice, slice_choices
 from app.agreement.service import (
     charts_for,
@@ -70,9 +71,11 @@ def real_or_edited_page(request: Request, session: SessionDep, settings: Setting
     """Can readers tell an edit from a real image: ROC areas, sensitivity, specificity and
     localisation, per reader and over the readers."""
     study = get_study(session, study_id)
+    results = real_or_edited.results(session, study, settings.resolved_cache_dir())
+    panel = panel_roc_for(session, study)
     return render(request, "agreement/real_or_edited.html",
-                  {"study": study,
-                   "results": real_or_edited.results(session, study, settings.resolved_cache_dir()),
+                  {"study": study, "results": results, "panel": panel,
+                   "panel_chart": panel.chart(results) if panel.readers else None,
                    "pooled": real_or_edited.POOLED, "mean": real_or_edited.MEAN,
                    "reads": reads_so_far(session, study)})
 
@@ -82,7 +85,7 @@ def real_or_edited_json(session: SessionDep, settings: SettingsDep, study_id: Id
     """Every figure of the results page, with its interval."""
     study = get_study(session, study_id)
     found = real_or_edited.results(session, study, settings.resolved_cache_dir())
-    return JSONResponse(found.as_dict())
+    return JSONResponse(found.as_dict() | {"readers_random": panel_roc_for(session, study).as_dict()})
 
 
 @router.get("/studies/{study_id}/real-or-edited.csv")

@@ -217,3 +217,50 @@ def test_the_new_study_form_makes_a_real_or_edited_study(demo_engine: Engine, se
         cached = list((settings.resolved_cache_dir() / "blinded").rglob("*.jpeg"))
     assert len(items) == 6 and [i.shows for i in items].count("original") == 2  # 0.3 of 6, rounded
     assert len(cached) >= 6  # drawn when the study was made: no first view is slower
+
+
+def test_readers_random_come_first_and_the_judge_says_why_it_is_not_drawn(
+        demo_engine: Engine, settings: Settings) -> None:
+    study = make_real_or_edited(demo_engine, readers=3, per_modality=4)
+    sid = study.study.id
+    for r, person in enumerate(study.readers):
+        client = as_user(demo_engine, settings, person.name)
+        for k, (assignment, item) in enumerate(_reads(demo_engine, study, person.name)):
+            right = (k + r) % 4 != 0  # each reader wrong on a different quarter
+            edited = (item.shows == "edit") == right
+            form = {"call": "edited" if edited else "real", "confidence": str(1 + (k + r) % 5),
+                    "submission_id": f"s-{assignment.uid}", "time_on_case_ms": "1500"}
+            if edited:
+                form |= {"click_x": "0.5", "click_y": "0.5"}
+            assert client.post(f"/read/{sid}/{assignment.sequence}", data=form,
+                               follow_redirects=False).status_code == 303
+    admin = as_user(demo_engine, settings, "roe-admin")
+    page = BeautifulSoup(admin.get(f"/studies/{sid}/real-or-edited").text, "html.parser")
+    sections = [s["id"] for s in page.select("section[id]")]
+    assert sections.index("readers-random") < sections.index("can-readers-tell")
+    views = [v["id"] for v in page.select("#readers-random-views .view")]
+    assert views == ["readers-random-rrrc", "readers-random-frrc"]
+    assert "radiologists in general" in page.select_one("#readers-random-rrrc").get_text()
+    assert page.select_one("#readers-random-chart svg") is not None
+    assert "gives no score to an original" in page.select_one("#judge-not-a-reader").get_text()
+    assert page.select_one("#few-readers") is not None
+    figures = admin.get(f"/studies/{sid}/real-or-edited.json").json()["readers_random"]
+    assert figures["cases"] == 12 and figures["left_out"] == 0
+    for analysis in ("rrrc", "frrc"):
+        low, high = figures[analysis]["ci"]
+        assert low < figures[analysis]["auc"] < high
+    assert figures["rrrc"]["auc"] == figures["frrc"]["auc"]
+
+
+def test_one_reader_has_no_random_reader_interval_and_says_why(
+        demo_engine: Engine, settings: Settings, reader: TestClient, study: StudySetup) -> None:
+    sid = study.study.id
+    for assignment, item in _reads(demo_engine, study, "roe-reader-0"):
+        form = {"call": "edited" if item.shows == "edit" else "real", "confidence": "3",
+                "submission_id": f"x-{assignment.uid}", "time_on_case_ms": "900"}
+        if item.shows == "edit":
+            form |= {"click_x": "0.4", "click_y": "0.4"}
+        reader.post(f"/read/{sid}/{assignment.sequence}", data=form, follow_redirects=False)
+    admin = as_user(demo_engine, settings, "roe-admin")
+    page = BeautifulSoup(admin.get(f"/studies/{sid}/real-or-edited").text, "html.parser")
+    assert "two readers or more" in page.select_one("#readers-random-none").get_text()
