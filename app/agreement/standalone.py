@@ -10,10 +10,11 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sqlmodel import Session
 
+from app.agreement.alt_test import EPSILON
 from app.agreement.checklist import ITEMS
 from app.agreement.facts import limitations, recorded_selection
 from app.agreement.report import Slice
-from app.agreement.service import charts_for, report_for
+from app.agreement.service import charts_for, judge_as_reader_for, report_for
 from app.cases.filters import recorded_criteria
 from app.resources import TEMPLATES_DIR
 from app.studies.adjudication import adjudicator_of
@@ -39,6 +40,8 @@ def standalone_html(session: Session, study: Study, scope: Slice = Slice(),
     the caller brings: this package computes no reader's accuracy."""
     data, report = report_for(session, study, scope)
     adjudicator = adjudicator_of(session, study)
+    # Whole study, whatever the slice: readers are random over every case they read.
+    random = judge_as_reader_for(session, study, EPSILON)
     context: dict[str, Any] = {
         "study": study, "report": report, "charts": charts_for(session, study, scope),
         "questions": QUESTIONS, "checklist": ITEMS, "limitations": limitations(report),
@@ -49,5 +52,6 @@ def standalone_html(session: Session, study: Study, scope: Slice = Slice(),
         "rubric": rubric(), "modalities": MODALITIES,
         "tools": [text for tool, text in VIEWER_TOOLS.items() if tool in tools_of(study)],
         "reader_checks": reader_checks,
+        "random": random, "random_chart": random.chart() if random.readers else None,
     }
     return _env.get_template("agreement/standalone.html").render(context)

@@ -150,3 +150,18 @@ def test_a_bad_epsilon_is_refused_and_kept(demo_engine: Engine, settings: Settin
     ok = admin.get(f"/studies/{setup.study.id}/agreement/random-readers", params={"epsilon": "0.2"})
     assert ok.status_code == 200
     assert BeautifulSoup(ok.text, "html.parser").select_one("#alt-epsilon")["value"] == "0.2"
+
+
+def test_the_report_puts_readers_random_first(demo_engine: Engine, settings: Settings) -> None:
+    setup = answered_study(demo_engine)
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    page = BeautifulSoup(admin.get(f"/studies/{setup.study.id}/report.html").text, "html.parser")
+    summary = page.select_one("#summary")
+    first = summary.select_one("#random-readers-summary")
+    assert first is not None and "radiologists in general" in first.get_text()
+    assert "these readers only" in first.get_text()
+    ordered = [e.get("id") for e in summary.find_all(["p", "ul"]) if e.get("id")]
+    assert ordered.index("random-readers-summary") < ordered.index("endpoints")
+    headline = page.select_one("#headline")
+    assert headline.select_one("#random-readers") is not None and headline.select_one("svg") is not None
+    assert page.select_one("#random-readers-methods") is not None
