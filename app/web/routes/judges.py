@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, Field
 from starlette.datastructures import FormData
 
+from app.agreement.alt_test import EPSILON, parse_epsilon
 from app.agreement.leaderboard import QUESTIONS, RECORD
 from app.background import run_in_background
 from app.errors import Conflict, Invalid
@@ -40,6 +41,7 @@ from app.judges.reference import (
 )
 from app.judges.schedule import schedule_of, set_schedule, stop_schedule, watches
 from app.judges.scoring import outlook, reference_studies
+from app.judges.stand_in import stand_ins
 from app.judges.targets import targets_of
 from app.models import MAX_DB_ID
 from app.studies.previews import warm_previews
@@ -196,7 +198,8 @@ def make_follow_up(request: Request, session: SessionDep, admin: AdminUser,
 
 @router.get("/judges/leaderboard", response_class=HTMLResponse)
 def leaderboard_page(request: Request, session: SessionDep, study: RefQuery = None,
-                     sentinel: RefQuery = None, question: QuestionQuery = None) -> HTMLResponse:
+                     sentinel: RefQuery = None, question: QuestionQuery = None,
+                     epsilon: Annotated[str | None, Query(max_length=40)] = None) -> HTMLResponse:
     if (study is None) == (sentinel is None):
         raise Invalid("name one reference: ?study=ID for a locked study, or ?sentinel=ID for "
                       "a sentinel set", "study")
@@ -205,13 +208,20 @@ def leaderboard_page(request: Request, session: SessionDep, study: RefQuery = No
     shown = question or "overall"
     # The question shown, alone: each is a fifth of the work, and the tabs ask for the rest.
     board = leaderboard(session, ref, questions=(shown,), loaded=reference)[shown]
+    epsilon_error = None
+    try:
+        chosen = parse_epsilon(epsilon)
+    except Invalid as error:  # the page still shows, with the default and what was typed
+        chosen, epsilon_error = EPSILON, str(error)
     return render(request, "judges/leaderboard.html", {
         "reference": reference, "questions": QUESTIONS, "board": board, "question": shown,
         "record": RECORD, "promoted": promoted(session),
         "targets": (targets_of(study, reference.data, reference.settled)
                     if study is not None else None),
         "drift": checks(session, ref, loaded=reference), "schedule": schedule_of(session, ref),
-        "weighted": weighted_board(session, reference, shown)})
+        "weighted": weighted_board(session, reference, shown),
+        "stand_ins": stand_ins(session, reference, shown, chosen), "epsilon": epsilon,
+        "epsilon_error": epsilon_error}, status_code=422 if epsilon_error else 200)
 
 
 @router.post("/judges/leaderboard/drift")

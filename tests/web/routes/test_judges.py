@@ -98,6 +98,15 @@ def test_score_as_a_job_then_read_the_leaderboard(demo_engine: Engine, settings:
     assert weighted is not None
     assert {tr["data-judge"] for tr in weighted.select("tbody tr")} == {"judge of record", "lenient"}
     assert "same under both" in soup(board.text).select_one("#weighted-verdict").text
+    # The alternative annotator test for every judge: 16 edits, under its 30 per reader.
+    stand_in = soup(board.text).select_one("#stand-in-table")
+    assert [tr["data-judge"] for tr in stand_in.select("tbody tr")] == ["judge of record", "lenient"]
+    assert {td["data-conclusion"] for td in stand_in.select("td[data-conclusion]")} == {"too few readers"}
+    refused = admin.get(f"/judges/leaderboard?study={reference.study_id}&epsilon=2")
+    assert refused.status_code == 422
+    kept = soup(refused.text)
+    assert "epsilon" in kept.select_one("#stand-in-error").text
+    assert kept.select_one("#stand-in-epsilon")["value"] == "2"
     realism = soup(admin.get(f"/judges/leaderboard?study={reference.study_id}&question=realism").text)
     assert realism.select_one("#leaderboard")["data-question"] == "realism"
     assert admin.get(f"/judges/leaderboard?study={reference.study_id}&question=nope").status_code == 422
