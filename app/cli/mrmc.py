@@ -10,6 +10,7 @@ import typer
 
 from app.mrmc.data import MrmcInputError, read_ratings
 from app.mrmc.orh import Analysis, OrResult, analyse
+from app.mrmc.sample_size import READER_COUNTS, Pilot, cases_for_power, cases_for_width, power
 from app.mrmc.standalone import versus_panel
 
 
@@ -74,3 +75,66 @@ def register(cli: typer.Typer) -> None:
             print(f"error: {error}", file=sys.stderr)
             raise typer.Exit(2) from None
         print(json.dumps(result.as_dict(), indent=2) if as_json else as_text(result))
+
+    @mrmc.command("size")
+    def size_command(
+        file: Path = typer.Argument(..., help="A pilot study's ratings: CSV (modality, reader, "
+                                    "case, truth, rating) with two modalities, or the iMRMC file."),
+        effect: float | None = typer.Option(None, "--effect", help="The difference of mean AUCs "
+                                            "to detect; default: the pilot's own."),
+        target: float = typer.Option(0.8, "--power", min=0.05, max=0.999, help="Power wanted."),
+        half_width: float | None = typer.Option(None, "--half-width", min=1e-6, max=1.0,
+                                                help="Instead of power: the 95 % half-width wanted."),
+        readers: list[int] = typer.Option(list(READER_COUNTS), "--readers", min=2, max=1000,
+                                          help="Numbers of readers to tabulate (repeat the option)."),
+        cases: int | None = typer.Option(None, "--cases", min=2, max=10_000_000,
+                                         help="With one --readers: the power of that many cases."),
+        analysis: str = typer.Option("rrrc", "--analysis", help="rrrc, frrc or rrfc."),
+        as_json: bool = typer.Option(False, "--json", help="Print the table as JSON."),
+    ) -> None:
+        """Readers x cases for a pivotal study, from the pilot's OR variance components
+        (Hillis, Obuchowski & Berbaum 2011), as RJafroc's SsSampleSizeKGivenJ and
+        SsPowerGivenJK: the fewest cases for each number of readers."""
+        if analysis not in ("rrrc", "frrc", "rrfc"):
+            print(f"error: --analysis {analysis!r}: rrrc, frrc or rrfc", file=sys.stderr)
+            raise typer.Exit(2)
+        try:
+            result = analyse(read_ratings(file))
+        except MrmcInputError as error:
+            print(f"error: {error}", file=sys.stderr)
+            raise typer.Exit(2) from None
+        if len(result.modalities) != 2:
+            print(f"error: {file}: a sample size compares two modalities; this file has "
+                  f"{len(result.modalities)}", file=sys.stderr)
+            raise typer.Exit(2)
+        pilot = Pilot.from_or(result)
+        if cases is not None:
+            if len(readers) != 1:
+                print("error: --cases goes with exactly one --readers", file=sys.stderr)
+                raise typer.Exit(2)
+            found = power(pilot, readers[0], cases, effect, analysis)
+            rows: list[dict[str, float | None]] = [
+                {"readers": found.readers, "cases": found.cases, "power": found.power,
+                 "half_width": found.half_width}]
+        else:
+            rows = []
+            for j in readers:
+                got = (cases_for_width(pilot, j, half_width, analysis) if half_width is not None
+                       else cases_for_power(pilot, j, effect, target, analysis))
+                rows.append({"readers": j, "cases": got.cases if got else None,
+                             "power": got.power if got else None,
+                             "half_width": got.half_width if got else None})
+        chosen = pilot.effect if effect is None else effect
+        if as_json:
+            print(json.dumps({"analysis": analysis, "effect": chosen, "pilot_cases": pilot.k_star,
+                              "rows": rows}, indent=2))
+            return
+        goal = f"half-width {half_width:g}" if half_width is not None else f"power {target:g}"
+        print(f"{analysis.upper()}, effect {chosen:+.5f}, pilot of {pilot.k_star} cases "
+              f"(Hillis, Obuchowski & Berbaum 2011); {goal}:")
+        for row in rows:
+            if row["cases"] is None:
+                print(f"  {row['readers']:>4} readers: no number of cases reaches it")
+            else:
+                print(f"  {row['readers']:>4} readers: {row['cases']:>7} cases "
+                      f"(power {row['power']:.4f}, half-width {row['half_width']:.4f})")

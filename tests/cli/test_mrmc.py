@@ -71,3 +71,31 @@ def test_the_imrmc_file_a_real_or_edited_study_downloads_is_read_too(tmp_path: P
     from_imrmc = CliRunner().invoke(cli, ["mrmc", "analyse", str(path), "--algorithm", "r1", "--json"])
     assert from_imrmc.exit_code == 0, from_imrmc.output
     assert json.loads(from_imrmc.stdout)["p"] == pytest.approx(0.3210474343, abs=1e-8)
+
+
+def test_size_reaches_rjafrocs_cases_and_power() -> None:
+    """RJafroc's SsSampleSizeKGivenJ(dataset02, J = 6, OR) gives 251 cases; SsPowerGivenJK
+    with J = 10, K = 165 and the effect -0.043800322 gives power 0.80541995."""
+    vandyke = str(REFERENCE / "vandyke.csv")
+    table = CliRunner().invoke(cli, ["mrmc", "size", vandyke, "--readers", "6", "--json"])
+    assert table.exit_code == 0, table.output
+    assert json.loads(table.stdout)["rows"][0]["cases"] == 251
+    one = CliRunner().invoke(cli, ["mrmc", "size", vandyke, "--readers", "10", "--cases", "165",
+                                   "--effect", "-0.043800322", "--json"])
+    assert json.loads(one.stdout)["rows"][0]["power"] == pytest.approx(0.80541995, abs=1e-8)
+    text = CliRunner().invoke(cli, ["mrmc", "size", vandyke, "--readers", "2", "--power", "0.99"])
+    assert "no number of cases reaches it" in text.stdout
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--analysis", "fixed"], "rrrc, frrc or rrfc"),
+    (["--cases", "100"], "exactly one --readers"),
+])
+def test_size_refuses_what_it_cannot_answer(args: list[str], words: str) -> None:
+    result = CliRunner().invoke(cli, ["mrmc", "size", str(REFERENCE / "vandyke.csv"), *args])
+    assert result.exit_code == 2 and words in result.stderr
+
+
+def test_size_of_one_modality_names_the_file() -> None:
+    result = CliRunner().invoke(cli, ["mrmc", "size", str(REFERENCE / "cadlroc-roc.csv")])
+    assert result.exit_code == 2 and "cadlroc-roc.csv" in result.stderr and "two modalities" in result.stderr
