@@ -30,7 +30,7 @@ from app.agreement.reads import StudyReads, vote
 from app.agreement.stats import Vote
 from app.agreement.two_raters import cells, kappa
 from app.mrmc.data import MrmcInputError
-from app.mrmc.sample_size import Pilot, Power, table
+from app.mrmc.sample_size import Pilot, Power, cases_for_width, power, table
 from app.mrmc.standalone import VersusPanel, compare
 
 JUDGE = "judge"
@@ -77,6 +77,11 @@ class JudgeAsReader:
     kappa_z: KappaZ | None = None
     margin: float = 0.05
     sizes: list[tuple[int, Power | None]] = field(default_factory=list)
+    # Readers who answered but could not be scored: the others never settled a case they
+    # read (always tied), or the judge answered none of them.
+    unscored: list[str] = field(default_factory=list)
+    at_these_readers: Power | None = None  # images for the margin with the readers scored
+    expected_now: float = float("nan")  # the half-width the components predict as things are
 
     @property
     def sentence_random(self) -> str | None:
@@ -125,6 +130,15 @@ class JudgeAsReader:
             "(exact 95 % CI; the means: readers random)", "share of cases agreeing with the reference")
 
     @property
+    def precision(self) -> str | None:
+        """With few readers, in words: how wide the interval is, and what the margin needs."""
+        if self.versus is None:
+            return None
+        return precision_sentence(len(self.versus.readers), self.versus.ci, self.margin,
+                                  self.expected_now, self.at_these_readers, self.readers_needed,
+                                  self.clusters, "source images")
+
+    @property
     def readers_needed(self) -> int | None:
         """The fewest readers (in the table) for which some number of cases brings the
         interval of the difference inside the margin."""
@@ -140,7 +154,7 @@ class JudgeAsReader:
                       "jackknife over source images",
             "readers": [{"reader": r.reader, "cases": r.cases, "accuracy": r.accuracy,
                          "judge_accuracy": r.judge_accuracy} for r in self.readers],
-            "source_images": self.clusters, "reason": self.reason,
+            "source_images": self.clusters, "reason": self.reason, "unscored": self.unscored,
             "rrrc": None if v is None else {"difference": v.difference, "ci": list(v.ci), "df": v.df,
                                             "t": v.t, "p": v.p, "generalises": RANDOM,
                                             "readers_mean": v.panel_auc,
@@ -155,6 +169,35 @@ class JudgeAsReader:
                             "rows": [{"readers": j, "cases": None if p is None else p.cases}
                                      for j, p in self.sizes]},
         }
+
+
+def precision_sentence(readers: int, ci: tuple[float, float], margin: float, expected: float,
+                       at_these: Power | None, fewest: int | None, have: int, unit: str) -> str:
+    """How far a readers-random interval is from the margin, and what would bring it there,
+    from the study's own variance components (Hillis, Obuchowski & Berbaum 2011).
+    ``expected``: the half-width those components predict for this many readers and
+    ``have`` units; with few readers the observed spread across readers can fall far below
+    it by chance, and a narrow interval then promises more than the study can keep."""
+    now = (ci[1] - ci[0]) / 2
+    start = (f"With {readers} readers the readers-random interval is \u00b1 {now:.3f} wide: it "
+             "allows for how differently other radiologists would read.")
+    if now <= margin and expected <= margin:
+        return f"{start} That is already inside the margin of \u00b1 {margin:g}."
+    if now <= margin:
+        start = (f"{start} It is inside the margin of \u00b1 {margin:g}, but this study's variance "
+                 f"components predict \u00b1 {expected:.3f} for {readers} readers and {have:,} "
+                 f"{unit}: with this few readers their spread is itself poorly estimated, and "
+                 "came out narrow by chance. Do not lean on it.")
+    if at_these is not None:
+        return (f"{start} To bring it inside \u00b1 {margin:g} as predicted, these {readers} "
+                f"readers would need about {at_these.cases:,} {unit} (this study has {have:,}); "
+                "more readers need fewer (table below).")
+    if fewest is not None:
+        return (f"{start} No number of {unit} brings it inside \u00b1 {margin:g} with {readers} "
+                f"readers: the readers' own spread is too large. At least {fewest} readers "
+                "are needed (table below).")
+    return (f"{start} Up to 20 readers, no number of {unit} brings it inside \u00b1 {margin:g} "
+            "with these variance components.")
 
 
 def fixed_width(fixed: tuple[float, float], random: tuple[float, float]) -> str:
@@ -214,6 +257,7 @@ def judge_as_reader(data: StudyReads, question: str, *, margin: float = 0.05,
     out.alt = alt_test(votes, {i: v for i, v in judge.items() if v is not None}, epsilon=epsilon)
     out.kappa_z = kappa_z(votes, judge)
     scored = {reader: s for reader in sorted(votes) if (s := _scored(votes, judge, reader))}
+    out.unscored = [reader for reader in sorted(votes) if reader not in scored]
     out.readers = [ReaderAccuracy(reader, len(s), sum(r for _, r, _ in s), sum(j for _, _, j in s))
                    for reader, s in scored.items()]
     names = sorted({cluster_of[item] for s in scored.values() for item, _, _ in s}, key=str)
@@ -250,7 +294,10 @@ def judge_as_reader(data: StudyReads, question: str, *, margin: float = 0.05,
     except (MrmcInputError, ZeroDivisionError) as error:
         out.reason = f"The random-reader interval cannot be computed: {error}"
         return out
-    out.sizes = table(Pilot.single(psi, vj - jj), half_width=margin)
+    pilot = Pilot.single(psi, vj - jj)
+    out.sizes = table(pilot, half_width=margin)
+    out.at_these_readers = cases_for_width(pilot, len(scored), margin)
+    out.expected_now = power(pilot, len(scored), out.clusters, 0.0).half_width
     return out
 
 

@@ -18,12 +18,12 @@ import numpy as np
 from sqlmodel import Session
 
 from app.agreement.charts import Point, readers_and_judge_chart
-from app.agreement.judge_as_reader import fixed_width
+from app.agreement.judge_as_reader import fixed_width, precision_sentence
 from app.agreement.real_or_edited import Read, RealOrEditedResults, reads
 from app.mrmc.auc import auc_and_jackknife
 from app.mrmc.data import MrmcData
 from app.mrmc.orh import OrResult, Single, analyse
-from app.mrmc.sample_size import Pilot, Power, table
+from app.mrmc.sample_size import Pilot, Power, cases_for_width, power, table
 from app.studies.models import Study
 
 MODALITY = "real or edited"
@@ -46,6 +46,8 @@ class PanelRoc:
     margin: float = 0.05
     sizes: list[tuple[int, Power | None]] = field(default_factory=list)
     judge_reason: str = JUDGE_REASON
+    at_these_readers: Power | None = None  # cases for the margin with these readers
+    expected_now: float = float("nan")  # the half-width the components predict as things are
 
     @property
     def sentence_random(self) -> str | None:
@@ -62,6 +64,14 @@ class PanelRoc:
         s = self.result.frrc.single[0]
         return (f"For {FIXED}: {s.auc:.3f}, 95 % CI ({s.ci[0]:.3f}, {s.ci[1]:.3f}){_beyond(s.ci)}; "
                 f"{fixed_width(s.ci, self.result.rrrc.single[0].ci)}.")
+
+    @property
+    def precision(self) -> str | None:
+        if self.result is None:
+            return None
+        return precision_sentence(len(self.readers), self.result.rrrc.single[0].ci, self.margin,
+                                  self.expected_now, self.at_these_readers, self.readers_needed,
+                                  self.cases, "cases")
 
     @property
     def readers_needed(self) -> int | None:
@@ -151,7 +161,10 @@ def panel_roc(found: list[Read], margin: float = 0.05) -> PanelRoc:
                       "zero, so the random-reader degrees of freedom are undefined.")
         return out
     out.result = analyse(data)
-    out.sizes = table(Pilot.single(auc[0], jack[0]), half_width=margin)
+    pilot = Pilot.single(auc[0], jack[0])
+    out.sizes = table(pilot, half_width=margin)
+    out.at_these_readers = cases_for_width(pilot, len(readers), margin)
+    out.expected_now = power(pilot, len(readers), out.cases, 0.0).half_width
     return out
 
 
