@@ -181,6 +181,8 @@ def precision_sentence(readers: int, ci: tuple[float, float], margin: float, exp
     now = (ci[1] - ci[0]) / 2
     start = (f"With {readers} readers the readers-random interval is \u00b1 {now:.3f} wide: it "
              "allows for how differently other radiologists would read.")
+    if np.isnan(expected):  # the components hold no variance to predict from
+        return start
     if now <= margin and expected <= margin:
         return f"{start} That is already inside the margin of \u00b1 {margin:g}."
     if now <= margin:
@@ -296,8 +298,9 @@ def judge_as_reader(data: StudyReads, question: str, *, margin: float = 0.05,
         return out
     pilot = Pilot.single(psi, vj - jj)
     out.sizes = table(pilot, half_width=margin)
-    out.at_these_readers = cases_for_width(pilot, len(scored), margin)
-    out.expected_now = power(pilot, len(scored), out.clusters, 0.0).half_width
+    if out.sizes:  # else the pilot has no variance to predict from
+        out.at_these_readers = cases_for_width(pilot, len(scored), margin)
+        out.expected_now = power(pilot, len(scored), out.clusters, 0.0).half_width
     return out
 
 

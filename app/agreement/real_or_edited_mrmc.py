@@ -163,8 +163,9 @@ def panel_roc(found: list[Read], margin: float = 0.05) -> PanelRoc:
     out.result = analyse(data)
     pilot = Pilot.single(auc[0], jack[0])
     out.sizes = table(pilot, half_width=margin)
-    out.at_these_readers = cases_for_width(pilot, len(readers), margin)
-    out.expected_now = power(pilot, len(readers), out.cases, 0.0).half_width
+    if out.sizes:  # else the pilot has no variance to predict from
+        out.at_these_readers = cases_for_width(pilot, len(readers), margin)
+        out.expected_now = power(pilot, len(readers), out.cases, 0.0).half_width
     return out
 
 

@@ -77,13 +77,18 @@ def power(pilot: Pilot, readers: int, cases: int, effect: float | None = None,
     spread = scale * (pilot.var + (readers - 1) * pilot.cov)
     if analysis == "rrrc":
         den = pilot.var_tr + spread
-        ddf: float | None = den ** 2 / ((pilot.var_tr + scale * (pilot.var - pilot.cov)) ** 2 / (readers - 1))
+        # The readers' expected mean square; at 0 (readers who never differ) Hillis's df is
+        # unbounded and the test is a z test.
+        spread_r = pilot.var_tr + scale * (pilot.var - pilot.cov)
+        ddf: float | None = den ** 2 / (spread_r ** 2 / (readers - 1)) if spread_r > 0 else float("inf")
     elif analysis == "frrc":
         den, ddf = spread, None
     elif analysis == "rrfc":
         den, ddf = pilot.var_tr + scale * (pilot.var - pilot.cov), readers - 1
     else:
         raise ValueError(f"no analysis {analysis!r}: rrrc, frrc or rrfc")
+    if den <= 0:
+        raise ValueError("the pilot has no variance: it predicts no study's precision")
     ncp = d ** 2 * readers / 2 / den
     se = float(np.sqrt(2 * den / readers))
     if ddf is None:
@@ -136,6 +141,8 @@ def table(pilot: Pilot, *, effect: float | None = None, target: float = 0.8,
           ) -> list[tuple[int, Power | None]]:
     """For each number of readers, the fewest cases for ``target`` power at ``effect`` (or,
     given ``half_width``, for that precision); None where none suffices."""
+    if pilot.var_tr + pilot.var + pilot.cov <= 0:
+        return []  # a pilot with no variance at all predicts nothing
     if half_width is not None:
         return [(j, cases_for_width(pilot, j, half_width)) for j in readers]
     return [(j, cases_for_power(pilot, j, effect, target)) for j in readers]

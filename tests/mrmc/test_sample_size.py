@@ -61,3 +61,12 @@ def test_width_shrinks_with_readers_and_the_table_says_where_none_suffices(pilot
 def test_an_unknown_analysis_is_refused(pilot: Pilot) -> None:
     with pytest.raises(ValueError, match="no analysis"):
         power(pilot, 5, 100, analysis="fixed")
+
+
+def test_a_pilot_whose_readers_never_differ_gives_no_table_and_no_error() -> None:
+    """A report once failed (500) on a study whose readers' differences from the judge did not
+    vary: the predicted readers' mean square was 0 and Hillis's df divided by it."""
+    flat = Pilot(k_star=8, var_tr=0.0, var=0.01, cov=0.01, effect=0.1)
+    found = power(flat, 3, 50, 0.0)
+    assert found.ddf == float("inf") and found.half_width > 0
+    assert table(Pilot(k_star=8, var_tr=0.0, var=0.0, cov=0.0, effect=0.0), half_width=0.05) == []
