@@ -304,7 +304,7 @@ def judge_as_reader(data: StudyReads, question: str, *, margin: float = 0.05,
     return out
 
 
-def kappa_z(votes: dict[str, dict[int, bool]], judge: dict[int, Vote]) -> KappaZ:
+def kappa_z(votes: dict[str, dict[int, bool]], judge: dict[int, Vote] | dict[int, bool]) -> KappaZ:
     """Cohen's kappa of the judge with each reader, and of each pair of readers, on the cases
     both answered; z = (judge's mean - readers' mean) / readers' standard deviation."""
     def pair(a: dict[int, bool] | dict[int, Vote], b: dict[int, bool]) -> float | None:

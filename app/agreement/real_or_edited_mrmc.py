@@ -6,10 +6,8 @@ readers fixed beside, and how many readers and cases the study's margin calls fo
 The analysis is fully crossed: it takes the cases every reader has read (first reads), and
 says how many others it leaves out while the study is open.
 
-The judge is not one more reader here. It gives no score to an original: the pipeline asks it
-only about edits, and its rubric (compliance with an instruction, fidelity to the image before
-the edit) has no meaning for an image nobody edited, so a score given to one would measure
-something else. An area for "edited" needs a score on both.
+The judge is not one more reader here, and the page says why (JUDGE_REASON): it has no score
+for an original, and most of its weighted score has no meaning for one.
 """
 
 from dataclasses import dataclass, field
@@ -29,11 +27,13 @@ from app.studies.models import Study
 MODALITY = "real or edited"
 RANDOM = "radiologists in general, and cases like these"
 FIXED = "these readers only, and cases like these"
-JUDGE_REASON = ("The judge is not drawn: it gives no score to an original. The pipeline asks it "
-                "only about edits, and its rubric (compliance with an instruction, fidelity to "
-                "the image before the edit) has no meaning for an image nobody edited, so a "
-                "score given to one would measure something else; an area for \u201cedited\u201d "
-                "needs a score on both.")
+JUDGE_REASON = ("The judge is not drawn: it has no score for an original. The pipeline asks it "
+                "only about edits, and most of its weighted score is compliance with an "
+                "instruction (40 %) and fidelity to the image before the edit (15 %), which "
+                "mean nothing for an image nobody edited, so a score given to one would "
+                "measure something else. Its realism answer alone could be asked of an "
+                "original, but it is a yes or no: an area from it is two points, not a "
+                "curve, and the app has not asked it.")
 
 
 @dataclass

@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.agreement.alt_test import AltTest, alt_test
+from app.agreement.judge_as_reader import KappaZ, kappa_z
 from app.agreement.leaderboard import RECORD
 from app.agreement.reads import vote
 from app.judges.candidates import candidate_names
@@ -25,6 +26,7 @@ from app.judges.reference import Reference
 class StandIn:
     name: str
     test: AltTest
+    kappa: KappaZ  # its mean kappa with the readers, as a z-score of theirs among themselves
 
 
 def stand_ins(session: Session, loaded: Reference, question: str, epsilon: float) -> list[StandIn]:
@@ -36,7 +38,7 @@ def stand_ins(session: Session, loaded: Reference, question: str, epsilon: float
     items = {c.item_id for c in loaded.data.cases}
     record = {c.item_id: c.judge[question] for c in loaded.data.cases
               if c.judge.get(question) is not None}
-    found = [StandIn(RECORD, alt_test(readers, record, epsilon=epsilon))]
+    found = [StandIn(RECORD, alt_test(readers, record, epsilon=epsilon), kappa_z(readers, record))]
     column = col(getattr(CandidateVerdict, "qualified" if question == "overall" else question))
     answers: dict[int, dict[int, bool]] = {}
     for candidate_id, item_id, value in session.connection().execute(
@@ -50,5 +52,6 @@ def stand_ins(session: Session, loaded: Reference, question: str, epsilon: float
     names = candidate_names(session, sorted(answers))
     for candidate_id in sorted(answers, key=lambda i: names.get(i, "")):
         found.append(StandIn(names.get(candidate_id, f"candidate {candidate_id}"),
-                             alt_test(readers, answers[candidate_id], epsilon=epsilon)))
+                             alt_test(readers, answers[candidate_id], epsilon=epsilon),
+                             kappa_z(readers, answers[candidate_id])))
     return found

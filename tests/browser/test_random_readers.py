@@ -87,7 +87,7 @@ def test_real_or_edited_leads_with_radiologists_in_general(
     log_in(page, live_server, "roe-admin", f"/studies/{sid}/real-or-edited")
     expect(page.locator("#readers-random-rrrc")).to_contain_text("radiologists in general")
     expect(page.locator("#readers-random-chart svg")).to_be_visible()
-    expect(page.locator("#judge-not-a-reader")).to_contain_text("no score to an original")
+    expect(page.locator("#judge-not-a-reader")).to_contain_text("no score for an original")
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900})
         assert _fits(page, "#readers-random"), width

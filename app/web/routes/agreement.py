@@ -34,6 +34,8 @@ from app.web.templating import redirect, render
 
 router = APIRouter(include_in_schema=False)
 RoundNumber = Annotated[int, Field(ge=1, le=1000)]
+# The alternative annotator test's epsilon as typed: checked by the domain, which names it.
+EpsilonQuery = Annotated[str | None, Query(max_length=40)]
 
 
 async def case_slice(  # async: no I/O (see app/web/deps.py)
@@ -126,7 +128,7 @@ def agreement_skill_weighted(request: Request, session: SessionDep, study_id: Id
 
 @router.get("/studies/{study_id}/agreement/random-readers", response_class=HTMLResponse)
 def agreement_random_readers(request: Request, session: SessionDep, study_id: IdPath,
-                             epsilon: Annotated[str | None, Query(max_length=40)] = None) -> HTMLResponse:
+                             epsilon: EpsilonQuery = None) -> HTMLResponse:
     """Can the judge stand in for a reader: readers random, a fragment fetched after the page."""
     study = get_study(session, study_id)
     try:
@@ -138,6 +140,15 @@ def agreement_random_readers(request: Request, session: SessionDep, study_id: Id
     result = judge_as_reader_for(session, study, value)
     return render(request, "agreement/_random_readers.html",
                   {"study": study, "result": result, "epsilon": epsilon or "", "chart": result.chart()})
+
+
+@router.get("/studies/{study_id}/agreement/random-readers.json")
+def agreement_random_readers_json(session: SessionDep, study_id: IdPath,
+                                  epsilon: EpsilonQuery = None) -> JSONResponse:
+    """The readers-random figures as JSON: the judge as one more reader, the alternative
+    annotator test at ``epsilon``, the kappa z-score and the readers x images table."""
+    study = get_study(session, study_id)
+    return JSONResponse(judge_as_reader_for(session, study, parse_epsilon(epsilon)).as_dict())
 
 
 @router.get("/studies/{study_id}/report.html", response_class=HTMLResponse)

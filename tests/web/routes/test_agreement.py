@@ -135,6 +135,10 @@ def test_random_readers_come_first_with_the_fixed_view_beside(demo_engine: Engin
     assert page.select_one("#alt-test-conclusion [data-conclusion]")["data-conclusion"] == "too few readers"
     assert page.select_one("#alt-test-skipped") is not None
     assert page.select_one("#alt-epsilon")["value"] == "0.1"
+    figures = admin.get(page.select_one("#random-readers-json")["href"]).json()
+    assert figures["rrrc"]["generalises"].startswith("radiologists in general")
+    assert figures["alternative_annotator_test"]["epsilon"] == 0.1
+    assert admin.get(f"/studies/{setup.study.id}/agreement/random-readers.json?epsilon=9").status_code == 422
 
 
 def test_a_bad_epsilon_is_refused_and_kept(demo_engine: Engine, settings: Settings) -> None:

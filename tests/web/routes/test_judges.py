@@ -102,6 +102,7 @@ def test_score_as_a_job_then_read_the_leaderboard(demo_engine: Engine, settings:
     stand_in = soup(board.text).select_one("#stand-in-table")
     assert [tr["data-judge"] for tr in stand_in.select("tbody tr")] == ["judge of record", "lenient"]
     assert {td["data-conclusion"] for td in stand_in.select("td[data-conclusion]")} == {"too few readers"}
+    assert len(stand_in.select("td.kappa-z")) == 2  # two readers: no spread of theirs, said why
     refused = admin.get(f"/judges/leaderboard?study={reference.study_id}&epsilon=2")
     assert refused.status_code == 422
     kept = soup(refused.text)

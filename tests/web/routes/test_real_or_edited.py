@@ -242,7 +242,7 @@ def test_readers_random_come_first_and_the_judge_says_why_it_is_not_drawn(
     assert views == ["readers-random-rrrc", "readers-random-frrc"]
     assert "radiologists in general" in page.select_one("#readers-random-rrrc").get_text()
     assert page.select_one("#readers-random-chart svg") is not None
-    assert "gives no score to an original" in page.select_one("#judge-not-a-reader").get_text()
+    assert "has no score for an original" in page.select_one("#judge-not-a-reader").get_text()
     assert page.select_one("#few-readers") is not None
     figures = admin.get(f"/studies/{sid}/real-or-edited.json").json()["readers_random"]
     assert figures["cases"] == 12 and figures["left_out"] == 0
