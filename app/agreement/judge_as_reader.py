@@ -24,7 +24,7 @@ from statistics import mean, stdev
 import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
-from app.agreement.alt_test import EPSILON, AltTest, alt_test
+from app.agreement.alternative_annotator import EPSILON, AltTest, alt_test
 from app.agreement.charts import Point, readers_and_judge_chart
 from app.agreement.reads import StudyReads, vote
 from app.agreement.stats import Vote

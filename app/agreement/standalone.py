@@ -10,7 +10,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sqlmodel import Session
 
-from app.agreement.alt_test import EPSILON
+from app.agreement.alternative_annotator import EPSILON
 from app.agreement.checklist import ITEMS
 from app.agreement.facts import limitations, recorded_selection
 from app.agreement.report import Slice

@@ -1,5 +1,5 @@
 """Can each judge on a leaderboard stand in for one of the reference's readers? The
-alternative annotator test (app/agreement/alt_test.py; Calderon, Reichart & Dror, ACL 2025)
+alternative annotator test (app/agreement/alternative_annotator.py; Calderon, Reichart & Dror, ACL 2025)
 for the judge of record and every single candidate scored on the reference, on one question.
 
 Each judge's first answer to each edit (repeat 0, the images in their usual order) is set
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlmodel import Session, col
 
-from app.agreement.alt_test import AltTest, alt_test
+from app.agreement.alternative_annotator import AltTest, alt_test
 from app.agreement.judge_as_reader import KappaZ, kappa_z
 from app.agreement.leaderboard import RECORD
 from app.agreement.reads import vote

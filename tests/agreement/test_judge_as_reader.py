@@ -5,7 +5,7 @@ the difference (the single-treatment analysis is held to RJafroc in tests/mrmc).
 import numpy as np
 import pytest
 
-from app.agreement.alt_test import TOO_FEW
+from app.agreement.alternative_annotator import TOO_FEW
 from app.agreement.judge_as_reader import judge_as_reader, kappa_z
 from app.agreement.reads import Case, Read, StudyReads
 from app.mrmc.standalone import compare

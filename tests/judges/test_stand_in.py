@@ -5,7 +5,7 @@ import numpy as np
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app.agreement.alt_test import NO, YES
+from app.agreement.alternative_annotator import NO, YES
 from app.agreement.leaderboard import RECORD
 from app.agreement.reads import Case, Read, StudyReads
 from app.judges.reference import Ref, Reference

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from app.accounts.users import get_user
 from app.agreement import real_or_edited
-from app.agreement.alt_test import parse_epsilon
+from app.agreement.alternative_annotator import parse_epsilon
 from app.agreement.disagreements import KINDS, Disagreement, case_rows, csv_rows, disagreements
 from app.agreement.real_or_edited_mrmc import panel_roc_for
 from app.agreement.report import Slice, slice_choices

@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, Field
 from starlette.datastructures import FormData
 
-from app.agreement.alt_test import EPSILON, parse_epsilon
+from app.agreement.alternative_annotator import EPSILON, parse_epsilon
 from app.agreement.leaderboard import QUESTIONS, RECORD
 from app.background import run_in_background
 from app.errors import Conflict, Invalid

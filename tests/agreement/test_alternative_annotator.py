@@ -2,7 +2,7 @@
 Dror, ACL 2025; their repository's alt_test_example notebook): on MT-Bench, three human
 annotators, accuracy alignment, epsilon 0.2, Gemini Flash has winning rate 0.00 and advantage
 probability 0.72, Gemini Pro 0.00 and 0.76. The annotations are the paper's
-(data/mtbench), as tests/agreement/data/alt_test_mtbench.csv."""
+(data/mtbench), as tests/agreement/data/alternative_annotator_mtbench.csv."""
 
 import csv
 from pathlib import Path
@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.agreement.alt_test import NO, TOO_FEW, YES, alt_test
+from app.agreement.alternative_annotator import NO, TOO_FEW, YES, alt_test
 
-DATA = Path(__file__).parent / "data" / "alt_test_mtbench.csv"
+DATA = Path(__file__).parent / "data" / "alternative_annotator_mtbench.csv"
 
 
 def annotations() -> dict[str, dict[str, str]]:
