@@ -4,12 +4,14 @@ for the thread pool's concurrent requests, for every cache of the app."""
 import contextlib
 import gc
 import threading
+import weakref
 from collections.abc import Callable, Hashable, Iterator
 from typing import Generic, TypeVar
 
 from cachetools import LRUCache
 
 V = TypeVar("V")
+MOST = 4096  # no cache of the app keeps more values than this (the difference maps: paths)
 
 
 @contextlib.contextmanager
@@ -28,10 +30,25 @@ def paused_collection() -> Iterator[None]:
             gc.enable()
 
 
+# Every cache made, so that each can be found and checked (tests/test_memo.py holds each to a
+# size limit) and all forgotten at once (a benchmark's "first view after a start").
+_every: "weakref.WeakSet[Memo[object]]" = weakref.WeakSet()
+
+
 class Memo(Generic[V]):
     def __init__(self, size: int) -> None:
+        if not 0 < size <= MOST:
+            raise ValueError(f"a cache keeps 1 to {MOST} values, not {size}")
         self._store: LRUCache[Hashable, V] = LRUCache(maxsize=size)
         self._lock = threading.Lock()
+        _every.add(self)  # type: ignore[arg-type]
+
+    @property
+    def size(self) -> int:
+        return int(self._store.maxsize)
+
+    def __len__(self) -> int:
+        return len(self._store)
 
     def get(self, key: Hashable) -> V | None:
         with self._lock:
@@ -54,3 +71,13 @@ class Memo(Generic[V]):
     def clear(self) -> None:
         with self._lock:
             self._store.clear()
+
+
+def every_memo() -> list["Memo[object]"]:
+    return list(_every)
+
+
+def forget_all() -> None:
+    """Every cache emptied: the state of a server just started."""
+    for memo in every_memo():
+        memo.clear()

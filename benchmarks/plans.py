@@ -67,3 +67,59 @@ def watch_queries(engine: Engine, top: int = 4) -> Heaviest:
     event.listen(engine, "before_cursor_execute", before)
     event.listen(engine, "after_cursor_execute", after)
     return heavy
+
+
+@dataclass
+class Recorded:
+    """Every statement ``engine`` ran inside ``capture()``, with its parameters, to replay on
+    a raw connection: a page's own SQL, the floor its server time is measured against."""
+
+    engine: Engine
+    statements: list[tuple[str, Any]] = field(default_factory=list)
+    on: bool = False
+
+    def __post_init__(self) -> None:
+        def before(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any,
+                   executemany: bool) -> None:
+            if self.on and not executemany:
+                self.statements.append((statement, parameters))
+
+        event.listen(self.engine, "before_cursor_execute", before)
+
+    def capture(self) -> "Recorded":
+        self.statements = []
+        return self
+
+    def __enter__(self) -> "Recorded":
+        self.on = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.on = False
+
+    def replay(self) -> float:
+        """Seconds to run every captured read again on one raw DBAPI connection, every row
+        fetched: what the database itself costs the page. Writes are not replayed."""
+        reads = [(s, p) for s, p in self.statements
+                 if s.lstrip().upper().startswith(("SELECT", "WITH", "PRAGMA"))]
+        raw = self.engine.raw_connection()
+        try:
+            cursor = raw.cursor()
+            start = time.perf_counter()
+            for statement, parameters in reads:
+                cursor.execute(statement, parameters)
+                cursor.fetchall()
+            seconds = time.perf_counter() - start
+            cursor.close()
+            raw.rollback()
+        finally:
+            raw.close()
+        return seconds
+
+    @property
+    def count(self) -> int:
+        return len(self.statements)
+
+
+def record_queries(engine: Engine) -> Recorded:
+    return Recorded(engine)

@@ -96,13 +96,19 @@ def pair_strata(session: Session, plan: StudyPlan) -> tuple[list[StratumRow], li
     them; the draw itself reads them afresh."""
     if plan.pair_kind not in set(PairKind) or check_facets(Design.pairwise, plan.strata_facets):
         return [], []
-    pool = _kept_pool(session, plan)
-    edits = pool.edits
-    facets = plan.strata_facets
-    rows = [StratumRow(k, stratum_label(k, facets), len(members))
-            for k, members in sorted(pool.by_stratum(facets).items())]
-    per_image = np.unique(edits.image[pool.first], return_counts=True)[1]
-    return rows, [int(n) for n in per_image]
+    key = (_pool_key(session, plan), plan.pair_kind, tuple(plan.strata_facets))
+
+    def count() -> tuple[list[StratumRow], list[int]]:
+        pool = _kept_pool(session, plan)
+        facets = plan.strata_facets
+        rows = [StratumRow(k, stratum_label(k, facets), len(members))
+                for k, members in sorted(pool.by_stratum(facets).items())]
+        per_image = np.unique(pool.edits.image[pool.first], return_counts=True)[1]
+        return rows, [int(n) for n in per_image]
+
+    # Each change of kind or strata is counted once per state of the data, then kept: the
+    # form is redrawn on every choice a coordinator makes.
+    return _strata.get_or_make(key, count)
 
 
 @dataclass(frozen=True)
@@ -122,20 +128,28 @@ def pairs_left_out(session: Session, plan: StudyPlan) -> LeftOut:
     return LeftOut(pool.missing, pool.identical, pool.unchecked)
 
 
-def _kept_pool(session: Session, plan: StudyPlan) -> PairPool:
+def _pool_key(session: Session, plan: StudyPlan) -> tuple[object, ...]:
     # The data's fingerprint changes with a new task, run or verdict and when a run ends (its
     # accepted round is set then, no id changing); a round added to a running run changes
     # only the newest attempt. Each edit the metrics worker digests may leave a pair out.
-    key = (fingerprint(session), session.scalar(select(func.max(col(Attempt.id)))),
-           session.scalar(select(func.count()).select_from(AttemptMetric)
-                          .where(col(AttemptMetric.pixels_sha256).is_not(None))),
-           repr(plan.case_filter))
-    edits = _tables.get_or_make(key, lambda: edit_table(session, plan.case_filter))
-    return PairPool.of(edits, PairKind(plan.pair_kind or PairKind.consecutive))
+    return (fingerprint(session), session.scalar(select(func.max(col(Attempt.id)))),
+            session.scalar(select(func.count()).select_from(AttemptMetric)
+                           .where(col(AttemptMetric.pixels_sha256).is_not(None))),
+            repr(plan.case_filter))
 
 
-# A few filters' edits: each is columns of some megabytes on the whole data set.
+def _kept_pool(session: Session, plan: StudyPlan) -> PairPool:
+    key = _pool_key(session, plan)
+    kind = PairKind(plan.pair_kind or PairKind.consecutive)
+    return _pools.get_or_make((key, kind), lambda: PairPool.of(
+        _tables.get_or_make(key, lambda: edit_table(session, plan.case_filter)), kind))
+
+
+# A few filters' edits: each is columns of some megabytes on the whole data set. Their pools
+# share those columns and add two arrays of positions each; the strata are small lists.
 _tables: Memo[EditTable] = Memo(8)
+_pools: Memo[PairPool] = Memo(8)
+_strata: Memo[tuple[list[StratumRow], list[int]]] = Memo(32)
 
 
 def _check_images(session: Session, chosen: list[Pair]) -> None:

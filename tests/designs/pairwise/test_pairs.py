@@ -212,3 +212,20 @@ def test_the_kept_counts_follow_a_run_that_ends(demo_engine: Engine) -> None:
         session.commit()
         after = pair_strata(session, plan)[0]
     assert after[0].pool == before[0].pool + 1
+
+
+def test_each_kind_and_choice_of_strata_is_counted_apart_and_kept(
+        demo_engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The form's counts are kept per kind and strata: a change of either is its own entry,
+    and asking again reads no edit (the kept pool answers)."""
+    from app.designs.pairwise import study as pairwise_study
+
+    by_modality = replace(_drafted("consecutive"), strata_facets=("modality",))
+    with Session(demo_engine) as session:
+        counted = pair_strata(session, by_modality)[0]
+        whole = pair_strata(session, replace(by_modality, strata_facets=()))[0]
+        assert sum(r.pool for r in counted) == whole[0].pool and len(counted) > 1
+        reads: list[object] = []
+        monkeypatch.setattr(pairwise_study, "edit_table", lambda *a: reads.append(a))
+        assert pair_strata(session, by_modality)[0] == counted
+    assert reads == []
