@@ -11,6 +11,7 @@ engine's own EXPLAIN (SQLite's EXPLAIN QUERY PLAN, PostgreSQL's EXPLAIN), with t
 parameters they ran with.
 """
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,6 +70,10 @@ def watch_queries(engine: Engine, top: int = 4) -> Heaviest:
     return heavy
 
 
+# The app's own background threads (app/web/main.py): their statements are not a page's.
+BACKGROUND = frozenset({"prepare-studies", "judged-pool", "warm-figures", "compile-templates"})
+
+
 @dataclass
 class Recorded:
     """Every statement ``engine`` ran inside ``capture()``, with its parameters, to replay on
@@ -76,18 +81,21 @@ class Recorded:
 
     engine: Engine
     statements: list[tuple[str, Any]] = field(default_factory=list)
+    threads: list[str] = field(default_factory=list)
     on: bool = False
 
     def __post_init__(self) -> None:
         def before(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any,
                    executemany: bool) -> None:
-            if self.on and not executemany:
+            name = threading.current_thread().name
+            if self.on and not executemany and name not in BACKGROUND:
+                self.threads.append(name)
                 self.statements.append((statement, parameters))
 
         event.listen(self.engine, "before_cursor_execute", before)
 
     def capture(self) -> "Recorded":
-        self.statements = []
+        self.statements, self.threads = [], []
         return self
 
     def __enter__(self) -> "Recorded":
