@@ -13,14 +13,16 @@ from contextlib import contextmanager
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-# The start-up threads of app/web/main.py's lifespan.
-START_THREADS = ("prepare-studies", "judged-pool", "warm-figures", "compile-templates")
+# The start-up threads of app/web/main.py's lifespan that end ("prepare-studies" looks for
+# unprepared studies every few seconds for as long as the app serves).
+START_THREADS = ("judged-pool", "warm-figures", "compile-templates")
 
 
 @contextmanager
 def running(app: FastAPI, headers: dict[str, str]) -> Iterator[TestClient]:
+    before = set(threading.enumerate())  # another app's start threads are not this one's
     with TestClient(app, headers=headers) as client:
         for thread in threading.enumerate():
-            if thread.name in START_THREADS:
+            if thread.name in START_THREADS and thread not in before:
                 thread.join(timeout=600)
         yield client
