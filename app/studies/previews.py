@@ -99,13 +99,20 @@ def warm_previews(engine: Engine, study_id: int, cache_dir: Path) -> int:
 
 def _warm(engine: Engine, study_id: int, cache_dir: Path) -> int:
     started, done, last = time.perf_counter(), 0, time.monotonic()
-    with Session(engine) as session:
+    # Items stay loaded across commits: each item's reads end their own transaction, so the
+    # drawing never holds one open while readers write (PostgreSQL's snapshot, SQLite's WAL
+    # end mark), and it gives up the interpreter between items, so a reader's submit in
+    # another thread is not held behind a thousand images' decoding.
+    with Session(engine, expire_on_commit=False) as session:
         study = session.get(Study, study_id)
         design = Design(study.design) if study is not None else Design.validation
         items = session.scalars(select(StudyItem).where(col(StudyItem.study_id) == study_id)
                                 .order_by(col(StudyItem.id))).all()
+        session.commit()
         for n, item in enumerate(items, start=1):
             done += _draw_item(session, item, design, cache_dir)
+            session.commit()
+            time.sleep(0)
             if time.monotonic() - last >= PROGRESS_EVERY:
                 _drawn(engine, study_id, n)
                 last = time.monotonic()

@@ -53,3 +53,21 @@ def test_a_study_of_another_database_with_the_same_number_does_not_hold_this_one
         release.set()
         drawing.join()
         other.dispose()
+
+
+def test_drawing_holds_no_transaction_between_items(demo_engine: Engine, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each item's reads end their own transaction: the drawing never holds one open across
+    a study's items while readers write."""
+    setup = make_study(demo_engine)
+    open_at_start: list[bool] = []
+    real = previews._draw_item
+
+    def watched(session: Session, *args: object) -> int:
+        open_at_start.append(session.in_transaction())
+        return real(session, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(previews, "_draw_item", watched)
+    drawn = previews._warm(demo_engine, setup.study.id or 0, tmp_path / "cache")
+    assert drawn == len(open_at_start) == 8
+    assert not any(open_at_start)
