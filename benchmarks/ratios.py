@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from fastapi.testclient import TestClient
-from sqlalchemy import insert, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
@@ -145,8 +145,10 @@ class Served:
         self.version += 1
         aid = self.assignments[self.version % len(self.assignments)][0]
         with self.engine.begin() as connection:
+            newest = connection.scalar(select(func.max(Answer.version)).where(
+                col(Answer.assignment_id) == aid)) or 0
             connection.execute(insert(Answer), [{
-                "assignment_id": aid, "version": self.version, "submission_id": f"r-{secrets.token_hex(6)}",
+                "assignment_id": aid, "version": newest + 1, "submission_id": f"r-{secrets.token_hex(6)}",
                 **{q: "yes" for q in DIMENSIONS}, "overall": "accept", "confidence": 3, "tags": "[]",
                 "comment": "", "time_on_case_ms": 20_000, "retracted": False}])
 
