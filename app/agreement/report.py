@@ -10,10 +10,14 @@ cluster bootstrap over source images (app/agreement/resample.py), every figure c
 Other judges' verdicts on the same edits are compared apart, under ``judge_b``.
 """
 
+import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from _collections_abc import dict_items, dict_keys, dict_values
 
 import numpy as np
 
@@ -215,6 +219,87 @@ def question_report(data: QuestionData, boot: ClusterBootstrap,
     )
 
 
+class _Pending:
+    """Every question's by-disease figures, computed once, on first look, for all questions
+    at once (one resampling per disease serves them all)."""
+
+    def __init__(self, tables: dict[str, "QuestionData"], cases: Sequence[Case], resamples: int) -> None:
+        self._arguments: tuple[Any, ...] | None = (tables, cases, resamples)
+        self._found: dict[str, dict[str, Any]] | None = None
+        self._lock = threading.Lock()
+
+    def result(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            if self._found is None:
+                assert self._arguments is not None
+                tables, cases, resamples = self._arguments
+                self._found = _by_disease(tables, subgroups(cases, resamples))
+                self._arguments = None  # the tables go with it
+            return self._found
+
+
+class ByDisease(dict[str, Any]):
+    """Disease -> the judge against the reference among that disease's cases, for one
+    question. The agreement page shows none of it (its charts, tables, JSON and the report
+    do), and it was a fifth of the page's first view: so it is computed on first look, to the
+    same figures, and a plain dict once filled."""
+
+    def __init__(self, source: Any = (), question: str | None = None) -> None:
+        pending = isinstance(source, _Pending)
+        super().__init__(() if pending else source)
+        self._pending: _Pending | None = source if pending else None
+        self._question = question
+
+    def _fill(self) -> None:
+        if self._pending is not None and self._question is not None:
+            super().update(self._pending.result()[self._question])
+            self._pending = None
+
+    def __getitem__(self, key: str) -> Any:
+        self._fill()
+        return super().__getitem__(key)
+
+    def __iter__(self) -> Iterator[str]:
+        self._fill()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._fill()
+        return super().__len__()
+
+    def __contains__(self, key: object) -> bool:
+        self._fill()
+        return super().__contains__(key)
+
+    def __eq__(self, other: object) -> bool:
+        self._fill()
+        if isinstance(other, ByDisease):
+            other._fill()
+        return super().__eq__(other)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        self._fill()
+        return super().__repr__()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._fill()
+        return super().get(key, default)
+
+    def items(self) -> "dict_items[str, Any]":
+        self._fill()
+        return super().items()
+
+    def keys(self) -> "dict_keys[str, Any]":
+        self._fill()
+        return super().keys()
+
+    def values(self) -> "dict_values[str, Any]":
+        self._fill()
+        return super().values()
+
+
 def _by_disease(tables: dict[str, QuestionData], diseases: Subgroups) -> dict[str, dict[str, Any]]:
     """Question -> disease -> the judge against the reference among that disease's cases:
     every question of a disease from one resampling of its source images."""
@@ -265,8 +350,8 @@ def study_report(data: StudyReads, scope: Slice = Slice(), *, resamples: int = R
     reads = first_reads(data.reads)
     boot = ClusterBootstrap([c.cluster for c in cases], resamples=resamples)
     tables = {q: question_data(cases, data.readers, reads, data.decisions, q) for q in QUESTIONS}
-    by_disease = _by_disease(tables, subgroups(cases, resamples))
-    questions = {q: question_report(tables[q], boot, by_disease[q], margin) for q in QUESTIONS}
+    pending = _Pending(tables, cases, resamples)
+    questions = {q: question_report(tables[q], boot, ByDisease(pending, q), margin) for q in QUESTIONS}
     secondary = [q for q in QUESTIONS if q != primary]
     return AgreementReport(
         slice=scope.as_dict(),

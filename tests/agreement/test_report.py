@@ -150,3 +150,26 @@ def test_a_locked_studys_figures_never_move(demo_engine: Engine, tmp_path: Path)
         after = report_for(session, study, Slice())[1].as_dict()
     assert after["questions"] == before["questions"]
     assert list(after["judge_b"]) and all(j["n_cases"] > 0 for j in after["judge_b"].values())
+
+
+def test_the_by_disease_figures_wait_for_a_look_and_are_the_same_then(demo_engine: Engine) -> None:
+    """The agreement page shows no by-disease figure: they are computed on first look (the
+    charts, tables, JSON, report), to exactly the figures computed at once."""
+    import json
+
+    from app.agreement.report import _by_disease, first_reads, question_data, subgroups
+
+    setup = make_study(demo_engine, readers=2, design=Design.validation)
+    answer_all(demo_engine, setup, {"reader-0": ["yes", "no"] * 8, "reader-1": ["yes"] * 16})
+    with Session(demo_engine) as session:
+        data = load(session, setup.study)
+    report = study_report(data, resamples=200)
+    lazy = report.questions["overall"].by_disease
+    assert lazy._pending is not None  # type: ignore[attr-defined]  # nothing computed yet
+    tables = {q: question_data(data.cases, data.readers, first_reads(data.reads), data.decisions, q)
+              for q in report.questions}
+    eager = _by_disease(tables, subgroups(data.cases, 200))
+    assert json.dumps(report.as_dict()["questions"]["overall"]["by_disease"], sort_keys=True) \
+        == json.dumps(eager["overall"], sort_keys=True)
+    assert dict(report.questions["compliance"].by_disease.items()) == eager["compliance"]
+    assert lazy._pending is None  # type: ignore[attr-defined]
