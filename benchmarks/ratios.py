@@ -174,32 +174,53 @@ def against_sql(f: Figures, s: Served, name: str, url: str, prepare: Callable[[]
     return page
 
 
-def round_of(f: Figures, s: Served) -> dict[str, float]:
-    """One round of every page on one engine; the page times, for the cross-engine ratios."""
+GROUPS = ("agreement", "quality", "pairwise", "kept", "cases")
+
+
+def round_of(f: Figures, s: Served, groups: tuple[str, ...] = GROUPS) -> dict[str, float]:
+    """One round of the pages of ``groups`` on one engine; the page times, for the
+    cross-engine ratios."""
     sid, times = s.study, {}
     agreement, quality = f"/studies/{sid}/agreement", f"/quality?study={sid}"
-    times["agreement after a read"] = against_sql(f, s, "agreement after a read", agreement, s.new_read)
     restart = started(s.engine)
-    times["agreement after a start"] = against_sql(f, s, "agreement after a start", agreement, restart)
-    times["quality after a read"] = against_sql(f, s, "/quality after a read", quality, s.new_read)
-    times["quality after a start"] = against_sql(f, s, "/quality after a start", quality, restart)
+    if "agreement" in groups:
+        agreement_pages(f, s, times, agreement, restart)
+    if "quality" in groups:
+        times["quality after a read"] = against_sql(f, s, "/quality after a read", quality, s.new_read)
+        times["quality after a start"] = against_sql(f, s, "/quality after a start", quality, restart)
     pairwise = "/studies/new/pairwise"
+    if "pairwise" in groups:
+        pairwise_pages(f, s, times, pairwise, restart)
+    if "kept" in groups:
+        for label, url in (("agreement kept", agreement), ("quality kept", quality),
+                           ("pairwise kept", pairwise)):
+            s.timed(url)  # made if not kept yet, then asked again
+            _, _, statements = s.timed(url)
+            f.add(f"{s.label} {label}: statements", statements)
+    if "cases" in groups:
+        for url in CASES_URLS:
+            target = {"CURSOR": s.cursor, "CASE": f"/cases/{s.case_id}"}.get(url, url)
+            s.timed(target)  # the running server has seen the page before
+            api, _, _ = s.timed(f"/api/cases/{s.case_id}")
+            page, _, _ = s.timed(target)
+            f.add(f"{s.label} {url}: page / API call", page / api)
+    return times
+
+
+def agreement_pages(f: Figures, s: Served, times: dict[str, float], agreement: str,
+                    restart: Callable[[], None]) -> None:
+    times["agreement after a read"] = against_sql(f, s, "agreement after a read", agreement, s.new_read)
+    times["agreement after a start"] = against_sql(f, s, "agreement after a start", agreement, restart)
+
+
+def pairwise_pages(f: Figures, s: Served, times: dict[str, float], pairwise: str,
+                   restart: Callable[[], None]) -> None:
     times["pairwise after a start"] = against_sql(f, s, "pairwise form after a start", pairwise, restart)
     for label, url in (("pairwise kind accepted", f"{pairwise}?kind=accepted"),
                        ("pairwise kind runs", f"{pairwise}?kind=runs"),
                        ("pairwise strata modality", f"{pairwise}?facets=modality"),
                        ("pairwise strata verdicts", f"{pairwise}?kind=consecutive&facets=verdicts")):
         times[label] = against_sql(f, s, label, url, lambda: None)
-    for label, url in (("agreement kept", agreement), ("quality kept", quality),
-                       ("pairwise kept", pairwise)):
-        _, _, statements = s.timed(url)
-        f.add(f"{s.label} {label}: statements", statements)
-    for url in CASES_URLS:
-        api, _, _ = s.timed(f"/api/cases/{s.case_id}")
-        target = {"CURSOR": s.cursor, "CASE": f"/cases/{s.case_id}"}.get(url, url)
-        page, _, _ = s.timed(target)
-        f.add(f"{s.label} {url}: page / API call", page / api)
-    return times
 
 
 def served(label: str, engine: Engine) -> tuple[Served, object]:
@@ -225,6 +246,8 @@ def main() -> None:
     parser.add_argument("--url", help="'postgres' (the benchmark server) or a URL: a second engine")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sqlite-only", action="store_true")
+    parser.add_argument("--pages", default=",".join(GROUPS),
+                        help=f"which pages, comma-separated: {', '.join(GROUPS)}")
     args = parser.parse_args()
     if not args.db.is_file():
         sys.exit(f"{args.db} not found: run benchmarks/import_scale.py first")
@@ -235,7 +258,8 @@ def main() -> None:
     f = Figures()
     rss: list[float] = []
     for n in range(args.rounds):
-        times = [round_of(f, s) for s, _ in every]
+        groups = tuple(g for g in args.pages.split(",") if g in GROUPS)
+        times = [round_of(f, s, groups) for s, _ in every]
         if len(times) == 2:
             for page in times[0]:
                 f.add(f"SQLite / PostgreSQL {page}", times[0][page] / times[1][page])
