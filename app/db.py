@@ -86,10 +86,12 @@ def driver_rows(session: Session, query: Any) -> list[tuple[Any, ...]]:
 
 def include_object(obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any) -> bool:
     """For Alembic: the full-text tables (migration 0001), the sort indexes on expressions
-    (migration 0009) and PostgreSQL's facet indexes (migration 0028) are made by hand, so
-    autogenerate must neither drop nor compare them."""
+    (migration 0009), PostgreSQL's facet indexes (migration 0028) and the partial index of
+    undigested edits (migration 0039) are made by hand, so autogenerate must neither drop
+    nor compare them."""
     return not ((type_ == "table" and (name or "").startswith("task_search"))
-                or (type_ == "index" and (name or "").startswith(("ix_task_sort_", "ix_task_facet_"))))
+                or (type_ == "index" and (name or "").startswith(
+                    ("ix_task_sort_", "ix_task_facet_", "ix_attempt_metric_undigested"))))
 
 
 # SQLAlchemy cannot reflect those expression indexes and says so whenever Alembic compares

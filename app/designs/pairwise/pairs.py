@@ -17,6 +17,7 @@ edits: both passed, one passed, or neither (an edit never judged counts as not p
 
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -92,6 +93,13 @@ class EditTable:
     # The digest of each edit's decoded pixels, None until the metrics worker has read it.
     pixels: np.ndarray
 
+    @cached_property
+    def codes(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """The modality and direction of every edit as integer codes and the names they
+        stand for, found once per table: each choice of strata then counts in integers,
+        not by hashing 100,000s of strings again."""
+        return {name: pd.factorize(getattr(self, name)) for name in ("modality", "direction")}
+
     def edit(self, at: int) -> Edit:
         return Edit(int(self.attempt[at]), int(self.run[at]), int(self.round[at]),
                     bool(self.passed[at]))
@@ -136,15 +144,15 @@ class PairPool:
             return {}
         if not facets:
             return {"": np.arange(len(self))}
-        passed = self.edits.passed[self.first].astype(int) + self.edits.passed[self.second]
-        columns = {"modality": self.edits.modality[self.first],
-                   "direction": self.edits.direction[self.first],
-                   "verdicts": VERDICTS[passed]}
+        passed = self.edits.passed[self.first].astype(np.int64) + self.edits.passed[self.second]
+        codes = self.edits.codes
+        columns = {"modality": (codes["modality"][0][self.first], codes["modality"][1]),
+                   "direction": (codes["direction"][0][self.first], codes["direction"][1]),
+                   "verdicts": (passed, VERDICTS)}
         code = np.zeros(len(self), dtype=np.int64)
         names = []
         for facet in facets:
-            # By hashing (pandas), not by sorting 100,000s of strings.
-            inverse, values = pd.factorize(columns[facet])
+            inverse, values = columns[facet]
             code = code * len(values) + inverse
             names.append(values)
         found, inverse = np.unique(code, return_inverse=True)

@@ -129,13 +129,19 @@ def pairs_left_out(session: Session, plan: StudyPlan) -> LeftOut:
 
 
 def _pool_key(session: Session, plan: StudyPlan) -> tuple[object, ...]:
-    # The data's fingerprint changes with a new task, run or verdict and when a run ends (its
-    # accepted round is set then, no id changing); a round added to a running run changes
-    # only the newest attempt. Each edit the metrics worker digests may leave a pair out.
+    """The state of the data a pool rests on. The data's fingerprint changes with a new
+    task, run or verdict and when a run ends (its accepted round is set then, no id
+    changing); a round added to a running run changes only the newest attempt. Each edit the
+    metrics worker digests may leave a pair out: a new metrics row changes their count, and a
+    digest written to an older row (the worker's backfill) shrinks the undigested ones,
+    counted from their own partial index (migration 0039) rather than the whole table."""
+    counts = session.execute(select(
+        select(func.count()).select_from(AttemptMetric).scalar_subquery(),
+        select(func.count()).select_from(AttemptMetric).where(
+            col(AttemptMetric.pixels_sha256).is_(None),
+            col(AttemptMetric.error).is_(None)).scalar_subquery())).one()
     return (fingerprint(session), session.scalar(select(func.max(col(Attempt.id)))),
-            session.scalar(select(func.count()).select_from(AttemptMetric)
-                           .where(col(AttemptMetric.pixels_sha256).is_not(None))),
-            repr(plan.case_filter))
+            *counts, repr(plan.case_filter))
 
 
 def _kept_pool(session: Session, plan: StudyPlan) -> PairPool:

@@ -229,3 +229,23 @@ def test_each_kind_and_choice_of_strata_is_counted_apart_and_kept(
         monkeypatch.setattr(pairwise_study, "edit_table", lambda *a: reads.append(a))
         assert pair_strata(session, by_modality)[0] == counted
     assert reads == []
+
+
+def test_the_kept_counts_follow_a_digest_written_to_an_older_row(demo_engine: Engine) -> None:
+    """The metrics worker's backfill writes digests into rows it made before, adding none:
+    the kept pool must see a pair become two identical edits (counted undigested rows)."""
+    plan = replace(_drafted("consecutive"), strata_facets=())
+    with Session(demo_engine) as session:
+        pair = pairs(session, PairKind.consecutive)[0]
+        ids = (pair.first.attempt_id, pair.second.attempt_id)
+        session.exec(delete(AttemptMetric).where(AttemptMetric.attempt_id.in_(ids)))  # type: ignore[attr-defined]
+        session.add_all([AttemptMetric(attempt_id=a) for a in ids])
+        session.commit()
+        before = pair_strata(session, plan)[0][0].pool
+        for metric in session.exec(select(AttemptMetric).where(
+                AttemptMetric.attempt_id.in_(ids))).all():  # type: ignore[attr-defined]
+            metric.pixels_sha256 = "0" * 64  # the two edits turn out to be one image
+            session.add(metric)
+        session.commit()
+        after = pair_strata(session, plan)[0][0].pool
+    assert after == before - 1
