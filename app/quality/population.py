@@ -268,10 +268,13 @@ def _fill(target: dict[str, np.ndarray], settled: dict[int, dict[str, bool]],
         target[question][at[fresh]] = given[fresh]
 
 
-def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
+def labels_of(session: Session, frame: Frame, studies: list[Study], *,
+              weighted: bool = True) -> Labels:
+    """``weighted``: with the skill-weighted reference's line (a Dawid-Skene fit per
+    question, seconds for a 1,000-case study); the page asks for it apart, after itself."""
     consensus = {q: np.full(len(frame), np.nan) for q in QUESTIONS}
     sensitivity = {name: {q: np.full(len(frame), np.nan) for q in QUESTIONS}
-                   for name in (*SENSITIVITY, SKILL_WEIGHTED)}
+                   for name in (*SENSITIVITY, *((SKILL_WEIGHTED,) if weighted else ()))}
     drawn_edits = np.zeros(len(frame), dtype=bool)
     answered = np.full(len(frame), np.nan)
     not_drawn = np.ones(len(frame))
@@ -337,7 +340,8 @@ def labels_of(session: Session, frame: Frame, studies: list[Study]) -> Labels:
             settled = (settled_consensus(data, policy, tables) if policy
                        else settled_consensus(data, tables=tables))
             _fill(target, settled, at_item)
-        _fill(sensitivity[SKILL_WEIGHTED], _skill_weighted(data), at_item)
+        if weighted:
+            _fill(sensitivity[SKILL_WEIGHTED], _skill_weighted(data), at_item)
         described.append({"id": study.id, "name": study.name, "design": study.design,
                           "cases": len(items), "readers": len(data.readers),
                           "follow_up_of": raw.get("follow_up_of"), "part": raw.get("part")})

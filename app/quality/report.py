@@ -221,7 +221,9 @@ def _answers(session: Session, studies: list[Study]) -> tuple[object, ...]:
 
 
 def quality_report(session: Session, study_id: int | None = None,
-                   target: float = DEFAULT_TARGET) -> QualityReport:
+                   target: float = DEFAULT_TARGET, *, weighted: bool = True) -> QualityReport:
+    """``weighted=False``: every figure but the skill-weighted sensitivity line, which is most
+    of the time after a new read (the page fetches it apart: /quality/skill-weighted)."""
     choices = eligible_studies(session)
     listed = [{"id": s.id, "name": s.name, "design": s.design} for s in choices]
     if study_id is None:
@@ -245,19 +247,19 @@ def quality_report(session: Session, study_id: int | None = None,
             "from a validation or an accepted-edits study."))
     studies = family(session, root)
     data = data_fingerprint(session)
-    key = (data, _answers(session, studies), target)
+    key = (data, _answers(session, studies), target, weighted)
     return _kept.get_or_make(key, lambda: _compute(session, root, studies, target, study, listed,
-                                                    data))
+                                                    data, weighted))
 
 
 def _compute(session: Session, root: Study, studies: list[Study], target: float,
              study: dict[str, Any], listed: list[dict[str, Any]],
-             data: tuple[object, ...]) -> QualityReport:
+             data: tuple[object, ...], weighted: bool = True) -> QualityReport:
     frame = _frame(session, root, data)
     if not len(frame):
         return QualityReport(study, target, choices=listed, reason=(
             "The study's frame is empty now: no edit of the data set matches its filter."))
-    labels = labels_of(session, frame, studies)
+    labels = labels_of(session, frame, studies, weighted=weighted)
     report = QualityReport(study, target, studies=labels.studies, notes=labels.notes, choices=listed)
     if not np.any(~np.isnan(labels.consensus["overall"])):
         report.reason = ("No read edit has a consensus yet: the estimate needs the readers' "

@@ -1,6 +1,6 @@
 """Admins: the whole data set's quality, from a study's reads and the judge's verdicts."""
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, Response
@@ -26,7 +26,7 @@ from app.quality.report import (
 )
 from app.studies.previews import warm_previews
 from app.studies.worklist import get_study
-from app.web.deps import IdQuery, SessionDep, SettingsDep
+from app.web.deps import IdQuery, QuestionQuery, SessionDep, SettingsDep
 from app.web.forms import posted_form, read_form
 from app.web.security import AdminUser
 from app.web.templating import redirect, render
@@ -61,7 +61,8 @@ def quality_page(request: Request, session: SessionDep, study: IdQuery = None,
 def _context(session: SessionDep, study: int | None, goal: float, question: str,
              follow_up: dict[str, Any] | None = None,
              errors: dict[str, str] | None = None) -> dict[str, Any]:
-    report = quality_report(session, study, goal)
+    # The skill-weighted line comes after the page, in its own request (quality_skill_weighted).
+    report = quality_report(session, study, goal, weighted=False)
     shown = question or (report.study or {}).get("primary_question", "overall")
     widest = report.widest(shown)
     return {"report": report, "question": shown, "questions": ORDER, "target_points": goal * 100,
@@ -69,6 +70,25 @@ def _context(session: SessionDep, study: int | None, goal: float, question: str,
             "readers": reader_accounts(session), "parts": follow_up_parts(report),
             "follow_up": follow_up or follow_up_defaults(report, widest, shown),
             "errors": errors or {}}
+
+
+PopulationQuery = Annotated[Literal["accepted", "judged"], Query()]
+
+
+@router.get("/quality/skill-weighted", response_class=HTMLResponse)
+def quality_skill_weighted(request: Request, session: SessionDep, population: PopulationQuery,
+                           study: IdQuery = None, target: str = "",
+                           question: QuestionQuery = None) -> HTMLResponse:
+    """The sensitivity table's skill-weighted row (a Dawid-Skene fit per question), a
+    fragment fetched after the page: the fit takes seconds the page's figures need not wait for."""
+    try:
+        goal = checked_target(float(target) if target.strip() else None)
+    except (ValueError, Invalid):
+        goal = DEFAULT_TARGET  # the page said so already
+    report = quality_report(session, study, goal)
+    found = next((p for p in report.populations if p.key == population), None)
+    return render(request, "quality/_skill_weighted_row.html",
+                  {"population": found, "question": question or "overall"})
 
 
 @router.get("/quality/charts", response_class=HTMLResponse)

@@ -188,7 +188,12 @@ def test_the_sensitivity_lines_stand_under_each_population(demo_engine: Engine, 
     assert [r["data-policy"] for r in lines] == [
         "primary", "ties_as_pass", "ties_as_fail", "cannot_assess_as_pass", "cannot_assess_as_fail",
         "skill_weighted"]
-    assert all(r.select_one("td strong").text.endswith("%") for r in lines)
+    # The skill-weighted line (a Dawid-Skene fit per question) comes after the page.
+    placeholder = lines[-1]
+    assert placeholder.get("hx-trigger") == "load" and placeholder.select_one("td strong") is None
+    row = BeautifulSoup(admin.get(placeholder["hx-get"]).text, "html.parser").select_one("tr")
+    assert row["data-policy"] == "skill_weighted"
+    assert all(r.select_one("td strong").text.endswith("%") for r in [*lines[:-1], row])
     anytime = page.select_one('p.anytime-rate[data-population="judged"]')
     assert "valid at every look" in anytime.text and anytime.select_one("strong").text.endswith("%")
     data = admin.get(f"/api/quality?study={study.id}").json()
@@ -219,3 +224,24 @@ def test_without_a_study_named_the_locked_one_with_the_most_reads_is_taken_and_n
     assert page.select_one("#quality-form option[selected]").text.startswith("quality ")
     data = admin.get("/api/quality").json()
     assert data["study"]["id"] == read.id and data["study"]["by_default"] is True
+
+
+def test_the_page_without_the_skill_weighted_line_has_every_other_figure_alike(
+        demo_engine: Engine, settings: Settings) -> None:
+    """The page's report leaves the Dawid-Skene line for later and nothing else."""
+    from sqlmodel import Session
+
+    from app.quality.report import quality_report
+
+    study = validation_study(demo_engine)
+    read_study(demo_engine, study)
+    with Session(demo_engine) as session:
+        whole = quality_report(session, study.id).as_dict()
+        page = quality_report(session, study.id, weighted=False).as_dict()
+    for population in whole["populations"]:
+        population["sensitivity"].pop("skill_weighted")
+    assert page == whole
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    assert admin.get(f"/quality/skill-weighted?population=everyone&study={study.id}").status_code == 422
+    kept = admin.get(f"/quality/skill-weighted?population=judged&study={study.id}&target=lots")
+    assert kept.status_code == 200  # a bad target was named on the page; here the default
