@@ -168,7 +168,8 @@ def warm(engine: Engine) -> None:
     new answers) does not pay a process's one-time costs either. Logged, never raised."""
     try:
         with Session(engine) as session:
-            quality_report(session)
+            quality_report(session, weighted=False)  # the page's
+            quality_report(session)  # its skill-weighted line's, and the JSON's
         logger.info("the data set's quality report computed in advance")
     except Exception:
         logger.exception("the data set's quality report could not be computed in advance")
@@ -247,7 +248,8 @@ def quality_report(session: Session, study_id: int | None = None,
             "from a validation or an accepted-edits study."))
     studies = family(session, root)
     data = data_fingerprint(session)
-    key = (data, _answers(session, studies), target, weighted)
+    # Whether the study was named: the report says "chosen by default" when it was not.
+    key = (data, _answers(session, studies), target, weighted, study_id is None)
     return _kept.get_or_make(key, lambda: _compute(session, root, studies, target, study, listed,
                                                     data, weighted))
 

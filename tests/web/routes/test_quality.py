@@ -245,3 +245,18 @@ def test_the_page_without_the_skill_weighted_line_has_every_other_figure_alike(
     assert admin.get(f"/quality/skill-weighted?population=everyone&study={study.id}").status_code == 422
     kept = admin.get(f"/quality/skill-weighted?population=judged&study={study.id}&target=lots")
     assert kept.status_code == 200  # a bad target was named on the page; here the default
+
+
+def test_a_study_named_is_not_said_to_be_chosen_by_default_after_its_default_view(
+        demo_engine: Engine, settings: Settings) -> None:
+    """The kept report of /quality (no study named: the default one, "chosen by default")
+    was served for /quality?study=ID of the same study, which then said it was chosen."""
+    from sqlmodel import Session
+
+    from app.quality.report import quality_report
+
+    study = validation_study(demo_engine)
+    read_study(demo_engine, study)
+    with Session(demo_engine) as session:
+        assert quality_report(session, weighted=False).study["by_default"] is True  # type: ignore[index]
+        assert quality_report(session, study.id, weighted=False).study["by_default"] is False  # type: ignore[index]
