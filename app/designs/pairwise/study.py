@@ -135,6 +135,17 @@ def _pool_key(session: Session, plan: StudyPlan) -> tuple[object, ...]:
     metrics worker digests may leave a pair out: a new metrics row changes their count, and a
     digest written to an older row (the worker's backfill) shrinks the undigested ones,
     counted from their own partial index (migration 0039) rather than the whole table."""
+    # The form asks for the strata and for what was left out in one request: the state is
+    # read once per transaction (a commit in between starts a new one, and reads it again).
+    transaction, held = session.get_transaction(), session.info.get("pairwise pool key")
+    if held is not None and held[0] is transaction and held[1] == repr(plan.case_filter):
+        return held[2]
+    key = _state(session, plan)
+    session.info["pairwise pool key"] = (session.get_transaction(), repr(plan.case_filter), key)
+    return key
+
+
+def _state(session: Session, plan: StudyPlan) -> tuple[object, ...]:
     counts = session.execute(select(
         select(func.count()).select_from(AttemptMetric).scalar_subquery(),
         select(func.count()).select_from(AttemptMetric).where(

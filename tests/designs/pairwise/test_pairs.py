@@ -249,3 +249,20 @@ def test_the_kept_counts_follow_a_digest_written_to_an_older_row(demo_engine: En
         session.commit()
         after = pair_strata(session, plan)[0][0].pool
     assert after == before - 1
+
+
+def test_the_form_reads_the_state_of_the_data_once_per_transaction(
+        demo_engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.designs.pairwise import study as pairwise_study
+
+    calls: list[object] = []
+    real = pairwise_study._state
+    monkeypatch.setattr(pairwise_study, "_state", lambda *a: calls.append(a) or real(*a))
+    plan = _drafted("consecutive")
+    with Session(demo_engine) as session:
+        pair_strata(session, plan)
+        pairs_left_out(session, plan)
+        assert len(calls) == 1
+        session.commit()  # a new transaction reads it again
+        pairs_left_out(session, plan)
+        assert len(calls) == 2
