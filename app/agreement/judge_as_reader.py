@@ -16,7 +16,6 @@ needs for the interval of the difference to fit inside the study's margin (Hilli
 2011).
 """
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from statistics import mean, stdev
@@ -27,6 +26,7 @@ from statsmodels.stats.proportion import proportion_confint
 from app.agreement.alternative_annotator import EPSILON, AltTest, alt_test
 from app.agreement.charts import Point, readers_and_judge_chart
 from app.agreement.reads import StudyReads, vote
+from app.agreement.reference import consensus
 from app.agreement.stats import Vote
 from app.agreement.two_raters import cells, kappa
 from app.mrmc.data import MrmcInputError
@@ -212,17 +212,13 @@ def fixed_width(fixed: tuple[float, float], random: tuple[float, float]) -> str:
             "dominates; it says nothing about other readers")
 
 
-def _first_votes(data: StudyReads, question: str) -> dict[str, dict[int, bool]]:
+def first_votes(data: StudyReads, question: str) -> dict[str, dict[int, bool]]:
+    """Reader -> case -> pass, from each reader's first read ("cannot assess" is no vote)."""
     found: dict[str, dict[int, bool]] = {}
     for r in data.reads:
         if not r.repeat and (v := vote(r.answers.get(question))) is not None:
             found.setdefault(r.reader, {})[r.item_id] = v
     return found
-
-
-def _majority(votes: Sequence[bool]) -> Vote:
-    yes = sum(votes)
-    return True if 2 * yes > len(votes) else False if 2 * yes < len(votes) else None
 
 
 def _scored(votes: dict[str, dict[int, bool]], judge: dict[int, Vote], reader: str
@@ -231,7 +227,7 @@ def _scored(votes: dict[str, dict[int, bool]], judge: dict[int, Vote], reader: s
     found = []
     for item, own in votes[reader].items():
         others = [v[item] for name, v in votes.items() if name != reader and item in v]
-        ref = _majority(others) if others else None
+        ref = consensus(others)[0]  # a tie among the others settles nothing
         answer = judge.get(item)
         if ref is not None and answer is not None:
             found.append((item, own == ref, answer == ref))
@@ -253,7 +249,7 @@ def _jackknife(scored: list[tuple[int, bool, bool]], at: dict[int, int], cluster
 def judge_as_reader(data: StudyReads, question: str, *, margin: float = 0.05,
                     epsilon: float = EPSILON) -> JudgeAsReader:
     out = JudgeAsReader(question, margin=margin)
-    votes = _first_votes(data, question)
+    votes = first_votes(data, question)
     judge = {c.item_id: c.judge.get(question) for c in data.cases}
     cluster_of = {c.item_id: c.cluster for c in data.cases}
     out.alt = alt_test(votes, {i: v for i, v in judge.items() if v is not None}, epsilon=epsilon)

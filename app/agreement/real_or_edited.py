@@ -108,6 +108,7 @@ class RealOrEditedResults:
     by_direction: list[GroupRow] = field(default_factory=list)  # edits only: sensitivity
     repeats: list[Repeats] = field(default_factory=list)
     reason: str | None = None  # why there are no figures yet
+    first_reads: list[Read] = field(default_factory=list)  # what the figures rest on
 
     def as_dict(self) -> dict[str, object]:
         def figures(row: ReaderRow | GroupRow) -> dict[str, object]:
@@ -173,7 +174,7 @@ def results(session: Session, study: Study, cache_dir: Path) -> RealOrEditedResu
     found = [r for r in every if r.repeat_of is None]
     truth = {r.item_id: r.is_edit for r in found}
     out = RealOrEditedResults(study, len(truth), sum(truth.values()),
-                              sum(1 for e in truth.values() if not e))
+                              sum(1 for e in truth.values() if not e), first_reads=found)
     if not found:
         out.reason = "no answers yet"
         return out

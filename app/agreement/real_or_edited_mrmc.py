@@ -13,16 +13,14 @@ for an original, and most of its weighted score has no meaning for one.
 from dataclasses import dataclass, field
 
 import numpy as np
-from sqlmodel import Session
 
 from app.agreement.charts import Point, readers_and_judge_chart
 from app.agreement.judge_as_reader import fixed_width, precision_sentence
-from app.agreement.real_or_edited import Read, RealOrEditedResults, reads
+from app.agreement.real_or_edited import Read, RealOrEditedResults
 from app.mrmc.auc import auc_and_jackknife
-from app.mrmc.data import MrmcData
+from app.mrmc.data import MrmcData, MrmcInputError
 from app.mrmc.orh import OrResult, Single, analyse
 from app.mrmc.sample_size import Pilot, Power, cases_for_width, power, table
-from app.studies.models import Study
 
 MODALITY = "real or edited"
 RANDOM = "radiologists in general, and cases like these"
@@ -160,7 +158,11 @@ def panel_roc(found: list[Read], margin: float = 0.05) -> PanelRoc:
         out.reason = ("Every reader has exactly the same ROC area: the spread across readers is "
                       "zero, so the random-reader degrees of freedom are undefined.")
         return out
-    out.result = analyse(data)
+    try:
+        out.result = analyse(data)
+    except MrmcInputError as error:  # no case moves any area: said, not raised
+        out.reason = f"The readers-random analysis cannot be computed: {error}."
+        return out
     pilot = Pilot.single(auc[0], jack[0])
     out.sizes = table(pilot, half_width=margin)
     if out.sizes:  # else the pilot has no variance to predict from
@@ -170,5 +172,6 @@ def panel_roc(found: list[Read], margin: float = 0.05) -> PanelRoc:
 
 
 
-def panel_roc_for(session: Session, study: Study) -> PanelRoc:
-    return panel_roc(reads(session, study), margin=study.margin)
+def panel_roc_for(results: RealOrEditedResults) -> PanelRoc:
+    """From the results page's own first reads: the study is read once."""
+    return panel_roc(results.first_reads, margin=results.study.margin)

@@ -48,6 +48,12 @@ def as_text(result: OrResult) -> str:
     return "\n".join(lines)
 
 
+def named(file: Path, error: Exception) -> str:
+    """The error with the file it is about: the reader's own errors name it already."""
+    text = str(error)
+    return text if str(file) in text else f"{file}: {text}"
+
+
 def register(cli: typer.Typer) -> None:
     mrmc = typer.Typer(help="Multi-reader multi-case analysis of a ratings file.", no_args_is_help=True)
     cli.add_typer(mrmc, name="mrmc")
@@ -72,7 +78,7 @@ def register(cli: typer.Typer) -> None:
                 return
             result = analyse(data)
         except MrmcInputError as error:
-            print(f"error: {error}", file=sys.stderr)
+            print(f"error: {named(file, error)}", file=sys.stderr)
             raise typer.Exit(2) from None
         print(json.dumps(result.as_dict(), indent=2) if as_json else as_text(result))
 
@@ -101,29 +107,27 @@ def register(cli: typer.Typer) -> None:
         try:
             result = analyse(read_ratings(file))
         except MrmcInputError as error:
-            print(f"error: {error}", file=sys.stderr)
+            print(f"error: {named(file, error)}", file=sys.stderr)
             raise typer.Exit(2) from None
         if len(result.modalities) != 2:
             print(f"error: {file}: a sample size compares two modalities; this file has "
                   f"{len(result.modalities)}", file=sys.stderr)
             raise typer.Exit(2)
         pilot = Pilot.from_or(result)
-        if cases is not None:
-            if len(readers) != 1:
-                print("error: --cases goes with exactly one --readers", file=sys.stderr)
-                raise typer.Exit(2)
-            found = power(pilot, readers[0], cases, effect, analysis)
-            rows: list[dict[str, float | None]] = [
-                {"readers": found.readers, "cases": found.cases, "power": found.power,
-                 "half_width": found.half_width}]
-        else:
-            rows = []
-            for j in readers:
-                got = (cases_for_width(pilot, j, half_width, analysis) if half_width is not None
-                       else cases_for_power(pilot, j, effect, target, analysis))
-                rows.append({"readers": j, "cases": got.cases if got else None,
-                             "power": got.power if got else None,
-                             "half_width": got.half_width if got else None})
+        if cases is not None and len(readers) != 1:
+            print("error: --cases goes with exactly one --readers", file=sys.stderr)
+            raise typer.Exit(2)
+        try:
+            found = [power(pilot, readers[0], cases, effect, analysis)] if cases is not None else [
+                cases_for_width(pilot, j, half_width, analysis) if half_width is not None
+                else cases_for_power(pilot, j, effect, target, analysis) for j in readers]
+        except ValueError as error:  # a pilot with no variance at all
+            print(f"error: {file}: {error}", file=sys.stderr)
+            raise typer.Exit(2) from None
+        rows: list[dict[str, float | None]] = [
+            {"readers": j, "cases": got.cases if got else None, "power": got.power if got else None,
+             "half_width": got.half_width if got else None}
+            for j, got in zip([readers[0]] if cases is not None else readers, found, strict=True)]
         chosen = pilot.effect if effect is None else effect
         if as_json:
             print(json.dumps({"analysis": analysis, "effect": chosen, "pilot_cases": pilot.k_star,

@@ -14,9 +14,8 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.agreement.alternative_annotator import AltTest, alt_test
-from app.agreement.judge_as_reader import KappaZ, kappa_z
+from app.agreement.judge_as_reader import KappaZ, first_votes, kappa_z
 from app.agreement.leaderboard import RECORD
-from app.agreement.reads import vote
 from app.judges.candidates import candidate_names
 from app.judges.models import CandidateVerdict
 from app.judges.reference import Reference
@@ -31,10 +30,7 @@ class StandIn:
 
 def stand_ins(session: Session, loaded: Reference, question: str, epsilon: float) -> list[StandIn]:
     """The judge of record first, then each candidate by name."""
-    readers: dict[str, dict[int, bool]] = {}
-    for r in loaded.data.reads:
-        if not r.repeat and (v := vote(r.answers.get(question))) is not None:
-            readers.setdefault(r.reader, {})[r.item_id] = v
+    readers = first_votes(loaded.data, question)
     items = {c.item_id for c in loaded.data.cases}
     record = {c.item_id: c.judge[question] for c in loaded.data.cases
               if c.judge.get(question) is not None}

@@ -14,9 +14,11 @@ import numpy as np
 from scipy import stats
 
 from app.mrmc.auc import auc_and_jackknife
-from app.mrmc.data import MrmcData
+from app.mrmc.data import MrmcData, MrmcInputError
 
 ALPHA = 0.05
+NO_ERROR_TERM = ("the modalities' AUCs differ by exactly the same amount for every reader and on "
+                 "every case left out: the test's error term is zero, so it cannot be computed")
 
 
 @dataclass(frozen=True)
@@ -170,6 +172,10 @@ def analyse(data: MrmcData) -> OrResult:
     ms_tr = float((resid ** 2).sum()) / ((t - 1) * (r - 1)) if t > 1 and r > 1 else float("nan")
     ms_r_single = [float(auc[i].var(ddof=1)) if r > 1 else float("nan") for i in range(t)]
     single_cov = [jackknife_covariances(jack[i:i + 1])[1] for i in range(t)]
+    if cov.var <= 0 or min(c.var for c in single_cov) <= 0:
+        raise MrmcInputError("no reader's AUC moves when any one case is left out (a constant "
+                             "or perfectly separating rating): the case variance is zero, so "
+                             "no interval or test can be computed")
     components = {
         "var_r": (ms_r - ms_tr) / t - cov.cov1 + cov.cov3 if t > 1 else float("nan"),
         "var_tr": ms_tr - cov.var + cov.cov1 + cov.cov2 - cov.cov3 if t > 1 else float("nan"),
@@ -193,6 +199,8 @@ def _f_test(names: tuple[str, ...], by_t: np.ndarray, pairs: list[tuple[int, int
     """The F test of equal modalities over ``denominator`` (the error term) with ``ddf``, and
     each pairwise difference with its t interval (SE sqrt(2/r x error term))."""
     t = len(names)
+    if denominator <= 0:
+        raise MrmcInputError(NO_ERROR_TERM)
     f = ms_t / denominator
     se = float(np.sqrt(2 / r * denominator))
     differences = []
@@ -211,12 +219,14 @@ def _rrrc(names: tuple[str, ...], by_t: np.ndarray, pairs: list[tuple[int, int]]
     differences: list[Difference] = []
     if t > 1:
         denominator = ms_tr + r * max(cov.cov2 - cov.cov3, 0.0)
-        ddf = denominator ** 2 / (ms_tr ** 2 / ((t - 1) * (r - 1)))
+        # Readers who differ between modalities by exactly the same amount: Hillis's df is
+        # then unbounded.
+        ddf = denominator ** 2 / (ms_tr ** 2 / ((t - 1) * (r - 1))) if ms_tr > 0 else float("inf")
         test, differences = _f_test(names, by_t, pairs, r, ms_t, denominator, ddf)
     single = []
     for i in range(t):
         term = ms_r_single[i] + r * max(single_cov[i].cov2, 0.0)
-        df = term ** 2 / (ms_r_single[i] ** 2 / (r - 1))
+        df = term ** 2 / (ms_r_single[i] ** 2 / (r - 1)) if ms_r_single[i] > 0 else float("inf")
         se = float(np.sqrt(term / r))
         ci, _, _ = _t_interval(float(by_t[i]), se, df)
         single.append(Single(names[i], float(by_t[i]), se, df, ci))
@@ -231,6 +241,8 @@ def _frrc(names: tuple[str, ...], by_t: np.ndarray, pairs: list[tuple[int, int]]
     differences = []
     if t > 1:
         denominator = cov.var - cov.cov1 + (r - 1) * max(cov.cov2 - cov.cov3, 0.0)
+        if denominator <= 0:
+            raise MrmcInputError(NO_ERROR_TERM)
         chi2 = (t - 1) * ms_t / denominator
         test = Test(chi2, t - 1, None, float(stats.chi2.sf(chi2, t - 1)))
         se = float(np.sqrt(2 / r * denominator))

@@ -185,6 +185,15 @@ def checked_target(points: float | None) -> float:
     return points / 100
 
 
+def target_of(text: str) -> float | None:
+    """The target as typed in a URL, in points; None when it is not one (the page says so
+    and uses the default)."""
+    try:
+        return checked_target(float(text) if text.strip() else None)
+    except (ValueError, Invalid):
+        return None
+
+
 def eligible_studies(session: Session) -> list[Study]:
     """Studies a quality estimate can start from: validation or accepted-edits studies that
     are not follow-ups of another, newest first."""

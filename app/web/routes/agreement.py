@@ -74,7 +74,7 @@ def real_or_edited_page(request: Request, session: SessionDep, settings: Setting
     localisation, per reader and over the readers."""
     study = get_study(session, study_id)
     results = real_or_edited.results(session, study, settings.resolved_cache_dir())
-    panel = panel_roc_for(session, study)
+    panel = panel_roc_for(results)
     return render(request, "agreement/real_or_edited.html",
                   {"study": study, "results": results, "panel": panel,
                    "panel_chart": panel.chart(results) if panel.readers else None,
@@ -87,7 +87,7 @@ def real_or_edited_json(session: SessionDep, settings: SettingsDep, study_id: Id
     """Every figure of the results page, with its interval."""
     study = get_study(session, study_id)
     found = real_or_edited.results(session, study, settings.resolved_cache_dir())
-    return JSONResponse(found.as_dict() | {"readers_random": panel_roc_for(session, study).as_dict()})
+    return JSONResponse(found.as_dict() | {"readers_random": panel_roc_for(found).as_dict()})
 
 
 @router.get("/studies/{study_id}/real-or-edited.csv")

@@ -23,6 +23,7 @@ from app.quality.report import (
     TARGETS,
     checked_target,
     quality_report,
+    target_of,
 )
 from app.studies.previews import warm_previews
 from app.studies.worklist import get_study
@@ -44,10 +45,8 @@ def quality_page(request: Request, session: SessionDep, study: IdQuery = None,
                  target: str = "", question: str = "") -> HTMLResponse:
     # A bookmarked page with a bad value still shows, with the value dropped and said so.
     notices = []
-    try:
-        points = float(target) if target.strip() else None
-        goal = checked_target(points)
-    except (ValueError, Invalid):
+    goal = target_of(target)
+    if goal is None:
         notices.append(f"The target {target!r} was left out: it is a number of points between "
                        f"{TARGETS[0] * 100:g} and {TARGETS[1] * 100:g}.")
         goal = DEFAULT_TARGET
@@ -81,11 +80,7 @@ def quality_skill_weighted(request: Request, session: SessionDep, population: Po
                            question: QuestionQuery = None) -> HTMLResponse:
     """The sensitivity table's skill-weighted row (a Dawid-Skene fit per question), a
     fragment fetched after the page: the fit takes seconds the page's figures need not wait for."""
-    try:
-        goal = checked_target(float(target) if target.strip() else None)
-    except (ValueError, Invalid):
-        goal = DEFAULT_TARGET  # the page said so already
-    report = quality_report(session, study, goal)
+    report = quality_report(session, study, target_of(target) or DEFAULT_TARGET)  # the page named a bad one
     found = next((p for p in report.populations if p.key == population), None)
     return render(request, "quality/_skill_weighted_row.html",
                   {"population": found, "question": question or "overall"})
