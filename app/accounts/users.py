@@ -191,13 +191,15 @@ def issue_token(*, session: Session, user: User, name: str = "",
 
 def user_for_token(session: Session, token: str) -> User | None:
     """The active account of a token that is neither revoked nor expired; its use is noted."""
-    found = session.exec(select(ApiToken).where(col(ApiToken.token_hash) == _token_hash(token))).first()
-    now = utcnow()
-    if (found is None or found.revoked_at is not None
-            or (found.expires_at is not None and as_utc(found.expires_at) <= now)):
+    row = session.exec(select(ApiToken, User).join(User, col(User.id) == ApiToken.user_id)
+                       .where(col(ApiToken.token_hash) == _token_hash(token))).first()
+    if row is None:
         return None
-    user = session.get(User, found.user_id)
-    if user is None or not user.active:
+    found, user = row  # one statement: every API call asks it
+    now = utcnow()
+    if found.revoked_at is not None or (found.expires_at is not None and as_utc(found.expires_at) <= now):
+        return None
+    if not user.active:
         return None
     if found.last_used_at is None or now - as_utc(found.last_used_at) >= TOKEN_USE_RESOLUTION:
         found.last_used_at = now

@@ -9,7 +9,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.agreement.charts import report_charts
@@ -22,13 +22,10 @@ from app.agreement.reads import StudyReads, load
 from app.agreement.report import Slice, study_report
 from app.agreement.report_types import AgreementReport
 from app.agreement.stopping import stopping_outcome, stopping_rule
+from app.fingerprints import study_state
 from app.memo import Memo, paused_collection
-from app.models import JudgeVerdict, User
 from app.studies.edit_draws import anticipated_agreement, draw_plan, draws_edits, tuned_draws
 from app.studies.models import (
-    Adjudication,
-    Answer,
-    Assignment,
     Design,
     Study,
     StudyBatch,
@@ -48,24 +45,10 @@ _replacements: Memo[JudgeAsReader] = Memo(KEEP)
 
 
 def _fingerprint(session: Session, study: Study) -> tuple[object, ...]:
-    answers = session.execute(
-        select(func.count(), func.max(Answer.id)).select_from(Answer)
-        .join(Assignment, col(Assignment.id) == Answer.assignment_id)
-        .where(col(Assignment.study_id) == study.id)).one()
-    verdicts = session.scalar(
-        select(func.max(JudgeVerdict.id)).where(col(JudgeVerdict.attempt_id).in_(
-            select(col(StudyItem.attempt_id)).where(col(StudyItem.study_id) == study.id))))
-    decisions = session.execute(select(func.count(), func.max(Adjudication.id)).where(
-        col(Adjudication.study_id) == study.id)).one()
-    # The report states each reader's qualification, experience and certification, which change without
-    # an answer changing; and one process may serve (or test) more than one database.
-    readers = tuple(session.execute(
-        select(col(User.id), col(User.qualification), col(User.experience_years),
-               col(User.board_certified))
-        .where(col(User.id).in_(select(col(Assignment.user_id)).where(
-            col(Assignment.study_id) == study.id))).order_by(col(User.id))).all())
-    return (str(session.get_bind().engine.url), study.id, study.status, tuple(answers), verdicts,
-            tuple(decisions), readers)
+    """The study's answers, adjudications, verdicts and readers, and its readers' accounts
+    (the report states each reader's qualification, which changes without an answer
+    changing): one statement per request, the whole cost of a kept page's figures."""
+    return (study.status, *study_state(session, study.id or 0))
 
 
 def report_for(session: Session, study: Study, scope: Slice) -> tuple[StudyReads, AgreementReport]:

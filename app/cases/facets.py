@@ -15,10 +15,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from app.cases.filters import FACETS, CaseFilter, where_clauses
-from app.db import schema_revision
+from app.fingerprints import DATA_VERSION, state
 from app.memo import Memo
-from app.models import AttemptMetric, JudgeVerdict, Run, Task
-from pipeline.vocabulary import DIMENSION_BITS, Dimension, Outcome
+from app.models import AttemptMetric, Task
+from pipeline.vocabulary import DIMENSION_BITS, Dimension
 
 CUBE_COLUMNS = ("modality", "disease", "direction", "outcome", "rounds", "failed_mask")
 # Distinct (database, version, search text) cubes kept in memory; each is a few hundred KB.
@@ -35,27 +35,9 @@ class FacetValue:
     selected: bool
 
 
-def data_version(session: Session) -> tuple[Any, Any, Any]:
-    """Newest task, newest run, and how many runs are still running. A regeneration run is
-    created when it starts and updates its task when it ends, so the newest ids alone would
-    miss the end; the count of open runs (an index look-up) changes then."""
-    row = session.connection().execute(_DATA_VERSION).one()  # one round trip: every request asks
-    return row[0], row[1], row[2]
-
-
-_DATA_VERSION = select(
-    select(func.max(Task.id)).scalar_subquery(), select(func.max(Run.id)).scalar_subquery(),
-    select(func.count()).select_from(Run).where(col(Run.outcome) == Outcome.running).scalar_subquery())
-
-
-def fingerprint(session: Session) -> tuple[object, ...]:
-    """Changes whenever an import, a pipeline run or a re-judgement changes the figures: the
-    case browser's data version and the newest verdict (index look-ups, cheap on 88K tasks).
-    The schema's revision too: a migration may rewrite rows in place, changing no id. And
-    the database's address: two databases in one process must not share figures."""
-    url = session.get_bind().engine.url.render_as_string(hide_password=True)
-    revision = schema_revision(session)
-    return (url, revision, *data_version(session), session.scalar(select(func.max(JudgeVerdict.id))))
+def data_version(session: Session) -> tuple[Any, ...]:
+    """Newest task, newest run, and how many runs are still running (app/fingerprints.py)."""
+    return state(session, DATA_VERSION)  # one round trip: every request asks
 
 
 def _measured(session: Session) -> Any:

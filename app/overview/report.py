@@ -8,8 +8,8 @@ from sqlmodel import Session
 from app.agreement.charts import Point, interval_chart, rounds_chart
 from app.agreement.consistency import judge_consistency
 from app.agreement.stats import wilson
-from app.cases.facets import fingerprint
 from app.errors import NotFound
+from app.fingerprints import fingerprint
 from app.memo import Memo
 from app.overview import tables as overview
 

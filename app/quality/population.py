@@ -169,10 +169,12 @@ def encoded(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(names, dtype=object), codes.astype(np.int64)
 
 
-def family(session: Session, root: Study) -> list[Study]:
-    """The root study and the follow-ups made from it, oldest first."""
+def family(session: Session, root: Study, every: list[Study] | None = None) -> list[Study]:
+    """The root study and the follow-ups made from it, oldest first (among ``every`` study,
+    when read already)."""
     studies = [root]
-    for study in session.scalars(select(Study).order_by(col(Study.id))):
+    found = every if every is not None else session.scalars(select(Study))
+    for study in sorted(found, key=lambda s: s.id or 0):
         raw = json.loads(study.selection)
         if raw.get("follow_up_of") == root.id:
             studies.append(study)

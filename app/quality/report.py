@@ -12,8 +12,9 @@ import numpy as np
 from sqlalchemy import Engine, func, select
 from sqlmodel import Session, col
 
-from app.cases.facets import fingerprint as data_fingerprint
 from app.errors import Invalid, NotFound
+from app.fingerprints import data_of, study_parts
+from app.fingerprints import fingerprint as data_fingerprint
 from app.memo import Memo
 from app.quality.anytime import AnytimeRate, anytime_rate
 from app.quality.calibration import Calibration, calibration
@@ -29,7 +30,7 @@ from app.quality.estimates import (
 )
 from app.quality.nonresponse import within_stratum
 from app.quality.population import FACETS, Frame, Labels, encoded, family, frame_of, grouped, labels_of
-from app.studies.models import Adjudication, Answer, Assignment, Design, Study, StudyStatus
+from app.studies.models import Answer, Assignment, Design, Study, StudyStatus
 from pipeline.vocabulary import QUESTIONS
 
 logger = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ POPULATIONS = {
 ORDER = ("overall", *(q for q in QUESTIONS if q != "overall"))
 _kept: Memo["QualityReport"] = Memo(16)
 _frames: Memo[Frame] = Memo(4)  # 220K judged edits take about 20 MB
+_defaults: Memo[int] = Memo(16)  # the study chosen when none is named, per state of the studies
 
 
 @dataclass
@@ -160,6 +162,7 @@ def forget() -> None:
     """Drop every kept report and frame (benchmarks time the first view with this)."""
     _kept.clear()
     _frames.clear()
+    _defaults.clear()
 
 
 def warm(engine: Engine) -> None:
@@ -194,11 +197,11 @@ def target_of(text: str) -> float | None:
         return None
 
 
-def eligible_studies(session: Session) -> list[Study]:
+def eligible_studies(session: Session, every: list[Study] | None = None) -> list[Study]:
     """Studies a quality estimate can start from: validation or accepted-edits studies that
-    are not follow-ups of another, newest first."""
+    are not follow-ups of another, newest first (of ``every`` study, when read already)."""
     found = []
-    for study in session.scalars(select(Study).order_by(col(Study.id).desc())):
+    for study in every if every is not None else _every_study(session):
         raw = json.loads(study.selection)
         if Design(study.design).frames_the_data_set and not raw.get("follow_up_of"):
             found.append(study)
@@ -219,31 +222,30 @@ def default_study(session: Session, choices: list[Study]) -> Study:
                                        s.id or 0))
 
 
-def _answers(session: Session, studies: list[Study]) -> tuple[object, ...]:
-    ids = [s.id for s in studies]
-    answers = session.execute(
-        select(func.count(), func.max(Answer.id)).select_from(Answer)
-        .join(Assignment, col(Assignment.id) == Answer.assignment_id)
-        .where(col(Assignment.study_id).in_(ids))).one()
-    decisions = session.execute(select(func.count(), func.max(Adjudication.id))
-                                .where(col(Adjudication.study_id).in_(ids))).one()
-    return (tuple(ids), tuple(answers), tuple(decisions))
+def _every_study(session: Session) -> list[Study]:
+    return list(session.scalars(select(Study).order_by(col(Study.id).desc())))
 
 
 def quality_report(session: Session, study_id: int | None = None,
                    target: float = DEFAULT_TARGET, *, weighted: bool = True) -> QualityReport:
     """``weighted=False``: every figure but the skill-weighted sensitivity line, which is most
     of the time after a new read (the page fetches it apart: /quality/skill-weighted)."""
-    choices = eligible_studies(session)
+    every = _every_study(session)
+    choices = eligible_studies(session, every)
     listed = [{"id": s.id, "name": s.name, "design": s.design} for s in choices]
     if study_id is None:
         if not choices:
             return QualityReport(None, target, reason=(
                 "No study to start from: make a validation or accepted-edits study and have it "
                 "read. The data set's quality is estimated from the readers' answers on a sample."))
-        root = default_study(session, choices)
+        # The default rests on every eligible study's reads: one statement says whether any
+        # changed, and the choice is kept until one does.
+        framing = [s.id or 0 for s in every if Design(s.design).frames_the_data_set]  # follow-ups too
+        state = data_fingerprint(session, *study_parts(framing))
+        chosen = _defaults.get_or_make(state, lambda: default_study(session, choices).id or 0)
+        root = next(s for s in choices if s.id == chosen)
     else:
-        found = session.get(Study, study_id)
+        found = next((s for s in every if s.id == study_id), None)
         if found is None:
             raise NotFound(f"no study {study_id}")
         root = found
@@ -255,10 +257,12 @@ def quality_report(session: Session, study_id: int | None = None,
         return QualityReport(study, target, choices=listed, reason=(
             "This study reads whole runs (preference data); the data set's quality is estimated "
             "from a validation or an accepted-edits study."))
-    studies = family(session, root)
-    data = data_fingerprint(session)
+    studies = family(session, root, every)
+    if study_id is not None:
+        state = data_fingerprint(session, *study_parts([s.id or 0 for s in studies]))
+    data = data_of(state)  # the frame rests on the data set alone
     # Whether the study was named: the report says "chosen by default" when it was not.
-    key = (data, _answers(session, studies), target, weighted, study_id is None)
+    key = (state, tuple(s.id for s in studies), target, weighted, study_id is None)
     return _kept.get_or_make(key, lambda: _compute(session, root, studies, target, study, listed,
                                                     data, weighted))
 

@@ -1,13 +1,15 @@
 """A study's checks on its readers, as its page, its report and its export show them."""
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
 from app.csv_cells import CsvRows
+from app.fingerprints import study_state
+from app.memo import Memo
 from app.models import User
 from app.readers.accuracy import Rate, ReaderAccuracy, no_reads, reader_accuracy
 from app.readers.pause import pauses_of
@@ -26,10 +28,19 @@ class ReaderChecks:
     names: dict[int, str]  # user id -> name (who resumed)
 
 
+_kept: Memo[ReaderChecks] = Memo(32)
+
+
 def reader_checks(session: Session, study: Study) -> ReaderChecks | None:
-    """None for a design whose readers answer no rubric (nothing settled to score them on)."""
+    """None for a design whose readers answer no rubric (nothing settled to score them on).
+    Kept until the study's answers, readers, pauses or items change: the study page, its
+    figures and its readers' page each show them."""
     if not Design(study.design).rubric:
         return None
+    return _kept.get_or_make(study_state(session, study.id or 0), lambda: _checks(session, study))
+
+
+def _checks(session: Session, study: Study) -> ReaderChecks:
     known = int(session.scalar(select(func.count()).select_from(StudyItem).where(
         col(StudyItem.study_id) == study.id, col(StudyItem.known_answer_id).is_not(None))) or 0)
     share = json.loads(study.selection).get("known_answers", {}).get("share")
@@ -47,8 +58,12 @@ def reader_checks(session: Session, study: Study) -> ReaderChecks | None:
         if p.resumed_at is None:
             paused.setdefault(p.user_id, p)
     ids = {p.resumed_by for p in pauses if p.resumed_by} | {p.user_id for p in pauses}
-    names = {u.id or 0: u.name for u in session.scalars(select(User).where(col(User.id).in_(ids)))}
-    return ReaderChecks(known, share, accuracy, paused, pauses, names)
+    found: Iterable[User] = session.scalars(select(User).where(col(User.id).in_(ids))) if ids else ()
+    names = {u.id or 0: u.name for u in found}
+    # Copies belonging to no session: kept between requests, they must not expire with one.
+    copies = {p.id: ReaderPause.model_validate(p.model_dump()) for p in pauses}
+    return ReaderChecks(known, share, accuracy, {u: copies[p.id] for u, p in paused.items()},
+                        [copies[p.id] for p in pauses], names)
 
 
 READERS_HEADER = ("study", "reader", "reads", "known_answer_cases", "known_right",

@@ -24,9 +24,9 @@ from sqlalchemy import Select, func, or_, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
-from app.cases.facets import fingerprint
 from app.cases.filters import CaseFilter, where_clauses
 from app.db import driver_rows, schema_revision
+from app.fingerprints import fingerprint
 from app.memo import Memo
 from app.models import Attempt, JudgeVerdict, Run, Task
 from pipeline.vocabulary import DIMENSIONS, Outcome

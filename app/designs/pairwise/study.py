@@ -9,9 +9,9 @@ from PIL import Image
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
-from app.cases.facets import fingerprint
 from app.designs.pairwise.answers import PAIR_TOOLS
 from app.designs.pairwise.pairs import EditTable, Pair, PairKind, PairPool, edit_table, pair_pool
+from app.fingerprints import fingerprint
 from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.images.metrics import pixel_digest
 from app.memo import Memo
@@ -146,13 +146,13 @@ def _pool_key(session: Session, plan: StudyPlan) -> tuple[object, ...]:
 
 
 def _state(session: Session, plan: StudyPlan) -> tuple[object, ...]:
-    counts = session.execute(select(
-        select(func.count()).select_from(AttemptMetric).scalar_subquery(),
-        select(func.count()).select_from(AttemptMetric).where(
-            col(AttemptMetric.pixels_sha256).is_(None),
-            col(AttemptMetric.error).is_(None)).scalar_subquery())).one()
-    return (fingerprint(session), session.scalar(select(func.max(col(Attempt.id)))),
-            *counts, repr(plan.case_filter))
+    # Metrics (and their pixel digests, which decide what a pair is) arrive after an import.
+    return (*fingerprint(session, select(func.max(col(Attempt.id))).scalar_subquery(),
+                         select(func.count()).select_from(AttemptMetric).scalar_subquery(),
+                         select(func.count()).select_from(AttemptMetric).where(
+                             col(AttemptMetric.pixels_sha256).is_(None),
+                             col(AttemptMetric.error).is_(None)).scalar_subquery()),
+            repr(plan.case_filter))
 
 
 def _kept_pool(session: Session, plan: StudyPlan) -> PairPool:
