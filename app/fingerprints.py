@@ -13,11 +13,17 @@ from sqlalchemy.orm import ORMExecuteState
 from sqlmodel import Session, col
 
 from app.models import AuditEvent, JudgeVerdict, Run, Task
-from app.studies.models import Adjudication, Answer, Assignment, StudyItem, StudyReader
-from app.studies.reader_models import ReaderPause
 from pipeline.vocabulary import Outcome
 
 Part = ScalarSelect[Any]
+
+# The studies' tables by name: app.studies builds on this module, not the other way.
+_answer = table("answer", column("id"), column("assignment_id"))
+_assignment = table("assignment", column("id"), column("study_id"))
+_adjudication = table("adjudication", column("id"), column("study_id"))
+_item = table("study_item", column("id"), column("study_id"), column("attempt_id"))
+_reader = table("study_reader", column("id"), column("study_id"))
+_pause = table("reader_pause", column("id"), column("study_id"), column("resumed_at"))
 
 # A migration may rewrite rows in place and change no id.
 REVISION: Part = select(column("version_num")).select_from(table("alembic_version")).scalar_subquery()
@@ -95,16 +101,17 @@ def study_parts(study_ids: Sequence[int]) -> tuple[Part, ...]:
     """What a study's figures rest on: its answers (a retraction or a new version is a new
     row), its adjudications, the newest verdict on its edits (a re-judgement), and the
     readers' accounts."""
-    answers = (select(col(Answer.id)).join(Assignment, col(Assignment.id) == Answer.assignment_id)
-               .where(_in(col(Assignment.study_id), study_ids)).subquery())
+    answers = (select(_answer.c.id).join(_assignment, _assignment.c.id == _answer.c.assignment_id)
+               .where(_in(_assignment.c.study_id, study_ids)).subquery())
     return (
         select(func.count()).select_from(answers).scalar_subquery(),
         select(func.max(answers.c.id)).scalar_subquery(),
-        select(func.count()).select_from(Adjudication).where(
-            _in(col(Adjudication.study_id), study_ids)).scalar_subquery(),
-        select(func.max(Adjudication.id)).where(_in(col(Adjudication.study_id), study_ids)).scalar_subquery(),
+        select(func.count()).select_from(_adjudication).where(
+            _in(_adjudication.c.study_id, study_ids)).scalar_subquery(),
+        select(func.max(_adjudication.c.id)).where(
+            _in(_adjudication.c.study_id, study_ids)).scalar_subquery(),
         select(func.max(JudgeVerdict.id)).where(col(JudgeVerdict.attempt_id).in_(select(
-            col(StudyItem.attempt_id)).where(_in(col(StudyItem.study_id), study_ids)))).scalar_subquery(),
+            _item.c.attempt_id).where(_in(_item.c.study_id, study_ids)))).scalar_subquery(),
         ACCOUNTS)
 
 
@@ -113,14 +120,12 @@ def readers_parts(study_id: int) -> tuple[Part, ...]:
     pauses (a resumption changes a row, so resumed ones are counted) and its items (an
     adaptive study adds them batch by batch)."""
     return (
-        select(func.max(StudyReader.id)).where(col(StudyReader.study_id) == study_id).scalar_subquery(),
-        select(func.count()).select_from(StudyReader).where(
-            col(StudyReader.study_id) == study_id).scalar_subquery(),
-        select(func.max(ReaderPause.id)).where(col(ReaderPause.study_id) == study_id).scalar_subquery(),
-        select(func.count()).select_from(ReaderPause).where(col(ReaderPause.study_id) == study_id,
-                                                            col(ReaderPause.resumed_at).is_not(None))
-        .scalar_subquery(),
-        select(func.max(StudyItem.id)).where(col(StudyItem.study_id) == study_id).scalar_subquery())
+        select(func.max(_reader.c.id)).where(_reader.c.study_id == study_id).scalar_subquery(),
+        select(func.count()).select_from(_reader).where(_reader.c.study_id == study_id).scalar_subquery(),
+        select(func.max(_pause.c.id)).where(_pause.c.study_id == study_id).scalar_subquery(),
+        select(func.count()).select_from(_pause).where(_pause.c.study_id == study_id,
+                                                       _pause.c.resumed_at.is_not(None)).scalar_subquery(),
+        select(func.max(_item.c.id)).where(_item.c.study_id == study_id).scalar_subquery())
 
 
 def _in(column_: Any, ids: Sequence[int]) -> ColumnElement[bool]:

@@ -59,7 +59,8 @@ def tables(conn: sqlite3.Connection) -> list[str]:
 
 
 def columns(conn: sqlite3.Connection, table: str) -> list[str]:
-    return [row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')]
+    """Quoted: some columns are named with SQL words ("plan", "on")."""
+    return [f'"{row[1]}"' for row in conn.execute(f'PRAGMA table_info("{table}")')]
 
 
 def rows_of(db: Path) -> dict[str, tuple[list[str], list[tuple[Any, ...]]]]:
@@ -118,7 +119,7 @@ def compare(floor_db: Path, app_db: Path) -> list[str]:
     a, b = sqlite3.connect(floor_db), sqlite3.connect(app_db)
     differences = []
     for table in sorted(set(tables(a)) | set(tables(b))):
-        names = [c for c in columns(b, table) if c not in VOLATILE]
+        names = [c for c in columns(b, table) if c.strip('"') not in VOLATILE]
         query = f'SELECT {", ".join(names) or "1"} FROM "{table}" ORDER BY rowid'
         if a.execute(query).fetchall() != b.execute(query).fetchall():
             differences.append(table)

@@ -17,15 +17,8 @@ from rich.table import Table
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import OperationalError
 
-from app.cli.exports import register as register_exports
-from app.cli.judges import register as register_judges
-from app.cli.mrmc import register as register_mrmc
-from app.cli.pipeline import register as register_pipeline
-from app.cli.pipeline import register_export, register_metrics
-from app.cli.plan import register as register_plan
+from app.cli.lazy import LazyGroup, engine_factory
 from app.cli.progress import progress
-from app.cli.quality import register as register_quality
-from app.cli.stats import register as register_stats
 from app.cli.users import demo_users, users_cli
 from app.db import make_engine, migrate
 from app.importer import ImportFileError, ImportReport, import_tree
@@ -33,7 +26,7 @@ from app.logging_setup import configure_logging
 from app.settings import SettingsError, get_settings
 from pipeline.vocabulary import Outcome
 
-cli = typer.Typer(add_completion=False, no_args_is_help=True,
+cli = typer.Typer(cls=LazyGroup, add_completion=False, no_args_is_help=True,
                   help="MedBanana Review: import, browse and re-run Med-Banana edits.")
 console = Console(stderr=True)
 # How many problems the summary prints; every one is stored in the database.
@@ -190,15 +183,7 @@ def migrate_command() -> None:
     console.print("database is up to date")
 
 
-register_stats(cli, _engine)
-register_quality(cli, _engine)
-register_judges(cli, _engine)
-register_plan(cli)
-register_mrmc(cli)
-register_pipeline(cli, _engine)
-register_export(cli, _engine)
-register_exports(cli, _engine)
-register_metrics(cli, _engine)
+engine_factory(_engine)  # the other commands are registered when run (app/cli/lazy.py)
 
 
 def main() -> None:
