@@ -71,7 +71,8 @@ def watch_queries(engine: Engine, top: int = 4) -> Heaviest:
 
 
 # The app's own background threads (app/web/main.py): their statements are not a page's.
-BACKGROUND = frozenset({"prepare-studies", "judged-pool", "warm-figures", "compile-templates"})
+BACKGROUND = frozenset({"prepare-studies", "judged-pool", "warm-figures", "compile-templates",
+                        "settle-heap"})
 
 
 @dataclass

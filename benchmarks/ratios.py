@@ -69,18 +69,19 @@ def rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def study_of(engine: Engine, cases: int = 1000, readers: int = 3) -> tuple[int, list[tuple[int, int]]]:
+def study_of(engine: Engine, cases: int = 1000, readers: int = 3,
+             name: str = NAME) -> tuple[int, list[tuple[int, int]]]:
     """The benchmark's study on this database, made and answered the first time."""
     people = [bench_user(engine, f"bench-reader-{i:02d}", Role.reader) for i in range(readers)]
     with Session(engine) as session:
-        found = session.scalars(select(Study).where(col(Study.name) == NAME)).first()
+        found = session.scalars(select(Study).where(col(Study.name) == name)).first()
         if found is None:
             sixth = cases // 6
             strata = {f"{v}/{m}": sixth for v in ("pass", "fail")
                       for m in ("chest_xray", "brain_mri", "fundus")}
             strata["pass/chest_xray"] += cases - 6 * sixth
             found = create_study(session=session, created_by=bench_user(engine, "bench-admin"),
-                                 plan=StudyPlan(name=NAME, case_filter=CaseFilter(),
+                                 plan=StudyPlan(name=name, case_filter=CaseFilter(),
                                                 design=Design.validation,
                                                 reader_ids=[p.id or 0 for p in people], seed=3,
                                                 strata_facets=("verdict", "modality"),
@@ -229,7 +230,7 @@ def served(label: str, engine: Engine) -> tuple[Served, object]:
     # No pipeline worker: its polling is not any page's SQL.
     settings = Settings(demo=True, var_dir=Path(tempfile.mkdtemp()), worker=False)
     headers = {"Authorization": f"Bearer {bench_admin_token(engine)}"}
-    context = serving.running(create_app(settings, engine), headers)
+    context = serving.running(create_app(settings, engine, settle=True), headers)  # as served
     client = context.__enter__()
     with Session(engine) as session:
         case_id = session.scalar(select(col(Task.id)).order_by(col(Task.id)).offset(5000).limit(1)) or 1

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 # The start-up threads of app/web/main.py's lifespan that end ("prepare-studies" looks for
 # unprepared studies every few seconds for as long as the app serves).
-START_THREADS = ("judged-pool", "warm-figures", "compile-templates")
+START_THREADS = ("judged-pool", "warm-figures", "compile-templates", "settle-heap")
 
 
 @contextmanager

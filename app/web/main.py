@@ -14,6 +14,7 @@ from starlette.middleware.sessions import SessionMiddleware
 from app.agreement.warm import warm_figures
 from app.db import make_engine
 from app.logging_setup import configure_logging
+from app.memo import settle_heap
 from app.quality.report import warm as warm_quality
 from app.resources import STATIC_DIR
 from app.settings import Settings, get_settings
@@ -52,6 +53,12 @@ def _warm_pool_and_quality(engine: Engine) -> None:
     warm_quality(engine)
 
 
+def _settle(warming: list[threading.Thread]) -> None:
+    for thread in warming:
+        thread.join()
+    settle_heap()
+
+
 @contextlib.asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """With the app, an in-process pipeline worker (unless settings.worker is false): it
@@ -65,12 +72,16 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
                      daemon=True).start()
     # The judged-edit pool the new-study form reads, built before anyone asks for it, and
     # then the quality report /quality opens on, which reads its frame from the pool.
-    threading.Thread(target=_warm_pool_and_quality, args=(app.state.engine,), name="judged-pool",
-                     daemon=True).start()
-    # The figures' one-time costs paid before the first agreement page (app/agreement/warm.py),
-    # and every template compiled before its first page.
-    threading.Thread(target=warm_figures, name="warm-figures", daemon=True).start()
-    threading.Thread(target=compile_templates, name="compile-templates", daemon=True).start()
+    warming = [threading.Thread(target=_warm_pool_and_quality, args=(app.state.engine,),
+                                name="judged-pool", daemon=True),
+               # The figures' one-time costs paid before the first agreement page (app/
+               # agreement/warm.py), and every template compiled before its first page.
+               threading.Thread(target=warm_figures, name="warm-figures", daemon=True),
+               threading.Thread(target=compile_templates, name="compile-templates", daemon=True)]
+    for thread in warming:
+        thread.start()
+    if app.state.settle:
+        threading.Thread(target=_settle, args=(warming,), name="settle-heap", daemon=True).start()
     if not settings.worker:
         try:
             yield
@@ -101,7 +112,11 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         (422, "A parameter or the body is not valid"))}
 
 
-def create_app(settings: Settings | None = None, engine: Engine | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, engine: Engine | None = None, *,
+               settle: bool | None = None) -> FastAPI:
+    """``settle``: take what the start built out of the cyclic collector's way once it is
+    built (app/memo.py settle_heap); by default when the app makes its own engine, as a
+    server does. A process that makes many apps (the tests) keeps collecting them."""
     settings = settings or get_settings()
     # The docs are served by routes/auth.py, behind a login like every other page.
     configure_logging(settings)
@@ -114,6 +129,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
                               "Send 'Authorization: Bearer TOKEN' (medbanana users token NAME).")
     app.state.settings = settings
     app.state.engine = engine or make_engine(settings.resolved_database_url())
+    app.state.settle = engine is None if settle is None else settle
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     # Inside the session middleware: it needs the decoded session to tell who is asking.
     app.add_middleware(RequestGuard)
