@@ -44,7 +44,7 @@ from app.agreement.warm import warm_figures
 from app.cases.filters import CaseFilter
 from app.db import make_engine, migrate
 from app.memo import forget_all
-from app.models import Role, Task
+from app.models import Attempt, AttemptMetric, Role, Run, Task
 from app.quality.report import warm as warm_quality
 from app.settings import Settings
 from app.studies.design import StudyPlan, create_study
@@ -224,6 +224,31 @@ def pairwise_pages(f: Figures, s: Served, times: dict[str, float], pairwise: str
         times[label] = against_sql(f, s, label, url, lambda: None)
 
 
+def same_metrics(sqlite: Engine, other: Engine) -> None:
+    """The preservation metrics the worker computed on the SQLite database (two hours of
+    image reading at 88K), copied to the other when it has none: without them the other's
+    pairwise pools hold pairs SQLite's leave out as identical images, and the two engines
+    would not be timed on the same data."""
+    with other.connect() as connection:
+        if connection.scalar(select(func.count()).select_from(AttemptMetric)):
+            return
+    # The engines' ids differ (PostgreSQL hands them out in blocks): an edit is its task's
+    # key and its round there, as in the run's files.
+    edit = (select(col(Task.task_key), col(Attempt.round), col(Attempt.id))
+            .join(Run, col(Run.id) == Attempt.run_id).join(Task, col(Task.id) == Run.task_id))
+    with other.connect() as connection:
+        ids = {(key, number): aid for key, number, aid in connection.execute(edit)}
+    table = AttemptMetric.__table__  # type: ignore[attr-defined]
+    with sqlite.connect() as source:
+        measured = {aid: (key, number) for key, number, aid in source.execute(edit)}
+        rows = [dict(r._mapping) | {"attempt_id": ids[measured[r.attempt_id]]}
+                for r in source.execute(select(table)) if measured.get(r.attempt_id) in ids]
+    with other.begin() as target:
+        for start in range(0, len(rows), 20_000):
+            target.execute(insert(AttemptMetric), rows[start:start + 20_000])
+    print(f"copied {len(rows):,} metrics rows to the second engine", flush=True)
+
+
 def served(label: str, engine: Engine) -> tuple[Served, object]:
     migrate(engine)
     sid, assignments = study_of(engine)
@@ -255,6 +280,8 @@ def main() -> None:
     engines = [("SQLite", make_engine(postgres.resolve(None, args.db)))]
     if args.url and not args.sqlite_only:
         engines.append(("PostgreSQL", make_engine(postgres.resolve(args.url, args.db))))
+    if len(engines) == 2:
+        same_metrics(engines[0][1], engines[1][1])
     every = [served(label, engine) for label, engine in engines]
     f = Figures()
     rss: list[float] = []
