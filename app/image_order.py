@@ -12,6 +12,7 @@ image: it depends on nothing the reads show, and needs nothing stored beyond the
 """
 
 import hashlib
+from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
 from typing import TypeVar
 
@@ -45,16 +46,44 @@ def apart(items: list[T], image_of: Mapping[T, Hashable | None],
           before: Hashable | None = None) -> list[T]:
     """``items`` in their order, except that no two edits of one image follow each other
     where another order allows it: each place takes the first item left whose image differs
-    from the one before (``before``: the image of the case just ahead of the list). An
-    adaptive study draws edits, and two edits of one image in a row would show a reader
-    what the other edit changed."""
+    from the one before (``before``: the image of the case just ahead of the list) and leaves
+    the rest still placeable so. An adaptive study draws edits, and two edits of one image in
+    a row would show a reader what the other edit changed. Taking the first that differs,
+    alone, ran into corners: B A A became B A A where A B A keeps them apart."""
     left = list(items)
+    counts = Counter(image_of.get(item) for item in left)
+    counts.pop(None, None)  # an edit of no known image follows any other
     placed: list[T] = []
     previous = before
     while left:
-        at = next((i for i, item in enumerate(left) if image_of.get(item) != previous
-                   or image_of.get(item) is None), 0)
-        item = left.pop(at)
+        item = left.pop(_next(left, image_of, previous, counts))
         placed.append(item)
         previous = image_of.get(item)
+        if previous is not None:
+            counts[previous] -= 1
     return placed
+
+
+def _next(left: list[T], image_of: Mapping[T, Hashable | None], previous: Hashable | None,
+          counts: Counter[Hashable]) -> int:
+    """The first item that differs from ``previous`` and leaves the rest placeable; else the
+    first that differs; else the first (no order keeps them apart)."""
+    first = None
+    for at, item in enumerate(left):
+        image = image_of.get(item)
+        if image is not None and image == previous:
+            continue
+        if _placeable(counts, len(left) - 1, image):
+            return at
+        first = at if first is None else first
+    return first or 0
+
+
+def _placeable(counts: Counter[Hashable], left: int, taken: Hashable | None) -> bool:
+    """Whether the ``left`` items after one of image ``taken`` can follow it with no image
+    twice in a row: the image just placed fits in every other place, any other in half."""
+    for image, count in counts.most_common(2):
+        after = count - 1 if image == taken else count
+        if after > (left // 2 if image == taken else (left + 1) // 2):
+            return False
+    return taken is None or counts[taken] - 1 <= left // 2
