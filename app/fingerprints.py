@@ -12,7 +12,7 @@ from sqlalchemy import ColumnElement, ScalarSelect, column, event, func, select,
 from sqlalchemy.orm import ORMExecuteState
 from sqlmodel import Session, col
 
-from app.models import AuditEvent, JudgeVerdict, Run, Task
+from app.models import AuditEvent, DataChange, JudgeVerdict, Run, Task
 from pipeline.vocabulary import Outcome
 
 Part = ScalarSelect[Any]
@@ -37,6 +37,11 @@ DATA_VERSION: tuple[Part, ...] = (
     select(func.count()).select_from(Run).where(col(Run.outcome) == Outcome.running).scalar_subquery())
 
 NEWEST_VERDICT: Part = select(func.max(JudgeVerdict.id)).scalar_subquery()
+
+# The metrics arrive in the background after an import, and a digest is written to a row
+# measured before: every insert, update and delete is counted by the table's triggers.
+METRICS: Part = (select(col(DataChange.changes)).where(col(DataChange.name) == "attempt_metric")
+                 .scalar_subquery())
 
 # Every change to an account (a reader's qualification, experience and certification
 # included, which a report states) is written to the audit log with it.

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Column, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, Column, String, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 # Ids are 64-bit in the database; a larger number would reach the driver and fail there.
@@ -282,6 +282,16 @@ class LoginThrottle(SQLModel, table=True):
     failures: int = 0
     window_start: datetime = Field(default_factory=utcnow)
     locked_until: datetime | None = None
+
+
+class DataChange(SQLModel, table=True):
+    """How many times a table changed, counted by its triggers (migration 0040): a kept figure
+    resting on a table whose rows arrive in the background (the metrics) looks up one row
+    instead of counting them all."""
+
+    __tablename__ = "data_change"
+    name: str = Field(sa_column=Column(String(32), primary_key=True))
+    changes: int = Field(sa_column=Column(BigInteger, nullable=False))
 
 
 class AttemptMetric(SQLModel, table=True):

@@ -241,3 +241,49 @@ def test_the_quality_report_follows_a_read_in_its_study_named_or_chosen_by_defau
     with Session(demo_engine) as session:
         assert quality_report(session, setup.study.id, weighted=False) is not named
         assert quality_report(session, weighted=False) is not default
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def either_engine(request: pytest.FixtureRequest, demo_engine: Engine) -> Engine:
+    if request.param == "sqlite":
+        return demo_engine
+    engine: Engine = request.getfixturevalue("pg_engine")
+    return engine
+
+
+def test_every_change_to_the_metrics_is_counted_by_the_tables_triggers(either_engine: Engine,
+                                                                      tmp_path: Path) -> None:
+    """What the pairwise form and the case browser's bounds rest on: one row, moved by every
+    insert, digest written and delete, on both engines (migration 0040)."""
+    from app.fingerprints import METRICS, state
+    from app.models import Attempt, AttemptMetric
+
+    def changes() -> object:
+        with Session(either_engine) as session:
+            return state(session, (METRICS,))[0]
+
+    with Session(either_engine) as session:
+        empty = session.scalars(select(Attempt)).first() is None
+    if empty:  # the PostgreSQL database: one imported task to measure
+        run = tmp_path / "run"
+        factories.write_folder(run, "Chest-XRay", Direction.add, {"p-902-Edema": factories.conversation(
+            "p-902.jpeg", "Edema", "success", [factories.round_entry(1, True)])})
+        factories.write_images(run, "Chest-XRay", Direction.add, "p-902", "Edema", [], accepted=True)
+        import_tree(either_engine, run)
+    with Session(either_engine) as session:
+        attempt = session.scalars(select(col(Attempt.id)).where(col(Attempt.id).not_in(
+            select(col(AttemptMetric.attempt_id))))).first()
+        assert attempt is not None
+    seen = [changes()]
+    with Session(either_engine) as session:
+        session.add(AttemptMetric(attempt_id=attempt, ssim=0.9))
+        session.commit()
+    seen.append(changes())
+    with either_engine.begin() as connection:
+        connection.execute(text("UPDATE attempt_metric SET pixels_sha256 = 'x' WHERE attempt_id = :a"),
+                           {"a": attempt})
+    seen.append(changes())
+    with either_engine.begin() as connection:
+        connection.execute(text("DELETE FROM attempt_metric WHERE attempt_id = :a"), {"a": attempt})
+    seen.append(changes())
+    assert len(set(seen)) == 4, seen

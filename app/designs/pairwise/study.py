@@ -11,7 +11,7 @@ from sqlmodel import Session, col, select
 
 from app.designs.pairwise.answers import PAIR_TOOLS
 from app.designs.pairwise.pairs import EditTable, Pair, PairKind, PairPool, edit_table, pair_pool
-from app.fingerprints import fingerprint
+from app.fingerprints import METRICS, fingerprint
 from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.images.metrics import pixel_digest
 from app.memo import Memo
@@ -147,11 +147,7 @@ def _pool_key(session: Session, plan: StudyPlan) -> tuple[object, ...]:
 
 def _state(session: Session, plan: StudyPlan) -> tuple[object, ...]:
     # Metrics (and their pixel digests, which decide what a pair is) arrive after an import.
-    return (*fingerprint(session, select(func.max(col(Attempt.id))).scalar_subquery(),
-                         select(func.count()).select_from(AttemptMetric).scalar_subquery(),
-                         select(func.count()).select_from(AttemptMetric).where(
-                             col(AttemptMetric.pixels_sha256).is_(None),
-                             col(AttemptMetric.error).is_(None)).scalar_subquery()),
+    return (*fingerprint(session, select(func.max(col(Attempt.id))).scalar_subquery(), METRICS),
             repr(plan.case_filter))
 
 
