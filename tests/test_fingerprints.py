@@ -20,7 +20,7 @@ from app.models import Direction, JudgeVerdict, User
 from app.quality.report import quality_report
 from app.readers.checks import reader_checks
 from app.readers.pause import resume
-from app.studies.answers import AnswerIn, submit_answer
+from app.studies.answers import AnswerIn, lock_study, submit_answer
 from app.studies.models import Adjudication, Assignment, Study, StudyItem, StudyReader
 from app.studies.reader_models import PauseCause, ReaderPause
 from app.studies.worklist import get_assignment
@@ -240,6 +240,10 @@ def test_the_quality_report_follows_a_read_in_its_study_named_or_chosen_by_defau
     read(demo_engine, setup.study, setup.readers[0], 1, "sub-00000001")
     with Session(demo_engine) as session:
         assert quality_report(session, setup.study.id, weighted=False) is not named
+        default = quality_report(session, weighted=False)
+        assert quality_report(session, weighted=False) is default  # kept
+        lock_study(session, session.get(Study, setup.study.id) or setup.study)
+        # A locked study is chosen before an open one, and locking changes no answer.
         assert quality_report(session, weighted=False) is not default
 
 

@@ -241,7 +241,9 @@ def quality_report(session: Session, study_id: int | None = None,
         # The default rests on every eligible study's reads: one statement says whether any
         # changed, and the choice is kept until one does.
         framing = [s.id or 0 for s in every if Design(s.design).frames_the_data_set]  # follow-ups too
-        state = data_fingerprint(session, *study_parts(framing))
+        # A locked study goes first, and locking changes no answer: the statuses are in it.
+        state = (*data_fingerprint(session, *study_parts(framing)),
+                 tuple((s.id, s.status) for s in choices))
         chosen = _defaults.get_or_make(state, lambda: default_study(session, choices).id or 0)
         root = next(s for s in choices if s.id == chosen)
     else:
@@ -262,7 +264,7 @@ def quality_report(session: Session, study_id: int | None = None,
         state = data_fingerprint(session, *study_parts([s.id or 0 for s in studies]))
     data = data_of(state)  # the frame rests on the data set alone
     # Whether the study was named: the report says "chosen by default" when it was not.
-    key = (state, tuple(s.id for s in studies), target, weighted, study_id is None)
+    key = (state, tuple((s.id, s.status) for s in studies), target, weighted, study_id is None)
     return _kept.get_or_make(key, lambda: _compute(session, root, studies, target, study, listed,
                                                     data, weighted))
 
