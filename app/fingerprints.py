@@ -5,7 +5,7 @@ an index look-up (a newest id, a count over an index). They travel as one SELECT
 subqueries, so a kept page costs one round trip on PostgreSQL as on SQLite.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from sqlalchemy import ColumnElement, ScalarSelect, column, event, func, select, table
@@ -55,23 +55,31 @@ def state(session: Session, parts: Sequence[Part]) -> tuple[Any, ...]:
 
 def study_state(session: Session, study_id: int) -> tuple[object, ...]:
     """Everything a study's figures and its checks on its readers rest on (the schema's
-    revision, ``study_parts`` and ``readers_parts``), read once per transaction: the
-    figures and the checks on one page then share one statement. A write in the session
-    forgets it (``_forget_on_write``)."""
+    revision, ``study_parts`` and ``readers_parts``): the figures and the checks on one page
+    share one statement."""
+    parts = (REVISION, *study_parts([study_id]), *readers_parts(study_id))
+    return once_per_transaction(session, ("study", study_id),
+                                lambda: (address(session), study_id, *state(session, parts)))
+
+
+def once_per_transaction(session: Session, key: Hashable,
+                         make: Callable[[], tuple[object, ...]]) -> tuple[object, ...]:
+    """``make()``, a state read from the database, asked once per transaction under ``key``:
+    a page that asks for it several times reads it once. A commit starts a new transaction,
+    and a write in this one forgets it (``_forget_on_write``), so it is read again then."""
     session.connection()  # begins the transaction the state is held for
     transaction = session.get_transaction()
     held = session.info.get(_HELD)
     if held is None or held[0] is not transaction:
         held = (transaction, {})
         session.info[_HELD] = held
-    states: dict[int, tuple[object, ...]] = held[1]
-    if study_id not in states:
-        states[study_id] = (address(session), study_id, *state(
-            session, (REVISION, *study_parts([study_id]), *readers_parts(study_id))))
-    return states[study_id]
+    states: dict[Hashable, tuple[object, ...]] = held[1]
+    if key not in states:
+        states[key] = make()
+    return states[key]
 
 
-_HELD = "fingerprints: study states of this transaction"
+_HELD = "fingerprints: states read in this transaction"
 
 
 @event.listens_for(Session, "after_flush")

@@ -101,21 +101,24 @@ def test_size_of_one_modality_names_the_file() -> None:
     assert result.exit_code == 2 and "cadlroc-roc.csv" in result.stderr and "two modalities" in result.stderr
 
 
-def test_size_of_a_pilot_with_no_variance_is_one_line(tmp_path: Path) -> None:
-    """Every reader rates every case alike in both modalities: no variance to predict from."""
+def flat_ratings(tmp_path: Path) -> Path:
+    """Every reader rates every case alike in both modalities, and perfectly."""
     flat = tmp_path / "flat.csv"
     flat.write_text('"modality","reader","case","truth","rating"\n' + "".join(
         f'"{m}","{r}",{c},{int(c > 3)},{int(c > 3)}\n'
         for m in (0, 1) for r in (0, 1, 2) for c in range(1, 7)))
+    return flat
+
+
+def test_size_of_a_pilot_with_no_variance_is_one_line(tmp_path: Path) -> None:
+    """Every reader rates every case alike in both modalities: no variance to predict from."""
+    flat = flat_ratings(tmp_path)
     result = CliRunner().invoke(cli, ["mrmc", "size", str(flat), "--readers", "3", "--effect", "0.05"])
     assert result.exit_code == 2 and "flat.csv" in result.stderr and "variance is zero" in result.stderr
 
 
 def test_analyse_of_a_constant_rating_says_why_in_one_line(tmp_path: Path) -> None:
-    flat = tmp_path / "flat.csv"
-    flat.write_text('"modality","reader","case","truth","rating"\n' + "".join(
-        f'"{m}","{r}",{c},{int(c > 3)},{int(c > 3)}\n'
-        for m in (0, 1) for r in (0, 1, 2) for c in range(1, 7)))
+    flat = flat_ratings(tmp_path)
     result = CliRunner().invoke(cli, ["mrmc", "analyse", str(flat)])
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "flat.csv" in result.stderr and "case variance is zero" in result.stderr

@@ -11,7 +11,7 @@ from sqlmodel import Session, col, select
 
 from app.designs.pairwise.answers import PAIR_TOOLS
 from app.designs.pairwise.pairs import EditTable, Pair, PairKind, PairPool, edit_table, pair_pool
-from app.fingerprints import METRICS, fingerprint
+from app.fingerprints import METRICS, fingerprint, once_per_transaction
 from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.images.metrics import pixel_digest
 from app.memo import Memo
@@ -131,22 +131,15 @@ def pairs_left_out(session: Session, plan: StudyPlan) -> LeftOut:
 def _pool_key(session: Session, plan: StudyPlan) -> tuple[object, ...]:
     """The state of the data a pool rests on. The data's fingerprint changes with a new
     task, run or verdict and when a run ends (its accepted round is set then, no id
-    changing); a round added to a running run changes only the newest attempt. Each edit the
-    metrics worker digests may leave a pair out: a new metrics row changes their count, and a
-    digest written to an older row (the worker's backfill) shrinks the undigested ones,
-    counted from their own partial index (migration 0039) rather than the whole table."""
-    # The form asks for the strata and for what was left out in one request: the state is
-    # read once per transaction (a commit in between starts a new one, and reads it again).
-    transaction, held = session.get_transaction(), session.info.get("pairwise pool key")
-    if held is not None and held[0] is transaction and held[1] == repr(plan.case_filter):
-        return held[2]
-    key = _state(session, plan)
-    session.info["pairwise pool key"] = (session.get_transaction(), repr(plan.case_filter), key)
-    return key
+    changing); a round added to a running run changes only the newest attempt; each edit the
+    metrics worker measures or digests may leave a pair out, and is counted by the metrics
+    table's triggers (migration 0040). The form asks for the strata and for what was left
+    out in one request: the state is read once per transaction."""
+    return once_per_transaction(session, ("pairwise", repr(plan.case_filter)),
+                                lambda: _state(session, plan))
 
 
 def _state(session: Session, plan: StudyPlan) -> tuple[object, ...]:
-    # Metrics (and their pixel digests, which decide what a pair is) arrive after an import.
     return (*fingerprint(session, select(func.max(col(Attempt.id))).scalar_subquery(), METRICS),
             repr(plan.case_filter))
 
