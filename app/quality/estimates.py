@@ -92,20 +92,16 @@ def estimates(columns: dict[str, Columns], index: np.ndarray, *, target: float,
               with_rogan_gladen: bool = False, taken: Taken | None = None) -> dict[str, Row]:
     """Each question's row for the edits at ``index`` (positions in the frame).
 
-    The questions' columns share their clusters and strata (``_columns`` codes them once per
-    frame), and the sensitivity lines share the judge's answers with the primary line, so
-    each is taken at ``index`` once: a report estimates 600 parts, the largest over 220K
-    edits. ``taken`` keeps them across calls on the same columns (one report's)."""
+    A report estimates 600 parts, the largest over 220K edits of which a few thousand are
+    read: the estimators take the read edits alone (``_read_at``), and the judge's answers
+    over the part are taken once for the primary line and the sensitivity lines, which share
+    them. ``taken`` keeps them across calls on the same columns (one report's)."""
     taken = {} if taken is None else taken
     found = {}
     for question, column in columns.items():
         found[question] = _estimate(column, index, question, taken, target=target,
                                     with_rogan_gladen=with_rogan_gladen)
     return found
-
-
-def _taken(taken: Taken, name: str, array: np.ndarray, index: np.ndarray) -> np.ndarray:
-    return _derived(taken, name, array, index, lambda: array[index])
 
 
 def _derived(taken: Taken, name: str, array: np.ndarray, index: np.ndarray,
@@ -119,6 +115,28 @@ def _derived(taken: Taken, name: str, array: np.ndarray, index: np.ndarray,
     return found
 
 
+def _read_at(taken: Taken, consensus: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """The frame positions of the edits at ``index`` that have a consensus, in the order
+    ``index`` gives them. A few thousand edits are read among 220K: they are found among the
+    read ones by a sorted search when ``index`` ascends (every part of a report does), not by
+    taking every edit of the part."""
+    read = _derived(taken, "read", consensus, consensus, lambda: np.flatnonzero(~np.isnan(consensus)))
+    ascending = _derived(taken, "ascending", index, index,
+                         lambda: np.asarray(bool(len(index) < 2 or np.all(index[1:] > index[:-1]))))
+    if not ascending:
+        return index[~np.isnan(consensus[index])]
+    if not len(index):
+        return index
+    where = np.minimum(np.searchsorted(index, read), len(index) - 1)
+    found: np.ndarray = read[index[where] == read]
+    return found
+
+
+def _answered(values: np.ndarray) -> np.ndarray:
+    found: np.ndarray = values[~np.isnan(values)]
+    return found
+
+
 def estimate(columns: Columns, index: np.ndarray, question: str, *, target: float,
              with_rogan_gladen: bool = False) -> Row:
     """The row for the edits at ``index`` (positions in the frame)."""
@@ -128,17 +146,17 @@ def estimate(columns: Columns, index: np.ndarray, question: str, *, target: floa
 
 def _estimate(columns: Columns, index: np.ndarray, question: str, taken: Taken, *,
               target: float, with_rogan_gladen: bool) -> Row:
-    clusters = _taken(taken, "clusters", columns.clusters, index)
-    strata = _taken(taken, "strata", columns.strata, index)
-    judge = _taken(taken, "judge", columns.judge, index)
-    has_judge = _derived(taken, "answered", columns.judge, index, lambda: ~np.isnan(judge))
-    judge_answers = _derived(taken, "answers", columns.judge, index, lambda: judge[has_judge])
-    y = columns.consensus[index]
-    weights = columns.weights[index]
-    read = ~np.isnan(y)
-    both = read & has_judge
-    edits, judged, reads = len(index), len(judge_answers), int(read.sum())
-    images = len(np.unique(clusters[read])) if reads else 0
+    judge = columns.judge
+    # The judge's answers over the whole part (its raw rate, PPI's known term), kept for the
+    # sensitivity lines, which share them.
+    judge_answers = _derived(taken, "answers", judge, index, lambda: _answered(judge[index]))
+    at = _read_at(taken, columns.consensus, index)
+    y, weights, clusters, strata = (columns.consensus[at], columns.weights[at],
+                                    columns.clusters[at], columns.strata[at])
+    judge_read = judge[at]
+    both = ~np.isnan(judge_read)
+    edits, judged, reads = len(index), len(judge_answers), len(at)
+    images = len(np.unique(clusters)) if reads else 0
     judge_rate = float(judge_answers.mean()) if judged else None
     short = reads < MIN_READS or images < MIN_IMAGES
     if short:
@@ -149,8 +167,8 @@ def _estimate(columns: Columns, index: np.ndarray, question: str, taken: Taken, 
         return Row(question, edits, judged, reads, images, judge_rate, None, None, None, None,
                    None, plan, short_reason)
     # A census of a fixed data set, read in part: the finite population correction applies.
-    readers_est = classical_mean(y[read], weights=weights[read], clusters=clusters[read],
-                                 strata=strata[read], alpha=1 - CONFIDENCE, drawn=1 / weights[read])
+    readers_est = classical_mean(y, weights=weights, clusters=clusters, strata=strata,
+                                 alpha=1 - CONFIDENCE, drawn=1 / weights)
     readers = Interval.of(readers_est)
     ppi: Interval | None = None
     lam: float | None = None
@@ -163,11 +181,11 @@ def _estimate(columns: Columns, index: np.ndarray, question: str, taken: Taken, 
     else:
         # A census: the judge's term is known exactly, so its clusters (clusters_all) do not
         # enter the variance.
-        estimate_ = ppi_mean(y[both], judge[both], judge_answers, weights=weights[both],
+        estimate_ = ppi_mean(y[both], judge_read[both], judge_answers, weights=weights[both],
                              clusters=clusters[both], strata=strata[both],
                              alpha=1 - CONFIDENCE, census=True, drawn=1 / weights[both])
         ppi, lam = Interval.of(estimate_), estimate_.lam
-        rho = ppi_correlation(y[both], judge[both], weights[both])
+        rho = ppi_correlation(y[both], judge_read[both], weights[both])
         if np.all(judge_answers == judge_answers[0]):
             verdict = "passed" if judge_answers[0] == 1 else "failed"
             reason = (f"the judge {verdict} every edit here, so it carries no information: "
@@ -176,12 +194,12 @@ def _estimate(columns: Columns, index: np.ndarray, question: str, taken: Taken, 
             reason = (f"for the {judged:,} of {edits:,} edits the judge answered this question")
     rg = rg_reason = None
     if with_rogan_gladen and judge_rate is not None and both.sum() >= MIN_READS:
-        figure = rogan_gladen(y[both] == 1, judge[both] == 1, judge_rate, weights=weights[both],
+        figure = rogan_gladen(y[both] == 1, judge_read[both] == 1, judge_rate, weights=weights[both],
                               clusters=clusters[both])
         if figure.value is None:
             rg_reason = ("cannot be computed: " + (
                 "the judge gave one answer throughout, so its specificity or sensitivity is "
-                "unknown" if np.all(judge[both] == judge[both][0]) else
+                "unknown" if np.all(judge_read[both] == judge_read[both][0]) else
                 "the readers gave one answer throughout" if np.all(y[both] == y[both][0]) else
                 "the judge is no better than chance on the sample"))
         elif figure.low is None or figure.high is None:

@@ -57,7 +57,7 @@ def _codes(labels: Sequence[Hashable] | np.ndarray) -> np.ndarray:
     (callers that estimate many parts of one data set code it once)."""
     array = np.asarray(labels)
     if array.dtype.kind in "iu" and (array.size == 0 or array.min() >= 0):
-        return array.astype(np.int64)
+        return array.astype(np.int64, copy=False)
     return np.unique(np.asarray([str(x) for x in labels]), return_inverse=True)[1]
 
 
@@ -84,15 +84,21 @@ def _clustered_variance(terms: np.ndarray, clusters: Sequence[Hashable] | np.nda
     return float((per_cluster ** 2).sum() / n ** 2)
 
 
+def _times(w: np.ndarray | None, values: np.ndarray) -> np.ndarray:
+    return values if w is None else w * values
+
+
 def tuned_lambda(y: np.ndarray, judge: np.ndarray, judge_all: np.ndarray,
-                 w: np.ndarray, w_all: np.ndarray) -> float:
+                 w: np.ndarray, w_all: np.ndarray | None) -> float:
     """The power-tuning parameter of PPI++ (clipped to [0, 1]), as ``ppi_py`` computes it;
-    0 when the judge's answers do not vary (it then carries nothing)."""
+    0 when the judge's answers do not vary (it then carries nothing). ``w_all`` None: every
+    weight one, which the data set's terms are not multiplied by (the same figures, bit for
+    bit, without three passes over 220K edits)."""
     n, big_n = len(y), len(judge_all)
-    first = (w_all * judge_all).mean() + (w * (y - judge)).mean()
+    first = _times(w_all, judge_all).mean() + (w * (y - judge)).mean()
     grads = w * (y - first)
     grads_hat = w * (judge - first)
-    grads_hat_all = w_all * (judge_all - first)
+    grads_hat_all = _times(w_all, judge_all - first)
     cov = (2 / n) * ((grads - grads.mean()) * (grads_hat - grads_hat.mean())).sum()
     var_hat = float(np.var(np.concatenate([grads_hat, grads_hat_all]), ddof=1))
     if not np.isfinite(var_hat) or var_hat <= 0:
@@ -125,10 +131,10 @@ def ppi_mean(y: Sequence[float] | np.ndarray, judge: Sequence[float] | np.ndarra
     if n == 0 or big_n == 0 or len(judge_) != n:
         raise ValueError("PPI needs labelled edits with a judge answer each, and the data set")
     w = normalised(weights, n)
-    w_all = normalised(weights_all, big_n)
+    w_all = None if weights_all is None else normalised(weights_all, big_n)
     if lam is None:
         lam = tuned_lambda(y_, judge_, all_, w, w_all)
-    imputed = w_all * lam * all_
+    imputed = lam * all_ if w_all is None else w_all * lam * all_
     rectifier = w * (y_ - lam * judge_)
     value = float(imputed.mean() + rectifier.mean())
     variance = _clustered_variance(rectifier, clusters, strata, drawn if census else None)

@@ -344,7 +344,7 @@ def _population(coded: dict[str, tuple[np.ndarray, np.ndarray]], columns: dict[s
             members = index[order[bounds[c]:bounds[c + 1]]]
             values = dict(zip(facets, group, strict=True))
             parts.append(Part(values, " · ".join(values.values()), level,
-                              estimates(in_order, members, target=target)))
+                              estimates(in_order, members, target=target, taken=taken)))
     return Population(key, POPULATIONS[key], len(index), _ordered(parts))
 
 
