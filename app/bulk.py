@@ -9,6 +9,7 @@ executemany sends one statement per row; COPY streams them all as one.
 """
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Table, text
@@ -16,9 +17,14 @@ from sqlalchemy.engine import Connection
 
 
 def db_value(conn: Connection, table: Table, column: str, value: Any) -> Any:
-    """``value`` as the driver wants it, via the column type's own bind processor."""
+    """``value`` as the driver wants it, via the column type's own bind processor. On SQLite
+    a datetime becomes the text sqlite3's default adapter makes of it, once, instead of once
+    per row of an executemany (and that adapter is deprecated from Python 3.12)."""
     processor = table.c[column].type.bind_processor(conn.dialect)
-    return processor(value) if processor else value
+    found = processor(value) if processor else value
+    if conn.dialect.name == "sqlite" and isinstance(found, datetime):
+        return found.isoformat(" ")
+    return found
 
 
 def insert_rows(conn: Connection, table: Table | str, columns: Sequence[str],

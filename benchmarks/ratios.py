@@ -217,11 +217,19 @@ def agreement_pages(f: Figures, s: Served, times: dict[str, float], agreement: s
 def pairwise_pages(f: Figures, s: Served, times: dict[str, float], pairwise: str,
                    restart: Callable[[], None]) -> None:
     times["pairwise after a start"] = against_sql(f, s, "pairwise form after a start", pairwise, restart)
+    # The server's floor in the same round: a page with no SQL at all, and the trivial
+    # authenticated API call. A change's SQL is a version check of a fraction of a
+    # millisecond, below what any request costs here.
+    floor, _, _ = s.timed("/healthz")
+    api, _, _ = s.timed(f"/api/cases/{s.case_id}")
+    f.add(f"{s.label} /healthz (no SQL) ms", floor)
+    f.add(f"{s.label} trivial API call ms", api)
     for label, url in (("pairwise kind accepted", f"{pairwise}?kind=accepted"),
                        ("pairwise kind runs", f"{pairwise}?kind=runs"),
                        ("pairwise strata modality", f"{pairwise}?facets=modality"),
                        ("pairwise strata verdicts", f"{pairwise}?kind=consecutive&facets=verdicts")):
         times[label] = against_sql(f, s, label, url, lambda: None)
+        f.add(f"{s.label} {label}: page / trivial API call", times[label] / api)
 
 
 def same_metrics(sqlite: Engine, other: Engine) -> None:

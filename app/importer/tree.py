@@ -1,6 +1,7 @@
 """Walk a run root, plan one job per JSON file, and import each in its own transaction."""
 
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from app.images.final_metrics import clear_stale_final
 from app.importer import layout, paper_format, scripts_format, streams
 from app.importer.dirindex import DirIndex, is_within
 from app.importer.errors import ImportFileError, RowError
-from app.importer.prefetch import prefetched
+from app.importer.prefetch import one_ahead, prefetched
 from app.importer.records import TaskRecord
 from app.importer.report import ImportReport, Problem
 from app.importer.vectors import filling_vectors
@@ -62,10 +63,11 @@ def import_tree(engine: Engine, run_root: Path, source_root: Path | None = None,
     with engine.connect() as conn, filling_vectors(engine) as filler:
         state = WriterState.load(conn)
         conn.commit()
-        for job in jobs:
-            indexed = _run_job(conn, job, roots, state, progress, report)
-            if filler is not None:
-                filler.add(indexed)
+        with closing(one_ahead(jobs, _digest)) as hashed:  # the thread ends with the import
+            for job, digest in hashed:
+                indexed = _run_job(conn, job, digest, roots, state, progress, report)
+                if filler is not None:
+                    filler.add(indexed)
         clear_stale_final(conn)  # a re-imported task may now show an edit not yet measured
         conn.commit()
         if report.tasks_added and conn.dialect.name == "postgresql":
@@ -236,11 +238,14 @@ def _guard(label: str, key: str, parse: Callable[..., TaskRecord], *args: Any) -
         return Problem(label, key, "malformed", str(error))
 
 
-def _run_job(conn: Connection, job: FileJob, roots: Roots, state: WriterState,
-              progress: streams.Progress, report: ImportReport) -> list[int]:
-    """One file, one transaction on ``conn``: all of it is written, or none of it.
-    Returns the tasks whose search documents it wrote."""
-    digest = streams.file_digest(job.root, job.paths)
+def _digest(job: FileJob) -> str:
+    return streams.file_digest(job.root, job.paths)
+
+
+def _run_job(conn: Connection, job: FileJob, digest: str, roots: Roots, state: WriterState,
+             progress: streams.Progress, report: ImportReport) -> list[int]:
+    """One file (of content hash ``digest``), one transaction on ``conn``: all of it is
+    written, or none of it. Returns the tasks whose search documents it wrote."""
     table = T["import_file"]
     seen = conn.execute(select(table.c.id).where(
         table.c.root_id == roots.run_root_id, table.c.relpath == job.label,

@@ -1,8 +1,9 @@
 """Bulk writes of normalised records: plain tuples to the driver (app/bulk.py), never one ORM
 object per row."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import bindparam, select, update
@@ -221,8 +222,7 @@ class BatchWriter:
                 present=True, root_id=_bind("root")), rows.source_updates)
         _insert_dicts(conn, "task", list(rows.tasks.values()))
         bulk.insert_rows(conn, T["run"], RUN_COLUMNS, rows.runs)
-        bulk.insert_rows(conn, T["attempt"], ATTEMPT_COLUMNS,
-                         [tuple(a[c] for c in ATTEMPT_COLUMNS) for a in rows.attempts])
+        bulk.insert_rows(conn, T["attempt"], ATTEMPT_COLUMNS, list(map(_ATTEMPT_ROW, rows.attempts)))
         bulk.insert_rows(conn, T["judge_verdict"], VERDICT_COLUMNS, rows.verdicts)
         if rows.task_updates:
             t = T["task"]
@@ -247,7 +247,18 @@ def _insert_dicts(conn: Connection, table: str, rows: list[dict[str, Any]]) -> N
     """Rows that all have the same keys, in one bulk insert."""
     if rows:
         columns = tuple(rows[0])
-        bulk.insert_rows(conn, T[table], columns, [tuple(row[c] for c in columns) for row in rows])
+        bulk.insert_rows(conn, T[table], columns, list(map(_row_of(columns), rows)))
+
+
+def _row_of(columns: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """A dict's values in the order of ``columns``, as a tuple (itemgetter makes it in C;
+    given one column, it would return the bare value)."""
+    if len(columns) == 1:
+        return lambda row: (row[columns[0]],)
+    return itemgetter(*columns)
+
+
+_ATTEMPT_ROW = _row_of(ATTEMPT_COLUMNS)
 
 
 def _bind(name: str) -> Any:
