@@ -276,18 +276,21 @@ def _write_job(conn: Connection, job: FileJob, digest: str, roots: Roots, state:
         size=job.size, runs_added=0, problems=0, imported_at=utcnow()).returning(table.c.id)
     ).scalar_one()
     writer = BatchWriter(conn, state, roots, file_id, job.label, report)
-    batches = _batches(job.entries(progress), BATCH_SIZE)
-    if conn.dialect.name == "postgresql":
-        batches = prefetched(batches)
-    for batch in batches:
-        records = []
-        for item in batch:
-            if isinstance(item, Problem):
-                writer.problem(item.task_key, item.kind, item.detail)
-            else:
-                records.append(item)
-        writer.write(records)
-    writer.write([])  # flushes problems reported after the last record
+    try:
+        batches = _batches(job.entries(progress), BATCH_SIZE)
+        if conn.dialect.name == "postgresql":
+            batches = prefetched(batches)
+        for batch in batches:
+            records = []
+            for item in batch:
+                if isinstance(item, Problem):
+                    writer.problem(item.task_key, item.kind, item.detail)
+                else:
+                    records.append(item)
+            writer.write(records)
+        writer.write([])  # flushes problems reported after the last record
+    finally:
+        writer.close()  # the search documents in (or failed) before the commit or rollback
     conn.execute(update(table).where(table.c.id == file_id).values(
         runs_added=writer.runs_added, problems=writer.problems))
     return writer.indexed

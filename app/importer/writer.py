@@ -93,6 +93,11 @@ class BatchWriter:
         self.problems = 0
         self.indexed: list[int] = []  # tasks whose search documents this file wrote
         self._pending_problems: list[dict[str, Any]] = []
+        self.indexer = search.Indexer(conn)
+
+    def close(self) -> None:
+        """Every batch's documents in: before the file's transaction ends, either way."""
+        self.indexer.close()
 
     def problem(self, task_key: str, kind: str, detail: str) -> None:
         self.problems += 1
@@ -229,8 +234,8 @@ class BatchWriter:
             conn.execute(update(t).where(t.c.id == _bind("tid")).values(
                 {name: _bind(name) for name in _SUMMARY_FIELDS}),
                 [{"tid": tid, **values} for tid, values in rows.task_updates.items()])
-        search.add_documents(conn, [(tid, "\n".join(parts)) for tid, parts in rows.docs_new.items()],
-                             rows.docs_appended)
+        self.indexer.add([(tid, "\n".join(parts)) for tid, parts in rows.docs_new.items()],
+                         rows.docs_appended)
         self.indexed.extend(rows.docs_new)
         self.indexed.extend(tid for tid, _ in rows.docs_appended)
         self.report.verdicts_added += len(rows.verdicts)
