@@ -34,13 +34,17 @@ class Point:
 def _figure(width: float, height: float) -> tuple[Figure, Axes]:
     figure = Figure(figsize=(width, height), facecolor="none")
     axes = figure.add_subplot()
+    _style(axes)
+    return figure, axes
+
+
+def _style(axes: Axes) -> None:
     axes.set_facecolor("none")
     for side in ("top", "right"):
         axes.spines[side].set_visible(False)
     for side in ("left", "bottom"):
         axes.spines[side].set_color(LINE)
     axes.tick_params(colors=MUTED, labelcolor=TEXT, labelsize=9)
-    return figure, axes
 
 
 def _svg(figure: Figure) -> str:
@@ -199,3 +203,41 @@ def readers_and_judge_chart(points: Sequence[Point], title: str, axis_label: str
     drawn = [v for p in points for v in (p.value, p.low, p.high) if v is not None]
     lower = max(0.0, min(drawn) - 0.05) if drawn else 0.0
     return interval_chart(points, title, axis_label, lower=round(lower, 1) if lower >= 0.1 else 0.0)
+
+
+def forest_chart(rows: Sequence[tuple[str, int, Sequence[Point]]], panels: Sequence[str],
+                 marked: str | None, title: str) -> str:
+    """A forest plot: one row per rater (label, n), one panel per figure, each point with its
+    interval; the row named ``marked`` (the judge of record) is drawn in its own colour,
+    banded and its name in bold. Each row's figures are shares of the same n edits, written
+    beside its name."""
+    height = 0.34 * max(len(rows), 1) + 1.2
+    figure = Figure(figsize=(2.6 * len(panels) + 2.2, height), facecolor="none")
+    every = figure.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    labels = [f"{label} · n={n}" for label, n, _ in rows]
+    for column, (axes, panel) in enumerate(zip(every, panels, strict=True)):
+        _style(axes)
+        for y, (label, _, points) in enumerate(reversed(rows)):
+            point = points[column]
+            colour = SERIES["readers"] if label == marked else SERIES["judge"]
+            if label == marked:
+                axes.axhspan(y - 0.45, y + 0.45, color=LINE, zorder=0)
+            if point.value is None:
+                axes.text(0.02, y, "no estimate", va="center", color=MUTED, fontsize=8)
+                continue
+            if point.low is not None and point.high is not None:
+                axes.plot([point.low, point.high], [y, y], color=colour, linewidth=2, alpha=0.8)
+            axes.plot([point.value], [y], "o", color=colour, markersize=5)
+        axes.set_xlim(0.0, 1.0)
+        axes.set_ylim(-0.6, len(rows) - 0.4)
+        axes.set_title(panel, color=TEXT, fontsize=9, loc="left")
+        axes.grid(axis="x", color=LINE, linewidth=0.6)
+        axes.set_xlabel("share of edits", color=MUTED, fontsize=8)
+        if column:
+            axes.tick_params(axis="y", left=False)
+    every[0].set_yticks(range(len(rows)), list(reversed(labels)))
+    for tick, (label, _, _) in zip(every[0].get_yticklabels(), reversed(rows), strict=True):
+        if label == marked:
+            tick.set_fontweight("bold")
+    figure.suptitle(title, color=TEXT, fontsize=10, x=0.01, y=1.0, ha="left", va="bottom")
+    return _svg(figure)

@@ -7,6 +7,7 @@ from dataclasses import replace
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
+from app.agreement.charts import Point, forest_chart
 from app.agreement.dawid_skene import skill_weighted
 from app.agreement.leaderboard import RECORD, Answers, Board, boards
 from app.agreement.panels import majority, share_passing, stacked
@@ -150,3 +151,19 @@ def _leaderboard(session: Session, loaded: Reference, candidate_ids: list[int] |
                           resamples=resamples, questions=questions)
     edits = tuple((c.task_id, c.task_key) for c in cases)
     return {q: replace(b, edits=edits) for q, b in found_boards.items()}
+
+
+FOREST = (("agreement", "Agreement"), ("a_stricter", "Too strict"), ("a_more_lenient", "Too lenient"))
+_forests: Memo[str] = Memo(16)
+
+
+def forest_plot(board: Board) -> str:
+    """The leaderboard as a forest plot (SVG): each judge's agreement with the readers, and
+    how often it is too strict and too lenient, with their 95 % intervals; the judge of
+    record marked. Kept by the figures it draws, which the table beside it lists."""
+    rows = tuple((row.name, row.n, tuple(Point(row.name, "judge", f.value, f.low, f.high, f.n)
+                                         for f in (row.figures[name] for name, _ in FOREST)))
+                 for row in board.rows)
+    title = f"{board.question}: each judge against the readers (cluster bootstrap 95 % CI)"
+    return _forests.get_or_make((rows, title), lambda: forest_chart(
+        rows, [label for _, label in FOREST], RECORD, title))

@@ -44,10 +44,21 @@ def test_make_score_and_read_a_candidate(page, live_server: str, demo_engine: En
     rows = page.locator("#leaderboard tbody tr")
     assert rows.count() == 2
     assert page.locator('#leaderboard tr[data-judge="strict judge"] td.too-strict').inner_text() != ""
+    forest = page.locator("#leaderboard-forest svg")
+    assert forest.is_visible()
+    record = forest.locator("text", has_text="judge of record · n=")
+    assert record.count() == 1 and "font-weight: 700" in (record.get_attribute("style") or "")
+    assert forest.locator("text", has_text="strict judge · n=").count() == 1
     shots = Path(os.environ.get("MEDBANANA_SCREENSHOTS", tmp_path))
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 900})
         page.screenshot(path=str(shots / f"judges-leaderboard-{width}.png"), full_page=True)
+    # On paper the chart is inverted with its hues kept: dark text and lines on white.
+    page.emulate_media(media="print")
+    assert "invert(1)" in forest.evaluate("e => getComputedStyle(e).filter")
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(255, 255, 255)"
+    page.screenshot(path=str(shots / "judges-leaderboard-print.png"), full_page=True)
+    page.emulate_media(media="screen")
     page.goto(f"{live_server}/judges")
     page.set_viewport_size({"width": 1366, "height": 900})
     page.screenshot(path=str(shots / "judges-index-1366.png"), full_page=True)

@@ -15,7 +15,7 @@ from app.agreement.leaderboard import QUESTIONS, RECORD
 from app.background import run_in_background
 from app.errors import Conflict, Invalid
 from app.jobs import regenerate_let_through, start_drift_check, start_scoring
-from app.judges.board import leaderboard, weighted_board
+from app.judges.board import forest_plot, leaderboard, weighted_board
 from app.judges.candidates import (
     OFFLINE_BIASES,
     PANEL_RULES,
@@ -215,6 +215,7 @@ def leaderboard_page(request: Request, session: SessionDep, study: RefQuery = No
         chosen, epsilon_error = EPSILON, str(error)
     return render(request, "judges/leaderboard.html", {
         "reference": reference, "questions": QUESTIONS, "board": board, "question": shown,
+        "forest": forest_plot(board),
         "record": RECORD, "promoted": promoted(session),
         "targets": (targets_of(study, reference.data, reference.settled)
                     if study is not None else None),

@@ -89,6 +89,15 @@ def test_score_as_a_job_then_read_the_leaderboard(demo_engine: Engine, settings:
     letters = {tr["data-judge"]: tr.select_one(".letters").text for tr in table.select("tbody tr")}
     assert all(letters.values())
     assert soup(board.text).select_one("#ranks .ranks-line").text
+    # The forest plot beside the table: one labelled row per judge with its n, and three
+    # panels.
+    forest = soup(board.text).select_one("#leaderboard-forest svg")
+    assert forest is not None
+    drawn = [t.get_text() for t in forest.select("text")]
+    for tr in table.select("tbody tr"):
+        n = tr.select_one("td.num").get_text().split()[0]
+        assert f"{tr['data-judge']} · n={n}" in drawn
+    assert {"Agreement", "Too strict", "Too lenient"} <= set(drawn)
     matrix = soup(board.text).select_one('.flip-matrix[data-judge="lenient"]')
     assert matrix is not None and matrix.select_one("td.to-pass-agree") is not None
     assert soup(board.text).select_one('.flip-matrix[data-judge="judge of record"]') is None
