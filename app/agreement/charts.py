@@ -241,3 +241,27 @@ def forest_chart(rows: Sequence[tuple[str, int, Sequence[Point]]], panels: Seque
             tick.set_fontweight("bold")
     figure.suptitle(title, color=TEXT, fontsize=10, x=0.01, y=1.0, ha="left", va="bottom")
     return _svg(figure)
+
+
+def strength_chart(points: Sequence[Point], title: str, axis_label: str) -> str:
+    """Log-strengths against the first point's item, each with its interval: the first is the
+    reference, drawn at 0 with a line through it; an item that cannot be estimated says so.
+    The axis spans the intervals drawn."""
+    figure, axes = _figure(7.5, 0.34 * max(len(points), 1) + 1.1)
+    drawn = [v for p in points for v in (p.value, p.low, p.high) if v is not None] + [0.0]
+    pad = max(0.25, (max(drawn) - min(drawn)) * 0.08)
+    axes.axvline(0.0, color=MUTED, linewidth=0.8, linestyle="--")
+    for row, point in enumerate(reversed(points)):
+        if point.value is None:
+            axes.text(min(drawn) - pad, row, "  not estimable", va="center", color=MUTED, fontsize=8)
+            continue
+        if point.low is not None and point.high is not None:
+            axes.plot([point.low, point.high], [row, row], color=SERIES["judge"], linewidth=2, alpha=0.8)
+        axes.plot([point.value], [row], "o", color=SERIES["judge"], markersize=5)
+    axes.set_yticks(range(len(points)), [p.label for p in reversed(points)])
+    axes.set_xlim(min(drawn) - pad, max(drawn) + pad)
+    axes.set_ylim(-0.6, len(points) - 0.4)
+    axes.set_xlabel(axis_label, color=MUTED, fontsize=9)
+    axes.set_title(title, color=TEXT, fontsize=10, loc="left")
+    axes.grid(axis="x", color=LINE, linewidth=0.6)
+    return _svg(figure)

@@ -10,10 +10,10 @@ what it does is here, one module per kind of design, registered in app/designs/r
 
 from app.designs.base import StudyDesign
 from app.designs.pairwise.export import write_pairwise, zipped_pairwise
-from app.designs.pairwise.figures import PairwiseFigures, pairwise_figures
+from app.designs.pairwise.figures import PairwiseFigures, pairwise_figures, strengths_plot
 from app.designs.pairwise.pairs import PairKind
 from app.designs.pairwise.study import pairs_left_out
 from app.designs.registry import design_of
 
 __all__ = ["PairKind", "PairwiseFigures", "StudyDesign", "design_of", "pairs_left_out",
-           "pairwise_figures", "write_pairwise", "zipped_pairwise"]
+           "pairwise_figures", "strengths_plot", "write_pairwise", "zipped_pairwise"]

@@ -131,6 +131,11 @@ def test_a_pairwise_study_read_by_keyboard_then_counted_and_downloaded(
     expect(page.locator("#later-preferred td").first).to_contain_text("%")
     expect(page.locator("tr.later-step").first).to_contain_text("preferred to round")
     expect(page.locator("#readers-agree")).to_contain_text("%")
+    # The rounds' strengths drawn beside their table, one row per round.
+    plot = page.locator("#by-round-plot svg")
+    expect(plot).to_be_visible()
+    for label in page.locator("#by-round tbody tr").evaluate_all("rows => rows.map(r => r.dataset.item)"):
+        assert plot.locator("text", has_text=label).count() >= 1
     for width in (1024, 1280, 1366, 1920):
         page.set_viewport_size({"width": width, "height": 900})
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")

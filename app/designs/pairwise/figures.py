@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, col
 
+from app.agreement.charts import Point, strength_chart
 from app.agreement.pairwise import (
     EQUAL,
     FIRST,
@@ -82,6 +83,24 @@ class Strengths:
                                  low=None if f.low is None else _logistic(f.low),
                                  high=None if f.high is None else _logistic(f.high)))
         return found
+
+
+_plots: Memo[str] = Memo(16)
+
+
+def strengths_plot(strengths: Strengths, what: str) -> str:
+    """The strengths as a plot (SVG), each with its 95 % interval and n, the first item the
+    reference at 0. Kept by the figures it draws, which the table beside it lists."""
+    first = strengths.labels[0]
+    points = tuple(Point(f"{label}{' (reference)' if i == 0 else ''}", "judge",
+                         0.0 if i == 0 else f.value, None if i == 0 else f.low,
+                         None if i == 0 else f.high, strengths.figures.n)
+                   for i, (label, f) in enumerate(zip(strengths.labels, strengths.figures.log_strength,
+                                                      strict=True)))
+    title = (f"Strength of each {what.lower()} against {first} (95 % cluster bootstrap CI; "
+             f"n = {strengths.figures.n} reads)")
+    axis = f"log-strength against {first} (0: as good; +1: preferred about 73 % of the time)"
+    return _plots.get_or_make((points, title, axis), lambda: strength_chart(points, title, axis))
 
 
 def _logistic(x: float) -> float:

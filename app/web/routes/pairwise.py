@@ -16,7 +16,14 @@ from starlette.datastructures import FormData
 from app.accounts.users import reader_accounts
 from app.background import run_in_background
 from app.cases.filters import CaseFilter
-from app.designs import PairKind, design_of, pairs_left_out, pairwise_figures, zipped_pairwise
+from app.designs import (
+    PairKind,
+    design_of,
+    pairs_left_out,
+    pairwise_figures,
+    strengths_plot,
+    zipped_pairwise,
+)
 from app.errors import NotFound
 from app.models import MAX_DB_ID
 from app.studies.design import StudyError, StudyPlan
@@ -100,8 +107,12 @@ def pairwise_page(request: Request, session: SessionDep, study_id: IdPath) -> HT
     study = get_study(session, study_id)
     if not Design(study.design).pairs:
         raise NotFound(f"study {study.name!r} is not a pairwise study")
+    figures = pairwise_figures(session, study)
+    plots = {name: strengths_plot(found, what) for name, found, what in
+             (("by-round", figures.by_round, "Round"), ("by-editor", figures.by_editor, "Editor"))
+             if found is not None}
     return render(request, "agreement/pairwise.html",
-                  {"study": study, "figures": pairwise_figures(session, study)})
+                  {"study": study, "figures": figures, "plots": plots})
 
 
 @router.get("/studies/{study_id}/pairwise/pairs.zip")

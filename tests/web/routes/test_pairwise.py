@@ -172,6 +172,10 @@ def test_pairs_of_runs_show_each_editor_and_the_later_run(demo_engine: Engine, s
     assert editors == ["imported", "regenerated · offline-heuristic-1"]
     assert "later run" in page.select_one("#later-preferred th").text
     assert page.select_one("#by-editor-none") is None
+    # Drawn beside the table: each editor's row, the first the reference, with the reads' n.
+    drawn = [t.get_text() for t in page.select("#by-editor-plot svg text")]
+    assert "imported (reference)" in drawn and "regenerated · offline-heuristic-1" in drawn
+    assert any("n = 4 reads" in t for t in drawn)
     # The pairs name who made each edit, the preferred one first.
     archive = zipfile.ZipFile(io.BytesIO(admin.get(f"/studies/{study_id}/pairwise/pairs.zip").content))
     rows = [json.loads(line) for line in archive.read("pairs.jsonl").decode().splitlines()]
