@@ -265,3 +265,41 @@ def strength_chart(points: Sequence[Point], title: str, axis_label: str) -> str:
     axes.set_title(title, color=TEXT, fontsize=10, loc="left")
     axes.grid(axis="x", color=LINE, linewidth=0.6)
     return _svg(figure)
+
+
+# Line styles for the endpoints of one plot, in order: told apart without colour alone.
+_STYLES = ("-", "--", ":", "-.")
+
+
+def narrowing_chart(lines: Sequence[tuple[str, Sequence[tuple[int, float]], float | None]],
+                    title: str, x_label: str) -> str:
+    """Each endpoint's interval half-width against the cases in its figures, with its
+    target as a dashed level of the same colour: how far the interval has narrowed, and
+    how far it has still to go."""
+    figure, axes = _figure(7.5, 3.0)
+    colours = list(SERIES.values())
+    for k, (label, path, target) in enumerate(lines):
+        colour = colours[k % len(colours)]
+        if path:
+            xs, ys = zip(*path, strict=True)
+            axes.plot(xs, ys, _STYLES[k % len(_STYLES)], color=colour, linewidth=1.6,
+                      label=f"{label} (n={xs[-1]}: ± {ys[-1]:.3f})")
+        if target is not None:
+            axes.axhline(target, color=colour, linewidth=0.9, linestyle=(0, (4, 3)), alpha=0.8)
+            axes.text(1.0, target, f" target ± {target:g}", color=colour, fontsize=8, va="center",
+                      transform=axes.get_yaxis_transform())
+    if not any(path for _, path, _ in lines):
+        axes.text(0.5, 0.5, "nothing to draw yet: no image is in these figures", ha="center",
+                  va="center", color=MUTED, fontsize=9, transform=axes.transAxes)
+    else:
+        # Below the axes, where no line runs.
+        legend = axes.legend(loc="upper left", bbox_to_anchor=(0.0, -0.22), fontsize=8, frameon=False)
+        for text in legend.get_texts():
+            text.set_color(TEXT)
+    axes.set_ylim(bottom=0)
+    axes.set_xlim(left=0)
+    axes.set_xlabel(x_label, color=MUTED, fontsize=9)
+    axes.set_ylabel("± half-width", color=MUTED, fontsize=9)
+    axes.set_title(title, color=TEXT, fontsize=10, loc="left")
+    axes.grid(color=LINE, linewidth=0.6)
+    return _svg(figure)

@@ -25,7 +25,7 @@ import bisect
 import json
 import math
 from collections.abc import Callable, Hashable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -75,6 +75,9 @@ class EndpointWatch:
     reads_needed: int | None
     final_half_width: float | None
     met_after_reads: int | None = None  # first reads in when the target was met
+    # The interval's half-width as the figures grew: (compared cases so far, half-width),
+    # at most PATH_POINTS of them, the last always kept; for the study page's plot.
+    path: tuple[tuple[int, float], ...] = field(default=(), repr=False)
 
     @property
     def half_width(self) -> float | None:
@@ -82,6 +85,7 @@ class EndpointWatch:
 
     def as_dict(self) -> dict[str, Any]:
         found = asdict(self)
+        del found["path"]  # drawn, not reported
         found["met_at"] = self.met_at.isoformat() if self.met_at else None
         return found | {"half_width": self.half_width}
 
@@ -167,6 +171,7 @@ class _Series:
     times: list[datetime | None]  # when each observation came in
     cases: int  # compared cases behind them (each image once)
     images: int  # source images among them holding a compared case
+    sizes: np.ndarray  # the compared cases each observation adds (a repeated draw: none)
 
     @property
     def estimate(self) -> float | None:
@@ -182,7 +187,7 @@ def _series(images: list[ImageObservation], hit: Callable[[bool, bool], bool], b
     hits, sizes = _counts(images, hit)
     if draws is None:
         return _Series(hits / bound, sizes / bound, [o.completed_at for o in images],
-                       int(sizes.sum()), int((sizes > 0).sum()))
+                       int(sizes.sum()), int((sizes > 0).sum()), sizes)
     at = {o.cluster: i for i, o in enumerate(images)}
     taken: list[Draw] = []
     for number in sorted({d.batch for d in draws}):
@@ -200,7 +205,8 @@ def _series(images: list[ImageObservation], hit: Callable[[bool, bool], bool], b
     return _Series(hits[index] * scale if len(index) else np.zeros(0),
                    sizes[index] * scale if len(index) else np.zeros(0),
                    [images[i].completed_at for i in index],
-                   int(sizes[distinct].sum()) if distinct else 0, images_of)
+                   int(sizes[distinct].sum()) if distinct else 0, images_of,
+                   _first_times(index, sizes))
 
 
 def _project(series: _Series, left: int, target: float,
@@ -264,7 +270,29 @@ def _endpoint(images: list[ImageObservation], name: str, target: float | None,
         images_needed=images_needed,
         reads_needed=(math.ceil(images_needed * shape.reads_per_image)
                       if images_needed is not None else None),
-        final_half_width=final)
+        final_half_width=final, path=_path(series.sizes, sequence.half_width))
+
+
+PATH_POINTS = 300
+
+
+def _first_times(index: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Each draw's compared cases where its unit is drawn for the first time, else 0."""
+    added = np.zeros(len(index))
+    if len(index):
+        first = np.unique(index, return_index=True)[1]
+        added[first] = sizes[index[first]]
+    return added
+
+
+def _path(sizes: np.ndarray, half_width: np.ndarray) -> tuple[tuple[int, float], ...]:
+    """(compared cases so far, half-width) after each observation from the first that
+    compared a case, thinned evenly to PATH_POINTS with the last kept."""
+    seen = np.cumsum(sizes)
+    keep = np.flatnonzero(seen > 0)
+    if len(keep) > PATH_POINTS:
+        keep = keep[np.unique(np.linspace(0, len(keep) - 1, PATH_POINTS).round().astype(int))]
+    return tuple((int(seen[i]), float(half_width[i])) for i in keep)
 
 
 def watch(data: StudyReads, question: str, targets: dict[str, float], *,

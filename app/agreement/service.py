@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlmodel import Session, col
 
-from app.agreement.charts import report_charts
+from app.agreement.charts import narrowing_chart, report_charts
 from app.agreement.consistency import judge_consistency
 from app.agreement.dawid_skene import ReferenceShift, reference_shift
 from app.agreement.facts import achieved_precision, primary_clustering, study_facts
@@ -100,6 +100,19 @@ def watch_for(session: Session, study: Study) -> Watch | None:
     """The study's figures as they stand, with their anytime-valid intervals and targets;
     None for a real-or-edited study, which compares no judge."""
     return _watch(session, study, None, _fingerprint(session, study))
+
+
+def watch_plot(w: Watch) -> str:
+    """The watched endpoints' half-widths against the cases in their figures, each with its
+    target (SVG); kept by what it draws."""
+    lines = tuple((e.label, e.path, e.target) for e in w.endpoints)
+    confidence = round(w.confidence * 100)
+    title = f"How the {confidence} % anytime-valid intervals narrowed ({w.question})"
+    return _plots.get_or_make((lines, title), lambda: narrowing_chart(
+        lines, title, "compared cases in these figures (n)"))
+
+
+_plots: Memo[str] = Memo(KEEP)
 
 
 def _watch(session: Session, study: Study, data: StudyReads | None,

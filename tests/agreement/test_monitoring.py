@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from app.agreement.monitoring import MIN_IMAGES_TO_PROJECT, watch
+from app.agreement.monitoring import MIN_IMAGES_TO_PROJECT, PATH_POINTS, _first_times, _path, watch
 from app.agreement.reads import Case, Read, StudyReads
 from app.confidence_sequence import mean_sequence, ratio_sequence
 from app.image_order import image_rank
@@ -66,6 +66,22 @@ def test_the_interval_is_the_confidence_sequence_of_the_images_in_the_studys_fix
     assert result.agreement["compliance"].cases == 0  # the judge answered only "overall"
     strict = next(e for e in result.endpoints if e.endpoint == "too_strict")
     assert strict.estimate == np.mean([r and not j for j, r in zip(judges, references, strict=True)])
+    # The path the page draws: after each image, the cases so far and the half-width.
+    assert agreement.path == tuple((k + 1, float(w)) for k, w in enumerate(sequence.half_width))
+    assert "path" not in agreement.as_dict()  # drawn, not reported
+
+
+def test_a_long_path_is_thinned_to_its_limit_and_keeps_its_last_point():
+    sizes = np.array([0, 0] + [2] * 999, dtype=float)
+    widths = np.linspace(0.5, 0.1, len(sizes))
+    path = _path(sizes, widths)
+    assert len(path) == PATH_POINTS
+    assert path[0] == (2, widths[2]) and path[-1] == (1998, widths[-1])
+    assert [n for n, _ in path] == sorted(n for n, _ in path)
+
+
+def test_a_unit_drawn_again_adds_no_case_to_the_path():
+    assert list(_first_times(np.array([3, 1, 3, 0]), np.array([5.0, 2.0, 0.0, 4.0]))) == [4.0, 2.0, 0.0, 5.0]
 
 
 def test_a_study_with_a_target_tunes_its_bets_to_the_cases_the_target_needs():

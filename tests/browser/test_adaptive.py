@@ -99,6 +99,10 @@ def test_three_readers_run_an_adaptive_study_until_it_may_stop(
     admin.goto(f"{live_server}/studies/{study_id}")
     expect(admin.locator("#precise-enough")).to_contain_text("Precise enough: the study may stop.")
     expect(agreement.locator(".status")).to_contain_text("met after")
+    # The narrowing drawn beside the table, the agreement's target a level of its own.
+    plot = admin.locator("#watch-plot svg")
+    expect(plot).to_be_visible()
+    expect(plot.locator("text", has_text="target ± 0.25")).to_have_count(1)
     with Session(demo_engine) as session:
         batches = session.scalars(select(StudyBatch).where(col(StudyBatch.study_id) == study_id)).all()
     assert len(batches) > 2 and all(b.ready for b in batches)

@@ -11,7 +11,7 @@ from app.accounts.users import describe_user, reader_accounts
 from app.agreement.facts import DESIGNS, recorded_selection
 from app.agreement.long_csv import iter_long_csv
 from app.agreement.reads import require_rubric
-from app.agreement.service import observed_in_finished, watch_for
+from app.agreement.service import observed_in_finished, watch_for, watch_plot
 from app.background import run_in_background
 from app.cases.filters import CaseFilter, recorded_criteria
 from app.designs import design_of
@@ -237,10 +237,12 @@ def _study_context(session: SessionDep, study: Study) -> dict[str, Any]:
     in_study = {r.id for r, _ in progress}
     selection = recorded_selection(study)
     design = design_of(study)
+    watched = watch_for(session, study)
     context = {"study": study, "progress": progress, "selection": selection,
                "kind": Design(study.design), "figures": design.figures, "exports": design.exports,
                "tools_allowed": design.tools,
-               "preparing": preparation(session, study), "watch": watch_for(session, study),
+               "preparing": preparation(session, study), "watch": watched,
+               "watch_plot": watch_plot(watched) if watched else None,
                "design": DESIGNS[selection.design],
                "criteria": recorded_criteria(selection.filter),
                "adjudicator": adjudicator_of(session, study),

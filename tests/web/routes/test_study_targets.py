@@ -98,6 +98,15 @@ def test_the_study_page_says_precise_enough_once_every_target_is_met(
     assert page.select_one("#suggest-lock a")["href"] == "#lock-form"
     assert page.select_one("#lock-form") is not None
     assert page.select_one("#precise-enough").text.startswith("Every target was met")
+    # The narrowing drawn: each endpoint's line ends at the table's n and half-width, and
+    # the agreement's target is drawn as its level.
+    drawn = [t.get_text() for t in page.select("#watch-plot svg text")]
+    for row in page.select("#watch-table tbody tr"):
+        cases = row.select_one(".interval span").text.split("n = ")[1].split()[0]
+        width = row.select_one(".half-width").text.strip()
+        label = row.select_one("td").text.strip()
+        assert f"{label} (n={cases}: ± {width})" in drawn, (label, drawn)
+    assert " target ± 0.49" in drawn
     assert admin.post(f"/studies/{setup.study.id}/lock", follow_redirects=False).status_code == 303
     page = BeautifulSoup(admin.get(f"/studies/{setup.study.id}").text, "html.parser")
     interim = page.select_one("#interim")
