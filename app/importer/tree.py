@@ -289,8 +289,10 @@ def _write_job(conn: Connection, job: FileJob, digest: str, roots: Roots, state:
                     records.append(item)
             writer.write(records)
         writer.write([])  # flushes problems reported after the last record
-    finally:
-        writer.close()  # the search documents in (or failed) before the commit or rollback
+    except BaseException:
+        writer.close(failing=True)  # waited for before the rollback; the first error is raised
+        raise
+    writer.close()  # the search documents in before the commit
     conn.execute(update(table).where(table.c.id == file_id).values(
         runs_added=writer.runs_added, problems=writer.problems))
     return writer.indexed

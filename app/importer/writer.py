@@ -1,6 +1,7 @@
 """Bulk writes of normalised records: plain tuples to the driver (app/bulk.py), never one ORM
 object per row."""
 
+import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -20,6 +21,7 @@ from app.importer.report import ImportReport, Problem
 from app.models import IMPORTED_PROMPT_VERSION, RunOrigin, utcnow
 from pipeline.vocabulary import DIMENSIONS
 
+logger = logging.getLogger(__name__)
 T = SQLModel.metadata.tables
 RUN_COLUMNS = ("id", "task_id", "origin", "outcome", "n_rounds", "success_round",
                "final_instruction", "failure_step", "failure_round", "failure_error",
@@ -95,9 +97,17 @@ class BatchWriter:
         self._pending_problems: list[dict[str, Any]] = []
         self.indexer = search.Indexer(conn)
 
-    def close(self) -> None:
-        """Every batch's documents in: before the file's transaction ends, either way."""
-        self.indexer.close()
+    def close(self, *, failing: bool = False) -> None:
+        """Every batch's documents in: before the file's transaction ends, either way.
+        ``failing``: the file is being abandoned for another error, which is the one to
+        report; the indexer's own, if it has one, is logged."""
+        try:
+            self.indexer.close()
+        except Exception:
+            if not failing:
+                raise
+            logger.exception("%s: its search documents failed too, after the error reported",
+                             self.file_label)
 
     def problem(self, task_key: str, kind: str, detail: str) -> None:
         self.problems += 1

@@ -9,7 +9,7 @@ from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from app.importer import ImportFileError, import_tree
+from app.importer import ImportFileError, import_tree, tree
 from app.models import Attempt, Direction, ImportProblem, Run, Task
 from tests import factories
 
@@ -41,6 +41,25 @@ def test_truncated_json_names_the_file_and_writes_nothing_of_it(engine: Engine, 
     with Session(engine) as s:
         keys = s.exec(select(Task.task_key, Task.dataset)).all()
     assert keys == [(key, "Alpha-XRay")]
+
+
+def test_a_broken_file_is_reported_as_such_when_its_search_documents_failed_too(
+        engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A batch's documents are still being indexed (in their own thread) when the file turns
+    out broken: the file's error is the one raised, and nothing of the file is written."""
+    monkeypatch.setattr(tree, "BATCH_SIZE", 1)  # a batch is flushed before the break
+    run = tmp_path / "run"
+    entries = dict(good_entry(f"p-{i:03d}") for i in range(2))  # the second is cut short
+    text = json.dumps(entries)
+    factories.write_folder(run, "Chest-XRay", ADD, text[: len(text) - 40])
+    with engine.begin() as conn:  # the first new task's document is there already
+        conn.exec_driver_sql("INSERT INTO task_search (rowid, body) VALUES (1, 'stray')")
+    with pytest.raises(ImportFileError) as error:
+        import_tree(engine, run)
+    assert "near byte" in error.value.problem
+    assert "search documents failed too" in caplog.text
+    assert run_count(engine) == 0
 
 
 def test_top_level_of_the_wrong_type_is_a_file_error(engine: Engine, tmp_path: Path) -> None:
