@@ -30,11 +30,11 @@ from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter
 from app.db import make_engine, migrate
+from app.designs.real_or_edited import answers as roe
 from app.images.blinded import blinded_jpeg, shown_format
 from app.images.metrics import change_region
 from app.models import Role
 from app.settings import Settings
-from app.studies import real_or_edited_answers as roe
 from app.studies.design import StudyPlan, create_study
 from app.studies.models import Assignment, Design, StudyItem
 from app.studies.previews import warm_previews

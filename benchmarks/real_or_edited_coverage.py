@@ -1,4 +1,4 @@
-"""Coverage of a real-or-edited study's ROC-area intervals (app/agreement/real_or_edited.py) on
+"""Coverage of a real-or-edited study's ROC-area intervals (app/designs/real_or_edited/figures.py) on
 simulated studies with a known true area (not part of the test suite).
 
 Each simulation draws CASES images, half edits and half originals, each its own source image

@@ -2,7 +2,7 @@
 
 from app.designs.base import StudyDesign
 from app.designs.pairwise.design import PairwiseDesign
-from app.designs.real_or_edited import RealOrEditedDesign
+from app.designs.real_or_edited.design import RealOrEditedDesign
 from app.designs.rubric import RubricDesign
 from app.studies.models import Design, Study
 

@@ -20,7 +20,7 @@ class Design(StrEnum):
     # Whole runs of sampled tasks, every round read (preference data).
     runs = "runs"
     # A visual Turing test: one image per sampled source image, its original or its accepted
-    # edit, and the reader says which (app/studies/real_or_edited.py). No judge is compared.
+    # edit, and the reader says which (app/designs/real_or_edited/ratings.py). No judge is compared.
     real_or_edited = "real_or_edited"
     # Judged edits like a validation study, but source images are drawn in batches as reading
     # goes, each at a recorded probability chosen to narrow the target figure fastest

@@ -61,7 +61,7 @@ def test_a_file_that_is_not_there_is_refused_too(tmp_path: Path) -> None:
 
 def test_the_imrmc_file_a_real_or_edited_study_downloads_is_read_too(tmp_path: Path) -> None:
     """The same ratings written as the app writes its iMRMC file give the same figures."""
-    from app.studies.real_or_edited import imrmc_lines
+    from app.designs.real_or_edited.ratings import imrmc_lines
 
     rows = [line.split(",") for line in (REFERENCE / "cadlroc-roc.csv").read_text().splitlines()[1:]]
     truth = {int(c): t == "1" for _, _, c, t, _ in rows}

@@ -7,10 +7,8 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from pydantic import Field
 
 from app.accounts.users import get_user
-from app.agreement import real_or_edited
 from app.agreement.alternative_annotator import parse_epsilon
 from app.agreement.disagreements import KINDS, Disagreement, case_rows, csv_rows, disagreements
-from app.agreement.real_or_edited_mrmc import panel_roc_for
 from app.agreement.report import Slice, slice_choices
 from app.agreement.service import (
     charts_for,
@@ -22,7 +20,8 @@ from app.agreement.service import (
 from app.agreement.standalone import standalone_html
 from app.agreement.tables import TABLES, rows
 from app.csv_cells import iter_dict_csv
-from app.designs import design_of
+from app.designs import design_of, panel_roc_for
+from app.designs import real_or_edited_figures as real_or_edited
 from app.errors import Invalid
 from app.judges.follow_up import comparison
 from app.models import Direction, Modality

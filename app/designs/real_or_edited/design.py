@@ -1,5 +1,5 @@
 """Real or edited: one image alone, its original or its accepted edit, and the reader says
-which, with a confidence and, for "edited", where (app/studies/real_or_edited_answers.py)."""
+which, with a confidence and, for "edited", where (answers.py)."""
 
 from collections.abc import Iterator
 from typing import Any
@@ -8,9 +8,9 @@ from pydantic import BaseModel
 from sqlmodel import Session
 
 from app.designs.base import SAMPLE, Link, StudyDesign
+from app.designs.real_or_edited import answers
+from app.designs.real_or_edited.answers_csv import iter_real_or_edited_answers_csv
 from app.models import User
-from app.studies import real_or_edited_answers as answers
-from app.studies.export import iter_real_or_edited_answers_csv
 from app.studies.models import Assignment, Design, Study
 from app.studies.worklist import reader_progress
 

@@ -1,7 +1,7 @@
 """The figures of a real-or-edited study: can readers tell an accepted edit from a real image?
 
 Each read is one rating from 1 (certainly real) to 10 (certainly edited)
-(app/studies/real_or_edited.py). Per reader and over the readers: the ROC area of the ratings
+(app/designs/real_or_edited/ratings.py). Per reader and over the readers: the ROC area of the ratings
 against the truth, with a cluster-bootstrap interval over source images (app/agreement/roc.py;
 a study draws one image per source image, so each case is its own cluster); sensitivity
 (edits called edited) and specificity (originals called real) at the middle of the scale, the
@@ -23,13 +23,13 @@ from sqlmodel import Session, col
 from statsmodels.stats.proportion import proportion_confint
 
 from app.agreement.roc import Figure, area, rates, reader_areas
+from app.designs.real_or_edited.ratings import MIDDLE, imrmc_lines, rating
 from app.errors import Conflict
 from app.images.files import ImageNotFound
 from app.images.metrics import click_in
 from app.models import Task, User
 from app.studies.images import item_change_region
 from app.studies.models import Assignment, Design, RealOrEditedAnswer, Shows, Study, StudyItem
-from app.studies.real_or_edited import MIDDLE, imrmc_lines, rating
 
 logger = logging.getLogger(__name__)
 POOLED = "all reads"

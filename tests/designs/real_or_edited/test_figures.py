@@ -13,14 +13,14 @@ from sklearn.metrics import roc_auc_score
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.agreement.real_or_edited import MEAN, POOLED, imrmc, results
+from app.designs.real_or_edited import answers as roe
+from app.designs.real_or_edited.figures import MEAN, POOLED, imrmc, results
+from app.designs.real_or_edited.ratings import rating
 from app.errors import Conflict
 from app.images.metrics import WORK_SIDE, changed_mask, grey
 from app.models import Task
-from app.studies import real_or_edited_answers as roe
 from app.studies.images import item_image
 from app.studies.models import Assignment, RealOrEditedAnswer, StudyItem
-from app.studies.real_or_edited import rating
 from tests.studies.conftest import make_real_or_edited, make_study
 
 # Reader 0 is good (right at confidence 4 but for one slip), reader 1 guesses.

@@ -9,8 +9,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.cases.filters import CaseFilter
+from app.designs.real_or_edited import answers as roe
 from app.models import Attempt, SourceImage, Task
-from app.studies import real_or_edited_answers as roe
 from app.studies.design import StudyError, StudyPlan, create_study
 from app.studies.models import Design, RealOrEditedAnswer, StudyItem
 from app.studies.pool import Candidate, candidates

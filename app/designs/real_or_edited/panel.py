@@ -16,7 +16,7 @@ import numpy as np
 
 from app.agreement.charts import Point, readers_and_judge_chart
 from app.agreement.judge_as_reader import fixed_width, precision_sentence
-from app.agreement.real_or_edited import Read, RealOrEditedResults
+from app.designs.real_or_edited.figures import Read, RealOrEditedResults
 from app.mrmc.auc import auc_and_jackknife
 from app.mrmc.data import MrmcData, MrmcInputError
 from app.mrmc.orh import OrResult, Single, analyse
@@ -130,7 +130,7 @@ def _verdict(ci: tuple[float, float]) -> str:
 
 
 def panel_roc(found: list[Read], margin: float = 0.05) -> PanelRoc:
-    """``found``: the study's first reads (app/agreement/real_or_edited.py ``reads``)."""
+    """``found``: the study's first reads (figures.py ``reads``)."""
     out = PanelRoc(margin=margin)
     readers = tuple(sorted({r.reader for r in found}))
     out.readers = readers

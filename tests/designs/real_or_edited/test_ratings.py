@@ -4,7 +4,7 @@ and the area it gives back through the ROC code (Hanley and McNeil's CT ratings)
 import pytest
 
 from app.agreement.roc import area
-from app.studies.real_or_edited import imrmc_lines, rating
+from app.designs.real_or_edited.ratings import imrmc_lines, rating
 
 
 def test_ratings_run_from_certainly_real_to_certainly_edited() -> None:
