@@ -94,10 +94,14 @@ def test_the_reader_draws_a_region_flickers_and_keeps_the_answer_keys(
     page.keyboard.press("o")  # rectangle tool
     stage = page.locator(".viewport").nth(1).locator(".stage").bounding_box()
     assert stage is not None
-    page.mouse.move(stage["x"] + stage["width"] * 0.25, stage["y"] + stage["height"] * 0.25)
-    page.mouse.down()
-    page.mouse.move(stage["x"] + stage["width"] * 0.5, stage["y"] + stage["height"] * 0.75, steps=4)
-    page.mouse.up()
+    # The draft that holds the region is the one waited for: an earlier save still in flight
+    # can answer after the region is drawn, and its "draft saved" is not this one's.
+    with page.expect_response(lambda r: r.request.method == "PUT"
+                              and '"roi":"{' in (r.request.post_data or "")):
+        page.mouse.move(stage["x"] + stage["width"] * 0.25, stage["y"] + stage["height"] * 0.25)
+        page.mouse.down()
+        page.mouse.move(stage["x"] + stage["width"] * 0.5, stage["y"] + stage["height"] * 0.75, steps=4)
+        page.mouse.up()
     value = page.locator("#roi-input").input_value()
     corners = r'\{"kind":"rect","points":\[\[0\.2\d*,0\.2\d*\],\[0\.[45]\d*,0\.7\d*\]\]\}'
     assert re.fullmatch(corners, value), value
