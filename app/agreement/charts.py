@@ -47,6 +47,16 @@ def _style(axes: Axes) -> None:
     axes.tick_params(colors=MUTED, labelcolor=TEXT, labelsize=9)
 
 
+def _draw(axes: Axes, point: Point, y: float, colour: str, alpha: float = 0.8) -> None:
+    """One estimate at height ``y``: its interval as a bar, when it has one, and its value
+    (the callers say in words when there is no value)."""
+    if point.value is None:
+        return
+    if point.low is not None and point.high is not None:
+        axes.plot([point.low, point.high], [y, y], color=colour, linewidth=2, alpha=alpha)
+    axes.plot([point.value], [y], "o", color=colour, markersize=5)
+
+
 def _svg(figure: Figure) -> str:
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", bbox_inches="tight", transparent=True)
@@ -70,9 +80,7 @@ def interval_chart(points: Sequence[Point], title: str, axis_label: str,
             axes.text(lower, row, f"  cannot be estimated here (n={point.n})", va="center",
                       color=MUTED, fontsize=8)
             continue
-        if point.low is not None and point.high is not None:
-            axes.plot([point.low, point.high], [row, row], color=colour, linewidth=2, alpha=0.7)
-        axes.plot([point.value], [row], "o", color=colour, markersize=5)
+        _draw(axes, point, row, colour, alpha=0.7)
         axes.text(1.02, row, f"n={point.n}", va="center", color=MUTED, fontsize=8,
                   transform=axes.get_yaxis_transform())
     axes.set_yticks(range(len(points)), [p.label for p in reversed(points)])
@@ -225,9 +233,7 @@ def forest_chart(rows: Sequence[tuple[str, int, Sequence[Point]]], panels: Seque
             if point.value is None:
                 axes.text(0.02, y, "no estimate", va="center", color=MUTED, fontsize=8)
                 continue
-            if point.low is not None and point.high is not None:
-                axes.plot([point.low, point.high], [y, y], color=colour, linewidth=2, alpha=0.8)
-            axes.plot([point.value], [y], "o", color=colour, markersize=5)
+            _draw(axes, point, y, colour)
         axes.set_xlim(0.0, 1.0)
         axes.set_ylim(-0.6, len(rows) - 0.4)
         axes.set_title(panel, color=TEXT, fontsize=9, loc="left")
@@ -255,9 +261,7 @@ def strength_chart(points: Sequence[Point], title: str, axis_label: str) -> str:
         if point.value is None:
             axes.text(min(drawn) - pad, row, "  not estimable", va="center", color=MUTED, fontsize=8)
             continue
-        if point.low is not None and point.high is not None:
-            axes.plot([point.low, point.high], [row, row], color=SERIES["judge"], linewidth=2, alpha=0.8)
-        axes.plot([point.value], [row], "o", color=SERIES["judge"], markersize=5)
+        _draw(axes, point, row, SERIES["judge"])
     axes.set_yticks(range(len(points)), [p.label for p in reversed(points)])
     axes.set_xlim(min(drawn) - pad, max(drawn) + pad)
     axes.set_ylim(-0.6, len(points) - 0.4)

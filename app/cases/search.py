@@ -77,7 +77,10 @@ class Indexer:
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
-        threaded = conn.dialect.name == "sqlite" and sqlite3.sqlite_version_info >= (3, 38)
+        # Only where the library is built serialized (threadsafety 3), so that one connection
+        # may be used from two threads at once.
+        threaded = (conn.dialect.name == "sqlite" and sqlite3.sqlite_version_info >= (3, 38)
+                    and sqlite3.threadsafety == 3)
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="search-index") if threaded else None
         self._pending: Future[None] | None = None
 

@@ -10,7 +10,7 @@ what it does is here, one module per kind of design, registered in app/designs/r
 
 from app.designs.base import StudyDesign
 from app.designs.pairwise.export import write_pairwise, zipped_pairwise
-from app.designs.pairwise.figures import PairwiseFigures, pairwise_figures, strengths_plot
+from app.designs.pairwise.figures import PairwiseFigures, pairwise_figures, strengths_plots
 from app.designs.pairwise.pairs import PairKind
 from app.designs.pairwise.study import pairs_left_out
 from app.designs.real_or_edited import figures as real_or_edited_figures
@@ -18,5 +18,5 @@ from app.designs.real_or_edited.panel import panel_roc_for
 from app.designs.registry import design_of
 
 __all__ = ["PairKind", "PairwiseFigures", "StudyDesign", "design_of", "pairs_left_out",
-           "pairwise_figures", "panel_roc_for", "real_or_edited_figures", "strengths_plot",
+           "pairwise_figures", "panel_roc_for", "real_or_edited_figures", "strengths_plots",
            "write_pairwise", "zipped_pairwise"]

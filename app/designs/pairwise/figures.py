@@ -159,6 +159,13 @@ def reads_of(session: Session, study: Study) -> list[Read]:
     return [Read(*row) for row in session.execute(query)]
 
 
+def strengths_plots(figures: PairwiseFigures) -> dict[str, str]:
+    """The page's plots of the strengths there are, by the id of the table each stands beside."""
+    return {name: strengths_plot(found, what) for name, found, what in
+            (("by-round", figures.by_round, "Round"), ("by-editor", figures.by_editor, "Editor"))
+            if found is not None}
+
+
 def pairwise_figures(session: Session, study: Study, *, resamples: int = 2000) -> PairwiseFigures:
     """Kept until an answer of the study is added (every version is a new row): the
     strengths are refitted on each resample, which takes seconds on a large study."""

@@ -21,7 +21,7 @@ from app.designs import (
     design_of,
     pairs_left_out,
     pairwise_figures,
-    strengths_plot,
+    strengths_plots,
     zipped_pairwise,
 )
 from app.errors import NotFound
@@ -108,11 +108,8 @@ def pairwise_page(request: Request, session: SessionDep, study_id: IdPath) -> HT
     if not Design(study.design).pairs:
         raise NotFound(f"study {study.name!r} is not a pairwise study")
     figures = pairwise_figures(session, study)
-    plots = {name: strengths_plot(found, what) for name, found, what in
-             (("by-round", figures.by_round, "Round"), ("by-editor", figures.by_editor, "Editor"))
-             if found is not None}
     return render(request, "agreement/pairwise.html",
-                  {"study": study, "figures": figures, "plots": plots})
+                  {"study": study, "figures": figures, "plots": strengths_plots(figures)})
 
 
 @router.get("/studies/{study_id}/pairwise/pairs.zip")
