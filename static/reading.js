@@ -46,29 +46,53 @@
     return state;
   }
 
+  // Draft saves: one at a time, each numbered (its edition), so that an older save can never
+  // overwrite a newer one here or on the server (which refuses an older edition: a page's
+  // last save on leaving can still be in flight when the next page saves). "draft saved" is
+  // said only by the save that carried the latest change.
   let timer = null;
   let submitted = false;
+  let changes = 0;      // each change to the form
+  let sent = 0;         // the change the latest save carried
+  let edition = 0;
+  let inFlight = false;
+  let again = false;    // a change came while a save was in flight: save once it answers
+  function tell(carried, text) { if (carried === changes) status.textContent = text; }
   async function saveDraft(keepalive) {
+    clearTimeout(timer);
+    timer = null;
     if (submitted) return;
+    if (inFlight && !keepalive) { again = true; return; }
+    const carried = changes;
+    sent = carried;
+    edition = Math.max(Date.now(), edition + 1);
+    const body = JSON.stringify(Object.assign(payload(), { edition: edition }));
+    const request = fetch(root.dataset.draftUrl, {
+      method: "PUT", keepalive: Boolean(keepalive), credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf }, body: body,
+    });
+    if (keepalive) return;  // the page is going: nothing here is left to tell
+    inFlight = true;
     try {
-      const response = await fetch(root.dataset.draftUrl, {
-        method: "PUT", keepalive: Boolean(keepalive), credentials: "same-origin",
-        headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
-        body: JSON.stringify(payload()),
-      });
-      status.textContent = response.ok ? "draft saved" : `draft NOT saved (${response.status})`;
+      const response = await request;
+      tell(carried, response.ok ? "draft saved" : `draft NOT saved (${response.status})`);
     } catch (error) {
-      status.textContent = "draft NOT saved (offline?)";
+      tell(carried, "draft NOT saved (offline?)");
     }
+    inFlight = false;
+    if (again) { again = false; saveDraft(); }
   }
   function scheduleSave() {
+    changes += 1;
     status.textContent = "unsaved changes";
     clearTimeout(timer);
     timer = setTimeout(saveDraft, 400);
   }
   form.addEventListener("change", scheduleSave);
   form.querySelector("textarea").addEventListener("input", scheduleSave);
-  window.addEventListener("pagehide", () => { if (timer) saveDraft(true); });
+  // Leaving with a change unsent, or with its save still in flight (a navigation may cancel
+  // it): the latest state goes with keepalive, and its edition wins on the server.
+  window.addEventListener("pagehide", () => { if (sent < changes || inFlight) saveDraft(true); });
 
   form.addEventListener("submit", (event) => {
     if (submitted) { event.preventDefault(); return; }

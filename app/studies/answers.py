@@ -8,7 +8,7 @@ from enum import StrEnum
 from typing import Annotated, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
@@ -121,6 +121,9 @@ class DraftIn(BaseModel):
     tool_use: str | None = Field(default=None, max_length=MAX_TOOL_USE_CHARS)
     elapsed_ms: int = Field(default=0, ge=0, le=86_400_000)
     roi: str = Field(default="", max_length=ROI_TEXT)  # the region as the form's JSON text
+    # Which of the screen's saves this is (app/studies/models.py, Draft.edition); not kept in
+    # the draft's fields.
+    edition: int | None = Field(default=None, ge=0, le=2**53)
 
     @field_validator("roi")
     @classmethod
@@ -136,6 +139,10 @@ class StudyLocked(Conflict):
 
 class DraftTooLarge(Invalid):
     pass
+
+
+class StaleDraft(Conflict):
+    """A newer draft of this read is stored already: an older save arrived late."""
 
 
 class SubmissionIdReused(Conflict):
@@ -288,19 +295,28 @@ def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None
 
 def save_draft(session: Session, study: Study, assignment: Assignment, draft: DraftIn,
                *, commit: bool = True) -> None:
+    """Keep the read's draft. A save of the reading screen carries its edition, and one older
+    than the stored draft's is refused (StaleDraft): two saves can arrive out of order, and a
+    page's last save on leaving races the next page's. The check is the update's own
+    condition, so two saves at once cannot both pass it."""
     ensure_open(study)
     tool_use_json(draft.tool_use, tools_of(study))  # checked now, so the submit cannot trip on it
-    text = draft.model_dump_json(exclude_defaults=True)
+    text = draft.model_dump_json(exclude_defaults=True, exclude={"edition"})
     if len(text) > MAX_DRAFT_BYTES:
         raise DraftTooLarge(f"a draft may hold at most {MAX_DRAFT_BYTES} bytes")
     assert assignment.id is not None
+    edition = col(Draft.edition)
+    this_one = col(Draft.assignment_id) == assignment.id
+    not_older = true() if draft.edition is None else or_(edition.is_(None), edition <= draft.edition)
     for attempt in range(2):
-        stored = session.get(Draft, assignment.id)
-        if stored is None:
-            session.add(Draft(assignment_id=assignment.id, payload=text))
-        else:
-            stored.payload, stored.updated_at = text, utcnow()
-            session.add(stored)
+        updated = session.execute(
+            update(Draft).where(this_one, not_older)
+            .values(payload=text, updated_at=utcnow(), edition=draft.edition)
+            .execution_options(synchronize_session=False))
+        if not updated.rowcount:  # type: ignore[attr-defined]
+            if session.scalar(select(func.count()).select_from(Draft).where(this_one)):
+                raise StaleDraft("a newer draft of this read is stored already")
+            session.add(Draft(assignment_id=assignment.id, payload=text, edition=draft.edition))
         if not commit:
             return
         try:

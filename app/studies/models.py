@@ -7,7 +7,18 @@ import secrets
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import Boolean, Column, Float, Integer, String, Text, UniqueConstraint, false, true
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Float,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    false,
+    true,
+)
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Field, SQLModel, col
 
@@ -295,6 +306,10 @@ class Draft(SQLModel, table=True):
     assignment_id: int = Field(foreign_key="assignment.id", primary_key=True)
     payload: str = Field(sa_column=Column(Text, nullable=False))
     updated_at: datetime = Field(default_factory=utcnow)
+    # The reading screen's count of its saves (milliseconds since the epoch, rising): a save
+    # still in flight from a page the reader has left never overwrites a newer one. None for
+    # a draft the server wrote itself (an undone answer, a refused submit).
+    edition: int | None = Field(default=None, sa_column=Column(BigInteger, nullable=True))
 
 
 class StudyAdjudicator(SQLModel, table=True):

@@ -1,10 +1,12 @@
 """A reader annotates three cases with the keyboard alone, reloads mid-case, and the admin
 sees their progress."""
 
+import json
 import re
+from collections.abc import Callable
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, Route, expect
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
@@ -121,3 +123,45 @@ def test_the_reader_draws_a_region_flickers_and_keeps_the_answer_keys(
     with Session(demo_engine) as session:
         [answer] = session.scalars(select(Answer)).all()
     assert answer.roi == value
+
+
+def test_draft_saves_go_one_at_a_time_and_only_the_latest_says_saved(
+        browser: Browser, demo_engine: Engine, live_server: str) -> None:
+    setup = make_study(demo_engine)
+    sid = setup.study.id
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    log_in(page, live_server, "reader-0", f"/read/{sid}")
+    page.wait_for_function(IMAGES_SHOWN)
+    held: list[Route] = []  # the draft saves, answered only when the test lets them through
+    page.route("**/draft", lambda route: held.append(route))
+    status = page.locator("#draft-status")
+
+    page.keyboard.press("y")  # compliance: yes
+    _wait_until(page, lambda: len(held) == 1)
+    page.keyboard.press("n")  # structure: no, while the first save is unanswered
+    page.wait_for_timeout(1_200)  # three times the autosave's pause
+    assert len(held) == 1  # the second save waits for the first
+    expect(status).to_have_text("unsaved changes")
+    held[0].continue_()
+    _wait_until(page, lambda: len(held) == 2)  # sent once the first answered
+    # The first save answered, but the form has changed since: not "draft saved".
+    expect(status).to_have_text("unsaved changes")
+    second = json.loads(held[1].request.post_data or "{}")
+    first = json.loads(held[0].request.post_data or "{}")
+    assert second["structure"] == "no" and second["edition"] > first["edition"]
+    held[1].continue_()
+    expect(status).to_have_text("draft saved")
+    page.unroute("**/draft")
+    page.reload()
+    page.wait_for_function(IMAGES_SHOWN)
+    expect(page.locator('input[name="compliance"][value="yes"]')).to_be_checked()
+    expect(page.locator('input[name="structure"][value="no"]')).to_be_checked()
+
+
+def _wait_until(page: Page, done: Callable[[], bool]) -> None:
+    # Route handlers run while Playwright is called: short waits let them in.
+    for _ in range(100):
+        if done():
+            return
+        page.wait_for_timeout(50)
+    raise AssertionError("the draft save was not sent")

@@ -1,5 +1,6 @@
 """The reading routes: blinded everywhere, 403/404/409/422 as promised, nothing half-stored."""
 
+import json
 import re
 
 import pytest
@@ -185,6 +186,30 @@ def test_drafts_survive_a_reload_and_undo_reopens(reader: TestClient, study: Stu
     assert page.select_one("#answered") is None
     assert page.select_one('input[name="structure"][value="no"]').has_attr("checked")
     assert reader.put(f"/read/{sid}/1/draft", json={"c": "x" * 20_000}).status_code == 422
+
+
+def test_an_older_draft_arriving_late_never_overwrites_a_newer_one(
+        reader: TestClient, study: StudySetup, demo_engine: Engine) -> None:
+    sid = study.study.id
+    put = lambda body: reader.put(f"/read/{sid}/1/draft", json=body)  # noqa: E731
+    assert put({"comment": "newer", "edition": 2_000}).status_code == 204
+    late = put({"comment": "older", "edition": 1_000})  # sent first, answered last
+    box = BeautifulSoup(late.text, "html.parser").select_one("#error-box")
+    assert late.status_code == 409 and "newer draft" in box.text
+    assert put({"comment": "same edition again", "edition": 2_000}).status_code == 204
+    page = BeautifulSoup(reader.get(f"/read/{sid}/1").text, "html.parser")
+    assert page.select_one("textarea").text == "same edition again"
+    with Session(demo_engine) as s:
+        [draft] = s.scalars(select(Draft)).all()
+    assert draft.edition == 2_000 and "edition" not in json.loads(draft.payload)
+    # A draft the server writes itself (an undone answer) carries no edition, and the
+    # screen's next save, whatever its edition, replaces it.
+    reader.post(f"/read/{sid}/1", data=FORM | {"submission_id": "sub-edition-01"})
+    assert reader.post(f"/read/{sid}/undo", follow_redirects=False).status_code == 303
+    with Session(demo_engine) as s:
+        assert s.scalars(select(Draft)).one().edition is None
+    assert put({"comment": "after", "edition": 5}).status_code == 204
+    assert put({"comment": "x", "edition": -1}).status_code == 422
 
 
 def test_admin_creates_a_stratified_study_from_a_filter(demo_engine: Engine, settings: Settings,
