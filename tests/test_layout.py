@@ -3,6 +3,7 @@ that is gone. And the README is a front door: every page it links to in docs/ ex
 every docs/ page is linked from it."""
 
 import re
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,3 +32,15 @@ def test_the_readme_links_every_docs_page_and_each_link_leads_somewhere() -> Non
     for page in (ROOT / "docs").glob("*.md"):  # relative links from a page lead to files
         for target in re.findall(r"\]\((?!https?://|#)([^)#]+)", page.read_text()):
             assert (page.parent / target).exists(), (page.name, target)
+
+
+def test_every_shared_module_is_kept_from_importing_a_design() -> None:
+    # A new package or module of app/ is shared unless it is a door (web, CLI) or a design:
+    # the import contract must list it, or it could name a design unseen.
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    [contract] = [c for c in config["contracts"] if c["name"] == "Shared code never imports a design"]
+    shared = {f"app.{p.stem}" for p in (ROOT / "app").glob("*.py") if p.stem != "__init__"}
+    shared |= {f"app.{p.parent.name}" for p in (ROOT / "app").glob("*/__init__.py")}
+    shared -= {"app.web", "app.cli", "app.designs"}
+    assert shared <= set(contract["source_modules"]), sorted(shared - set(contract["source_modules"]))
+    assert contract["forbidden_modules"] == ["app.designs"]

@@ -28,55 +28,6 @@ from pipeline.vocabulary import QUESTIONS
 
 LIBRARIES = ("numpy", "scipy", "statsmodels", "krippendorff", "sqlalchemy", "fastapi", "matplotlib")
 
-DESIGNS = {
-    Design.validation: {
-        "name": "validation: judged attempts, accepted edits and rejected rounds, stratified by "
-                "the judge's verdict",
-        "estimates": "agreement, kappa, both of the judge's errors (too strict and too lenient), "
-                     "and how often readers reject what the judge passed",
-        "cannot": "nothing of the above is out of reach; figures are those of the sample, whose "
-                  "verdict mix is set by the strata, not by the data set",
-    },
-    Design.accepted: {
-        "name": "accepted edits only",
-        "estimates": "how often readers reject what the judge accepted (a PPV-type figure)",
-        "cannot": "too strict cannot be estimated, nor kappa: the judge passed every edit read, "
-                  "so its verdict is a constant",
-    },
-    Design.runs: {
-        "name": "whole runs: every round of each sampled task (preference data)",
-        "estimates": "agreement and both of the judge's errors, over rounds as they occur in runs",
-        "cannot": "rounds of one run are read together, so they are clustered with their source image",
-    },
-    Design.adaptive: {
-        "name": "adaptive: judged attempts, source images drawn in batches as reading goes, each "
-                "at a recorded probability that favours the images where the judge is least "
-                "certain, mixed half and half with a uniform draw",
-        "estimates": "agreement, too strict and too lenient of the whole pool, each draw weighted "
-                     "by its inverse probability, with intervals valid at every look",
-        "cannot": "the unweighted tables describe the cases read, which over-represent uncertain "
-                  "cases by design; only the weighted figures estimate the pool",
-    },
-    Design.pairwise: {
-        "name": "pairwise: two edits of one source image side by side, the original a key "
-                "away (beside them on a wide screen), and the reader says which is better "
-                "(sides drawn at random for each read)",
-        "estimates": "Bradley-Terry strengths of rounds or runs with cluster-bootstrap intervals, "
-                     "how often the later round is preferred, position bias, and where readers "
-                     "overrule the judge's choice of edit",
-        "cannot": "no rubric answers and no acceptability of a single edit: a pair says which "
-                  "is better, and \"both unacceptable\" only that neither is good enough",
-    },
-    Design.real_or_edited: {
-        "name": "real or edited: one image per source image, its original or its accepted edit, "
-                "shown alone (a visual Turing test)",
-        "estimates": "whether readers can tell an edit from a real image: ROC AUC of their "
-                     "confidence, sensitivity and specificity, and whether they find the change",
-        "cannot": "nothing about the judge, and no rubric answers: readers only say real or "
-                  "edited (window/level is the only image tool)",
-    },
-}
-
 QUALIFIED = {
     "imported": "the run's own judge: 'qualified' is the verdict the generation scripts acted on "
                 "(the paper: a weighted score of compliance 40 %, structure 25 %, realism 20 %, "
@@ -234,7 +185,7 @@ def study_facts(session: Session, study: Study, data: StudyReads,
     selection = recorded_selection(study)
     eligible = selection.eligible
     return {
-        "design": {"kind": selection.design.value, **DESIGNS[selection.design],
+        "design": {"kind": selection.design.value, **selection.design.traits.words.as_dict(),
                    "sentence": design_sentence(study, data, readers),
                    "facets": list(selection.facets), "strata": selection.strata,
                    "total": selection.total, "seed": selection.seed,
@@ -280,13 +231,7 @@ def limitations(report: AgreementReport) -> list[str]:
     """What a reader of the report must keep in mind, from the figures themselves."""
     facts = report.facts or {}
     found = []
-    if facts["design"]["kind"] != Design.validation.value:
-        found.append(f"Design: {facts['design']['cannot']}.")
-    else:
-        found.append("The sample was stratified by the judge's verdict: shares of all cases "
-                     "(agreement, too strict, too lenient) describe this sample's verdict mix, "
-                     "not the data set's; the figures conditional on the judge's verdict do not "
-                     "depend on it.")
+    found.append(Design(facts["design"]["kind"]).traits.words.first_limitation())
     if report.intervals.warning:
         found.append(report.intervals.warning + ".")
     primary = report.multiplicity.primary

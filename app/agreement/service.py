@@ -24,6 +24,7 @@ from app.agreement.report_types import AgreementReport
 from app.agreement.stopping import stopping_outcome, stopping_rule
 from app.fingerprints import study_state
 from app.memo import Memo, paused_collection
+from app.studies.design_traits import rubric_kinds
 from app.studies.edit_draws import anticipated_agreement, draw_plan, draws_edits, tuned_draws
 from app.studies.models import (
     Design,
@@ -172,7 +173,7 @@ def observed_in_finished(session: Session) -> list[dict[str, Any]]:
     locked study never changes, so each is computed once."""
     found = []
     locked = session.scalars(select(Study).where(
-        col(Study.status) == StudyStatus.locked, col(Study.design).in_(Design.with_rubric()))
+        col(Study.status) == StudyStatus.locked, col(Study.design).in_(rubric_kinds()))
         .order_by(col(Study.locked_at).desc()).limit(OFFERED))
     for study in locked:
         key = (str(session.get_bind().engine.url), study.id, study.locked_at)

@@ -15,8 +15,8 @@ from app.designs.pairwise.pairs import PairKind
 from app.designs.pairwise.study import pairs_left_out
 from app.designs.real_or_edited import figures as real_or_edited_figures
 from app.designs.real_or_edited.panel import panel_roc_for
-from app.designs.registry import design_of
+from app.designs.registry import PAIRWISE, design_of
 
-__all__ = ["PairKind", "PairwiseFigures", "StudyDesign", "design_of", "pairs_left_out",
+__all__ = ["PAIRWISE", "PairKind", "PairwiseFigures", "StudyDesign", "design_of", "pairs_left_out",
            "pairwise_figures", "panel_roc_for", "real_or_edited_figures", "strengths_plots",
            "write_pairwise", "zipped_pairwise"]

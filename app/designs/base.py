@@ -11,6 +11,7 @@ from sqlmodel import Session
 from app.images.files import ImageFile
 from app.models import User
 from app.studies.design import StudyPlan, create_study
+from app.studies.design_traits import DesignTraits
 from app.studies.export import iter_answer_csv, iter_design_csv
 from app.studies.images import item_image
 from app.studies.models import Assignment, Design, Study, StudyItem
@@ -38,8 +39,9 @@ class StudyDesign(ABC):
     """One design: what it samples, its reading screen and its answer, and where its figures
     and exports are."""
 
-    kind: Design
-    # The facets its strata may be drawn on (its form starts with ``kind.default_facets``).
+    # What it is, as the shared machinery asks it (app/studies/design_traits.py).
+    traits: DesignTraits
+    # The facets its strata may be drawn on (its form starts with its ``default_facets``).
     facet_choices: tuple[str, ...] = STRATA_FACETS
     # The reading screen's template (templates/studies/reading/) and the answer it posts.
     reading_template: str
@@ -59,6 +61,10 @@ class StudyDesign(ABC):
         Link("export-long", "Answers in force, one row per case \u00d7 reader \u00d7 question (CSV)",
              "answers-long.csv", download=True),
         SAMPLE)
+
+    @property
+    def kind(self) -> Design:
+        return self.traits.kind
 
     @property
     def figures_page(self) -> str:

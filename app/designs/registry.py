@@ -1,19 +1,25 @@
-"""Every design, by its kind: adding a design is writing its module and listing it here."""
+"""Every design, by its kind: adding a design is writing its package and listing it here."""
 
 from app.designs.base import StudyDesign
 from app.designs.pairwise.design import PairwiseDesign
 from app.designs.real_or_edited.design import RealOrEditedDesign
-from app.designs.rubric import RubricDesign
-from app.studies.models import Design, Study
+from app.designs.rubric.design import RubricDesign
+from app.designs.rubric.variants import ACCEPTED, ADAPTIVE, RUNS, VALIDATION
+from app.studies.design_traits import Design, declare
+from app.studies.models import Study
 
-DESIGNS: dict[Design, StudyDesign] = {
-    Design.validation: RubricDesign(Design.validation),
-    Design.accepted: RubricDesign(Design.accepted),
-    Design.runs: RubricDesign(Design.runs),
-    Design.adaptive: RubricDesign(Design.adaptive),
-    Design.real_or_edited: RealOrEditedDesign(),
-    Design.pairwise: PairwiseDesign(),
-}
+# The pairwise form is its own page (app/web/routes/pairwise.py), which asks this one.
+PAIRWISE = PairwiseDesign()
+DESIGNS: dict[Design, StudyDesign] = {design.kind: design for design in (
+    RubricDesign(VALIDATION),
+    RubricDesign(ACCEPTED),
+    RubricDesign(RUNS),
+    RubricDesign(ADAPTIVE),
+    RealOrEditedDesign(),
+    PAIRWISE,
+)}
+# The shared machinery asks a design's traits, never its name (app/studies/design_traits.py).
+declare([design.traits for design in DESIGNS.values()], default=VALIDATION.kind)
 
 
 def design_of(study: Study | Design | str) -> StudyDesign:

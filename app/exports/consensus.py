@@ -7,14 +7,15 @@ from sqlmodel import Session, col
 
 from app.agreement.reads import load
 from app.agreement.report import settled_consensus
-from app.studies.models import Design, Study, StudyItem
+from app.studies.design_traits import rubric_kinds
+from app.studies.models import Study, StudyItem
 
 Consensus = dict[str, bool | None]
 
 
 def consensus_by_attempt(session: Session) -> dict[int, Consensus]:
     found: dict[int, Consensus] = {}
-    studies = session.scalars(select(Study).where(col(Study.design).in_(Design.with_rubric()))
+    studies = session.scalars(select(Study).where(col(Study.design).in_(rubric_kinds()))
                               .order_by(col(Study.id)))
     for study in list(studies):
         attempt_of = {item_id: attempt_id for item_id, attempt_id in session.execute(

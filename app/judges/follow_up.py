@@ -16,7 +16,8 @@ from app.errors import Conflict, Invalid, NotFound
 from app.job_models import Job, JobStatus, JobTask
 from app.models import Attempt, JudgeVerdict, Run, Task, User
 from app.studies.design import StudyError, StudyPlan, create_study_of
-from app.studies.models import Assignment, Design, Study, StudyItem, in_figures
+from app.studies.design_traits import default_design
+from app.studies.models import Assignment, Study, StudyItem, in_figures
 from app.studies.pool import Candidate
 
 MADE_FROM = "regenerated_from"
@@ -74,7 +75,7 @@ def create_follow_up(session: Session, job_id: int, name: str, reader_ids: list[
             col(JudgeVerdict.attempt_id) == unit.attempt_id).order_by(col(JudgeVerdict.id)).limit(1))
         sample.setdefault("pass" if passed else "fail", []).append(unit)
     plan = StudyPlan(name=name, case_filter=CaseFilter(), reader_ids=reader_ids,
-                     design=Design.validation, strata_facets=("verdict",),
+                     design=default_design(), strata_facets=("verdict",),
                      per_stratum={k: len(v) for k, v in sample.items()})
     try:
         return create_study_of(session=session, plan=plan, sample=sample,

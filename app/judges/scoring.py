@@ -23,7 +23,8 @@ from app.judges.models import CandidateVerdict, JudgeCandidate
 from app.judges.reference import Ref, Reference, load_reference
 from app.models import Attempt, Task
 from app.settings import Settings
-from app.studies.models import Design, Study, StudyItem, StudyStatus, in_figures
+from app.studies.design_traits import rubric_kinds
+from app.studies.models import Study, StudyItem, StudyStatus, in_figures
 from pipeline import offline_judges
 from pipeline.backend import BackendError, TaskInfo, Verdict
 from pipeline.estimate import LOCAL, STEP_TOKENS, Estimate, Limits, describe, estimate
@@ -98,7 +99,7 @@ def judge_for(candidate: JudgeCandidate, settings: Settings) -> Judge:
 def reference_studies(session: Session) -> list[Study]:
     """Studies a candidate can be scored on: locked, with rubric answers."""
     return list(session.scalars(select(Study).where(
-        col(Study.status) == StudyStatus.locked, col(Study.design).in_(Design.with_rubric()))
+        col(Study.status) == StudyStatus.locked, col(Study.design).in_(rubric_kinds()))
         .order_by(col(Study.id).desc())))
 
 

@@ -80,8 +80,8 @@ class Frame:
 def frame_of(session: Session, study: Study) -> Frame:
     raw = json.loads(study.selection)
     design = Design(study.design)
-    if design is Design.validation:
-        return _validation_frame(session, recorded_filter(raw.get("filter", {})))
+    if design.judged:
+        return _judged_frame(session, design, recorded_filter(raw.get("filter", {})))
     dialect = session.get_bind().dialect.name
     where = where_clauses(recorded_filter(raw.get("filter", {})), dialect)
     # An accepted-edits study's frame: plain scans joined in numpy, read as driver tuples.
@@ -112,20 +112,20 @@ def frame_of(session: Session, study: Study) -> Frame:
                  accepted_of[task_at] == attempt_ids, facets, judge)
 
 
-def _validation_frame(session: Session, case_filter: CaseFilter) -> Frame:
+def _judged_frame(session: Session, design: Design, case_filter: CaseFilter) -> Frame:
     """A validation study's frame is the kept judged-edit pool (app/studies/judged_pool.py)
     under its filter: built when the server starts and kept per data version, so the first
     /quality view no longer reads every judged edit again (0.6 s on 88K tasks)."""
     pool = judged_pool(session)
     at = admitted(session, pool, case_filter)
     if not len(at):
-        return _empty(Design.validation)
+        return _empty(design)
     answers = pool.answers[at]
     judge = {q: answers[:, ANSWERS.index(q)] for q in JUDGE_COLUMNS}
     facets = {facet: np.asarray(pool.labels[facet], dtype=object)[pool.codes[facet][at]]
               for facet in (*FACETS, "outcome")}
     facets["verdict"] = np.where(judge["overall"] == 1.0, "pass", "fail").astype(object)
-    return Frame(Design.validation, pool.attempt_id[at], pool.image[at], pool.accepted[at],
+    return Frame(design, pool.attempt_id[at], pool.image[at], pool.accepted[at],
                  facets, judge)
 
 

@@ -282,7 +282,7 @@ def _compute(session: Session, root: Study, studies: list[Study], target: float,
         report.reason = ("No read edit has a consensus yet: the estimate needs the readers' "
                          "answers (a tie waits for the adjudicator).")
         return report
-    keys = ["accepted"] if frame.design is Design.accepted else ["accepted", "judged"]
+    keys = ["accepted"] if frame.design.accepted_only else ["accepted", "judged"]
     strata = encoded(labels.strata)[1]
     columns = _columns(frame, labels, strata)
     alternatives = {name: _columns(frame, labels, strata, values)

@@ -17,6 +17,7 @@ from sqlmodel import Session, col
 from app.agreement.reads import load, vote
 from app.errors import Conflict, Invalid, NotFound
 from app.models import Attempt, User, utcnow
+from app.studies.design_traits import rubric_kinds
 from app.studies.models import Design, Study, StudyItem, StudyStatus
 from app.studies.reader_models import KnownAnswer, Settled
 from pipeline.vocabulary import QUESTIONS
@@ -112,6 +113,6 @@ def retire(session: Session, known_id: int) -> None:
 def settle_all(session: Session) -> int:
     """Every locked rubric study's settled edits (for studies locked before the pool was kept)."""
     studies = session.scalars(select(Study).where(col(Study.status) == StudyStatus.locked,
-                                                  col(Study.design).in_(Design.with_rubric()))
+                                                  col(Study.design).in_(rubric_kinds()))
                               .order_by(col(Study.id)))
     return sum(settle_from(session, s) for s in list(studies))

@@ -24,6 +24,7 @@ from app.models import Role, User
 from app.studies.adaptive import check_pool
 from app.studies.adaptive_batches import place_batch, pool_images
 from app.studies.adaptive_budget import edit_budget
+from app.studies.design_traits import default_design
 from app.studies.edit_draws import EditPool, draw_edit_batch, edit_selection
 from app.studies.judged_pool import admitted, judged_pool, stratum_keys, values_of
 from app.studies.known_answers import check_share, draw_known, kinds_of, known_count
@@ -54,7 +55,7 @@ class StudyPlan:
     name: str
     case_filter: CaseFilter
     reader_ids: list[int]
-    design: Design = Design.validation
+    design: Design = field(default_factory=default_design)
     seed: int = 42
     # Facets to stratify on and the units wanted per stratum key ("fail/add/chest_xray");
     # without facets, ``total`` units from the whole pool.
@@ -123,11 +124,11 @@ def _validate(plan: StudyPlan) -> None:
     if not 0 < plan.margin <= 0.5:
         raise StudyError(f"the equivalence margin must be above 0 and at most 0.5 (not {plan.margin:g})",
                          field="margin")
-    if plan.targets and plan.design is Design.real_or_edited:
-        raise StudyError("a real-or-edited study compares no judge: its targets are not used",
+    if plan.targets and not plan.design.traits.compares_judge:
+        raise StudyError(f"a {plan.design.label} study compares no judge: its targets are not used",
                          field=field_of(next(iter(plan.targets))))
     _check_known_share(plan)
-    if plan.design is Design.real_or_edited and not 0.1 <= plan.original_share <= 0.9:
+    if plan.design.traits.shows_originals and not 0.1 <= plan.original_share <= 0.9:
         raise StudyError("the share of originals must be between 0.1 and 0.9",
                          field="original_share")
 
@@ -160,7 +161,7 @@ def _with_known(session: Session, plan: StudyPlan, items: list[ItemRow]) -> tupl
     try:
         tasks = {i.task_id for i in items}
         drawn = draw_known(session, count, plan.seed, plan.reader_ids, tasks,
-                           accepted_only=plan.design is Design.accepted,
+                           accepted_only=plan.design.accepted_only,
                            kinds=kinds_of(session, tasks))
     except Invalid as error:
         raise StudyError(str(error), field=error.field) from error
@@ -360,7 +361,7 @@ def _selection_json(plan: StudyPlan, pool: dict[str, int]) -> str:
     }
     if plan.follow_up_of is not None:
         selection |= {"follow_up_of": plan.follow_up_of, "part": plan.part or {}}
-    if plan.design is Design.real_or_edited:
+    if plan.design.traits.shows_originals:
         selection["original_share"] = plan.original_share
     return json.dumps(selection, sort_keys=True)
 
@@ -371,7 +372,7 @@ def _originals(plan: StudyPlan, sample: dict[str, list[Candidate]]) -> set[int]:
     its share's whole part, the rest to the largest remainders, ties in a seeded order), and
     drawn within each stratum with the seed: truth is balanced within every stratum and
     reproducible, and three strata of 3 at a half give 4 or 5 originals, never 6."""
-    if plan.design is not Design.real_or_edited:
+    if not plan.design.traits.shows_originals:
         return set()
     total = sum(len(units) for units in sample.values())
     target = math.floor(total * plan.original_share + 0.5)

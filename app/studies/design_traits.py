@@ -1,99 +1,175 @@
-"""What each study design is, as the rest of the app asks it: its name and its traits,
-declared once (app/designs holds what each design does)."""
+"""What each study design is, as the shared machinery may ask it: its kind as stored, and its
+traits. Each design declares its traits in its own package (app/designs), and this module
+only keeps what they declared: the pool, the worklists, the forms and the statistics ask
+``design.judged`` or ``design.accepted_only``, never which design it is.
 
+The designs declare themselves when app/designs is imported (the web app and the CLI import
+it; anything else that asks first has it imported here, by its package's name, because a
+static import would run the shared machinery's imports back up through the designs)."""
+
+import importlib
+from dataclasses import dataclass
 from enum import StrEnum
 
 # A pair's strata: its modality, its direction, and the judge's verdicts of record on its two
 # edits ("both passed", "one passed", "neither passed").
 PAIR_FACETS = ("modality", "direction", "verdicts")
+DESIGNS_PACKAGE = "app.designs"
 
 
 class Design(StrEnum):
-    """What a study samples, and so what its figures can estimate."""
+    """A study design's kind, as a study stores it (what each one is: app/designs)."""
 
-    # Judged attempts, accepted edits and rejected rounds, stratified by the judge's verdict:
-    # both of the judge's errors (too strict, too lenient) are estimable.
     validation = "validation"
-    # Accepted edits only: the judge passed every one, so only how often readers reject what
-    # the judge accepted can be estimated (a PPV-type figure), never "too strict".
     accepted = "accepted"
-    # Whole runs of sampled tasks, every round read (preference data).
     runs = "runs"
-    # A visual Turing test: one image per sampled source image, its original or its accepted
-    # edit, and the reader says which (app/designs/real_or_edited/ratings.py). No judge is compared.
     real_or_edited = "real_or_edited"
-    # Judged edits like a validation study, but source images are drawn in batches as reading
-    # goes, each at a recorded probability chosen to narrow the target figure fastest
-    # (app/studies/adaptive.py); the figures weight each draw by its inverse probability.
     adaptive = "adaptive"
-    # Two edits of one source image side by side, the original a key away, and the reader says
-    # which is better (app/designs/pairwise): refinement rounds, or runs, compared.
     pairwise = "pairwise"
 
-    # What each design is, as the rest of the app asks it (never by its name): the traits
-    # live here, beside the designs, so that adding one is adding its line to each.
-
-    @classmethod
-    def with_rubric(cls) -> list[str]:
-        """The designs whose readers answer the rubric, as stored: for a query's filter."""
-        return [d.value for d in cls if d.rubric]
-
     @property
-    def rubric(self) -> bool:
-        """Readers answer the rubric and the judge of record is compared with them (real or
-        edited and pairwise have their own answers and their own figures)."""
-        return self not in (Design.real_or_edited, Design.pairwise)
+    def traits(self) -> "DesignTraits":
+        return traits_of(self)
 
     @property
     def label(self) -> str:
         return self.value.replace("_", "-")
 
+    # The traits the shared machinery asks most, by their own names.
     @property
-    def figures_path(self) -> str:
-        """Its figures' page under /studies/{id}/ (app/designs names it as its first figure)."""
-        return {Design.real_or_edited: "real-or-edited",
-                Design.pairwise: "pairwise"}.get(self, "agreement")
+    def rubric(self) -> bool:
+        return self.traits.rubric
 
     @property
     def pairs(self) -> bool:
-        """A unit is a pair of edits of one source image, read side by side."""
-        return self is Design.pairwise
+        return self.traits.pairs
 
     @property
     def single_image(self) -> bool:
-        """The reader sees one image alone, never the original beside an edit."""
-        return self is Design.real_or_edited
+        return self.traits.single_image
 
     @property
     def judged(self) -> bool:
-        """It samples judged attempts, stratified by the judge's verdict of record."""
-        return self in (Design.validation, Design.adaptive)
+        return self.traits.judged
+
+    @property
+    def accepted_only(self) -> bool:
+        return self.traits.accepted_only
 
     @property
     def reads_rounds(self) -> bool:
-        """A sampled unit is a whole run, every round read, not one edit."""
-        return self is Design.runs
+        return self.traits.reads_rounds
 
     @property
     def one_per_source_image(self) -> bool:
-        """At most one case of each source image (a reader could otherwise compare them)."""
-        return self is Design.real_or_edited
+        return self.traits.one_per_source_image
 
     @property
     def draws_in_batches(self) -> bool:
-        """Source images are drawn as reading goes, each at a recorded probability."""
-        return self is Design.adaptive
+        return self.traits.draws_in_batches
 
     @property
     def frames_the_data_set(self) -> bool:
-        """Its sample is a probability sample of a frame of the data set's edits, so the
-        whole data set's quality can be estimated from it (app/quality)."""
-        return self in (Design.validation, Design.accepted)
+        return self.traits.frames_the_data_set
 
     @property
     def default_facets(self) -> tuple[str, ...]:
-        """The strata a new study of this design starts with."""
-        return {Design.validation: ("verdict", "direction", "modality"),
-                Design.accepted: ("direction",), Design.runs: ("direction",),
-                Design.real_or_edited: ("modality",), Design.adaptive: ("modality",),
-                Design.pairwise: PAIR_FACETS}[self]
+        return self.traits.default_facets
+
+    @property
+    def figures_path(self) -> str:
+        return self.traits.figures_path
+
+
+@dataclass(frozen=True)
+class DesignWords:
+    """The design in honest words, as its report and the new-study form state it."""
+
+    name: str
+    estimates: str
+    cannot: str
+    # The report's first limitation; by default "Design: " and what it cannot estimate.
+    limitation: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"name": self.name, "estimates": self.estimates, "cannot": self.cannot}
+
+    def first_limitation(self) -> str:
+        return self.limitation or f"Design: {self.cannot}."
+
+
+@dataclass(frozen=True)
+class DesignTraits:
+    """What a design is, declared by the design (app/designs/<design>/)."""
+
+    kind: Design
+    words: DesignWords
+    # The strata a new study of this design starts with.
+    default_facets: tuple[str, ...]
+    # Readers answer the rubric and the judge of record is compared with them.
+    rubric: bool = True
+    # A unit is a pair of edits of one source image, read side by side.
+    pairs: bool = False
+    # The reader sees one image alone, never the original beside an edit.
+    single_image: bool = False
+    # It samples judged attempts (accepted edits and rejected rounds) by the judge's verdict.
+    judged: bool = False
+    # Its strata must include the judge's verdict, so rejected rounds are read as well.
+    strata_by_verdict: bool = False
+    # It reads accepted edits only: the judge passed every one, so "too strict" is out of reach.
+    accepted_only: bool = False
+    # A sampled unit is a whole run, every round read, not one edit.
+    reads_rounds: bool = False
+    # At most one case of each source image (a reader could otherwise compare them).
+    one_per_source_image: bool = False
+    # Source images are drawn as reading goes, each at a recorded probability.
+    draws_in_batches: bool = False
+    # Its sample is a probability sample of a frame of the data set's edits, so the whole
+    # data set's quality can be estimated from it (app/quality).
+    frames_the_data_set: bool = False
+    # It compares the readers with a judge, so a plan may set targets for that comparison.
+    compares_judge: bool = True
+    # A share of its cases shows the original instead of the edit (the plan sets the share).
+    shows_originals: bool = False
+    # What the new-study form asks of each stratum at first.
+    default_per_stratum: int = 50
+    # Its figures' page under /studies/{id}/.
+    figures_path: str = "agreement"
+
+
+_DECLARED: dict[Design, DesignTraits] = {}
+_DEFAULT: list[Design] = []
+
+
+def declare(traits: list[DesignTraits], *, default: Design) -> None:
+    """The designs' registry declares every design's traits, and the design a study gets when
+    none is chosen."""
+    _DECLARED.clear()
+    _DECLARED.update({t.kind: t for t in traits})
+    _DEFAULT[:] = [default]
+
+
+def _declared() -> dict[Design, DesignTraits]:
+    if not _DECLARED:
+        importlib.import_module(DESIGNS_PACKAGE)
+    return _DECLARED
+
+
+def traits_of(kind: Design | str) -> DesignTraits:
+    return _declared()[Design(kind)]
+
+
+def default_design() -> Design:
+    """The design a study, a form or a follow-up gets when none is chosen."""
+    _declared()
+    return _DEFAULT[0]
+
+
+def designs() -> list[Design]:
+    """Every design, in the order its registry lists them (the new-study form's order)."""
+    return list(_declared())
+
+
+def rubric_kinds() -> list[str]:
+    """The designs whose readers answer the rubric, as stored: for a query's filter."""
+    return [d.value for d in designs() if d.rubric]

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 from app.cases.filters import CaseFilter
 from app.models import MAX_DB_ID
 from app.studies.design import StudyError, StudyPlan
+from app.studies.design_traits import default_design
 from app.studies.models import Design, Reveal
 from app.studies.planner import plan_cases
 from app.studies.practice import Requirement
@@ -57,7 +58,7 @@ class StudyForm(BaseModel):
 
     name: str = Field(max_length=200)
     readers: list[Annotated[int, Field(ge=1, le=MAX_DB_ID)]] = Field([], max_length=1000)
-    design: Design = Design.validation
+    design: Design = Field(default_factory=default_design)
     facets: list[str] = Field([], max_length=8)
     seed: int = Field(42, ge=0, le=2**31 - 1)
     total: int | None = Field(None, ge=1, le=20_000)

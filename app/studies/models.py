@@ -54,7 +54,7 @@ class Study(SQLModel, table=True):
     status: str = Field(default=StudyStatus.open.value, sa_column=Column(String(16), nullable=False))
     blinded: bool = True
     reveal: str = Field(default=Reveal.never.value, sa_column=Column(String(16), nullable=False))
-    design: str = Field(default=Design.accepted.value, sa_column=Column(String(16), nullable=False))
+    design: str = Field(sa_column=Column(String(16), nullable=False))
     # The one pre-specified primary endpoint; every other question is secondary (Holm).
     primary_question: str = Field(default="overall", sa_column=Column(String(16), nullable=False))
     # The sample-size plan the study was made with (app/studies/planner.py), as JSON.

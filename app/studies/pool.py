@@ -71,8 +71,8 @@ def check_facets(design: Design, facets: Iterable[str]) -> str | None:
     if design.draws_in_batches and facets != ("modality",):
         return ("an adaptive study draws source images, so its strata are image-level: "
                 "modality only")
-    if design is Design.validation and "verdict" not in facets:
-        return ("a validation study stratifies by the judge's verdict, so that rejected "
+    if design.traits.strata_by_verdict and "verdict" not in facets:
+        return (f"a {design.label} study stratifies by the judge's verdict, so that rejected "
                 "rounds are read as well as accepted edits")
     if not design.judged and "verdict" in facets:
         return "only a validation study samples by verdict (the others read accepted edits or whole runs)"
@@ -87,10 +87,7 @@ def candidates(session: Session, case_filter: CaseFilter, design: Design,
                     col(Task.outcome), col(Task.source_image_id)]
     if design.judged:
         query: Any = judged_attempts(*task_columns, col(Attempt.id), col(JudgeVerdict.qualified))
-    elif design is Design.accepted:
-        query = (select(*task_columns, col(Task.accepted_attempt_id))
-                 .where(col(Task.accepted_attempt_id).is_not(None)).order_by(col(Task.id)))
-    elif design is Design.real_or_edited:
+    elif design.single_image:
         # Both images must be there: either may be the one shown, and a case that cannot be
         # shown would be skipped by readers in a way that depends on the truth.
         query = (select(*task_columns, col(Task.accepted_attempt_id))
@@ -98,6 +95,9 @@ def candidates(session: Session, case_filter: CaseFilter, design: Design,
                  .join(SourceImage, col(SourceImage.id) == Task.source_image_id)
                  .where(col(Attempt.image_present).is_(True), col(SourceImage.present).is_(True))
                  .order_by(col(Task.id)))
+    elif design.accepted_only:
+        query = (select(*task_columns, col(Task.accepted_attempt_id))
+                 .where(col(Task.accepted_attempt_id).is_not(None)).order_by(col(Task.id)))
     else:
         # A run never judged has no verdict to compare the readers with.
         query = (select(*task_columns).where(col(Task.thumb_attempt_id).is_not(None),

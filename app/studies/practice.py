@@ -20,8 +20,9 @@ from sqlmodel import Session, col
 
 from app.errors import Invalid
 from app.models import Role, User
+from app.studies.design_traits import default_design
 from app.studies.known_answers import draw_known
-from app.studies.models import Answer, Assignment, Design, Reveal, Study, StudyItem
+from app.studies.models import Answer, Assignment, Reveal, Study, StudyItem
 from app.studies.reader_models import KnownAnswer
 from app.studies.study_rows import known_rows, write_items_and_worklists
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_json
@@ -48,10 +49,11 @@ def create_practice(session: Session, *, name: str, cases: int, reader_ids: list
     except Invalid as error:
         raise Invalid(str(error), field="cases") from error
     assert created_by.id is not None
-    study = Study(name=name.strip(), design=Design.validation.value, practice=True,
+    kind = default_design().value  # a practice reads judged edits with the rubric
+    study = Study(name=name.strip(), design=kind, practice=True,
                   reveal=Reveal.after_submit.value, blinded=True, images_ready=False, seed=seed,
                   selection=json.dumps({"practice": True, "cases": cases, "seed": seed,
-                                        "design": Design.validation.value, "filter": {},
+                                        "design": kind, "filter": {},
                                         "strata_facets": [], "per_stratum": {}, "pool": {},
                                         "total": cases}, sort_keys=True),
                   created_by=created_by.id, order_secret=secrets.token_hex(16),

@@ -24,6 +24,7 @@ from sqlmodel import Session, col
 
 from app.errors import Conflict
 from app.images.files import ImageKind, ImageNotFound, ImageSize, resolve_image, sized_file
+from app.studies.design_traits import default_design
 from app.studies.images import item_change_region, item_diff, item_image, shown_image
 from app.studies.models import Design, Shows, Study, StudyItem, StudyPair
 
@@ -105,7 +106,7 @@ def _warm(engine: Engine, study_id: int, cache_dir: Path) -> int:
     # another thread is not held behind a thousand images' decoding.
     with Session(engine, expire_on_commit=False) as session:
         study = session.get(Study, study_id)
-        design = Design(study.design) if study is not None else Design.validation
+        design = Design(study.design) if study is not None else default_design()  # no items
         items = session.scalars(select(StudyItem).where(col(StudyItem.study_id) == study_id)
                                 .order_by(col(StudyItem.id))).all()
         session.commit()

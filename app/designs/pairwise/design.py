@@ -14,13 +14,26 @@ from app.images.files import ImageFile
 from app.models import User
 from app.studies.answers import FAILURE_TAGS
 from app.studies.design import StudyPlan
-from app.studies.design_traits import PAIR_FACETS
+from app.studies.design_traits import PAIR_FACETS, DesignTraits, DesignWords
 from app.studies.models import Assignment, Design, Study, StudyItem
 from app.studies.pool import StratumRow
 
 
 class PairwiseDesign(StudyDesign):
-    kind = Design.pairwise
+    # Two edits of one source image side by side, the original a key away, and the reader
+    # says which is better: refinement rounds, or runs, compared.
+    traits = DesignTraits(
+        kind=Design.pairwise, rubric=False, pairs=True, default_facets=PAIR_FACETS,
+        figures_path="pairwise",
+        words=DesignWords(
+            name="pairwise: two edits of one source image side by side, the original a key "
+                 "away (beside them on a wide screen), and the reader says which is better "
+                 "(sides drawn at random for each read)",
+            estimates="Bradley-Terry strengths of rounds or runs with cluster-bootstrap "
+                      "intervals, how often the later round is preferred, position bias, and "
+                      "where readers overrule the judge's choice of edit",
+            cannot="no rubric answers and no acceptability of a single edit: a pair says which "
+                   "is better, and \"both unacceptable\" only that neither is good enough"))
     facet_choices = PAIR_FACETS
     reading_template = "studies/reading/pairwise.html"
     answer_model = answers.PairAnswerIn
@@ -28,7 +41,7 @@ class PairwiseDesign(StudyDesign):
     images = ("original", "left", "right")
     tools = answers.PAIR_TOOLS
     figures = (Link("pairwise-link", "Figures: which edit readers prefer",
-                    Design.pairwise.figures_path),)
+                    traits.figures_path),)
     exports = (Link("pairwise-pairs", "Preference pairs (zip: JSON Lines, Parquet, images)",
                     "pairwise/pairs.zip", download=True),
                Link("export-csv", "Download every answer version, with reasons and comments (CSV)",

@@ -17,8 +17,8 @@ from app.accounts.users import reader_accounts
 from app.background import run_in_background
 from app.cases.filters import CaseFilter
 from app.designs import (
+    PAIRWISE,
     PairKind,
-    design_of,
     pairs_left_out,
     pairwise_figures,
     strengths_plots,
@@ -54,9 +54,9 @@ def _context(session: Session, case_filter: CaseFilter, typed: dict[str, Any],
              errors: dict[str, str]) -> dict[str, Any]:
     kind = str(typed.get("kind") or PairKind.consecutive.value)
     facets = tuple(f for f in PAIR_FACETS if f in (typed.get("facets") or ()))
-    drafted = StudyPlan(name="", case_filter=case_filter, reader_ids=[], design=Design.pairwise,
+    drafted = StudyPlan(name="", case_filter=case_filter, reader_ids=[], design=PAIRWISE.kind,
                         strata_facets=facets, pair_kind=kind)
-    design = design_of(Design.pairwise)
+    design = PAIRWISE
     rows, _ = design.strata(session, drafted)
     return {"form": typed, "errors": errors, "kinds": list(PairKind), "filter": case_filter,
             "left_out": pairs_left_out(session, drafted),
@@ -83,9 +83,9 @@ def create_pairwise(request: Request, session: SessionDep, admin: AdminUser,
         chosen = posted.value
         facets = tuple(chosen.facets)  # as posted: one the pairs have not is refused, not dropped
         plan = StudyPlan(name=chosen.name, case_filter=case_filter, reader_ids=chosen.readers,
-                         design=Design.pairwise, seed=chosen.seed, strata_facets=facets,
+                         design=PAIRWISE.kind, seed=chosen.seed, strata_facets=facets,
                          readers_per_case=chosen.readers_per_case, pair_kind=chosen.kind)
-        design = design_of(Design.pairwise)
+        design = PAIRWISE
         try:
             study = design.create(session, design.up_to(session, plan, chosen.per_stratum), admin)
             # Readers wait until its images are drawn, after this answer is sent.

@@ -8,7 +8,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response, Streamin
 from starlette.datastructures import FormData
 
 from app.accounts.users import describe_user, reader_accounts
-from app.agreement.facts import DESIGNS, recorded_selection
+from app.agreement.facts import recorded_selection
 from app.agreement.long_csv import iter_long_csv
 from app.agreement.reads import require_rubric
 from app.agreement.service import observed_in_finished, watch_for, watch_plot
@@ -24,9 +24,9 @@ from app.studies.adaptive_budget import recorded_budget
 from app.studies.adjudication import adjudicator_of
 from app.studies.answers import lock_study
 from app.studies.design import StudyError, StudyPlan
+from app.studies.design_traits import default_design, designs
 from app.studies.forms import (
     COUNT_PREFIX,
-    PAPER_PER_STRATUM,
     ReadingSetupForm,
     StudyForm,
     plan_from_form,
@@ -66,13 +66,13 @@ def _strata_context(session: SessionDep, case_filter: CaseFilter, design: Design
     drafted = StudyPlan(name="", case_filter=case_filter, reader_ids=[], design=design,
                         strata_facets=facets)
     rows, sizes = ([], []) if problem else design_of(design).strata(session, drafted)
-    default = PAPER_PER_STRATUM if design is Design.validation else 50
+    default = design.traits.default_per_stratum
     counts = counts if counts is not None else {r.key: min(default, r.pool) for r in rows}
     planned = sum(counts.values()) or 100
     return {"filter": case_filter, "design": design, "facets": facets,
             "facet_choices": design_of(design).facet_choices,
             # A pairwise study draws pairs, on a form of its own.
-            "designs": {k: v for k, v in DESIGNS.items() if not k.pairs},
+            "designs": {k: k.traits.words for k in designs() if not k.pairs},
             "rows": rows, "counts": counts, "planned_cases": planned,
             "pool_edits_per_image": sum(sizes) / len(sizes) if sizes else 1.0,
             "edits_per_image": sample_edits_per_image(sizes, planned), "strata_problem": problem}
@@ -89,12 +89,13 @@ def _form_context(session: SessionDep, case_filter: CaseFilter, design: Design,
 
 
 DesignQuery = Annotated[Design, Query()]
+DEFAULT_DESIGN = default_design()
 FacetsQuery = Annotated[list[str] | None, Query(max_length=8)]
 
 
 @router.get("/studies/new", response_class=HTMLResponse)
 def new_study_form(request: Request, session: SessionDep, case_filter: CaseFilterDep,
-                   design: DesignQuery = Design.validation, facets: FacetsQuery = None) -> Response:
+                   design: DesignQuery = DEFAULT_DESIGN, facets: FacetsQuery = None) -> Response:
     if design.pairs:  # its pairs are chosen on a form of its own
         return redirect(request, "/studies/new/pairwise")
     design, chosen = _design_args(design, facets)
@@ -108,7 +109,7 @@ def new_study_form(request: Request, session: SessionDep, case_filter: CaseFilte
 
 @router.get("/studies/new/strata", response_class=HTMLResponse)
 def strata_fragment(request: Request, session: SessionDep, case_filter: CaseFilterDep,
-                    design: DesignQuery = Design.validation, facets: FacetsQuery = None) -> HTMLResponse:
+                    design: DesignQuery = DEFAULT_DESIGN, facets: FacetsQuery = None) -> HTMLResponse:
     """The strata table with each stratum's pool, for the design and facets chosen."""
     design, chosen = _design_args(design, facets)
     context = {"prefix": COUNT_PREFIX, **_strata_context(session, case_filter, design, chosen, None)}
@@ -117,7 +118,7 @@ def strata_fragment(request: Request, session: SessionDep, case_filter: CaseFilt
 
 @router.get("/studies/new/budget", response_class=HTMLResponse)
 def budget_fragment(request: Request, session: SessionDep, case_filter: CaseFilterDep,
-                    design: DesignQuery = Design.validation,
+                    design: DesignQuery = DEFAULT_DESIGN,
                     total: Annotated[str, Query(max_length=12)] = "",
                     readers: Annotated[list[int] | None, Query(max_length=1000)] = None,
                     readers_per_case: Annotated[str, Query(max_length=12)] = "",
@@ -229,7 +230,7 @@ def create_study_route(
 
 
 def _design_as_typed(value: object) -> Design:
-    return Design(value) if isinstance(value, str) and value in set(Design) else Design.validation
+    return Design(value) if isinstance(value, str) and value in set(Design) else default_design()
 
 
 def _study_context(session: SessionDep, study: Study) -> dict[str, Any]:
@@ -243,7 +244,7 @@ def _study_context(session: SessionDep, study: Study) -> dict[str, Any]:
                "tools_allowed": design.tools,
                "preparing": preparation(session, study), "watch": watched,
                "watch_plot": watch_plot(watched) if watched else None,
-               "design": DESIGNS[selection.design],
+               "design": selection.design.traits.words.as_dict(),
                "criteria": recorded_criteria(selection.filter),
                "adjudicator": adjudicator_of(session, study),
                "candidates": [r for r in reader_accounts(session) if r.id not in in_study],

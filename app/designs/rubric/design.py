@@ -1,5 +1,6 @@
-"""The rubric designs (validation, accepted edits, whole runs, adaptive): the original beside
-the edit, the four questions and the overall verdict, with confidence, tags and a comment."""
+"""The rubric designs' reading screen and answer: the original beside the edit, the four
+questions and the overall verdict, with confidence, tags and a comment. Each variant
+(variants.py) samples differently; all read alike."""
 
 from typing import Any
 
@@ -10,7 +11,8 @@ from app.designs.base import StudyDesign
 from app.models import User
 from app.studies import answers
 from app.studies.answers import FAILURE_TAGS, AnswerIn
-from app.studies.models import Assignment, Design, Study
+from app.studies.design_traits import DesignTraits
+from app.studies.models import Assignment, Study
 from app.studies.worklist import read_view
 
 
@@ -18,8 +20,8 @@ class RubricDesign(StudyDesign):
     reading_template = "studies/reading/read.html"
     answer_model = AnswerIn
 
-    def __init__(self, kind: Design) -> None:
-        self.kind = kind
+    def __init__(self, traits: DesignTraits) -> None:
+        self.traits = traits
 
     def screen(self, session: Session, study: Study, user: User, assignment: Assignment, *,
                typed: dict[str, Any] | None = None, errors: dict[str, str] | None = None,

@@ -1,0 +1,54 @@
+"""What each rubric design samples, and so what its figures can estimate."""
+
+from app.studies.design_traits import Design, DesignTraits, DesignWords
+from app.studies.forms import PAPER_PER_STRATUM
+
+# Judged attempts, accepted edits and rejected rounds, stratified by the judge's verdict:
+# both of the judge's errors (too strict, too lenient) are estimable.
+VALIDATION = DesignTraits(
+    kind=Design.validation, judged=True, strata_by_verdict=True, frames_the_data_set=True,
+    default_facets=("verdict", "direction", "modality"), default_per_stratum=PAPER_PER_STRATUM,
+    words=DesignWords(
+        name="validation: judged attempts, accepted edits and rejected rounds, stratified by "
+             "the judge's verdict",
+        estimates="agreement, kappa, both of the judge's errors (too strict and too lenient), "
+                  "and how often readers reject what the judge passed",
+        cannot="nothing of the above is out of reach; figures are those of the sample, whose "
+               "verdict mix is set by the strata, not by the data set",
+        limitation="The sample was stratified by the judge's verdict: shares of all cases "
+                   "(agreement, too strict, too lenient) describe this sample's verdict mix, "
+                   "not the data set's; the figures conditional on the judge's verdict do not "
+                   "depend on it."))
+
+# Accepted edits only: the judge passed every one, so only how often readers reject what
+# the judge accepted can be estimated (a PPV-type figure), never "too strict".
+ACCEPTED = DesignTraits(
+    kind=Design.accepted, accepted_only=True, frames_the_data_set=True,
+    default_facets=("direction",),
+    words=DesignWords(
+        name="accepted edits only",
+        estimates="how often readers reject what the judge accepted (a PPV-type figure)",
+        cannot="too strict cannot be estimated, nor kappa: the judge passed every edit read, "
+               "so its verdict is a constant"))
+
+# Whole runs of sampled tasks, every round read (preference data).
+RUNS = DesignTraits(
+    kind=Design.runs, reads_rounds=True, default_facets=("direction",),
+    words=DesignWords(
+        name="whole runs: every round of each sampled task (preference data)",
+        estimates="agreement and both of the judge's errors, over rounds as they occur in runs",
+        cannot="rounds of one run are read together, so they are clustered with their source image"))
+
+# Judged edits like a validation study, but source images are drawn in batches as reading
+# goes, each at a recorded probability chosen to narrow the target figure fastest
+# (app/studies/adaptive.py); the figures weight each draw by its inverse probability.
+ADAPTIVE = DesignTraits(
+    kind=Design.adaptive, judged=True, draws_in_batches=True, default_facets=("modality",),
+    words=DesignWords(
+        name="adaptive: judged attempts, source images drawn in batches as reading goes, each "
+             "at a recorded probability that favours the images where the judge is least "
+             "certain, mixed half and half with a uniform draw",
+        estimates="agreement, too strict and too lenient of the whole pool, each draw weighted "
+                  "by its inverse probability, with intervals valid at every look",
+        cannot="the unweighted tables describe the cases read, which over-represent uncertain "
+               "cases by design; only the weighted figures estimate the pool"))
