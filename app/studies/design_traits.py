@@ -88,8 +88,14 @@ class DesignWords:
     name: str
     estimates: str
     cannot: str
+    # What its pool holds, as the new-study form says it, and what was eligible, as the report
+    # says it.
+    pool: str
+    eligible: str
     # The report's first limitation; by default "Design: " and what it cannot estimate.
     limitation: str = ""
+    # Every figure of the report is estimable: "Cannot:" is not said.
+    all_estimable: bool = False
 
     def as_dict(self) -> dict[str, str]:
         return {"name": self.name, "estimates": self.estimates, "cannot": self.cannot}

@@ -11,6 +11,7 @@ from fastapi.templating import Jinja2Templates
 
 from app.jobs import BATCH_TARGET_HOURS, PRICES_AS_OF, dollars, duration, tokens
 from app.resources import TEMPLATES_DIR
+from app.studies.design_traits import traits_of
 from app.web.security import csrf_token
 from app.wording import plural, spaced
 from pipeline.redaction import redact
@@ -19,6 +20,8 @@ from pipeline.vocabulary import LABELS, QUESTIONS, Dimension
 
 templates = Jinja2Templates(directory=TEMPLATES_DIR)
 templates.env.globals["urlencode"] = urlencode
+# A design's traits and words, asked by its kind (templates never branch on its name).
+templates.env.globals["design_traits"] = traits_of
 # Errors stored before redaction was applied on the way in still never show a key.
 templates.env.filters["redact"] = redact
 templates.env.filters["plural"] = plural

@@ -33,7 +33,9 @@ class PairwiseDesign(StudyDesign):
                       "intervals, how often the later round is preferred, position bias, and "
                       "where readers overrule the judge's choice of edit",
             cannot="no rubric answers and no acceptability of a single edit: a pair says which "
-                   "is better, and \"both unacceptable\" only that neither is good enough"))
+                   "is better, and \"both unacceptable\" only that neither is good enough",
+            pool="pairs of edits of one source image",
+            eligible="every pair of edits of one source image the filter admits"))
     facet_choices = PAIR_FACETS
     reading_template = "studies/reading/pairwise.html"
     answer_model = answers.PairAnswerIn

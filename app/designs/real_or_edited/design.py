@@ -29,7 +29,9 @@ class RealOrEditedDesign(StudyDesign):
             estimates="whether readers can tell an edit from a real image: ROC AUC of their "
                       "confidence, sensitivity and specificity, and whether they find the change",
             cannot="nothing about the judge, and no rubric answers: readers only say real or "
-                   "edited (window/level is the only image tool)"))
+                   "edited (window/level is the only image tool)",
+            pool="source images with an accepted edit, one task each",
+            eligible="every source image with an accepted edit, one task each"))
     reading_template = "studies/reading/real_or_edited.html"
     answer_model = answers.RealOrEditedIn
     keeps_drafts = False  # the answer is two keys

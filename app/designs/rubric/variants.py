@@ -3,6 +3,11 @@
 from app.studies.design_traits import Design, DesignTraits, DesignWords
 from app.studies.forms import PAPER_PER_STRATUM
 
+JUDGED_POOL = ("judged attempts (accepted edits and rejected rounds whose verdict of record "
+               "could be read)")
+JUDGED_ATTEMPT = ("judged attempt (accepted edits and rejected rounds whose verdict of record "
+                  "could be read)")
+
 # Judged attempts, accepted edits and rejected rounds, stratified by the judge's verdict:
 # both of the judge's errors (too strict, too lenient) are estimable.
 VALIDATION = DesignTraits(
@@ -15,6 +20,7 @@ VALIDATION = DesignTraits(
                   "and how often readers reject what the judge passed",
         cannot="nothing of the above is out of reach; figures are those of the sample, whose "
                "verdict mix is set by the strata, not by the data set",
+        pool=JUDGED_POOL, eligible=f"every {JUDGED_ATTEMPT}", all_estimable=True,
         limitation="The sample was stratified by the judge's verdict: shares of all cases "
                    "(agreement, too strict, too lenient) describe this sample's verdict mix, "
                    "not the data set's; the figures conditional on the judge's verdict do not "
@@ -29,7 +35,8 @@ ACCEPTED = DesignTraits(
         name="accepted edits only",
         estimates="how often readers reject what the judge accepted (a PPV-type figure)",
         cannot="too strict cannot be estimated, nor kappa: the judge passed every edit read, "
-               "so its verdict is a constant"))
+               "so its verdict is a constant",
+        pool="accepted edits", eligible="the accepted edit of every task"))
 
 # Whole runs of sampled tasks, every round read (preference data).
 RUNS = DesignTraits(
@@ -37,7 +44,8 @@ RUNS = DesignTraits(
     words=DesignWords(
         name="whole runs: every round of each sampled task (preference data)",
         estimates="agreement and both of the judge's errors, over rounds as they occur in runs",
-        cannot="rounds of one run are read together, so they are clustered with their source image"))
+        cannot="rounds of one run are read together, so they are clustered with their source image",
+        pool="tasks with a readable round", eligible="every task with a readable round, all its rounds read"))
 
 # Judged edits like a validation study, but source images are drawn in batches as reading
 # goes, each at a recorded probability chosen to narrow the target figure fastest
@@ -51,4 +59,5 @@ ADAPTIVE = DesignTraits(
         estimates="agreement, too strict and too lenient of the whole pool, each draw weighted "
                   "by its inverse probability, with intervals valid at every look",
         cannot="the unweighted tables describe the cases read, which over-represent uncertain "
-               "cases by design; only the weighted figures estimate the pool"))
+               "cases by design; only the weighted figures estimate the pool",
+        pool=JUDGED_POOL, eligible=f"every {JUDGED_ATTEMPT}"))
