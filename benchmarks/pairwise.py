@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from app.agreement.pairwise import (
+from app.designs.pairwise.strengths import (
     EQUAL,
     FIRST,
     NEITHER,

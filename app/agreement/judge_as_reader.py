@@ -24,11 +24,11 @@ import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
 from app.agreement.alternative_annotator import EPSILON, AltTest, alt_test
-from app.agreement.charts import Point, readers_and_judge_chart
 from app.agreement.reads import StudyReads, vote
 from app.agreement.reference import consensus
 from app.agreement.stats import Vote
 from app.agreement.two_raters import cells, kappa
+from app.charts import Point, readers_and_judge_chart
 from app.mrmc.data import MrmcInputError
 from app.mrmc.sample_size import Pilot, Power, cases_for_width, power, table
 from app.mrmc.standalone import VersusPanel, compare

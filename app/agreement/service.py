@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlmodel import Session, col
 
-from app.agreement.charts import narrowing_chart, report_charts
+from app.agreement.charts import report_charts
 from app.agreement.consistency import judge_consistency
 from app.agreement.dawid_skene import ReferenceShift, reference_shift
 from app.agreement.facts import achieved_precision, primary_clustering, study_facts
@@ -22,6 +22,7 @@ from app.agreement.reads import StudyReads, load
 from app.agreement.report import Slice, study_report
 from app.agreement.report_types import AgreementReport
 from app.agreement.stopping import stopping_outcome, stopping_rule
+from app.charts import narrowing_chart
 from app.fingerprints import study_state
 from app.memo import Memo, paused_collection
 from app.studies.design_traits import rubric_kinds

@@ -16,7 +16,36 @@ from app.designs.pairwise.study import pairs_left_out
 from app.designs.real_or_edited import figures as real_or_edited_figures
 from app.designs.real_or_edited.panel import panel_roc_for
 from app.designs.registry import PAIRWISE, design_of
+from app.designs.rubric.answers_long import iter_long_csv
+from app.designs.rubric.disagreements import KINDS as DISAGREEMENT_KINDS
+from app.designs.rubric.disagreements import (
+    Disagreement,
+    adjudication_screen,
+    case_rows,
+    csv_rows,
+    disagreements,
+    to_adjudicate,
+)
 
-__all__ = ["PAIRWISE", "PairKind", "PairwiseFigures", "StudyDesign", "design_of", "pairs_left_out",
-           "pairwise_figures", "panel_roc_for", "real_or_edited_figures", "strengths_plots",
-           "write_pairwise", "zipped_pairwise"]
+__all__ = [
+    "DISAGREEMENT_KINDS",
+    "PAIRWISE",
+    "Disagreement",
+    "PairKind",
+    "PairwiseFigures",
+    "StudyDesign",
+    "adjudication_screen",
+    "case_rows",
+    "csv_rows",
+    "design_of",
+    "disagreements",
+    "iter_long_csv",
+    "pairs_left_out",
+    "pairwise_figures",
+    "panel_roc_for",
+    "real_or_edited_figures",
+    "strengths_plots",
+    "to_adjudicate",
+    "write_pairwise",
+    "zipped_pairwise",
+]

@@ -7,10 +7,10 @@ from dataclasses import replace
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
-from app.agreement.charts import Point, forest_chart
 from app.agreement.dawid_skene import skill_weighted
 from app.agreement.leaderboard import RECORD, Answers, Board, boards
 from app.agreement.panels import majority, share_passing, stacked
+from app.charts import Point, forest_chart
 from app.judges.candidates import get_candidate
 from app.judges.models import CandidateVerdict, JudgeCandidate
 from app.judges.reference import Ref, Reference, as_ref, load_reference, study_ids_of

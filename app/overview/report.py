@@ -5,9 +5,9 @@ from typing import Any
 
 from sqlmodel import Session
 
-from app.agreement.charts import Point, interval_chart, rounds_chart
 from app.agreement.consistency import judge_consistency
 from app.agreement.stats import wilson
+from app.charts import Point, interval_chart, rounds_chart
 from app.errors import NotFound
 from app.fingerprints import fingerprint
 from app.memo import Memo

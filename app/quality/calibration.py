@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 from sqlmodel import Session, col, select
 
-from app.agreement.charts import reliability_chart, roc_chart
 from app.agreement.roc import Bin, Figure, RocPoint, area, best_threshold, curve, rates, reliability
+from app.charts import reliability_chart, roc_chart
 from app.models import JudgeVerdict
 from app.quality.population import Frame, Labels
 from pipeline.vocabulary import DIMENSIONS, QUESTIONS, WEIGHTS, Dimension

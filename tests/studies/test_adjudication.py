@@ -5,9 +5,9 @@ from bs4 import BeautifulSoup
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from app.agreement.disagreements import disagreements, to_adjudicate
 from app.agreement.reads import load
 from app.agreement.report import study_report
+from app.designs.rubric.disagreements import disagreements, to_adjudicate
 from app.models import Attempt, JudgeVerdict, Role
 from app.settings import Settings
 from app.studies.adjudication import DecisionIn, assign_adjudicator, item_by_uid, submit_decision

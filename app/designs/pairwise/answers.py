@@ -50,7 +50,7 @@ def first_left(study: Study, assignment: Assignment) -> bool:
 
 
 def choice_of(call: str, left_is_first: bool) -> str:
-    """The pressed key as what it says of the pair's edits (app/agreement/pairwise.py)."""
+    """The pressed key as what it says of the pair's edits (strengths.py)."""
     if call == "a":
         return "first" if left_is_first else "second"
     if call == "b":

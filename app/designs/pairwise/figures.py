@@ -1,6 +1,6 @@
 """A pairwise study's figures, from each read's answer in force (first reads only; a hidden
 repeat is for the reader's own consistency), each with its n and a cluster-bootstrap
-interval over source images (app/agreement/pairwise.py)."""
+interval over source images (strengths.py)."""
 
 import json
 import math
@@ -12,8 +12,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, col
 
-from app.agreement.charts import Point, strength_chart
-from app.agreement.pairwise import (
+from app.charts import Point, strength_chart
+from app.designs.pairwise.strengths import (
     EQUAL,
     FIRST,
     NEITHER,

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from app.agreement.charts import Point, readers_and_judge_chart
 from app.agreement.judge_as_reader import fixed_width, precision_sentence
+from app.charts import Point, readers_and_judge_chart
 from app.designs.real_or_edited.figures import Read, RealOrEditedResults
 from app.mrmc.auc import auc_and_jackknife
 from app.mrmc.data import MrmcData, MrmcInputError

@@ -7,8 +7,8 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.datastructures import FormData
 
-from app.agreement.disagreements import adjudication_screen, to_adjudicate
 from app.agreement.reads import load
+from app.designs import adjudication_screen, to_adjudicate
 from app.images.files import ImageSize
 from app.studies.adjudication import (
     DecisionIn,

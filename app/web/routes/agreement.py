@@ -8,7 +8,6 @@ from pydantic import Field
 
 from app.accounts.users import get_user
 from app.agreement.alternative_annotator import parse_epsilon
-from app.agreement.disagreements import KINDS, Disagreement, case_rows, csv_rows, disagreements
 from app.agreement.report import Slice, slice_choices
 from app.agreement.service import (
     charts_for,
@@ -20,7 +19,15 @@ from app.agreement.service import (
 from app.agreement.standalone import standalone_html
 from app.agreement.tables import TABLES, rows
 from app.csv_cells import iter_dict_csv
-from app.designs import design_of, panel_roc_for
+from app.designs import (
+    DISAGREEMENT_KINDS,
+    Disagreement,
+    case_rows,
+    csv_rows,
+    design_of,
+    disagreements,
+    panel_roc_for,
+)
 from app.designs import real_or_edited_figures as real_or_edited
 from app.errors import Invalid
 from app.judges.follow_up import comparison
@@ -179,7 +186,7 @@ def agreement_csv(session: SessionDep, study_id: IdPath, table: str,
                              headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
 
-KindQuery = Annotated[str | None, Query(pattern="^(" + "|".join(KINDS) + ")$")]
+KindQuery = Annotated[str | None, Query(pattern="^(" + "|".join(DISAGREEMENT_KINDS) + ")$")]
 
 
 def _disagreement_rows(session: SessionDep, study_id: int, question: str | None,
@@ -193,9 +200,9 @@ def _disagreement_rows(session: SessionDep, study_id: int, question: str | None,
 def disagreements_page(request: Request, session: SessionDep, study_id: IdPath,
                        question: QuestionQuery = None, kind: KindQuery = None) -> HTMLResponse:
     study, readers, found = _disagreement_rows(session, study_id, question, kind)
-    context = {"study": study, "rows": found, "kinds": KINDS, "reads": reads_so_far(session, study),
-               "question": question, "kind": kind, "query": request.url.query,
-               "readers": readers}
+    context = {"study": study, "rows": found, "kinds": DISAGREEMENT_KINDS,
+               "reads": reads_so_far(session, study), "question": question, "kind": kind,
+               "query": request.url.query, "readers": readers}
     return render(request, "agreement/disagreements.html", context)
 
 

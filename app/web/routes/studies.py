@@ -9,12 +9,11 @@ from starlette.datastructures import FormData
 
 from app.accounts.users import describe_user, reader_accounts
 from app.agreement.facts import recorded_selection
-from app.agreement.long_csv import iter_long_csv
 from app.agreement.reads import require_rubric
 from app.agreement.service import observed_in_finished, watch_for, watch_plot
 from app.background import run_in_background
 from app.cases.filters import CaseFilter, recorded_criteria
-from app.designs import design_of
+from app.designs import design_of, iter_long_csv
 from app.errors import Invalid
 from app.readers.checks import reader_checks
 from app.readers.qualification import standing

@@ -2,7 +2,7 @@
 
 from bs4 import BeautifulSoup
 
-from app.agreement.charts import Point, interval_chart
+from app.charts import Point, interval_chart
 
 
 def texts(svg: str) -> str:

@@ -4,7 +4,7 @@ Davidson's model with ties held to its own likelihood equations and to simulated
 import numpy as np
 import pytest
 
-from app.agreement.pairwise import (
+from app.designs.pairwise.strengths import (
     EQUAL,
     FIRST,
     NEITHER,
