@@ -18,6 +18,7 @@ from app.agreement.service import charts_for, judge_as_reader_for, report_for
 from app.cases.filters import recorded_criteria
 from app.resources import TEMPLATES_DIR
 from app.studies.adjudication import adjudicator_of
+from app.studies.design_traits import traits_of
 from app.studies.models import Study
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
 from app.wording import plural
@@ -26,6 +27,8 @@ from pipeline.vocabulary import QUESTIONS
 
 _env = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=select_autoescape())
 _env.filters["plural"] = plural
+# A design's traits and words, asked by its kind (the report never branches on its name).
+_env.globals["design_traits"] = traits_of
 
 
 def describe_filter(case_filter: dict[str, Any]) -> str:
