@@ -9,7 +9,6 @@ MEDBANANA_WRITE_GOLDEN=1 and says why in its commit.
 
 import itertools
 import json
-import os
 import secrets
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -31,7 +30,7 @@ from tests import aio
 from tests.accounts import add_user
 from tests.reference_study import answer_and_lock, candidate
 from tests.studies.conftest import make_study
-from tests.test_figures_unchanged import masked
+from tests.test_figures_unchanged import as_before, masked
 
 GOLDEN = Path(__file__).parent / "golden" / "fixed_boards"
 
@@ -79,10 +78,4 @@ def test_the_leaderboard_and_the_pairwise_figures_are_as_before(
     found = {"leaderboard.json": _boards(demo_engine), "pairwise.json": _pairwise(demo_engine)}
     found = {name: masked(value) for name, value in found.items()}
     assert found["pairwise.json"]["reads"] > 0 and found["leaderboard.json"]["overall"]["rows"]
-    if os.environ.get("MEDBANANA_WRITE_GOLDEN") == "1":
-        GOLDEN.mkdir(parents=True, exist_ok=True)
-        for name, value in found.items():
-            (GOLDEN / f"{name}.json").write_text(json.dumps(value, indent=1, sort_keys=True) + "\n")
-    for name, value in found.items():
-        expected = json.loads((GOLDEN / f"{name}.json").read_text())
-        assert value == expected, name
+    as_before(found, GOLDEN)

@@ -76,11 +76,15 @@ def test_a_fixed_studys_figures_and_exports_are_as_before(demo_engine: Engine, t
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     drawn = itertools.count(1)
     monkeypatch.setattr(secrets, "token_hex", lambda n=32: f"{next(drawn):0{2 * n}x}")
-    found = outputs(demo_engine, tmp_path)
+    as_before(outputs(demo_engine, tmp_path), GOLDEN)
+
+
+def as_before(found: dict[str, Any], golden: Path) -> None:
+    """Each output equals its golden file (written instead under MEDBANANA_WRITE_GOLDEN=1)."""
     if os.environ.get("MEDBANANA_WRITE_GOLDEN") == "1":
-        GOLDEN.mkdir(parents=True, exist_ok=True)
+        golden.mkdir(parents=True, exist_ok=True)
         for name, value in found.items():
-            (GOLDEN / f"{name}.json").write_text(json.dumps(value, indent=1, sort_keys=True) + "\n")
+            (golden / f"{name}.json").write_text(json.dumps(value, indent=1, sort_keys=True) + "\n")
     for name, value in found.items():
-        expected = json.loads((GOLDEN / f"{name}.json").read_text())
+        expected = json.loads((golden / f"{name}.json").read_text())
         assert value == expected, name

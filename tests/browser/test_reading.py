@@ -60,11 +60,7 @@ def test_keyboard_reading_with_reload_and_admin_progress(browser: Browser, demo_
 
 def test_the_reader_draws_a_region_flickers_and_keeps_the_answer_keys(
         browser: Browser, demo_engine: Engine, live_server: str) -> None:
-    setup = make_study(demo_engine)
-    sid = setup.study.id
-    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    log_in(page, live_server, "reader-0", f"/read/{sid}")
-    page.wait_for_function(IMAGES_SHOWN)
+    sid, page = _first_case(browser, demo_engine, live_server)
     viewer = page.locator("#viewer")
 
     page.keyboard.press("1")  # here 1-4 mark a question (not window presets); y answers it
@@ -127,11 +123,7 @@ def test_the_reader_draws_a_region_flickers_and_keeps_the_answer_keys(
 
 def test_draft_saves_go_one_at_a_time_and_only_the_latest_says_saved(
         browser: Browser, demo_engine: Engine, live_server: str) -> None:
-    setup = make_study(demo_engine)
-    sid = setup.study.id
-    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    log_in(page, live_server, "reader-0", f"/read/{sid}")
-    page.wait_for_function(IMAGES_SHOWN)
+    _, page = _first_case(browser, demo_engine, live_server)
     held: list[Route] = []  # the draft saves, answered only when the test lets them through
     page.route("**/draft", lambda route: held.append(route))
     status = page.locator("#draft-status")
@@ -156,6 +148,15 @@ def test_draft_saves_go_one_at_a_time_and_only_the_latest_says_saved(
     page.wait_for_function(IMAGES_SHOWN)
     expect(page.locator('input[name="compliance"][value="yes"]')).to_be_checked()
     expect(page.locator('input[name="structure"][value="no"]')).to_be_checked()
+
+
+def _first_case(browser: Browser, engine: Engine, live_server: str) -> tuple[int, Page]:
+    """A reader at the first case of a new study, its images shown and its keys listening."""
+    setup = make_study(engine)
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    log_in(page, live_server, "reader-0", f"/read/{setup.study.id}")
+    page.wait_for_function(IMAGES_SHOWN)
+    return setup.study.id or 0, page
 
 
 def _wait_until(page: Page, done: Callable[[], bool]) -> None:
