@@ -18,7 +18,7 @@ interval (app/confidence_sequence.py) is within the target:
   tuned to the budget);
 - default, new bets: the same draws, the bets on the residual and tuned to the target;
 - uniform edits, uniform images (each image with all its edits): new bets;
-- adaptive: app/studies/adaptive_edits.py, edits drawn in batches where the readers' answer
+- adaptive: app/designs/adaptive/edits.py, edits drawn in batches where the readers' answer
   is least predictable, new bets (what the app does);
 - difference: active inference's difference estimator on the same prediction (the
   prediction's pool mean plus each draw's weighted error), new bets: tried, not taken.
@@ -44,13 +44,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.cli.progress import progress
 from app.confidence_sequence import ratio_sequence, units_for_target
-from app.studies.adaptive import UNIFORM_SHARE, Pool, PoolEdit, PoolImage
-from app.studies.adaptive_edits import (
+from app.designs.adaptive.edits import (
     EditFeatures,
     draw_edits,
     edit_probabilities,
     predicted_overturn,
 )
+from app.designs.adaptive.prior import UNIFORM_SHARE, Pool, PoolEdit, PoolImage
 
 IMAGES, READERS, TARGET, ANTICIPATED = 8_500, 3, 0.05, 0.81
 BUDGET, BATCH = 2_000, 50  # edit draws

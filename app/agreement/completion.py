@@ -1,7 +1,7 @@
 """Which of a study's cases are complete, and when: an image (or, in an adaptive study that
 draws edits, a case) counts once every read assigned on it is in, compared with the readers'
 consensus as it stood then. The live figures (app/agreement/monitoring.py) and the adaptive
-sampler (app/adaptive/top_up.py) take their observations from here.
+sampler (app/designs/adaptive/top_up.py) take their observations from here.
 """
 
 from collections.abc import Hashable, Sequence
@@ -86,7 +86,7 @@ def in_fixed_order(images: list[ImageObservation],
 def overturned(data: StudyReads, question: str, *, by_item: bool = False) -> dict[int, bool | None]:
     """Item id -> whether the readers' consensus overturned the judge (None: no consensus or
     no verdict), for the cases of every completed image (``by_item``: every completed case):
-    what the adaptive sampler learns from (app/studies/adaptive.py, adaptive_edits.py)."""
+    what the adaptive sampler learns from (app/designs/adaptive/prior.py, edits.py)."""
     return {item: None if judge is None or reference is None else judge != reference
             for o in completed_images(data, question, by_item=by_item)
             for item, judge, reference in o.verdicts}

@@ -46,7 +46,7 @@ class Selection:
     seed: int
     filter: dict[str, Any]
     eligible: int | None  # the whole pool the filter admitted, every stratum; None if unrecorded
-    # An adaptive study's budget as recorded at creation (app/studies/adaptive_budget.py).
+    # An adaptive study's budget as recorded at creation (app/designs/adaptive/budget.py).
     budget: dict[str, Any] = field(default_factory=dict)
 
 

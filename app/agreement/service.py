@@ -26,7 +26,7 @@ from app.charts import narrowing_chart
 from app.fingerprints import study_state
 from app.memo import Memo, paused_collection
 from app.studies.design_traits import rubric_kinds
-from app.studies.edit_draws import anticipated_agreement, draw_plan, draws_edits, tuned_draws
+from app.studies.draw_plan import anticipated_agreement, draw_plan, draws_edits, tuned_draws
 from app.studies.models import (
     Design,
     Study,

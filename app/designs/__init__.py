@@ -8,6 +8,9 @@ reader sees one image) are declared with the design itself (app/studies/design_t
 what it does is here, one module per kind of design, registered in app/designs/registry.py.
 """
 
+from app.designs.adaptive.batches import planned_budget
+from app.designs.adaptive.budget import recorded_budget
+from app.designs.adaptive.top_up import top_up
 from app.designs.base import StudyDesign
 from app.designs.pairwise.export import write_pairwise, zipped_pairwise
 from app.designs.pairwise.figures import PairwiseFigures, pairwise_figures, strengths_plots
@@ -43,9 +46,12 @@ __all__ = [
     "pairs_left_out",
     "pairwise_figures",
     "panel_roc_for",
+    "planned_budget",
     "real_or_edited_figures",
+    "recorded_budget",
     "strengths_plots",
     "to_adjudicate",
+    "top_up",
     "write_pairwise",
     "zipped_pairwise",
 ]

@@ -1,10 +1,11 @@
 """Every design, by its kind: adding a design is writing its package and listing it here."""
 
+from app.designs.adaptive.design import AdaptiveDesign
 from app.designs.base import StudyDesign
 from app.designs.pairwise.design import PairwiseDesign
 from app.designs.real_or_edited.design import RealOrEditedDesign
 from app.designs.rubric.design import RubricDesign
-from app.designs.rubric.variants import ACCEPTED, ADAPTIVE, RUNS, VALIDATION
+from app.designs.rubric.variants import ACCEPTED, RUNS, VALIDATION
 from app.studies.design_traits import Design, declare
 from app.studies.models import Study
 
@@ -14,7 +15,7 @@ DESIGNS: dict[Design, StudyDesign] = {design.kind: design for design in (
     RubricDesign(VALIDATION),
     RubricDesign(ACCEPTED),
     RubricDesign(RUNS),
-    RubricDesign(ADAPTIVE),
+    AdaptiveDesign(),
     RealOrEditedDesign(),
     PAIRWISE,
 )}

@@ -21,14 +21,10 @@ from sqlmodel import Session, col
 from app.cases.filters import CaseFilter
 from app.errors import Invalid
 from app.models import Role, User
-from app.studies.adaptive import check_pool
-from app.studies.adaptive_batches import place_batch, pool_images
-from app.studies.adaptive_budget import edit_budget
 from app.studies.design_traits import default_design
-from app.studies.edit_draws import EditPool, draw_edit_batch, edit_selection
 from app.studies.judged_pool import admitted, judged_pool, stratum_keys, values_of
 from app.studies.known_answers import check_share, draw_known, kinds_of, known_count
-from app.studies.models import Design, Reveal, Study, StudyReader
+from app.studies.models import Design, Reveal, Study
 from app.studies.pool import (
     Candidate,
     candidates,
@@ -93,7 +89,7 @@ class StudyPlan:
     qualification: Requirement | None = None
 
 
-def _validate(plan: StudyPlan) -> None:
+def validate_plan(plan: StudyPlan) -> None:
     if not plan.name.strip() or len(plan.name) > 200:
         raise StudyError("give the study a name of at most 200 characters", field="name")
     problem = check_facets(plan.design, plan.strata_facets)
@@ -172,7 +168,7 @@ def _with_known(session: Session, plan: StudyPlan, items: list[ItemRow]) -> tupl
 def draw_sample(session: Session, plan: StudyPlan) -> tuple[dict[str, list[Candidate]], dict[str, int]]:
     """The sampled units per stratum, reproducible from the plan and the data, and the size
     of each stratum's pool (recorded: issue-level weights and the report's flow need it)."""
-    _validate(plan)
+    validate_plan(plan)
     facets = plan.strata_facets
     wanted = {k: n for k, n in plan.per_stratum.items() if n > 0} if facets else {"": plan.total or 0}
     if plan.design.judged:
@@ -221,21 +217,22 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
     if plan.design.pairs:  # its units are pairs, drawn by app/designs/pairwise
         raise StudyError("a pairwise study is made from its own form, which chooses the pairs",
                          field="design")
-    if plan.design.draws_in_batches:
-        return _create_adaptive(session, plan, created_by)
+    if plan.design.draws_in_batches:  # its cases arrive as it goes (app/designs/adaptive)
+        raise StudyError("an adaptive study is drawn by its design, a batch at a time",
+                         field="design")
     sample, pool = draw_sample(session, plan)
-    _check_people(session, plan)
+    check_people(session, plan)
     items = item_rows(session, sample, _originals(plan, sample))
-    _check_targets(plan, len(items))
+    check_planned_targets(plan, len(items))
     items, known = _with_known(session, plan, items)
-    selection = json.dumps(json.loads(_selection_json(plan, pool)) | known, sort_keys=True)
-    study = _study_row(plan, created_by, selection)
+    selection = json.dumps(json.loads(selection_json(plan, pool)) | known, sort_keys=True)
+    study = study_row(plan, created_by, selection)
     # Everything is read and drawn above; the write is the study row and a few bulk
     # inserts, so it holds SQLite's write lock for tens of milliseconds, not the whole creation.
     session.add(study)
     session.flush()
     write_items_and_worklists(session, study, items, plan.reader_ids)
-    _enrol_in_practice(session, plan)
+    enrol_in_practice(session, plan)
     session.commit()
     session.refresh(study)
     return study
@@ -249,18 +246,18 @@ def create_study_of(*, session: Session, plan: StudyPlan, sample: dict[str, list
     the study's selection, so its report can say where its edits came from. ``with_items``
     writes what a design keeps beside its items, in the same transaction (a pairwise
     study's other edits): all of it is written, or none."""
-    _validate(plan)
-    _check_people(session, plan)
+    validate_plan(plan)
+    check_people(session, plan)
     items = item_rows(session, sample, set())
     if not items:
         raise StudyError("no edit to read: none of the units has an image")
     items, known = _with_known(session, plan, items)
-    selection = json.loads(_selection_json(plan, {k: len(v) for k, v in sample.items()}))
-    study = _study_row(plan, created_by, json.dumps(selection | made_from | known, sort_keys=True))
+    selection = json.loads(selection_json(plan, {k: len(v) for k, v in sample.items()}))
+    study = study_row(plan, created_by, json.dumps(selection | made_from | known, sort_keys=True))
     session.add(study)
     session.flush()
     write_items_and_worklists(session, study, items, plan.reader_ids)
-    _enrol_in_practice(session, plan)
+    enrol_in_practice(session, plan)
     if with_items is not None:
         with_items(session, study)
     session.commit()
@@ -278,7 +275,7 @@ def _check_qualification(session: Session, plan: StudyPlan) -> None:
         raise StudyError(str(error), field=error.field) from error
 
 
-def _enrol_in_practice(session: Session, plan: StudyPlan) -> None:
+def enrol_in_practice(session: Session, plan: StudyPlan) -> None:
     """Every reader can practise: those not yet in the practice the study asks for are given
     its cases, in the transaction that writes the study."""
     if plan.qualification is not None:
@@ -287,7 +284,7 @@ def _enrol_in_practice(session: Session, plan: StudyPlan) -> None:
         enrol(session, practice, plan.reader_ids)
 
 
-def _check_people(session: Session, plan: StudyPlan) -> None:
+def check_people(session: Session, plan: StudyPlan) -> None:
     readers = [session.get(User, uid) for uid in plan.reader_ids]
     if any(r is None or r.role != Role.reader for r in readers):
         raise StudyError("every assigned account must exist and be a reader")
@@ -296,7 +293,7 @@ def _check_people(session: Session, plan: StudyPlan) -> None:
     _check_qualification(session, plan)
 
 
-def _study_row(plan: StudyPlan, created_by: User, selection: str) -> Study:
+def study_row(plan: StudyPlan, created_by: User, selection: str) -> Study:
     assert created_by.id is not None
     # Every way a study is made prepares it: no reader opens it before its images are drawn
     # (app/studies/previews.py), whichever form, page or command made it.
@@ -314,38 +311,7 @@ def _study_row(plan: StudyPlan, created_by: User, selection: str) -> Study:
                  qualification=plan.qualification.as_json() if plan.qualification else None)
 
 
-def _create_adaptive(session: Session, plan: StudyPlan, created_by: User) -> Study:
-    """The pool of judged edits frozen, the readers' lists opened, and the first batch drawn
-    from the score-based prior mixed with the uniform (nothing is read yet)."""
-    _validate(plan)
-    found = pool_images(session, plan.case_filter)
-    problem = check_pool(found)
-    if problem:
-        raise StudyError(problem, field="design")
-    _check_people(session, plan)
-    edits = EditPool.of(found)
-    budget = edit_budget(len(edits), plan.total or 0, len(plan.reader_ids), plan.readers_per_case)
-    # The cases its budget of draws can read, as the form and the study page state them.
-    _check_targets(plan, int(budget.edits_about))
-    selection = json.loads(_selection_json(plan, {})) | edit_selection(
-        found, plan.total or 0, plan.batch_images) | {"budget": budget.as_dict()}
-    study = _study_row(plan, created_by, json.dumps(selection, sort_keys=True))
-    session.add(study)
-    session.flush()
-    assert study.id is not None
-    for user_id in plan.reader_ids:
-        order_seed = random.Random(f"{study.order_secret}:reader:{user_id}").randrange(2**31)
-        session.add(StudyReader(study_id=study.id, user_id=user_id, order_seed=order_seed))
-    session.flush()
-    batch, _ = draw_edit_batch(session, study, edits, {}, 0, plan.batch_images)
-    place_batch(session, study, batch)
-    _enrol_in_practice(session, plan)
-    session.commit()
-    session.refresh(study)
-    return study
-
-
-def _check_targets(plan: StudyPlan, cases: int) -> None:
+def check_planned_targets(plan: StudyPlan, cases: int) -> None:
     anticipated = plan.planned.get("agreement") if plan.planned else None
     try:
         check_targets(plan.targets, cases=cases, anticipated_agreement=anticipated)
@@ -353,7 +319,7 @@ def _check_targets(plan: StudyPlan, cases: int) -> None:
         raise StudyError(str(error), field=error.field) from error
 
 
-def _selection_json(plan: StudyPlan, pool: dict[str, int]) -> str:
+def selection_json(plan: StudyPlan, pool: dict[str, int]) -> str:
     selection: dict[str, Any] = {
         "filter": asdict(plan.case_filter), "design": plan.design.value,
         "strata_facets": list(plan.strata_facets), "per_stratum": plan.per_stratum,

@@ -105,7 +105,7 @@ class Study(SQLModel, table=True):
 
 class StudyBatch(SQLModel, table=True):
     """One batch of an adaptive study's draws, with the state its probabilities came from
-    (app/studies/adaptive.py State), so that it can be replayed exactly."""
+    (app/designs/adaptive/prior.py State), so that it can be replayed exactly."""
 
     __tablename__ = "study_batch"
     __table_args__ = (UniqueConstraint("study_id", "batch"),)

@@ -11,12 +11,12 @@ from playwright.sync_api import Browser, Page, expect
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.adaptive.top_up import top_up
 from app.agreement.service import watch_for
+from app.designs.adaptive.top_up import top_up
 from app.models import Role
 from app.studies.models import Study, StudyBatch
 from tests.accounts import add_user
-from tests.adaptive.test_top_up import read_all
+from tests.designs.adaptive.test_top_up import read_all
 from tests.browser.conftest import ARTIFACTS
 from tests.browser.helpers import IMAGES_SHOWN, answer_with_keys, log_in
 

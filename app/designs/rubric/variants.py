@@ -1,4 +1,5 @@
-"""What each rubric design samples, and so what its figures can estimate."""
+"""What each rubric design samples, and so what its figures can estimate (the adaptive design,
+which reads the same way, is app/designs/adaptive/)."""
 
 from app.studies.design_traits import Design, DesignTraits, DesignWords
 from app.studies.forms import PAPER_PER_STRATUM
@@ -46,18 +47,3 @@ RUNS = DesignTraits(
         estimates="agreement and both of the judge's errors, over rounds as they occur in runs",
         cannot="rounds of one run are read together, so they are clustered with their source image",
         pool="tasks with a readable round", eligible="every task with a readable round, all its rounds read"))
-
-# Judged edits like a validation study, but source images are drawn in batches as reading
-# goes, each at a recorded probability chosen to narrow the target figure fastest
-# (app/studies/adaptive.py); the figures weight each draw by its inverse probability.
-ADAPTIVE = DesignTraits(
-    kind=Design.adaptive, judged=True, draws_in_batches=True, default_facets=("modality",),
-    words=DesignWords(
-        name="adaptive: judged attempts, source images drawn in batches as reading goes, each "
-             "at a recorded probability that favours the images where the judge is least "
-             "certain, mixed half and half with a uniform draw",
-        estimates="agreement, too strict and too lenient of the whole pool, each draw weighted "
-                  "by its inverse probability, with intervals valid at every look",
-        cannot="the unweighted tables describe the cases read, which over-represent uncertain "
-               "cases by design; only the weighted figures estimate the pool",
-        pool=JUDGED_POOL, eligible=f"every {JUDGED_ATTEMPT}"))

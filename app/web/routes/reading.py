@@ -7,9 +7,8 @@ from fastapi import APIRouter, Body, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.datastructures import FormData
 
-from app.adaptive.top_up import top_up
 from app.background import run_in_background
-from app.designs import design_of
+from app.designs import design_of, top_up
 from app.errors import Conflict, Forbidden, NotFound
 from app.images.files import ImageSize
 from app.readers.pause import NEUTRAL, active_pause, reading_block, watch_reader

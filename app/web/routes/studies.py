@@ -13,13 +13,11 @@ from app.agreement.reads import require_rubric
 from app.agreement.service import observed_in_finished, watch_for, watch_plot
 from app.background import run_in_background
 from app.cases.filters import CaseFilter, recorded_criteria
-from app.designs import design_of, iter_long_csv
+from app.designs import design_of, iter_long_csv, planned_budget, recorded_budget
 from app.errors import Invalid
 from app.readers.checks import reader_checks
 from app.readers.qualification import standing
 from app.readers.settled import settle_from
-from app.studies.adaptive_batches import planned_budget
-from app.studies.adaptive_budget import recorded_budget
 from app.studies.adjudication import adjudicator_of
 from app.studies.answers import lock_study
 from app.studies.design import StudyError, StudyPlan

@@ -63,7 +63,7 @@ def test_an_adaptive_study_it_cannot_make_is_refused_with_the_field_named(
 
 def test_the_report_and_pages_of_an_adaptive_study_say_what_is_weighted(
         demo_engine: Engine, settings: Settings, readers: list[int]) -> None:
-    from tests.adaptive.test_top_up import read_all
+    from tests.designs.adaptive.test_top_up import read_all
 
     admin = client_for(demo_engine, settings, "chief", Role.admin)
     created = admin.post("/studies", data=form(readers, target_agreement="0.45"),

@@ -4,7 +4,7 @@ weight where the judge is least certain, and batches that replay exactly."""
 import numpy as np
 import pytest
 
-from app.studies.adaptive import (
+from app.designs.adaptive.prior import (
     UNIFORM_SHARE,
     Observed,
     PoolEdit,

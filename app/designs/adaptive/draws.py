@@ -1,6 +1,6 @@
 """An adaptive study that draws judged edits: its pool of edits, frozen when it is made, and
 its batches of edit draws, each recorded with the state it was drawn from
-(app/studies/adaptive_edits.py samples them; app/studies/adaptive_batches.py places them in
+(app/designs/adaptive/edits.py samples them; app/designs/adaptive/batches.py places them in
 the readers' lists, as it does a batch of images).
 
 A batch's state holds what its probabilities were computed from: its number, size, seed and
@@ -17,49 +17,13 @@ import numpy as np
 from sqlmodel import Session, col, select
 
 from app.cases.filters import recorded_filter
-from app.studies.adaptive import UNIFORM_SHARE, Pool, PoolImage
-from app.studies.adaptive_batches import pool_images
-from app.studies.adaptive_edits import EditFeatures, draw_edits, edit_probabilities
+from app.designs.adaptive.batches import pool_images
+from app.designs.adaptive.edits import EditFeatures, draw_edits, edit_probabilities
+from app.designs.adaptive.prior import UNIFORM_SHARE, Pool, PoolImage
+from app.studies.draw_plan import UNIT
 from app.studies.models import Study, StudyBatch, StudyDraw, StudyItem
 from app.studies.pool import verdicts_of_record
 from app.studies.reader_instruction import reader_instructions
-from app.studies.targets import units_to_meet
-
-UNIT = "edit"  # what a new adaptive study draws (its selection's "unit")
-
-
-def draws_edits(study: Study) -> bool:
-    """Whether the study's draws are edits (every adaptive study made since), not images."""
-    return json.loads(study.selection).get("unit") == UNIT
-
-
-@dataclass(frozen=True)
-class DrawPlan:
-    budget: int  # the most draws the study may make
-    batch: int  # draws per batch
-
-
-def draw_plan(study: Study) -> DrawPlan:
-    """An adaptive study's budget and batch, in draws (of edits, or of images for a study
-    made before edits were the unit)."""
-    raw = json.loads(study.selection)
-    return DrawPlan(int(raw.get("budget_draws", raw.get("budget_images", 0))),
-                    int(raw.get("batch_draws", raw.get("batch_images", 1))))
-
-
-def anticipated_agreement(study: Study) -> float | None:
-    """The agreement the study's planner anticipated, if its form's planner was filled in."""
-    planned = json.loads(study.plan) if study.plan else {}
-    value = planned.get("agreement")
-    return float(value) if isinstance(value, int | float) else None
-
-
-def tuned_draws(study: Study, targets: dict[str, float]) -> int | None:
-    """The draws the study's sequence tunes its bets to: those at which every target is
-    expected to be met, at the planner's anticipated agreement (else the paper's figures),
-    never past the budget; None without a target (the bets are tuned to the budget)."""
-    needed = units_to_meet(targets, anticipated_agreement=anticipated_agreement(study))
-    return None if needed is None else min(needed, max(1, draw_plan(study).budget))
 
 
 @dataclass(frozen=True)

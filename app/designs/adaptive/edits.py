@@ -31,7 +31,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
-from app.studies.adaptive import PRIOR_DISAGREEMENT, UNIFORM_SHARE, Pool
+from app.designs.adaptive.prior import PRIOR_DISAGREEMENT, UNIFORM_SHARE, Pool
 
 MIN_FIT = 30  # edits with a consensus, of both outcomes, before the model is fitted
 PENALTY = 1.0  # scikit-learn's C: the inverse strength of the L2 penalty

@@ -11,10 +11,11 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.cases.filters import CaseFilter
+from app.designs import design_of
+from app.designs.adaptive.batches import place_batch
+from app.designs.adaptive.draws import draw_edit_batch, frozen_edits, replay
 from app.models import Role
-from app.studies.adaptive_batches import place_batch
 from app.studies.design import StudyError, StudyPlan, create_study
-from app.studies.edit_draws import draw_edit_batch, frozen_edits, replay
 from app.studies.models import Assignment, Design, Study, StudyBatch, StudyDraw, StudyItem
 from tests.accounts import add_user
 
@@ -27,7 +28,7 @@ def make_adaptive(engine: Engine, *, readers: int = 3, batch: int = 5, total: in
                      reader_ids=[p.id or 0 for p in people], seed=11, strata_facets=("modality",),
                      total=total, batch_images=batch)
     with Session(engine) as session:
-        return create_study(session=session, plan=plan, created_by=admin)
+        return design_of(Design.adaptive).create(session, plan, admin)
 
 
 def test_the_first_batch_is_drawn_with_recorded_probabilities(demo_engine: Engine) -> None:
@@ -110,3 +111,17 @@ def test_no_reader_meets_two_edits_of_one_image_in_a_row(demo_engine: Engine) ->
             lists.setdefault(a.user_id, []).append(image[a.item_id])
     for seen in lists.values():
         assert all(x != y for x, y in itertools.pairwise(seen)), seen
+
+
+def test_the_shared_draw_refuses_an_adaptive_plan(demo_engine: Engine) -> None:
+    # Its cases arrive as it goes: only its design draws it, so nothing is made here.
+    admin = add_user(demo_engine, "direct-admin", Role.admin)
+    reader = add_user(demo_engine, "direct-reader", Role.reader)
+    plan = StudyPlan(name="direct", case_filter=CaseFilter(), design=Design.adaptive,
+                     reader_ids=[reader.id or 0], total=10, batch_images=5,
+                     strata_facets=("modality",))
+    with Session(demo_engine) as session, pytest.raises(StudyError) as refused:
+        create_study(session=session, plan=plan, created_by=admin)
+    assert refused.value.field == "design"
+    with Session(demo_engine) as session:
+        assert session.scalars(select(Study)).all() == []

@@ -8,10 +8,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from app.cases.filters import CaseFilter
-from app.studies.adaptive_batches import planned_budget, pool_images
-from app.studies.adaptive_budget import budget_of, recorded_budget
-from app.studies.adaptive_edits import draw_edits, edit_probabilities
-from app.studies.edit_draws import EditPool
+from app.designs.adaptive.batches import planned_budget, pool_images
+from app.designs.adaptive.budget import budget_of, recorded_budget
+from app.designs.adaptive.draws import EditPool
+from app.designs.adaptive.edits import draw_edits, edit_probabilities
 
 
 def test_the_reads_are_the_drawn_edits_times_the_readers_of_each() -> None:

@@ -21,8 +21,7 @@ from sqlmodel import Session, col
 from app.agreement.completion import overturned
 from app.agreement.reads import load
 from app.agreement.service import watch_for
-from app.studies.adaptive import Observed, Pool
-from app.studies.adaptive_batches import (
+from app.designs.adaptive.batches import (
     batches,
     draw_batch,
     draws_made,
@@ -30,7 +29,9 @@ from app.studies.adaptive_batches import (
     place_batch,
     unplaced,
 )
-from app.studies.edit_draws import draw_edit_batch, draw_plan, draws_edits, frozen_edits
+from app.designs.adaptive.draws import draw_edit_batch, frozen_edits
+from app.designs.adaptive.prior import Observed, Pool
+from app.studies.draw_plan import draw_plan, draws_edits
 from app.studies.models import Design, Study, StudyBatch, StudyItem, StudyStatus
 from app.studies.previews import draw_items
 from app.studies.worklist import study_progress

@@ -18,9 +18,8 @@ from sqlalchemy import func, select, update
 from sqlmodel import Session, col
 
 from app.cases.filters import CaseFilter, recorded_filter
-from app.image_order import apart
-from app.models import AttemptMetric, Task, User
-from app.studies.adaptive import (
+from app.designs.adaptive.budget import Budget, edit_budget
+from app.designs.adaptive.prior import (
     UNIFORM_SHARE,
     Observed,
     Pool,
@@ -29,7 +28,8 @@ from app.studies.adaptive import (
     State,
     draw,
 )
-from app.studies.adaptive_budget import Budget, edit_budget
+from app.image_order import apart
+from app.models import AttemptMetric, Task, User
 from app.studies.judged_pool import admitted, judged_pool
 from app.studies.models import Assignment, Study, StudyBatch, StudyDraw, StudyItem, StudyReader
 from app.studies.pool import verdicts_of_record

@@ -8,12 +8,12 @@ from pathlib import Path
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.adaptive.top_up import top_up
+from app.designs.adaptive.top_up import top_up
 from app.models import User
 from app.studies.answers import AnswerIn, submit_answer
 from app.studies.models import Study, StudyBatch, StudyDraw
 from app.studies.worklist import next_open, reader_progress
-from tests.studies.test_adaptive_study import make_adaptive
+from tests.designs.adaptive.test_study import make_adaptive
 from tests.web.routes.test_study_targets import set_targets
 
 
@@ -83,7 +83,7 @@ def test_no_batch_once_every_target_is_met(demo_engine: Engine, tmp_path: Path) 
 
 
 def test_a_batch_left_half_done_is_finished_by_the_next_top_up(demo_engine: Engine, tmp_path: Path) -> None:
-    from app.studies.adaptive_batches import draw_batch, frozen_pool
+    from app.designs.adaptive.batches import draw_batch, frozen_pool
 
     study = make_adaptive(demo_engine, batch=4, total=40)
     with Session(demo_engine) as session:
@@ -98,7 +98,7 @@ def test_a_batch_left_half_done_is_finished_by_the_next_top_up(demo_engine: Engi
 def test_a_batch_is_placed_once_when_two_requests_finish_it(demo_engine: Engine) -> None:
     """Two top-ups can both find a batch unfinished; the second to place it must place
     nothing, or every reader would read its cases twice."""
-    from app.studies.adaptive_batches import draw_batch, frozen_pool, place_batch
+    from app.designs.adaptive.batches import draw_batch, frozen_pool, place_batch
     from app.studies.models import Assignment
 
     study = make_adaptive(demo_engine, batch=4, total=40)

@@ -5,14 +5,14 @@ replay exactly."""
 import numpy as np
 import pytest
 
-from app.studies.adaptive import UNIFORM_SHARE, Pool, PoolEdit, PoolImage
-from app.studies.adaptive_edits import (
+from app.designs.adaptive.edits import (
     MIN_FIT,
     EditFeatures,
     draw_edits,
     edit_probabilities,
     predicted_overturn,
 )
+from app.designs.adaptive.prior import UNIFORM_SHARE, Pool, PoolEdit, PoolImage
 
 
 def pool(images: int = 120, edits: int = 3) -> Pool:
@@ -102,7 +102,7 @@ def test_the_preservation_metrics_inform_the_prediction() -> None:
 
 
 def test_an_unmeasured_edit_is_not_taken_for_a_typical_one() -> None:
-    from app.studies.adaptive_edits import measured_column
+    from app.designs.adaptive.edits import measured_column
 
     column, known = measured_column([0.2, None, 0.4])
     np.testing.assert_allclose(column, [0.2, 0.3, 0.4])
