@@ -11,13 +11,13 @@ from rich.console import Console
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.agreement.leaderboard import Board, Figure, Row
 from app.cli.progress import progress
 from app.cli.stats import find_study
 from app.errors import DomainError, Invalid, NotFound
 from app.jobs import start_drift_check, start_scoring
 from app.judges.board import leaderboard
 from app.judges.candidates import CandidatePlan, candidates, create_candidate, get_candidate
+from app.judges.leaderboard import Board, Figure, Row
 from app.judges.models import SentinelSet
 from app.judges.reference import Ref, SentinelPlan, create_sentinel, sentinel_sizes
 from app.judges.schedule import set_schedule, stop_schedule

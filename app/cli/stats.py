@@ -12,9 +12,8 @@ from sqlmodel import Session, col, select
 from app.agreement.reads import require_rubric
 from app.agreement.report import Slice
 from app.agreement.service import report_for, report_json
-from app.agreement.standalone import standalone_html
-from app.agreement.tables import TABLES, rows
 from app.csv_cells import iter_dict_csv
+from app.designs import AGREEMENT_TABLES, agreement_table, standalone_html
 from app.errors import DomainError
 from app.studies.models import Study
 
@@ -37,8 +36,8 @@ def find_study(session: Session, ref: str) -> Study | None:
 def stats(engine: Engine, ref: str, fmt: Format, table: str, output: Path | None) -> str | None:
     """The report's text, written to ``output`` (whole or not at all) or returned for stdout.
     Returns an error message instead when the study or table is unknown."""
-    if fmt is Format.csv and table not in TABLES:
-        return f"no table {table!r}; tables: {', '.join(TABLES)}"
+    if fmt is Format.csv and table not in AGREEMENT_TABLES:
+        return f"no table {table!r}; tables: {', '.join(AGREEMENT_TABLES)}"
     with Session(engine) as session:
         study = find_study(session, ref)
         if study is None:
@@ -54,7 +53,7 @@ def stats(engine: Engine, ref: str, fmt: Format, table: str, output: Path | None
             if fmt is Format.json:
                 text = json.dumps(report_json(study, report), indent=2)
             else:
-                text = "".join(iter_dict_csv(rows(report, table)))
+                text = "".join(iter_dict_csv(agreement_table(report, table)))
     if output is None:
         sys.stdout.write(text)
         return None
@@ -70,7 +69,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         study: str = typer.Argument(..., help="Study id or name."),
         fmt: Format = typer.Option(Format.json, "--format", help="json, csv or html."),
         table: str = typer.Option("judge-vs-reference", "--table",
-                                  help=f"For csv: one of {', '.join(TABLES)}."),
+                                  help=f"For csv: one of {', '.join(AGREEMENT_TABLES)}."),
         output: Path | None = typer.Option(None, "--output", "-o",
                                            help="Write to this file instead of stdout."),
     ) -> None:

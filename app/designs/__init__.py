@@ -29,8 +29,12 @@ from app.designs.rubric.disagreements import (
     disagreements,
     to_adjudicate,
 )
+from app.designs.rubric.standalone import standalone_html
+from app.designs.rubric.tables import TABLES as AGREEMENT_TABLES
+from app.designs.rubric.tables import rows as agreement_table
 
 __all__ = [
+    "AGREEMENT_TABLES",
     "DISAGREEMENT_KINDS",
     "PAIRWISE",
     "Disagreement",
@@ -38,6 +42,7 @@ __all__ = [
     "PairwiseFigures",
     "StudyDesign",
     "adjudication_screen",
+    "agreement_table",
     "case_rows",
     "csv_rows",
     "design_of",
@@ -49,6 +54,7 @@ __all__ = [
     "planned_budget",
     "real_or_edited_figures",
     "recorded_budget",
+    "standalone_html",
     "strengths_plots",
     "to_adjudicate",
     "top_up",

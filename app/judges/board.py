@@ -1,6 +1,6 @@
 """The leaderboard of a reference: the judge of record and every candidate scored on it (and
 every panel of them) against the readers' settled reference, from the stored answers
-(app/judges/scoring.py stores them; app/agreement/leaderboard.py computes the figures)."""
+(app/judges/scoring.py stores them; app/judges/leaderboard.py computes the figures)."""
 
 from dataclasses import replace
 
@@ -8,11 +8,11 @@ from sqlalchemy import func, select
 from sqlmodel import Session, col
 
 from app.agreement.dawid_skene import skill_weighted
-from app.agreement.leaderboard import RECORD, Answers, Board, boards
-from app.agreement.panels import majority, share_passing, stacked
 from app.charts import Point, forest_chart
 from app.judges.candidates import get_candidate
+from app.judges.leaderboard import RECORD, Answers, Board, boards
 from app.judges.models import CandidateVerdict, JudgeCandidate
+from app.judges.panels import majority, share_passing, stacked
 from app.judges.reference import Ref, Reference, as_ref, load_reference, study_ids_of
 from app.memo import Memo
 from app.models import JudgeVerdict
@@ -23,7 +23,7 @@ from pipeline.vocabulary import DIMENSIONS, QUESTIONS
 def panel_answers(name: str, rule: str, members: list[Answers],
                   reference: list[dict[str, bool | None]], clusters: list[object]) -> Answers:
     """A panel's answers on the reference's edits from its members' first answers: by
-    majority, or stacked on the readers' reference with cross-fitting (app/agreement/panels.py)."""
+    majority, or stacked on the readers' reference with cross-fitting (app/judges/panels.py)."""
     answers: list[dict[str, bool | None]] = [{} for _ in reference]
     score: list[float | None] = [None] * len(reference)
     for question in QUESTIONS:

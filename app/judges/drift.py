@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlmodel import Session, col
 
-from app.agreement.leaderboard import RECORD, Figure
 from app.judges.board import leaderboard
 from app.judges.candidates import CandidatePlan, create_candidate, default_template
+from app.judges.leaderboard import RECORD, Figure
 from app.judges.models import CandidateVerdict, JudgeCandidate
 from app.judges.reference import Ref, Reference, as_ref, load_reference
 from app.models import Attempt, User, utcnow

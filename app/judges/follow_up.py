@@ -9,11 +9,11 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.agreement import reads
-from app.agreement.before_after import BeforeAfter, before_after
 from app.agreement.report import settled_consensus
 from app.cases.filters import CaseFilter
 from app.errors import Conflict, Invalid, NotFound
 from app.job_models import Job, JobStatus, JobTask
+from app.judges.before_after import BeforeAfter, before_after
 from app.models import Attempt, JudgeVerdict, Run, Task, User
 from app.studies.design import StudyError, StudyPlan, create_study_of
 from app.studies.design_traits import default_design

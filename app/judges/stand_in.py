@@ -15,8 +15,8 @@ from sqlmodel import Session, col
 
 from app.agreement.alternative_annotator import AltTest, alt_test
 from app.agreement.judge_as_reader import KappaZ, first_votes, kappa_z
-from app.agreement.leaderboard import RECORD
 from app.judges.candidates import candidate_names
+from app.judges.leaderboard import RECORD
 from app.judges.models import CandidateVerdict
 from app.judges.reference import Reference
 

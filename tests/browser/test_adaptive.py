@@ -16,9 +16,9 @@ from app.designs.adaptive.top_up import top_up
 from app.models import Role
 from app.studies.models import Study, StudyBatch
 from tests.accounts import add_user
-from tests.designs.adaptive.test_top_up import read_all
 from tests.browser.conftest import ARTIFACTS
 from tests.browser.helpers import IMAGES_SHOWN, answer_with_keys, log_in
+from tests.designs.adaptive.test_top_up import read_all
 
 pytestmark = pytest.mark.browser
 WIDTHS = (1024, 1280, 1366, 1920)

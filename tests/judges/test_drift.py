@@ -7,9 +7,9 @@ from bs4 import BeautifulSoup
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app.agreement.leaderboard import Figure
 from app.jobs import claim, make_backend, run_job, start_drift_check
 from app.judges.drift import DriftCheck, checks
+from app.judges.leaderboard import Figure
 from app.models import Role
 from app.settings import Settings
 from pipeline.loop import RetryPolicy

@@ -5,10 +5,10 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app.agreement.leaderboard import RECORD
 from app.errors import Conflict, Invalid
 from app.judges.board import leaderboard
 from app.judges.candidates import CandidatePlan, create_candidate
+from app.judges.leaderboard import RECORD
 from app.judges.reference import reference_study
 from app.judges.scoring import offline_judge, score
 from app.studies.models import Design

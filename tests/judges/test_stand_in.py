@@ -6,8 +6,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from app.agreement.alternative_annotator import NO, YES
-from app.agreement.leaderboard import RECORD
 from app.agreement.reads import Case, Read, StudyReads
+from app.judges.leaderboard import RECORD
 from app.judges.reference import Ref, Reference
 from app.judges.stand_in import stand_ins
 

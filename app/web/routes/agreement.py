@@ -16,17 +16,18 @@ from app.agreement.service import (
     report_for,
     report_json,
 )
-from app.agreement.standalone import standalone_html
-from app.agreement.tables import TABLES, rows
 from app.csv_cells import iter_dict_csv
 from app.designs import (
+    AGREEMENT_TABLES,
     DISAGREEMENT_KINDS,
     Disagreement,
+    agreement_table,
     case_rows,
     csv_rows,
     design_of,
     disagreements,
     panel_roc_for,
+    standalone_html,
 )
 from app.designs import real_or_edited_figures as real_or_edited
 from app.errors import Invalid
@@ -67,7 +68,7 @@ def agreement_page(request: Request, session: SessionDep, study_id: IdPath,
     data, report = report_for(session, study, scope)
     context: dict[str, Any] = {"study": study, "report": report,
                                "choices": slice_choices(data.cases), "scope": scope,
-                               "tables": TABLES, "query": request.url.query,
+                               "tables": AGREEMENT_TABLES, "query": request.url.query,
                                "before_after": comparison(session, study),
                                "checks": reader_checks(session, study)}
     return render(request, "agreement/study.html", context)
@@ -180,7 +181,7 @@ def agreement_csv(session: SessionDep, study_id: IdPath, table: str,
                   scope: SliceDep) -> StreamingResponse:
     study = get_study(session, study_id)
     _, report = report_for(session, study, scope)
-    table_rows = rows(report, table)
+    table_rows = agreement_table(report, table)
     filename = f"study-{study_id}-{table}.csv"
     return StreamingResponse(iter_dict_csv(table_rows), media_type="text/csv",
                              headers={"Content-Disposition": f'attachment; filename="{filename}"'})

@@ -11,7 +11,6 @@ from pydantic import BaseModel, Field
 from starlette.datastructures import FormData
 
 from app.agreement.alternative_annotator import EPSILON, parse_epsilon
-from app.agreement.leaderboard import QUESTIONS, RECORD
 from app.background import run_in_background
 from app.errors import Conflict, Invalid
 from app.jobs import regenerate_let_through, start_drift_check, start_scoring
@@ -30,6 +29,7 @@ from app.judges.candidates import (
 )
 from app.judges.drift import checks
 from app.judges.follow_up import create_follow_up
+from app.judges.leaderboard import QUESTIONS, RECORD
 from app.judges.promotion import promote, promoted
 from app.judges.reference import (
     Ref,

@@ -2,8 +2,8 @@
 
 import random
 
-from app.agreement.leaderboard import RECORD, Answers, Board, Row, boards
 from app.agreement.resample import Figure
+from app.judges.leaderboard import RECORD, Answers, Board, Row, boards
 from pipeline.vocabulary import QUESTIONS
 
 N = 240  # edits, two per source image
@@ -115,7 +115,7 @@ def test_the_auc_reads_the_weighted_score_on_the_overall_question_only() -> None
 
 
 def test_the_flip_matrix_counts_each_change_and_whom_the_readers_side_with() -> None:
-    from app.agreement.leaderboard import flips
+    from app.judges.leaderboard import flips
 
     truth = [True, True, False, False, True, None]
     record = [True, False, True, False, True, False]

@@ -6,7 +6,7 @@ from sqlmodel import Session
 
 from app.agreement.checklist import ITEMS
 from app.agreement.reads import load
-from app.agreement.standalone import describe_filter, standalone_html
+from app.designs.rubric.standalone import describe_filter, standalone_html
 from app.studies.models import Design, Study
 from tests.agreement.test_report import answer_all
 from tests.studies.conftest import make_study

@@ -3,7 +3,7 @@ fitted on its own label (cross-fitting by source image)."""
 
 import random
 
-from app.agreement.panels import majority, share_passing, stacked
+from app.judges.panels import majority, share_passing, stacked
 
 
 def test_majority_and_its_score() -> None:
