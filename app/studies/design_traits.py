@@ -162,7 +162,11 @@ def _declared() -> dict[Design, DesignTraits]:
 
 
 def traits_of(kind: Design | str) -> DesignTraits:
-    return _declared()[Design(kind)]
+    declared = _declared()
+    try:
+        return declared[Design(kind)]
+    except KeyError:  # asked while app.designs is still being imported, or a design unlisted
+        raise LookupError(f"no design in {DESIGNS_PACKAGE}'s registry declares {kind!r}") from None
 
 
 def default_design() -> Design:
