@@ -312,3 +312,29 @@ def test_the_pairs_and_a_pairwise_study_on_postgres(pg_engine: Engine, demo_engi
         figures = pairwise_figures(s, study, resamples=100)
     assert figures.reads == len(reads) == 5 and figures.left.n == 5
     assert figures.premature is not None  # the judge passed one edit of each such pair
+
+
+def test_an_older_draft_is_refused_on_postgres(pg_engine: Engine, demo_dir: Path) -> None:
+    # The edition check is the UPDATE's own condition (migration 0041), on both engines.
+    from sqlmodel import Session, select
+
+    from app.errors import Conflict
+    from app.studies.answers import DraftIn, save_draft
+    from app.studies.models import Draft, Study
+    from app.studies.worklist import get_assignment
+    from tests.studies.conftest import make_study
+
+    import_tree(pg_engine, demo_dir / "run", demo_dir / "source")
+    setup = make_study(pg_engine)
+    with Session(pg_engine) as session:
+        study = session.get(Study, setup.study.id)
+        assert study is not None
+        assignment = get_assignment(session, study, setup.readers[0], 1)
+        save_draft(session, study, assignment, DraftIn(comment="newer", edition=2_000))
+        with pytest.raises(Conflict, match="newer draft"):
+            save_draft(session, study, assignment, DraftIn(comment="older", edition=1_000))
+        session.rollback()
+        save_draft(session, study, assignment, DraftIn(comment="undone answer"))  # no edition
+        save_draft(session, study, assignment, DraftIn(comment="next save", edition=5))
+        [draft] = session.scalars(select(Draft)).all()
+        assert draft.edition == 5 and "next save" in draft.payload
