@@ -253,7 +253,10 @@ def narrowing_chart(lines: Sequence[tuple[str, Sequence[tuple[int, float]], floa
         colour = colours[k % len(colours)]
         if path:
             xs, ys = zip(*path, strict=True)
-            axes.plot(xs, ys, _STYLES[k % len(_STYLES)], color=colour, linewidth=1.6,
+            # Each later line thinner, drawn over the ones before: two endpoints that narrow
+            # alike (too strict beside agreement) stay visible, one inside the other.
+            axes.plot(xs, ys, _STYLES[k % len(_STYLES)], color=colour,
+                      linewidth=max(1.2, 3.0 - 0.8 * k), zorder=2 + k,
                       label=f"{label} (n={xs[-1]}: ± {ys[-1]:.3f})")
         if target is not None:
             axes.axhline(target, color=colour, linewidth=0.9, linestyle=(0, (4, 3)), alpha=0.8)
