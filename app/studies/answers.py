@@ -5,7 +5,7 @@ import logging
 import secrets
 from collections.abc import Callable, Mapping
 from enum import StrEnum
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlalchemy import func, or_, select, true, update
@@ -276,16 +276,36 @@ def last_to_undo(session: Session, study: Study, user_id: int,
     return found[0], found[1]
 
 
+def retraction(last: Answered, kept: tuple[str, ...], **extra: Any) -> Answered:
+    """The version that retracts ``last``: the fields named in ``kept`` carried over (what it
+    said stays on record), with an undo's own submission id. Every design's undo adds one."""
+    fields: dict[str, Any] = {name: getattr(last, name) for name in kept} | extra
+    return type(last)(assignment_id=last.assignment_id, version=last.version + 1,
+                      submission_id=f"undo-{secrets.token_hex(12)}", retracted=True, **fields)
+
+
+def retract_last(session: Session, study: Study, user_id: int, table: type[Answered],
+                 kept: tuple[str, ...]) -> Assignment | None:
+    """A design's undo when nothing comes back as a draft: the reader's last answer in
+    ``table`` retracted, and its read; None when there is nothing to undo."""
+    found = last_to_undo(session, study, user_id, table)
+    if found is None:
+        return None
+    last, assignment = found
+    session.add(retraction(last, kept))
+    commit_if_open(session, study)
+    return assignment
+
+
 def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None:
     """Retract the reader's most recent answer in the study (a new version, nothing erased)."""
     found = last_to_undo(session, study, user_id, Answer)
     if found is None:
         return None
     last, assignment = found
-    values = {c: getattr(last, c) for c in (*DIMENSIONS, "overall", "confidence", "tags", "comment", "roi")}
-    session.add(Answer(assignment_id=last.assignment_id, version=last.version + 1,
-                       submission_id=f"undo-{secrets.token_hex(12)}", retracted=True,
-                       after_reveal=_revealed(study, last.version + 1), **values))
+    kept = (*DIMENSIONS, "overall", "confidence", "tags", "comment", "roi")
+    session.add(retraction(last, kept, after_reveal=_revealed(study, last.version + 1)))
+    values = {name: getattr(last, name) for name in kept}
     # The retracted answer comes back as the draft, so the reader can correct it.
     save_draft(session, study, assignment, DraftIn.model_validate(
         {**values, "tags": json.loads(last.tags), "roi": last.roi or ""}), commit=False)

@@ -18,8 +18,7 @@ from app.studies.answers import (
     Comment,
     Tags,
     append_version,
-    commit_if_open,
-    last_to_undo,
+    retract_last,
 )
 from app.studies.images import BLINDED_MISSING, item_image
 from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
@@ -86,17 +85,8 @@ def submit(session: Session, study: Study, assignment: Assignment,
 
 def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None:
     """Retract the reader's most recent answer in the study: a new version, nothing erased."""
-    found = last_to_undo(session, study, user_id, PairAnswer)
-    if found is None:
-        return None
-    last, assignment = found
-    session.add(PairAnswer(
-        assignment_id=last.assignment_id, version=last.version + 1,
-        submission_id=f"undo-{secrets.token_hex(12)}", choice=last.choice,
-        first_left=last.first_left, confidence=last.confidence, tags=last.tags,
-        comment=last.comment, retracted=True))
-    commit_if_open(session, study)
-    return assignment
+    return retract_last(session, study, user_id, PairAnswer,
+                        ("choice", "first_left", "confidence", "tags", "comment"))
 
 
 def pair_image(session: Session, study: Study, assignment: Assignment, item: StudyItem,

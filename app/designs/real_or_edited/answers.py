@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.models import Task
-from app.studies.answers import SUBMISSION_ID, append_version, commit_if_open, last_to_undo
+from app.studies.answers import SUBMISSION_ID, append_version, retract_last
 from app.studies.models import Assignment, RealOrEditedAnswer, Study, StudyItem
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
 
@@ -60,16 +60,8 @@ def submit(session: Session, study: Study, assignment: Assignment,
 
 def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None:
     """Retract the reader's most recent answer in the study: a new version, nothing erased."""
-    found = last_to_undo(session, study, user_id, RealOrEditedAnswer)
-    if found is None:
-        return None
-    last, assignment = found
-    session.add(RealOrEditedAnswer(
-        assignment_id=last.assignment_id, version=last.version + 1,
-        submission_id=f"undo-{secrets.token_hex(12)}", edited=last.edited,
-        confidence=last.confidence, click_x=last.click_x, click_y=last.click_y, retracted=True))
-    commit_if_open(session, study)
-    return assignment
+    return retract_last(session, study, user_id, RealOrEditedAnswer,
+                        ("edited", "confidence", "click_x", "click_y"))
 
 
 @dataclass
