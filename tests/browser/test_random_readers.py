@@ -7,14 +7,12 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 from sqlalchemy.engine import Engine
 
-from app.models import Role
 from app.settings import Settings
 from tests.agreement.test_report import answer_all
 from tests.browser.conftest import ARTIFACTS
 from tests.browser.helpers import log_in
 from tests.studies.conftest import make_real_or_edited, make_study
-from tests.web.routes.test_reading import as_user
-from tests.web.routes.test_real_or_edited import _reads
+from tests.web.routes.test_real_or_edited import answer_apart
 
 pytestmark = pytest.mark.browser
 WIDTHS = (1024, 1280, 1366, 1920)
@@ -74,15 +72,7 @@ def test_real_or_edited_leads_with_radiologists_in_general(
         browser: Browser, demo_engine: Engine, live_server: str, settings: Settings) -> None:
     study = make_real_or_edited(demo_engine, readers=3, per_modality=4)
     sid = study.study.id
-    for r, person in enumerate(study.readers):
-        client = as_user(demo_engine, settings, person.name, Role.reader)
-        for k, (assignment, item) in enumerate(_reads(demo_engine, study, person.name)):
-            edited = (item.shows == "edit") == ((k + r) % 4 != 0)
-            form = {"call": "edited" if edited else "real", "confidence": str(1 + (k + r) % 5),
-                    "submission_id": f"b-{assignment.uid}", "time_on_case_ms": "1500"}
-            if edited:
-                form |= {"click_x": "0.5", "click_y": "0.5"}
-            client.post(f"/read/{sid}/{assignment.sequence}", data=form, follow_redirects=False)
+    answer_apart(demo_engine, settings, study)
     page = browser.new_context(viewport={"width": 1366, "height": 900}).new_page()
     log_in(page, live_server, "roe-admin", f"/studies/{sid}/real-or-edited")
     expect(page.locator("#readers-random-rrrc")).to_contain_text("radiologists in general")

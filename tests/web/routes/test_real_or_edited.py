@@ -52,6 +52,24 @@ def _reads(engine: Engine, study: StudySetup, user_name: str) -> list[tuple[Assi
                               .order_by(col(Assignment.sequence))).all())
 
 
+def answer_apart(engine: Engine, settings: Settings, study: StudySetup) -> None:
+    """Every reader reads every case, reader r wrong on a different quarter of the cases.
+    Each reader's order is drawn from the study's secret, so the answer follows the case, not
+    its place in the list: the areas are then the same every run and differ between readers
+    (equal areas leave no spread across readers, and no readers-random interval)."""
+    for r, person in enumerate(study.readers):
+        client = as_user(engine, settings, person.name)
+        for assignment, item in _reads(engine, study, person.name):
+            k = item.id or 0
+            edited = (item.shows == "edit") == ((k + r) % 4 != 0)
+            form = {"call": "edited" if edited else "real", "confidence": str(1 + (k + r) % 5),
+                    "submission_id": f"s-{assignment.uid}", "time_on_case_ms": "1500"}
+            if edited:
+                form |= {"click_x": "0.5", "click_y": "0.5"}
+            assert client.post(f"/read/{study.study.id}/{assignment.sequence}", data=form,
+                               follow_redirects=False).status_code == 303
+
+
 def test_the_screen_names_nothing_and_shows_one_image(demo_engine: Engine, reader: TestClient,
                                                       study: StudySetup) -> None:
     sid = study.study.id
@@ -223,17 +241,7 @@ def test_readers_random_come_first_and_the_judge_says_why_it_is_not_drawn(
         demo_engine: Engine, settings: Settings) -> None:
     study = make_real_or_edited(demo_engine, readers=3, per_modality=4)
     sid = study.study.id
-    for r, person in enumerate(study.readers):
-        client = as_user(demo_engine, settings, person.name)
-        for k, (assignment, item) in enumerate(_reads(demo_engine, study, person.name)):
-            right = (k + r) % 4 != 0  # each reader wrong on a different quarter
-            edited = (item.shows == "edit") == right
-            form = {"call": "edited" if edited else "real", "confidence": str(1 + (k + r) % 5),
-                    "submission_id": f"s-{assignment.uid}", "time_on_case_ms": "1500"}
-            if edited:
-                form |= {"click_x": "0.5", "click_y": "0.5"}
-            assert client.post(f"/read/{sid}/{assignment.sequence}", data=form,
-                               follow_redirects=False).status_code == 303
+    answer_apart(demo_engine, settings, study)
     admin = as_user(demo_engine, settings, "roe-admin")
     page = BeautifulSoup(admin.get(f"/studies/{sid}/real-or-edited").text, "html.parser")
     sections = [s["id"] for s in page.select("section[id]")]
