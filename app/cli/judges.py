@@ -2,7 +2,6 @@
 sentinel set drawn from several), the leaderboard as a table or as JSON, and drift checks."""
 
 import asyncio
-import json
 import sys
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from rich.console import Console
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from app.cli.json_out import json_text
 from app.cli.progress import progress
 from app.cli.stats import find_study
 from app.errors import DomainError, Invalid, NotFound
@@ -128,10 +128,10 @@ def board_json(boards: dict[str, Board]) -> str:
                     "chance_level": r.chance_flips.as_dict() if r.chance_flips else None,
                     "pass_rate_change": r.order.pass_rate_change.as_dict()},
                 "ranked_above": list(r.above)}
-    return json.dumps({q: {"rows": [row(r) for r in b.rows], "letters": b.letters(),
-                           "separated": [list(p) for p in b.separations()],
-                           "ranks": b.ranks_line()}
-                       for q, b in boards.items()}, indent=2) + "\n"
+    return json_text({q: {"rows": [row(r) for r in b.rows], "letters": b.letters(),
+                          "separated": [list(p) for p in b.separations()],
+                          "ranks": b.ranks_line()}
+                      for q, b in boards.items()}) + "\n"
 
 
 def register(cli: typer.Typer, engine_factory: object) -> None:

@@ -2,12 +2,13 @@
 file, as the Iowa OR-DBM MRMC software reports it; `--algorithm READER` compares one reader
 (a standalone algorithm) with the rest, as RJafroc's StCadVsRad does."""
 
-import json
+import math
 import sys
 from pathlib import Path
 
 import typer
 
+from app.cli.json_out import json_text
 from app.mrmc.data import MrmcInputError, read_ratings
 from app.mrmc.orh import Analysis, OrResult, analyse
 from app.mrmc.sample_size import READER_COUNTS, Pilot, cases_for_power, cases_for_width, power
@@ -21,14 +22,24 @@ def _analysis_lines(a: Analysis) -> list[str]:
         ddf = "" if a.test.ddf is None else f", {a.test.ddf:.2f}"
         lines.append(f"  {kind}({a.test.ndf:g}{ddf}) = {a.test.statistic:.4f}, p = {a.test.p:.4f}")
     for d in a.differences:
-        df = "z" if d.df is None else f"df {d.df:.2f}"
-        lines.append(f"  {d.a} - {d.b}: {d.difference:+.5f}, SE {d.se:.5f} ({df}), p = {d.p:.4f}, "
-                     f"95% CI ({d.ci[0]:.5f}, {d.ci[1]:.5f})")
+        lines.append(f"  {d.a} - {d.b}: {d.difference:+.5f}, SE {d.se:.5f} ({_df(d.df)}), "
+                     f"p = {d.p:.4f}, {_ci(d.ci, 5)}")
     for s in a.single:
-        df = "z" if s.df is None else f"df {s.df:.2f}"
-        lines.append(f"  {s.modality}: AUC {s.auc:.8f}, SE {s.se:.8f} ({df}), "
-                     f"95% CI ({s.ci[0]:.8f}, {s.ci[1]:.8f})")
+        lines.append(f"  {s.modality}: AUC {s.auc:.8f}, SE {s.se:.8f} ({_df(s.df)}), {_ci(s.ci, 8)}")
     return lines
+
+
+def _df(df: float | None) -> str:
+    if df is None:
+        return "z"
+    # Every reader's AUC the same: Hillis's df has no bound, and t becomes the normal.
+    return "df unbounded: z" if math.isinf(df) else f"df {df:.2f}"
+
+
+def _ci(ci: tuple[float, float], places: int) -> str:
+    if math.isnan(ci[0]):
+        return "no interval: SE 0, nothing varies"
+    return f"95% CI ({ci[0]:.{places}f}, {ci[1]:.{places}f})"
 
 
 def as_text(result: OrResult) -> str:
@@ -73,14 +84,14 @@ def register(cli: typer.Typer) -> None:
             data = read_ratings(file)
             if algorithm is not None:
                 found = versus_panel(data, algorithm).as_dict()
-                print(json.dumps(found, indent=2) if as_json else "\n".join(
+                print(json_text(found) if as_json else "\n".join(
                     f"{k}: {v}" for k, v in found.items()))
                 return
             result = analyse(data)
         except MrmcInputError as error:
             print(f"error: {named(file, error)}", file=sys.stderr)
             raise typer.Exit(2) from None
-        print(json.dumps(result.as_dict(), indent=2) if as_json else as_text(result))
+        print(json_text(result.as_dict()) if as_json else as_text(result))
 
     @mrmc.command("size")
     def size_command(
@@ -130,8 +141,8 @@ def register(cli: typer.Typer) -> None:
             for j, got in zip([readers[0]] if cases is not None else readers, found, strict=True)]
         chosen = pilot.effect if effect is None else effect
         if as_json:
-            print(json.dumps({"analysis": analysis, "effect": chosen, "pilot_cases": pilot.k_star,
-                              "rows": rows}, indent=2))
+            print(json_text({"analysis": analysis, "effect": chosen, "pilot_cases": pilot.k_star,
+                             "rows": rows}))
             return
         goal = f"half-width {half_width:g}" if half_width is not None else f"power {target:g}"
         print(f"{analysis.upper()}, effect {chosen:+.5f}, pilot of {pilot.k_star} cases "

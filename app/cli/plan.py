@@ -1,9 +1,8 @@
 """`medbanana plan`: how many cases a study needs for a chosen interval half-width."""
 
-import json
-
 import typer
 
+from app.cli.json_out import json_text
 from app.studies.planner import PlanError, plan_cases
 
 
@@ -30,7 +29,7 @@ def register(cli: typer.Typer) -> None:
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(1) from None
         if as_json:
-            typer.echo(json.dumps(plan.as_dict(), indent=2))
+            typer.echo(json_text(plan.as_dict()))
             return
         clustering = (f"ICC {plan.icc}" if plan.icc is not None else "each image counted once")
         typer.echo(f"{plan.cases} cases for agreement {plan.agreement} ± {plan.half_width} "

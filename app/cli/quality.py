@@ -1,6 +1,5 @@
 """`medbanana quality`: the whole data set's quality from a study, as a table or as JSON."""
 
-import json
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -9,6 +8,7 @@ import typer
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from app.cli.json_out import json_text
 from app.cli.stats import find_study
 from app.errors import Invalid
 from app.quality.calibration import Calibration, Figure
@@ -104,7 +104,7 @@ def quality(engine: Engine, ref: str | None, target: float | None, fmt: Format,
                 return f"no study with id or name {ref!r}"
             study_id = study.id
         report = quality_report(session, study_id, goal)
-    text = (json.dumps(report.as_dict(), indent=2) + "\n" if fmt is Format.json
+    text = (json_text(report.as_dict()) + "\n" if fmt is Format.json
             else as_text(report, question))
     if output is None:
         sys.stdout.write(text)

@@ -1,6 +1,5 @@
 """`medbanana stats STUDY`: the agreement report from the shell, as JSON, CSV or HTML."""
 
-import json
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -12,6 +11,7 @@ from sqlmodel import Session, col, select
 from app.agreement.reads import require_rubric
 from app.agreement.report import Slice
 from app.agreement.service import report_for, report_json
+from app.cli.json_out import json_text
 from app.csv_cells import iter_dict_csv
 from app.designs import AGREEMENT_TABLES, agreement_table, standalone_html
 from app.errors import DomainError
@@ -51,7 +51,7 @@ def stats(engine: Engine, ref: str, fmt: Format, table: str, output: Path | None
         else:
             _, report = report_for(session, study, Slice())
             if fmt is Format.json:
-                text = json.dumps(report_json(study, report), indent=2)
+                text = json_text(report_json(study, report))
             else:
                 text = "".join(iter_dict_csv(agreement_table(report, table)))
     if output is None:

@@ -66,8 +66,8 @@ class Single:
     modality: str
     auc: float
     se: float
-    df: float | None
-    ci: tuple[float, float]
+    df: float | None  # None: a z interval; inf: Hillis's df unbounded (readers' spread zero)
+    ci: tuple[float, float]  # NO_INTERVAL (nan, nan) when SE is 0
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,12 @@ def _single(s: Single) -> dict[str, object]:
     return {"modality": s.modality, "auc": s.auc, "se": s.se, "ddf": s.df, "ci": list(s.ci)}
 
 
+NO_INTERVAL = (float("nan"), float("nan"))
+
+
 def _t_interval(value: float, se: float, df: float) -> tuple[tuple[float, float], float, float]:
+    if not se > 0:  # nothing varies (readers fixed, every reader's AUC the same): no interval
+        return NO_INTERVAL, float("nan"), float("nan")
     half = float(stats.t.ppf(1 - ALPHA / 2, df)) * se
     statistic = value / se if se > 0 else float("nan")
     p = float(2 * stats.t.sf(abs(statistic), df)) if se > 0 else float("nan")
@@ -154,6 +159,8 @@ def _t_interval(value: float, se: float, df: float) -> tuple[tuple[float, float]
 
 
 def _z_interval(value: float, se: float) -> tuple[tuple[float, float], float, float]:
+    if not se > 0:
+        return NO_INTERVAL, float("nan"), float("nan")
     half = float(stats.norm.ppf(1 - ALPHA / 2)) * se
     statistic = value / se if se > 0 else float("nan")
     p = float(2 * stats.norm.sf(abs(statistic))) if se > 0 else float("nan")

@@ -122,3 +122,43 @@ def test_analyse_of_a_constant_rating_says_why_in_one_line(tmp_path: Path) -> No
     result = CliRunner().invoke(cli, ["mrmc", "analyse", str(flat)])
     assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "flat.csv" in result.stderr and "case variance is zero" in result.stderr
+
+
+def _strict(text: str) -> object:
+    """JSON as jq and JavaScript read it: the bare words NaN and Infinity are refused."""
+    def refuse(word: str) -> None:
+        raise ValueError(f"not JSON: {word}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_one_modality_with_readers_alike_is_strict_json_with_no_zero_width_interval(
+        tmp_path: Path) -> None:
+    """One modality has no between-modality mean square (null, not NaN); three readers with
+    the same AUC give Hillis's df unbounded (null: a normal interval) and, cases fixed, no
+    variance at all: no interval, rather than one of zero width."""
+    truth = [1, 1, 1, 1, 0, 0, 0, 0]
+    ratings = {"a": [5, 4, 2, 4, 1, 3, 2, 1], "b": [4, 5, 2, 4, 1, 3, 1, 2],
+               "c": [5, 4, 2, 4, 1, 3, 2, 1]}
+    path = tmp_path / "alike.csv"
+    path.write_text('"modality","reader","case","truth","rating"\n' + "".join(
+        f'"m","{r}",{c + 1},{truth[c]},{v}\n' for r, vs in ratings.items() for c, v in enumerate(vs)))
+    result = CliRunner().invoke(cli, ["mrmc", "analyse", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    found = _strict(result.stdout)
+    assert isinstance(found, dict)
+    assert found["anova"]["ms_t"] is None and found["anova"]["ms_r"] == 0
+    [rrrc] = found["rrrc"]["single"]
+    assert rrrc["ddf"] is None and rrrc["ci"][0] < rrrc["auc"] < rrrc["ci"][1]
+    [rrfc] = found["rrfc"]["single"]
+    assert rrfc["se"] == 0 and rrfc["ci"] == [None, None]
+    text = CliRunner().invoke(cli, ["mrmc", "analyse", str(path)]).stdout
+    assert "df unbounded: z" in text and "no interval: SE 0, nothing varies" in text
+
+
+def test_every_json_the_reference_data_gives_is_strict() -> None:
+    vandyke = str(REFERENCE / "vandyke.csv")
+    for args in (["analyse", vandyke], ["size", vandyke, "--readers", "6"],
+                 ["analyse", str(REFERENCE / "cadlroc-roc.csv"), "--algorithm", "1"]):
+        result = CliRunner().invoke(cli, ["mrmc", *args, "--json"])
+        assert result.exit_code == 0, result.output
+        _strict(result.stdout)

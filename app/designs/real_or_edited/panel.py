@@ -10,6 +10,7 @@ The judge is not one more reader here, and the page says why (JUDGE_REASON): it 
 for an original, and most of its weighted score has no meaning for one.
 """
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,12 +49,32 @@ class PanelRoc:
     expected_now: float = float("nan")  # the half-width the components predict as things are
 
     @property
+    def readers_alike(self) -> bool:
+        """Every reader's area is the same: the readers' spread is estimated as zero, and
+        Hillis's df (a t with df = infinity: the normal) has no bound, as in the Iowa
+        software; the interval then allows nothing for how other radiologists differ."""
+        return self.result is not None and self.result.ms_r_single[0] == 0
+
+    @property
+    def random_df(self) -> str:
+        if self.result is None:
+            return ""
+        df = self.result.rrrc.single[0].df
+        return "unbounded (a normal interval)" if df is None or math.isinf(df) else f"{df:.1f}"
+
+    @property
     def sentence_random(self) -> str | None:
         if self.result is None:
             return None
         s = self.result.rrrc.single[0]
-        return (f"For {RANDOM}: mean ROC area {s.auc:.3f}, 95 % CI ({s.ci[0]:.3f}, "
-                f"{s.ci[1]:.3f}){_beyond(s.ci)}; {_verdict(s.ci)}.")
+        found = (f"For {RANDOM}: mean ROC area {s.auc:.3f}, 95 % CI ({s.ci[0]:.3f}, "
+                 f"{s.ci[1]:.3f}){_beyond(s.ci)}; {_verdict(s.ci)}.")
+        if self.readers_alike:
+            found += (f" All {len(self.readers)} readers have exactly the same area, so their "
+                      "spread is estimated as zero and the interval allows nothing for how other "
+                      "radiologists would differ: it is as wide as the cases alone make it. "
+                      "Another reader will tell.")
+        return found
 
     @property
     def sentence_fixed(self) -> str | None:
@@ -67,6 +88,12 @@ class PanelRoc:
     def precision(self) -> str | None:
         if self.result is None:
             return None
+        if self.readers_alike:
+            half = (self.result.rrrc.single[0].ci[1] - self.result.rrrc.single[0].ci[0]) / 2
+            return (f"With {len(self.readers)} readers who all have the same area, the "
+                    f"readers-random interval is \u00b1 {half:.3f} wide from the cases alone. "
+                    "How many readers and cases the margin needs cannot be predicted from a "
+                    "spread estimated as zero, so no table is given until the readers differ.")
         return precision_sentence(len(self.readers), self.result.rrrc.single[0].ci, self.margin,
                                   self.expected_now, self.at_these_readers, self.readers_needed,
                                   self.cases, "cases")
@@ -111,7 +138,9 @@ class PanelRoc:
 
 
 def _single(s: Single) -> dict[str, object]:
-    return {"auc": s.auc, "se": s.se, "df": s.df, "ci": list(s.ci)}
+    """``df`` null: a normal interval (readers fixed, or Hillis's df unbounded)."""
+    df = None if s.df is None or math.isinf(s.df) else s.df
+    return {"auc": s.auc, "se": s.se, "df": df, "ci": list(s.ci)}
 
 
 def _beyond(ci: tuple[float, float]) -> str:
@@ -154,14 +183,17 @@ def panel_roc(found: list[Read], margin: float = 0.05) -> PanelRoc:
     data = MrmcData((MODALITY,), readers, tuple(map(str, crossed)),
                     np.array([truth[i] for i in crossed]), ratings)
     auc, jack = auc_and_jackknife(data.ratings, data.truth)
-    if np.ptp(auc[0]) == 0:
-        out.reason = ("Every reader has exactly the same ROC area: the spread across readers is "
-                      "zero, so the random-reader degrees of freedom are undefined.")
-        return out
     try:
-        out.result = analyse(data)
+        result = analyse(data)
     except MrmcInputError as error:  # no case moves any area: said, not raised
         out.reason = f"The readers-random analysis cannot be computed: {error}."
+        return out
+    if not (result.rrrc.single[0].se > 0 and result.frrc.single[0].se > 0):
+        out.reason = ("No interval can be right: the readers' areas do not vary, and no case "
+                      "left out moves them.")
+        return out
+    out.result = result
+    if out.readers_alike:  # a zero spread would promise the margin with too few readers
         return out
     pilot = Pilot.single(auc[0], jack[0])
     out.sizes = table(pilot, half_width=margin)

@@ -52,22 +52,28 @@ def _reads(engine: Engine, study: StudySetup, user_name: str) -> list[tuple[Assi
                               .order_by(col(Assignment.sequence))).all())
 
 
-def answer_apart(engine: Engine, settings: Settings, study: StudySetup) -> None:
-    """Every reader reads every case, reader r wrong on a different quarter of the cases.
+def answer_apart(engine: Engine, settings: Settings, study: StudySetup, alike: bool = False) -> None:
+    """Every reader reads every case, reader r wrong on a different quarter of the cases
+    (``alike``: every reader answers as the first does)."""
+    for r, person in enumerate(study.readers):
+        _answer(engine, settings, study, person.name, 0 if alike else r)
+
+
+def _answer(engine: Engine, settings: Settings, study: StudySetup, name: str, r: int) -> None:
+    """One reader's answers, wrong on the quarter of the cases ``r`` picks.
     Each reader's order is drawn from the study's secret, so the answer follows the case, not
     its place in the list: the areas are then the same every run and differ between readers
-    (equal areas leave no spread across readers, and no readers-random interval)."""
-    for r, person in enumerate(study.readers):
-        client = as_user(engine, settings, person.name)
-        for assignment, item in _reads(engine, study, person.name):
-            k = item.id or 0
-            edited = (item.shows == "edit") == ((k + r) % 4 != 0)
-            form = {"call": "edited" if edited else "real", "confidence": str(1 + (k + r) % 5),
-                    "submission_id": f"s-{assignment.uid}", "time_on_case_ms": "1500"}
-            if edited:
-                form |= {"click_x": "0.5", "click_y": "0.5"}
-            assert client.post(f"/read/{study.study.id}/{assignment.sequence}", data=form,
-                               follow_redirects=False).status_code == 303
+    (readers apart, as tests want them, unless asked to be alike)."""
+    client = as_user(engine, settings, name)
+    for assignment, item in _reads(engine, study, name):
+        k = item.id or 0
+        edited = (item.shows == "edit") == ((k + r) % 4 != 0)
+        form = {"call": "edited" if edited else "real", "confidence": str(1 + (k + r) % 5),
+                "submission_id": f"s-{assignment.uid}", "time_on_case_ms": "1500"}
+        if edited:
+            form |= {"click_x": "0.5", "click_y": "0.5"}
+        assert client.post(f"/read/{study.study.id}/{assignment.sequence}", data=form,
+                           follow_redirects=False).status_code == 303
 
 
 def test_the_screen_names_nothing_and_shows_one_image(demo_engine: Engine, reader: TestClient,
@@ -258,6 +264,25 @@ def test_readers_random_come_first_and_the_judge_says_why_it_is_not_drawn(
         low, high = figures[analysis]["ci"]
         assert low < figures[analysis]["auc"] < high
     assert figures["rrrc"]["auc"] == figures["frrc"]["auc"]
+
+
+def test_readers_who_all_read_alike_get_the_normal_interval_said_so(
+        demo_engine: Engine, settings: Settings) -> None:
+    """The same area for every reader: Hillis's df unbounded, as the Iowa software has it,
+    the page saying what that interval cannot allow for, and the JSON still strict."""
+    study = make_real_or_edited(demo_engine, readers=3, per_modality=4)
+    sid = study.study.id
+    answer_apart(demo_engine, settings, study, alike=True)
+    admin = as_user(demo_engine, settings, "roe-admin")
+    page = BeautifulSoup(admin.get(f"/studies/{sid}/real-or-edited").text, "html.parser")
+    random_view = page.select_one("#readers-random-rrrc")
+    assert random_view is not None and "df unbounded" in random_view.get_text()
+    assert "exactly the same area" in random_view.get_text()
+    assert page.select_one("#sample-size-table") is None
+    assert "cannot be predicted" in page.select_one("#few-readers").get_text()
+    answer = admin.get(f"/studies/{sid}/real-or-edited.json")
+    assert answer.status_code == 200
+    assert answer.json()["readers_random"]["rrrc"]["df"] is None
 
 
 def test_one_reader_has_no_random_reader_interval_and_says_why(
