@@ -16,6 +16,7 @@ needs for the interval of the difference to fit inside the study's margin (Hilli
 2011).
 """
 
+import math
 from dataclasses import dataclass, field
 from itertools import combinations
 from statistics import mean, stdev
@@ -84,6 +85,11 @@ class JudgeAsReader:
     expected_now: float = float("nan")  # the half-width the components predict as things are
 
     @property
+    def readers_alike(self) -> bool:
+        """Every reader is ahead of (or behind) the judge by exactly the same amount."""
+        return self.versus is not None and self.versus.var_r == 0
+
+    @property
     def sentence_random(self) -> str | None:
         v = self.versus
         if v is None:
@@ -95,8 +101,11 @@ class JudgeAsReader:
             verdict = "the judge is more accurate than the readers"
         else:
             verdict = "the interval holds no difference, so neither is shown better"
-        return (f"For {RANDOM}: readers minus judge {v.difference:+.3f}, 95 % CI "
-                f"({low:+.3f}, {high:+.3f}), p = {v.p:.3f}; {verdict}.")
+        found = (f"For {RANDOM}: readers minus judge {v.difference:+.3f}, 95 % CI "
+                 f"({low:+.3f}, {high:+.3f}), p = {v.p:.3f}; {verdict}.")
+        if self.readers_alike:
+            found += " " + alike_sentence(len(v.readers), "advantage over the judge")
+        return found
 
     @property
     def sentence_fixed(self) -> str | None:
@@ -119,9 +128,10 @@ class JudgeAsReader:
         v = self.versus
         if v is not None:
             n = sum(r.cases for r in self.readers)
-            found.append(Point("readers' mean (readers random)", "readers", v.panel_auc, *v.panel_ci, n))
+            found.append(Point("readers' mean (readers random)", "readers", v.panel_auc,
+                               *_bounds(v.panel_ci), n))
             found.append(Point("judge's mean (readers random)", "judge", v.algorithm_auc,
-                               *v.algorithm_ci, n))
+                               *_bounds(v.algorithm_ci), n))
         return found
 
     def chart(self) -> str:
@@ -136,7 +146,7 @@ class JudgeAsReader:
             return None
         return precision_sentence(len(self.versus.readers), self.versus.ci, self.margin,
                                   self.expected_now, self.at_these_readers, self.readers_needed,
-                                  self.clusters, "source images")
+                                  self.clusters, "source images", alike=self.readers_alike)
 
     @property
     def readers_needed(self) -> int | None:
@@ -171,14 +181,36 @@ class JudgeAsReader:
         }
 
 
+def _bounds(ci: tuple[float, float]) -> tuple[float | None, float | None]:
+    """An interval to draw, or none (NO_INTERVAL: nothing varies)."""
+    return (None, None) if math.isnan(ci[0]) else ci
+
+
+def alike_sentence(readers: int, what: str) -> str:
+    """What a readers-random interval cannot allow for when every reader's figure is the same:
+    their spread is estimated as zero, Hillis's df has no bound, and the interval is the
+    normal one the cases alone give (as the Iowa software and RJafroc compute it)."""
+    return (f"All {readers} readers have exactly the same {what}, so their spread is estimated "
+            "as zero and this interval allows nothing for how other radiologists would differ: "
+            "it is as wide as the cases alone make it. Another reader will tell.")
+
+
 def precision_sentence(readers: int, ci: tuple[float, float], margin: float, expected: float,
-                       at_these: Power | None, fewest: int | None, have: int, unit: str) -> str:
+                       at_these: Power | None, fewest: int | None, have: int, unit: str,
+                       alike: bool = False) -> str:
     """How far a readers-random interval is from the margin, and what would bring it there,
     from the study's own variance components (Hillis, Obuchowski & Berbaum 2011).
     ``expected``: the half-width those components predict for this many readers and
     ``have`` units; with few readers the observed spread across readers can fall far below
-    it by chance, and a narrow interval then promises more than the study can keep."""
+    it by chance, and a narrow interval then promises more than the study can keep.
+    ``alike``: every reader's figure is the same, and no prediction is made from a spread
+    estimated as zero (it would promise the margin with too few readers)."""
     now = (ci[1] - ci[0]) / 2
+    if alike:
+        return (f"With {readers} readers who all read alike, the readers-random interval is "
+                f"\u00b1 {now:.3f} wide from the {unit} alone. How many readers and {unit} the "
+                "margin needs cannot be predicted from a spread estimated as zero, so no table "
+                "is given until the readers differ.")
     start = (f"With {readers} readers the readers-random interval is \u00b1 {now:.3f} wide: it "
              "allows for how differently other radiologists would read.")
     if np.isnan(expected):  # the components hold no variance to predict from
@@ -291,6 +323,8 @@ def judge_as_reader(data: StudyReads, question: str, *, margin: float = 0.05,
         out.versus = compare(JUDGE, tuple(scored), v, vj, j, jj)
     except (MrmcInputError, ZeroDivisionError) as error:
         out.reason = f"The random-reader interval cannot be computed: {error}"
+        return out
+    if out.readers_alike:  # a zero spread would promise the margin with too few readers
         return out
     pilot = Pilot.single(psi, vj - jj)
     out.sizes = table(pilot, half_width=margin)

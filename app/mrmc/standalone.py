@@ -16,7 +16,7 @@ from scipy import stats
 
 from app.mrmc.auc import auc_and_jackknife
 from app.mrmc.data import MrmcData, MrmcInputError
-from app.mrmc.orh import ALPHA, jackknife_covariances
+from app.mrmc.orh import ALPHA, NO_INTERVAL, jackknife_covariances
 
 
 @dataclass(frozen=True)
@@ -114,10 +114,14 @@ def compare(algorithm: str, readers: tuple[str, ...], values: np.ndarray, jack: 
     r = len(readers)
     fixed_se = float(np.sqrt((cov.var + (r - 1) * max(cov.cov2, 0.0)) / r))
     z_half = float(stats.norm.ppf(1 - ALPHA / 2)) * fixed_se
+    # Every reader (or the algorithm) the same on every resample: no interval of that mean
+    # can be right, rather than one of zero width.
+    panel_ci = (p_mean - p_half, p_mean + p_half) if p_half > 0 else NO_INTERVAL
+    algorithm_ci = (a_mean - a_half, a_mean + a_half) if a_half > 0 else NO_INTERVAL
     return VersusPanel(algorithm, readers, float(algorithm_values.mean()),
-                       [float(x) for x in values], p_mean, (p_mean - p_half, p_mean + p_half),
+                       [float(x) for x in values], p_mean, panel_ci,
                        (p_mean - half, p_mean + half), mean, (mean - half, mean + half), t, df,
                        float(2 * stats.t.sf(abs(t), df)), ms_r, cov.var, cov.cov2,
                        fixed_se, (mean - z_half, mean + z_half),
                        float(2 * stats.norm.sf(abs(mean / fixed_se))) if fixed_se > 0 else float("nan"),
-                       (a_mean - a_half, a_mean + a_half))
+                       algorithm_ci)

@@ -6,12 +6,13 @@ from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.errors import Conflict, Forbidden, Invalid, NotFound
 from app.web.forms import words
+from app.web.json_response import StrictJSONResponse
 from app.web.security import NotAuthenticated, remember_cookie_user
 from app.web.templating import app_path, redirect, render, root_path, wants_partial
 
@@ -38,7 +39,7 @@ def _describe(errors: list[Any]) -> str:
 
 def error_response(request: Request, status: int, message: str) -> Response:
     if _wants_json(request):
-        return JSONResponse({"detail": message, "status": status}, status_code=status)
+        return StrictJSONResponse({"detail": message, "status": status}, status_code=status)
     context = {"status": status, "message": message}
     response = render(request, "errors/error.html", context, partial="errors/_error.html",
                       status_code=status)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from app.agreement.judge_as_reader import fixed_width, precision_sentence
+from app.agreement.judge_as_reader import alike_sentence, fixed_width, precision_sentence
 from app.charts import Point, readers_and_judge_chart
 from app.designs.real_or_edited.figures import Read, RealOrEditedResults
 from app.mrmc.auc import auc_and_jackknife
@@ -70,10 +70,7 @@ class PanelRoc:
         found = (f"For {RANDOM}: mean ROC area {s.auc:.3f}, 95 % CI ({s.ci[0]:.3f}, "
                  f"{s.ci[1]:.3f}){_beyond(s.ci)}; {_verdict(s.ci)}.")
         if self.readers_alike:
-            found += (f" All {len(self.readers)} readers have exactly the same area, so their "
-                      "spread is estimated as zero and the interval allows nothing for how other "
-                      "radiologists would differ: it is as wide as the cases alone make it. "
-                      "Another reader will tell.")
+            found += " " + alike_sentence(len(self.readers), "area")
         return found
 
     @property
@@ -88,15 +85,9 @@ class PanelRoc:
     def precision(self) -> str | None:
         if self.result is None:
             return None
-        if self.readers_alike:
-            half = (self.result.rrrc.single[0].ci[1] - self.result.rrrc.single[0].ci[0]) / 2
-            return (f"With {len(self.readers)} readers who all have the same area, the "
-                    f"readers-random interval is \u00b1 {half:.3f} wide from the cases alone. "
-                    "How many readers and cases the margin needs cannot be predicted from a "
-                    "spread estimated as zero, so no table is given until the readers differ.")
         return precision_sentence(len(self.readers), self.result.rrrc.single[0].ci, self.margin,
                                   self.expected_now, self.at_these_readers, self.readers_needed,
-                                  self.cases, "cases")
+                                  self.cases, "cases", alike=self.readers_alike)
 
     @property
     def readers_needed(self) -> int | None:

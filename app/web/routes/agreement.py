@@ -3,7 +3,7 @@
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Query, Request
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from pydantic import Field
 
 from app.accounts.users import get_user
@@ -37,6 +37,7 @@ from app.readers.checks import reader_checks
 from app.studies.adjudication import assign_adjudicator
 from app.studies.worklist import get_study, reads_so_far
 from app.web.deps import MAX_DB_ID, DiseaseName, IdPath, QuestionQuery, SessionDep, SettingsDep
+from app.web.json_response import StrictJSONResponse
 from app.web.templating import redirect, render
 
 router = APIRouter(include_in_schema=False)
@@ -90,11 +91,11 @@ def real_or_edited_page(request: Request, session: SessionDep, settings: Setting
 
 
 @router.get("/studies/{study_id}/real-or-edited.json")
-def real_or_edited_json(session: SessionDep, settings: SettingsDep, study_id: IdPath) -> JSONResponse:
+def real_or_edited_json(session: SessionDep, settings: SettingsDep, study_id: IdPath) -> StrictJSONResponse:
     """Every figure of the results page, with its interval."""
     study = get_study(session, study_id)
     found = real_or_edited.results(session, study, settings.resolved_cache_dir())
-    return JSONResponse(found.as_dict() | {"readers_random": panel_roc_for(found).as_dict()})
+    return StrictJSONResponse(found.as_dict() | {"readers_random": panel_roc_for(found).as_dict()})
 
 
 @router.get("/studies/{study_id}/real-or-edited.csv")
@@ -151,11 +152,11 @@ def agreement_random_readers(request: Request, session: SessionDep, study_id: Id
 
 @router.get("/studies/{study_id}/agreement/random-readers.json")
 def agreement_random_readers_json(session: SessionDep, study_id: IdPath,
-                                  epsilon: EpsilonQuery = None) -> JSONResponse:
+                                  epsilon: EpsilonQuery = None) -> StrictJSONResponse:
     """The readers-random figures as JSON: the judge as one more reader, the alternative
     annotator test at ``epsilon``, the kappa z-score and the readers x images table."""
     study = get_study(session, study_id)
-    return JSONResponse(judge_as_reader_for(session, study, parse_epsilon(epsilon)).as_dict())
+    return StrictJSONResponse(judge_as_reader_for(session, study, parse_epsilon(epsilon)).as_dict())
 
 
 @router.get("/studies/{study_id}/report.html", response_class=HTMLResponse)
@@ -170,10 +171,10 @@ def standalone_report(session: SessionDep, study_id: IdPath, scope: SliceDep) ->
 
 
 @router.get("/studies/{study_id}/agreement.json")
-def agreement_json(session: SessionDep, study_id: IdPath, scope: SliceDep) -> JSONResponse:
+def agreement_json(session: SessionDep, study_id: IdPath, scope: SliceDep) -> StrictJSONResponse:
     study = get_study(session, study_id)
     _, report = report_for(session, study, scope)
-    return JSONResponse(report_json(study, report))
+    return StrictJSONResponse(report_json(study, report))
 
 
 @router.get("/studies/{study_id}/agreement/{table}.csv")

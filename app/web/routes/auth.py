@@ -3,13 +3,14 @@
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Form, Request
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.accounts.login_throttle import LoginLocked, LoginRefused, log_in
 from app.accounts.users import end_sessions, find_user
 from app.models import Role, User
 from app.web.deps import SessionDep, SettingsDep
 from app.web.device_cookie import device_of, remember_device
+from app.web.json_response import StrictJSONResponse
 from app.web.security import check_csrf, current_user, require_admin, safe_next, start_session
 from app.web.templating import redirect, render
 
@@ -66,5 +67,5 @@ def api_docs(request: Request) -> HTMLResponse:
 
 
 @router.get("/openapi.json", dependencies=[Depends(require_admin)])
-def openapi_schema(request: Request) -> JSONResponse:
-    return JSONResponse(request.app.openapi())
+def openapi_schema(request: Request) -> StrictJSONResponse:
+    return StrictJSONResponse(request.app.openapi())

@@ -1,12 +1,13 @@
 """Admins: the imported data set in the paper's terms, beside the paper's figures."""
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
+from fastapi.responses import HTMLResponse, StreamingResponse
 
 from app.csv_cells import iter_dict_csv
 from app.overview import tables as overview
 from app.overview.report import TABLES, overview_charts, overview_figures, overview_table
 from app.web.deps import SessionDep
+from app.web.json_response import StrictJSONResponse
 from app.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -29,9 +30,9 @@ def charts_fragment(request: Request, session: SessionDep) -> HTMLResponse:
 
 
 @router.get("/overview.json")
-def overview_json(session: SessionDep) -> JSONResponse:
+def overview_json(session: SessionDep) -> StrictJSONResponse:
     figures = {k: v for k, v in overview_figures(session).items() if k != "rounds_by_number"}
-    return JSONResponse({**figures,
+    return StrictJSONResponse({**figures,
                          "paper": {"pass_rate": overview.PAPER_PASS_RATE,
                                    "rounds_to_success": overview.PAPER_ROUNDS,
                                    "self_consistency_identical": 0.872}})

@@ -169,3 +169,28 @@ def test_the_report_puts_readers_random_first(demo_engine: Engine, settings: Set
     headline = page.select_one("#headline")
     assert headline.select_one("#random-readers") is not None and headline.select_one("svg") is not None
     assert page.select_one("#random-readers-methods") is not None
+
+
+def test_readers_who_all_read_alike_get_strict_json_and_no_zero_width_interval(
+        demo_engine: Engine, settings: Settings) -> None:
+    """Three readers who give the same answers: each is ahead of the judge by the same amount,
+    so Hillis's df is unbounded (the JSON once failed with a 500 on it); the readers' mean,
+    the same on every resample, gets no interval rather than one of zero width; and no size
+    table is predicted from a spread estimated as zero."""
+    setup = make_study(demo_engine, readers=3)
+    same = ["yes", "no", "yes", "yes", "no", "no", "yes", "no"] * 2
+    answer_all(demo_engine, setup, {f"reader-{i}": same for i in range(3)})
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    answer = admin.get(f"/studies/{setup.study.id}/agreement/random-readers.json")
+    assert answer.status_code == 200
+    figures = answer.json()
+    assert figures["rrrc"]["df"] is None and figures["rrrc"]["readers_ci"] == [None, None]
+    assert figures["sample_size"]["rows"] == []
+    page = BeautifulSoup(admin.get(f"/studies/{setup.study.id}/agreement/random-readers").text,
+                         "html.parser")
+    view = page.select_one("#random-readers-rrrc").get_text()
+    assert "df ∞" in view and "no interval: every reader the same" in view
+    assert "exactly the same advantage over the judge" in view
+    assert "cannot be predicted" in page.select_one("#few-readers").get_text()
+    assert page.select_one("#sample-size-table") is None
+    assert page.select_one("#accepted-note") is not None  # make_study draws accepted edits
