@@ -307,5 +307,5 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
             sys.stdout.write(text)
             return
         partial = output.with_name(output.name + ".partial")
-        partial.write_text(text)
+        partial.write_text(text, encoding="utf-8")
         partial.replace(output)

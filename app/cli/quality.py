@@ -110,7 +110,7 @@ def quality(engine: Engine, ref: str | None, target: float | None, fmt: Format,
         sys.stdout.write(text)
         return None
     partial = output.with_name(output.name + ".partial")
-    partial.write_text(text)
+    partial.write_text(text, encoding="utf-8")
     partial.replace(output)
     return None
 

@@ -58,7 +58,7 @@ def stats(engine: Engine, ref: str, fmt: Format, table: str, output: Path | None
         sys.stdout.write(text)
         return None
     partial = output.with_name(output.name + ".partial")
-    partial.write_text(text)
+    partial.write_text(text, encoding="utf-8")
     partial.replace(output)  # never a half-written report under the real name
     return None
 
