@@ -266,11 +266,13 @@ def test_readers_random_come_first_and_the_judge_says_why_it_is_not_drawn(
     assert figures["rrrc"]["auc"] == figures["frrc"]["auc"]
 
 
+@pytest.mark.parametrize("readers", [3, 4])
 def test_readers_who_all_read_alike_get_the_normal_interval_said_so(
-        demo_engine: Engine, settings: Settings) -> None:
+        demo_engine: Engine, settings: Settings, readers: int) -> None:
     """The same area for every reader: Hillis's df unbounded, as the Iowa software has it,
-    the page saying what that interval cannot allow for, and the JSON still strict."""
-    study = make_real_or_edited(demo_engine, readers=3, per_modality=4)
+    the page saying what that interval cannot allow for and, with four readers too, why
+    there is no size table; the JSON still strict."""
+    study = make_real_or_edited(demo_engine, readers=readers, per_modality=4)
     sid = study.study.id
     answer_apart(demo_engine, settings, study, alike=True)
     admin = as_user(demo_engine, settings, "roe-admin")
