@@ -17,6 +17,8 @@ from app.mrmc.auc import auc_and_jackknife
 from app.mrmc.data import MrmcData, MrmcInputError
 
 ALPHA = 0.05
+# What an interval is when its SE is 0: none can be right, rather than one of zero width.
+NO_INTERVAL = (float("nan"), float("nan"))
 NO_ERROR_TERM = ("the modalities' AUCs differ by exactly the same amount for every reader and on "
                  "every case left out: the test's error term is zero, so it cannot be computed")
 
@@ -146,11 +148,8 @@ def _single(s: Single) -> dict[str, object]:
     return {"modality": s.modality, "auc": s.auc, "se": s.se, "ddf": s.df, "ci": list(s.ci)}
 
 
-NO_INTERVAL = (float("nan"), float("nan"))
-
-
 def _t_interval(value: float, se: float, df: float) -> tuple[tuple[float, float], float, float]:
-    if not se > 0:  # nothing varies (readers fixed, every reader's AUC the same): no interval
+    if not se > 0:  # nothing varies (cases fixed, every reader's AUC the same): no interval
         return NO_INTERVAL, float("nan"), float("nan")
     half = float(stats.t.ppf(1 - ALPHA / 2, df)) * se
     statistic = value / se if se > 0 else float("nan")
