@@ -10,7 +10,6 @@ from rich.console import Console
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.cli.json_out import json_text
 from app.cli.progress import progress
 from app.cli.stats import find_study
 from app.errors import DomainError, Invalid, NotFound
@@ -24,6 +23,7 @@ from app.judges.schedule import set_schedule, stop_schedule
 from app.judges.scoring import cost_lines, judge_for, plan, score
 from app.models import MAX_DB_ID
 from app.settings import get_settings
+from app.strict_json import json_text
 
 NONE = "\N{EN DASH}"
 STUDY_HELP = "A locked study's id or name."

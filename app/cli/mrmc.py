@@ -8,11 +8,11 @@ from pathlib import Path
 
 import typer
 
-from app.cli.json_out import json_text
 from app.mrmc.data import MrmcInputError, read_ratings
 from app.mrmc.orh import Analysis, OrResult, analyse
 from app.mrmc.sample_size import READER_COUNTS, Pilot, cases_for_power, cases_for_width, power
 from app.mrmc.standalone import versus_panel
+from app.strict_json import json_text
 
 
 def _analysis_lines(a: Analysis) -> list[str]:

@@ -2,7 +2,7 @@
 
 import typer
 
-from app.cli.json_out import json_text
+from app.strict_json import json_text
 from app.studies.planner import PlanError, plan_cases
 
 

@@ -8,12 +8,12 @@ import typer
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app.cli.json_out import json_text
 from app.cli.stats import find_study
 from app.errors import Invalid
 from app.quality.calibration import Calibration, Figure
 from app.quality.estimates import Interval
 from app.quality.report import ORDER, QualityReport, checked_target, quality_report
+from app.strict_json import json_text
 
 NONE = "\N{EN DASH}"  # an empty cell, as the page shows it
 

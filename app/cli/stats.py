@@ -11,10 +11,10 @@ from sqlmodel import Session, col, select
 from app.agreement.reads import require_rubric
 from app.agreement.report import Slice
 from app.agreement.service import report_for, report_json
-from app.cli.json_out import json_text
 from app.csv_cells import iter_dict_csv
 from app.designs import AGREEMENT_TABLES, agreement_table, standalone_html
 from app.errors import DomainError
+from app.strict_json import json_text
 from app.studies.models import Study
 
 
