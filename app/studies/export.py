@@ -20,8 +20,11 @@ from app.studies.models import (
 )
 from app.studies.reader_models import KnownAnswer
 
-HEADER = ("study", "reader", "sequence", "repeat_of_sequence", "item", "task_key", "modality",
-          "disease", "direction", "round", "version", "retracted", "after_reveal", "compliance",
+# What every design's answer export starts with: who read, where in their list (and which
+# read a hidden repeat repeats), and which case.
+CASE_HEADER = ("study", "reader", "sequence", "repeat_of_sequence", "item", "task_key", "modality",
+               "disease", "direction")
+HEADER = (*CASE_HEADER, "round", "version", "retracted", "after_reveal", "compliance",
           "structure", "realism", "fidelity", "overall", "confidence", "tags", "comment", "time_on_case_ms",
           "answered_at_utc", "roi", "ssim_outside_roi", "changed_outside_roi")
 # Rows fetched from the database per round trip while streaming.
@@ -86,42 +89,50 @@ def sequences_of(session: Session, study: Study) -> dict[int, int]:
         .where(col(Assignment.study_id) == study.id))}
 
 
+def answer_versions(table: Any, study: Study, *more: Any) -> Any:
+    """Every version of a design's answers (``table``) in the study, as (answer, assignment,
+    reader's name, item, task, *more), by reader, their list's order and version."""
+    return (select(table, Assignment, col(User.name), StudyItem, Task, *more)
+            .join(Assignment, col(Assignment.id) == table.assignment_id)
+            .join(User, col(User.id) == Assignment.user_id)
+            .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
+            .join(Task, col(Task.id) == StudyItem.task_id)
+            .where(col(Assignment.study_id) == study.id)
+            .order_by(col(User.name), col(Assignment.sequence), col(table.version)))
+
+
+def case_cells(study: Study, sequences: dict[int, int], assignment: Assignment, reader: str,
+               item: StudyItem, task: Task) -> tuple[object, ...]:
+    """The CASE_HEADER cells of one answer; ``sequences``: sequences_of the study."""
+    return (study.name, reader, assignment.sequence,
+            sequences.get(assignment.repeat_of, "") if assignment.repeat_of else "",
+            item.uid, task.task_key, task.modality, task.disease, task.direction)
+
+
 def iter_answer_csv(session: Session, study: Study, known: bool = False) -> Iterator[str]:
     """Every answer version of the study's cases; ``known``: of its known-answer cases alone,
     each with the settled answers it is scored against (they are kept apart)."""
-    rows = CsvRows()
-    writer = rows
-    flush = rows.take
-    writer.writerow(HEADER + (("settled_answers",) if known else ()))
-    yield flush()
     sequences = sequences_of(session, study)
-    query = (select(Answer, Assignment, col(User.name), col(StudyItem.uid), Task, col(Attempt.round),
-                    RoiMetric, col(KnownAnswer.answers))
-             .join(Assignment, col(Assignment.id) == Answer.assignment_id)
+    query = (answer_versions(Answer, study, col(Attempt.round), RoiMetric, col(KnownAnswer.answers))
              .outerjoin(RoiMetric, col(RoiMetric.answer_id) == Answer.id)
-             .join(User, col(User.id) == Assignment.user_id)
-             .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
-             .join(Task, col(Task.id) == StudyItem.task_id)
              .join(Attempt, col(Attempt.id) == StudyItem.attempt_id)
              .outerjoin(KnownAnswer, col(KnownAnswer.id) == StudyItem.known_answer_id)
-             .where(col(Assignment.study_id) == study.id,
-                    ~in_figures() if known else in_figures())
-             .order_by(col(User.name), col(Assignment.sequence), col(Answer.version))
-             .execution_options(yield_per=CHUNK))
-    for answer, assignment, reader, uid, task, round_, roi, settled in session.execute(query):
-        writer.writerow((study.name, reader, assignment.sequence,
-                         sequences.get(assignment.repeat_of, "") if assignment.repeat_of else "",
-                         uid, task.task_key, task.modality, task.disease, task.direction, round_,
-                         answer.version, answer.retracted, answer.after_reveal,
-                         answer.compliance, answer.structure,
-                         answer.realism, answer.fidelity, answer.overall, answer.confidence,
-                         answer.tags, answer.comment, answer.time_on_case_ms,
-                         answer.created_at.strftime("%Y-%m-%d %H:%M:%S"), answer.roi or "",
-                         # Empty until the background worker has measured the region.
-                         figure_cell(roi.ssim_outside_roi if roi else None),
-                         figure_cell(roi.changed_outside_roi if roi else None),
-                         *((settled,) if known else ())))
-        yield flush()
+             .where(~in_figures() if known else in_figures()))
+
+    def row(found: Any) -> tuple[object, ...]:
+        answer, assignment, reader, item, task, round_, roi, settled = found
+        return (*case_cells(study, sequences, assignment, reader, item, task), round_,
+                answer.version, answer.retracted, answer.after_reveal,
+                answer.compliance, answer.structure,
+                answer.realism, answer.fidelity, answer.overall, answer.confidence,
+                answer.tags, answer.comment, answer.time_on_case_ms,
+                answer.created_at.strftime("%Y-%m-%d %H:%M:%S"), answer.roi or "",
+                # Empty until the background worker has measured the region.
+                figure_cell(roi.ssim_outside_roi if roi else None),
+                figure_cell(roi.changed_outside_roi if roi else None),
+                *((settled,) if known else ()))
+
+    return stream_csv(session, HEADER + (("settled_answers",) if known else ()), query, row)
 
 
 def figure_cell(value: float | None) -> str:

@@ -8,12 +8,17 @@ from typing import Any
 from sqlalchemy import select
 from sqlmodel import Session, col
 
-from app.models import Task, User
-from app.studies.export import iter_design_csv, sequences_of, stream_csv
-from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
+from app.studies.export import (
+    CASE_HEADER,
+    answer_versions,
+    case_cells,
+    iter_design_csv,
+    sequences_of,
+    stream_csv,
+)
+from app.studies.models import PairAnswer, Study, StudyItem, StudyPair
 
-HEADER = ("study", "reader", "sequence", "repeat_of_sequence", "item", "task_key", "modality",
-          "disease", "direction", "pair_kind", "first_round", "second_round", "version",
+HEADER = (*CASE_HEADER, "pair_kind", "first_round", "second_round", "version",
           "retracted",
           # first | second (the pair's edits: the earlier round, or the accepted one, is the
           # first), equal, or neither (both unacceptable); and which edit the read showed left
@@ -25,20 +30,12 @@ PAIR_COLUMNS = ("pair_kind", "first_attempt_id", "first_round", "first_run_id",
 
 def iter_pair_answers_csv(session: Session, study: Study) -> Iterator[str]:
     sequences = sequences_of(session, study)
-    query = (select(PairAnswer, Assignment, col(User.name), col(StudyItem.uid), Task, StudyPair)
-             .join(Assignment, col(Assignment.id) == PairAnswer.assignment_id)
-             .join(User, col(User.id) == Assignment.user_id)
-             .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
-             .join(StudyPair, col(StudyPair.item_id) == StudyItem.id)
-             .join(Task, col(Task.id) == StudyItem.task_id)
-             .where(col(Assignment.study_id) == study.id)
-             .order_by(col(User.name), col(Assignment.sequence), col(PairAnswer.version)))
+    query = (answer_versions(PairAnswer, study, StudyPair)
+             .join(StudyPair, col(StudyPair.item_id) == StudyItem.id))
 
     def row(found: Any) -> tuple[object, ...]:
-        answer, assignment, reader, uid, task, pair = found
-        return (study.name, reader, assignment.sequence,
-                sequences.get(assignment.repeat_of, "") if assignment.repeat_of else "",
-                uid, task.task_key, task.modality, task.disease, task.direction,
+        answer, assignment, reader, item, task, pair = found
+        return (*case_cells(study, sequences, assignment, reader, item, task),
                 pair.kind, pair.first_round, pair.second_round, answer.version,
                 answer.retracted, answer.choice, "first" if answer.first_left else "second",
                 answer.confidence, answer.tags, answer.comment, answer.time_on_case_ms,

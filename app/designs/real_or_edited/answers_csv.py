@@ -4,15 +4,19 @@ and history included), with the truth each image was (``shows``: original or edi
 from collections.abc import Iterator
 from typing import Any
 
-from sqlalchemy import select
-from sqlmodel import Session, col
+from sqlmodel import Session
 
-from app.models import Task, User
-from app.studies.export import figure_cell, sequences_of, stream_csv
-from app.studies.models import Assignment, RealOrEditedAnswer, Study, StudyItem
+from app.studies.export import (
+    CASE_HEADER,
+    answer_versions,
+    case_cells,
+    figure_cell,
+    sequences_of,
+    stream_csv,
+)
+from app.studies.models import RealOrEditedAnswer, Study
 
-REAL_OR_EDITED_HEADER = ("study", "reader", "sequence", "repeat_of_sequence", "item", "task_key",
-                         "modality", "disease", "direction", "shows", "version", "retracted",
+REAL_OR_EDITED_HEADER = (*CASE_HEADER, "shows", "version", "retracted",
                          "edited", "confidence", "click_x", "click_y", "time_on_case_ms",
                          "answered_at_utc")
 
@@ -21,19 +25,11 @@ def iter_real_or_edited_answers_csv(session: Session, study: Study) -> Iterator[
     """Every answer version of a real-or-edited study (its first reads in long format are
     real-or-edited.csv), with the truth each image was (``shows``: original or edit)."""
     sequences = sequences_of(session, study)
-    query = (select(RealOrEditedAnswer, Assignment, col(User.name), StudyItem, Task)
-             .join(Assignment, col(Assignment.id) == RealOrEditedAnswer.assignment_id)
-             .join(User, col(User.id) == Assignment.user_id)
-             .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
-             .join(Task, col(Task.id) == StudyItem.task_id)
-             .where(col(Assignment.study_id) == study.id)
-             .order_by(col(User.name), col(Assignment.sequence), col(RealOrEditedAnswer.version)))
+    query = answer_versions(RealOrEditedAnswer, study)
 
     def row(found: Any) -> tuple[object, ...]:
         answer, assignment, reader, item, task = found
-        return (study.name, reader, assignment.sequence,
-                sequences.get(assignment.repeat_of, "") if assignment.repeat_of else "",
-                item.uid, task.task_key, task.modality, task.disease, task.direction,
+        return (*case_cells(study, sequences, assignment, reader, item, task),
                 item.shows, answer.version, answer.retracted, answer.edited,
                 answer.confidence, figure_cell(answer.click_x), figure_cell(answer.click_y),
                 answer.time_on_case_ms, answer.created_at.strftime("%Y-%m-%d %H:%M:%S"))
