@@ -22,6 +22,8 @@ WORKERS = 2
 
 _executor = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="background")
 _pending: set[Hashable] = set()
+_running: set[Hashable] = set()  # coalesced work that has started
+_again: set[Hashable] = set()  # coalesced work asked for while it ran: run once more after
 _lock = threading.Lock()
 
 
@@ -40,6 +42,38 @@ def run_in_background(key: Hashable, work: Callable[..., Any], *args: Any) -> bo
         finally:
             with _lock:
                 _pending.discard(key)
+
+    _executor.submit(run)
+    return True
+
+
+def run_coalesced(key: Hashable, work: Callable[..., Any], *args: Any) -> bool:
+    """Queue ``work(*args)`` at most once per ``key``: asked for while queued, nothing more;
+    asked for while running, once more when it ends (it must see what came in meanwhile).
+    One pending run per key, however fast the requests come; whether queued now."""
+    with _lock:
+        if key in _running:
+            _again.add(key)
+            return False
+        if key in _pending:
+            return False
+        _pending.add(key)
+
+    def run() -> None:
+        with _lock:
+            _running.add(key)
+        try:
+            work(*args)
+        except Exception:
+            logger.exception("background work %s failed; it is asked for again later", key)
+        finally:
+            with _lock:
+                _running.discard(key)
+                _pending.discard(key)
+                again = key in _again
+                _again.discard(key)
+        if again:
+            run_coalesced(key, work, *args)
 
     _executor.submit(run)
     return True

@@ -21,6 +21,7 @@ from statsmodels.stats.proportion import proportion_confint
 from statsmodels.tools.sm_exceptions import PerfectSeparationWarning
 
 from app.agreement.reads import vote
+from app.readers.flags import Assigned, complete_consensus
 from app.readers.reads import ReaderRead
 from pipeline.vocabulary import QUESTIONS
 
@@ -160,9 +161,16 @@ def _consensus_outcomes(read: ReaderRead, consensus: dict[str, bool],
     return [vote(read.answers[q]) == consensus[q] for q in questions if q in consensus]
 
 
-def reader_accuracy(reads: Sequence[ReaderRead]) -> list[ReaderAccuracy]:
-    """Every reader's accuracy, in the readers' name order."""
-    consensus = consensus_of_others(reads)
+def reader_accuracy(reads: Sequence[ReaderRead],
+                    assigned: Assigned | None = None) -> list[ReaderAccuracy]:
+    """Every reader's accuracy, in the readers' name order. ``assigned`` (item -> its
+    readers): agreement with the others on complete cases only, every other reader assigned
+    to the case having answered it (app/readers/flags.py says why)."""
+    if assigned is None:
+        consensus = consensus_of_others(reads)
+    else:
+        name = {r.user_id: r.reader for r in reads}
+        consensus = {(name[u], item): c for (u, item), c in complete_consensus(reads, assigned).items()}
     by_reader: dict[str, list[ReaderRead]] = {}
     for read in reads:
         by_reader.setdefault(read.reader, []).append(read)

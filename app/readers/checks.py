@@ -2,7 +2,7 @@
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
 from sqlmodel import Session, col
@@ -12,8 +12,9 @@ from app.fingerprints import study_state
 from app.memo import Memo
 from app.models import User
 from app.readers.accuracy import Rate, ReaderAccuracy, no_reads, reader_accuracy
-from app.readers.pause import pauses_of
-from app.readers.reads import study_reads
+from app.readers.flags import ReaderFlags, reader_flags
+from app.readers.pause import STUDY_ALPHA, pauses_of
+from app.readers.reads import assigned_readers, listed_reads, study_reads
 from app.studies.models import Design, Study, StudyItem, StudyReader
 from app.studies.reader_models import ReaderPause
 
@@ -26,6 +27,8 @@ class ReaderChecks:
     paused: dict[int, ReaderPause]  # user id -> the pause in force
     pauses: list[ReaderPause]  # every pause, newest first
     names: dict[int, str]  # user id -> name (who resumed)
+    flags: dict[int, ReaderFlags] = field(default_factory=dict)  # user id -> agreement, pace
+    study_alpha: float = STUDY_ALPHA  # a steady reader paused in a study, at most
 
 
 _kept: Memo[ReaderChecks] = Memo(32)
@@ -44,7 +47,10 @@ def _checks(session: Session, study: Study) -> ReaderChecks:
     known = int(session.scalar(select(func.count()).select_from(StudyItem).where(
         col(StudyItem.study_id) == study.id, col(StudyItem.known_answer_id).is_not(None))) or 0)
     share = json.loads(study.selection).get("known_answers", {}).get("share")
-    accuracy = reader_accuracy(study_reads(session, study))
+    reads = study_reads(session, study)
+    assigned = assigned_readers(session, study)
+    accuracy = reader_accuracy(reads, assigned)
+    flags = reader_flags(reads, assigned, listed_reads(session, study), study.order_secret)
     read = {r.user_id for r in accuracy}
     readers = session.execute(select(col(User.id), col(User.name)).join(
         StudyReader, col(StudyReader.user_id) == User.id).where(
@@ -63,7 +69,7 @@ def _checks(session: Session, study: Study) -> ReaderChecks:
     # Copies belonging to no session: kept between requests, they must not expire with one.
     copies = {p.id: ReaderPause.model_validate(p.model_dump()) for p in pauses}
     return ReaderChecks(known, share, accuracy, {u: copies[p.id] for u, p in paused.items()},
-                        [copies[p.id] for p in pauses], names)
+                        [copies[p.id] for p in pauses], names, flags)
 
 
 READERS_HEADER = ("study", "reader", "reads", "known_answer_cases", "known_right",

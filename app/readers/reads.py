@@ -60,3 +60,20 @@ def study_reads(session: Session, study: Study) -> list[ReaderRead]:
                        settled=json.loads(settled) if settled else None)
             for (name, user_id, item_id, sequence, repeat_of, confidence, time_ms, answered_at,
                  settled, *answers) in session.connection().execute(query)]
+
+
+def assigned_readers(session: Session, study: Study) -> dict[int, set[int]]:
+    """Item id -> the readers with a first read of it in their list."""
+    found: dict[int, set[int]] = {}
+    for item_id, user_id in session.execute(select(col(Assignment.item_id), col(Assignment.user_id))
+                                            .where(col(Assignment.study_id) == study.id,
+                                                   col(Assignment.repeat_of).is_(None))):
+        found.setdefault(item_id, set()).add(user_id)
+    return found
+
+
+def listed_reads(session: Session, study: Study) -> dict[int, int]:
+    """User id -> the reads in their list."""
+    return {user_id: int(count) for user_id, count in session.execute(
+        select(col(Assignment.user_id), func.count()).where(col(Assignment.study_id) == study.id)
+        .group_by(col(Assignment.user_id)))}

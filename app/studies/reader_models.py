@@ -64,6 +64,9 @@ class ReaderPause(SQLModel, table=True):
     threshold: float = Field(sa_column=Column(Float, nullable=False))
     # The reader's known-answer cases (or cases, for time) when it fired.
     cases: int = Field(sa_column=Column(Integer, nullable=False))
+    # The reader's reads done after which the pause holds: a random few past the read that
+    # fired it, so the paused screen does not point at a known-answer case (None: at once).
+    effective_after: int | None = Field(default=None, sa_column=Column(Integer, nullable=True))
     paused_at: datetime = Field(default_factory=utcnow)
     resumed_at: datetime | None = None
     resumed_by: int | None = Field(default=None, foreign_key="app_user.id")

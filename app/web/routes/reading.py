@@ -1,13 +1,12 @@
 """Readers: their studies, the blinded reading screen, answers, drafts, undo, images."""
 
-import secrets
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.datastructures import FormData
 
-from app.background import run_in_background
+from app.background import run_coalesced, run_in_background
 from app.designs import design_of, top_up
 from app.errors import Conflict, Forbidden, NotFound
 from app.images.files import ImageSize
@@ -132,7 +131,7 @@ def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: I
     if study.practice:
         record_if_qualified(session, study, user.id or 0)
     if Design(study.design).rubric:  # every answer alike, off the request (app/readers/pause.py)
-        run_in_background(("watch-reader", study_id, user.id, secrets.token_hex(8)), watch_reader,
+        run_coalesced(("watch-reader", study_id, user.id), watch_reader,
                           request.app.state.engine, study_id, user.id)
     if Design(study.design).draws_in_batches:  # the next batch, before anyone's list runs dry
         run_in_background(("top-up", study_id), top_up, request.app.state.engine, study_id,

@@ -1,0 +1,108 @@
+"""A distribution-free sequential test for a drop in a reader's scores: the rank (Mann-Whitney)
+change-point statistic of Pettitt (Applied Statistics 1979) and Hawkins & Deng ("A
+nonparametric change-point control chart", Journal of Quality Technology 2010), looked at
+after every new score.
+
+At look T (the reader's T-th score), every score so far is ranked (1 = lowest, ties broken
+by a fixed random draw); for each split into the first k and the last T - k scores, with
+k >= MIN_BEFORE and T - k <= WINDOW, the last scores' rank sum is set against what it would
+be if the order said nothing:
+
+    Z = (n(T + 1) / 2 - rank sum of the last n) / sqrt(k n (T + 1) / 12),   n = T - k,
+
+and G_T is the largest Z: a drop lowers the recent ranks. The reader is flagged at the first
+look where G_T reaches c.
+
+Why ranks. A steady reader's scores, in their order, are exchangeable: the cases are placed
+at random in each reader's list, whatever makes one case harder than another (its
+difficulty, which questions it settles, which reader reads it) is the same wherever it falls.
+Under exchangeability the ranks are a uniformly random permutation, so the distribution of
+the whole path G_1, G_2, ... is the same for every reader, every case difficulty and every
+mix of questions. c is therefore set once per number of looks (the reader's list) by
+simulating random permutations, and the false-alarm rate it is set for holds exactly, at
+every look and for a list of any length: there is no model of the reader to get wrong.
+
+The simulation needs no data: by Renyi's theorem the sequential ranks s_i (how many earlier
+scores lie below the i-th) of an exchangeable sequence without ties are independent and
+uniform on 0..i-1, and the i-th score lies below an earlier one exactly when s_i is at most
+that one's count of smaller scores so far. Tracking the last WINDOW scores' counts this way
+costs O(runs x looks x WINDOW), however long the list.
+"""
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+MIN_BEFORE = 5  # scores before a split: no reader is judged against fewer
+WINDOW = 20  # the most recent scores a split may put after it
+RUNS = 4000
+
+
+@dataclass(frozen=True)
+class Changepoint:
+    """The test after a reader's scores, in their order."""
+
+    statistic: np.ndarray  # G after each score (-inf before any split is allowed)
+    threshold: float  # c
+
+    @property
+    def flagged_at(self) -> int | None:
+        """The number of scores after which the reader was flagged, or None."""
+        over = np.nonzero(self.statistic >= self.threshold)[0]
+        return int(over[0]) + 1 if len(over) else None
+
+    @property
+    def largest(self) -> float:
+        finite = self.statistic[np.isfinite(self.statistic)]
+        return float(finite.max()) if len(finite) else 0.0
+
+
+def sequential_ranks(scores: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
+    """s_i: how many earlier scores lie below the i-th, ties broken by ``tiebreak`` (one
+    fixed uniform draw per score, so that a look and the next agree on the order of ties)."""
+    x = np.asarray(scores, float)
+    t = np.asarray(tiebreak, float)
+    return np.array([int(np.sum((x[:i] < x[i]) | ((x[:i] == x[i]) & (t[:i] < t[i]))))
+                     for i in range(len(x))], dtype=np.int64)
+
+
+def path(s: np.ndarray, window: int = WINDOW, min_before: int = MIN_BEFORE) -> np.ndarray:
+    """G after each score, for runs x looks of sequential ranks at once."""
+    s = np.atleast_2d(s)
+    runs, looks = s.shape
+    out = np.full((runs, looks), -np.inf)
+    below = np.zeros((runs, 0), dtype=np.int64)  # the last scores' counts of smaller ones
+    for i in range(looks):
+        new = s[:, i:i + 1]
+        below = np.concatenate([below + (new <= below), new], axis=1)[:, -window:]
+        total = i + 1
+        # The last n scores' rank sums, n = 1 .. as many as the split allows.
+        most = min(below.shape[1], total - min_before)
+        if most < 1:
+            continue
+        n = np.arange(1, most + 1)
+        sums = np.cumsum((below[:, ::-1] + 1)[:, :most], axis=1)
+        k = total - n
+        z = (n * (total + 1) / 2 - sums) / np.sqrt(k * n * (total + 1) / 12)
+        out[:, i] = z.max(axis=1)
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def threshold(looks: int, alpha: float, window: int = WINDOW, min_before: int = MIN_BEFORE,
+              seed: int = 0) -> float:
+    """c: a steady reader is flagged within ``looks`` scores with probability ``alpha`` (random
+    permutations: the same for every reader, see the module's note)."""
+    if looks <= min_before:
+        return float("inf")  # no split can be made: nobody is flagged
+    rng = np.random.default_rng(seed)
+    s = np.floor(rng.random((RUNS, looks)) * np.arange(1, looks + 1)).astype(np.int64)
+    return float(np.quantile(path(s, window, min_before).max(axis=1), 1 - alpha))
+
+
+def test(scores: np.ndarray, tiebreak: np.ndarray, looks: int, alpha: float) -> Changepoint:
+    """The test over the scores so far (higher is better); ``looks``: the scores the reader's
+    list holds in all, what the rate ``alpha`` is stated over (never fewer than seen)."""
+    s = sequential_ranks(scores, tiebreak)
+    return Changepoint(path(s)[0], threshold(max(looks, len(s)), alpha))
