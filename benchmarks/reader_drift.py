@@ -29,6 +29,7 @@ from app.readers.drift import CASE_EFFECT, DROP, MIN_CASES, _cusum, baseline, th
 from app.readers.pace import SPREAD
 from app.readers.pace import _statistic as pace_statistic
 from app.readers.pace import threshold as pace_threshold
+
 from app.readers.pause import AGREEMENT_ALPHA, KNOWN_ALPHA, PACE_ALPHA
 
 QUESTIONS = 5

@@ -64,7 +64,8 @@ def test_a_reader_right_on_the_known_answers_is_never_paused_for_disagreeing(dem
     _read(demo_engine, setup, 0, YES, upto=12)
     with Session(demo_engine) as session:
         total = len(session.scalars(select(Assignment).where(
-            col(Assignment.study_id) == setup.study.id, col(Assignment.user_id) == setup.readers[0].id)).all())
+            col(Assignment.study_id) == setup.study.id,
+            col(Assignment.user_id) == setup.readers[0].id)).all())
     # From the 13th read on, reader 0 rejects every ordinary case reader 1 accepted.
     with Session(demo_engine) as session:
         settled = _settled(demo_engine, setup, 0)
@@ -79,7 +80,8 @@ def test_a_reader_right_on_the_known_answers_is_never_paused_for_disagreeing(dem
         checks = reader_checks(session, setup.study)
         assert checks is not None
         flags = checks.flags[setup.readers[0].id or 0]
-        assert flags.agreement is not None and "Agreement with the other readers fell" in flags.agreement.reason
+        assert flags.agreement is not None
+        assert "Agreement with the other readers fell" in flags.agreement.reason
 
 
 def test_a_reader_whose_known_answers_go_wrong_is_paused_a_few_reads_later(demo_engine: Engine) -> None:

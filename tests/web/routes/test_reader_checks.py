@@ -5,7 +5,6 @@ import csv
 import io
 
 import pytest
-
 from bs4 import BeautifulSoup
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
