@@ -1,169 +1,157 @@
-"""Flagging a reader whose accuracy drops: the tests of app/readers/pause.py on seeded
-simulated studies (not part of the tests).
+"""The pause on the readers (app/readers/pause.py) under the conditions of real studies: seeded
+simulated studies, each reader's known-answer cases run through the app's own test
+(app/readers/changepoint.py `test`, what `known_test` calls after every answer, at the rate
+`reader_alpha` gives for the study's readers). Not part of the tests.
 
-Each simulated study gives the reader KNOWN known-answer cases, one in every 20 reads (a 5 %
-share), and 19 ordinary cases between them, which two other steady readers (accuracy
-OTHERS) read too. Every case has five questions whose answers share a random effect (a hard
-case is hard on every question, for every reader). A steady reader keeps their accuracy; a
-dropping one loses DROP points from their BEFORE-th known-answer case on, on every case.
-Their baseline starts from PRACTICE qualification cases. The study page looks after every
-answer; here each test looks at every known-answer case (every 20 reads), as often as the
-goal counts. For each true accuracy the script reports the share of dropping readers
-flagged within 20 known-answer cases of the drop (goal: at least 90 %) by the known-answer
-test alone and by it with the agreement test, and the share of steady readers flagged at
-any point of the whole study by any of the three tests, pace included (goal: at most 5 %).
+Every study has R readers who read the same K known-answer cases, each in their own random
+order (as the app places them). A case's questions share the case's difficulty, a normal
+effect on the logit the same for every reader; each question has its settled answer. A
+steady reader keeps their accuracy; a dropping one (reader 0) loses DROP points on every
+question (or on one) from their BEFORE-th known-answer case on.
 
-    .venv/bin/python benchmarks/reader_drift.py [--runs 2000]
+For each model the script reports: steady readers paused (per reader and per study: goal at
+most 5 % of studies); the share of dropping readers paused within 20 known-answer cases of
+the drop; and the same for an oracle told the reader's true accuracy per question and the
+model (a Bernoulli CUSUM, its threshold simulated under the model at the same rate).
+
+    .venv/bin/python benchmarks/reader_drift.py [--studies 1000]
 """
 
 import argparse
-import os
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.readers.drift import CASE_EFFECT, DROP, MIN_CASES, _cusum, baseline, threshold
-from app.readers.pace import SPREAD
-from app.readers.pace import _statistic as pace_statistic
-from app.readers.pace import threshold as pace_threshold
-
-from app.readers.pause import AGREEMENT_ALPHA, KNOWN_ALPHA, PACE_ALPHA
+from app.readers.changepoint import test  # noqa: E402
+from app.readers.pause import STUDY_ALPHA, reader_alpha  # noqa: E402
 
 QUESTIONS = 5
-KNOWN, EVERY = 60, 20  # known-answer cases, and reads per known-answer case
-BEFORE = 20  # known-answer cases before the drop
-OTHERS = 0.9
-PRACTICE = int(os.environ.get("PRACTICE", "20"))
-ACCURACIES = (0.8, 0.85, 0.9, 0.95)
+DROP = 0.15
+WITHIN = 20
 
 
-def _right(rng: np.random.Generator, effect: np.ndarray, accuracy: np.ndarray) -> np.ndarray:
-    """Right or wrong per question (runs x cases x questions), the case's effect shared."""
-    logit = np.log(accuracy / (1 - accuracy))[..., None]
-    p = 1 / (1 + np.exp(-(logit + effect[..., None])))
-    return rng.random((*effect.shape, QUESTIONS)) < p
+@dataclass(frozen=True)
+class Model:
+    name: str
+    readers: int = 3
+    known: int = 60
+    before: int = 20
+    difficulty: float = 0.5  # sd of a case's effect on the logit
+    accuracy: tuple[float, ...] = (0.9,) * QUESTIONS  # per question
+    strict: bool = False  # reader 1 says "no" more: lower on settled yes, higher on settled no
+    shared_hard: float = 0.0  # share of cases every reader finds DROP points harder
+    drop_questions: tuple[int, ...] = tuple(range(QUESTIONS))
+    all_drop: bool = False  # every reader drops at BEFORE, not reader 0 alone
+    notes: list[str] = field(default_factory=list)
 
 
-def study(rng: np.random.Generator, runs: int, accuracy: float, drop: bool) -> dict[str, np.ndarray]:
-    reads = KNOWN * EVERY
-    effect = rng.normal(0.0, CASE_EFFECT, (runs, reads))
-    level = np.full((runs, reads), accuracy)
-    if drop:
-        level[:, BEFORE * EVERY:] -= DROP
-    mine = _right(rng, effect, level)
-    known_at = np.arange(EVERY - 1, reads, EVERY)
-    ordinary = np.setdiff1d(np.arange(reads), known_at)
-    a = _right(rng, effect[:, ordinary], np.full((runs, len(ordinary)), OTHERS))
-    b = _right(rng, effect[:, ordinary], np.full((runs, len(ordinary)), OTHERS))
-    settled = a == b  # two others: a strict majority only where they agree
-    agree = (mine[:, ordinary] == a) & settled  # binary answers: agree with them both
-    practice = _right(rng, rng.normal(0.0, CASE_EFFECT, (runs, PRACTICE)),
-                      np.full((runs, PRACTICE), accuracy)).sum(axis=(1, 2))
-    return {"known": mine[:, known_at].sum(axis=2).astype(float),
-            "agree": agree.sum(axis=2).astype(float), "asked": settled.sum(axis=2).astype(float),
-            "practice": practice.astype(float)}
+MODELS = [
+    Model("3 readers in parallel, same pace"),
+    # The known-answer test reads one reader's own known-answer cases: the others' pace, and
+    # what they make of the ordinary cases, change nothing in it; the rows say so by number.
+    Model("3 readers at paces 3x, 1x, 0.6x"),
+    Model("2 readers", readers=2),
+    Model("skill differs by question", accuracy=(0.97, 0.9, 0.8, 0.85, 0.92)),
+    Model("case difficulty sd 0.5", difficulty=0.5),
+    Model("case difficulty sd 1.0", difficulty=1.0),
+    Model("case difficulty sd 1.5", difficulty=1.5),
+    Model("one reader stricter", strict=True),
+    Model("long study: 200 known-answer cases, 8,000 reads", known=200, before=100),
+    Model("the majority shares an error on 30 % of cases"),
+    Model("every reader harder on the same 30 % of cases", shared_hard=0.3),
+    Model("all readers drop together", all_drop=True),
+    Model("a drop in one question only", drop_questions=(4,)),
+]
 
 
-def first_flags(s: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Per run: the known-answer case at whose look the known-answer test first fires, and
-    the same for either accuracy test (KNOWN + 1: never)."""
-    runs = len(s["practice"])
-    known_asked = np.full_like(s["known"], QUESTIONS)
-    known_s = _cusum(s["known"], known_asked, s["practice"], np.full(runs, PRACTICE * QUESTIONS), DROP)
-    agree_s = _cusum(s["agree"], s["asked"], np.zeros(runs), np.zeros(runs), DROP)
-    ordinary = s["agree"].shape[1]
-    never = KNOWN + 1
-    known_at = np.full(runs, never)
-    either_at = np.full(runs, never)
-    for r in range(runs):
-        for look in range(MIN_CASES, KNOWN + 1):
-            h = threshold(baseline(s["known"][r, :look], known_asked[r, :look], s["practice"][r],
-                                   PRACTICE * QUESTIONS), KNOWN, QUESTIONS, PRACTICE, KNOWN_ALPHA)
-            if known_s[r, MIN_CASES - 1:look].max() >= h:
-                known_at[r] = look
-                break
-        for look in range(1, KNOWN + 1):
-            t = look * (EVERY - 1)  # ordinary reads by this look
-            if t < MIN_CASES:
-                continue
-            asked = s["asked"][r, :t]
-            q = max(1, round(float(np.median(asked))))
-            h = threshold(baseline(s["agree"][r, :t], asked, 0.0, 0.0), ordinary, q, 0,
-                          AGREEMENT_ALPHA)
-            if agree_s[r, MIN_CASES - 1:t].max() >= h:
-                either_at[r] = look
-                break
-        either_at[r] = min(either_at[r], known_at[r])
-    return known_at, either_at
+def _logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(p, 1e-6, 1 - 1e-6)
+    return np.log(p / (1 - p))
 
 
-def oracle(rng: np.random.Generator, runs: int, accuracy: float) -> float:
-    """The known-answer cases alone, by a CUSUM told each reader's true baseline and a
-    threshold simulated for it (5 % over the study): the most those cases can give."""
-    p0, p1 = accuracy, accuracy - DROP
+def study(rng: np.random.Generator, m: Model, drop: bool) -> np.ndarray:
+    """Right answers per reader, case (in the reader's order) and question: R x K x Q."""
+    effect = rng.normal(0.0, m.difficulty, m.known)
+    settled_yes = rng.random((m.known, QUESTIONS)) < 0.6
+    hard = rng.random(m.known) < m.shared_hard
+    out = np.zeros((m.readers, m.known, QUESTIONS), dtype=bool)
+    for r in range(m.readers):
+        order = rng.permutation(m.known)
+        level = np.tile(np.array(m.accuracy), (m.known, 1))
+        level[hard[order]] -= DROP
+        if m.strict and r == 1:  # says no more often: a bias, not a drop
+            level = np.where(settled_yes[order], level - 0.1, np.minimum(level + 0.05, 0.99))
+        if drop and (r == 0 or m.all_drop):
+            level[m.before:, list(m.drop_questions)] -= DROP
+        p = 1 / (1 + np.exp(-(_logit(level) + effect[order][:, None])))
+        out[r] = rng.random(p.shape) < p
+    return out
 
-    def statistic(right: np.ndarray) -> np.ndarray:
-        s, out = np.zeros(len(right)), np.zeros(right.shape)
-        for t in range(right.shape[1]):
-            s = np.maximum(0.0, s + right[:, t] * np.log(p1 / p0)
-                           + (QUESTIONS - right[:, t]) * np.log((1 - p1) / (1 - p0)))
+
+def paused_at(right: np.ndarray, alpha: float, rng: np.random.Generator) -> int | None:
+    """The known-answer case after which the app's test pauses this reader, or None."""
+    shares = right.mean(axis=1)
+    return test(shares, rng.random(len(shares)), len(shares), alpha).flagged_at
+
+
+def oracle_rate(rng: np.random.Generator, m: Model, alpha: float, runs: int) -> float:
+    """Told the true accuracy per question: a Bernoulli CUSUM per answer, its threshold
+    simulated under the model itself; the share flagged within WITHIN cases of the drop."""
+    p0 = np.array(m.accuracy)
+    p1 = p0.copy()
+    p1[list(m.drop_questions)] -= DROP
+    win, lose = np.log(p1 / p0), np.log((1 - p1) / (1 - p0))
+
+    def statistic(drop: bool) -> np.ndarray:
+        right = np.stack([study(rng, m, drop)[0] for _ in range(runs)])  # runs x K x Q
+        step = (right * win + (~right) * lose).sum(axis=2)
+        s, out = np.zeros(runs), np.zeros(step.shape)
+        for t in range(step.shape[1]):
+            s = np.maximum(0.0, s + step[:, t])
             out[:, t] = s
         return out
 
-    def answers(level: np.ndarray) -> np.ndarray:
-        return _right(rng, rng.normal(0.0, CASE_EFFECT, level.shape), level).sum(axis=2).astype(float)
-
-    h = np.quantile(statistic(answers(np.full((runs, KNOWN), p0)))[:, MIN_CASES - 1:].max(axis=1), 0.95)
-    level = np.full((runs, KNOWN), p0)
-    level[:, BEFORE:] = p1
-    s = statistic(answers(level))
-    early = (s[:, MIN_CASES - 1:BEFORE] >= h).any(axis=1)
-    return float(np.mean(~early & (s[:, BEFORE:BEFORE + 20] >= h).any(axis=1)))
-
-
-def paced(rng: np.random.Generator, runs: int, faster_from: int | None = None) -> np.ndarray:
-    """The read at which the pace test first fires (reads + 1: never) over the whole study;
-    from read ``faster_from`` on, the reader takes FASTER of their usual time."""
-    reads = KNOWN * EVERY
-    times = np.log(30_000.0) + SPREAD * rng.standard_t(4, (runs, reads)) / np.sqrt(2)
-    if faster_from is not None:
-        times[:, faster_from:] += np.log(FASTER)
-    over = pace_statistic(times) >= pace_threshold(reads, PACE_ALPHA)
-    return np.where(over.any(axis=1), over.argmax(axis=1) + 1, reads + 1)
-
-
-FASTER = 0.4
+    null = statistic(False)
+    h = np.quantile(null[:, 4:].max(axis=1), 1 - alpha)  # from the 5th case, as the app
+    found = statistic(True)
+    early = (found[:, 4:m.before] >= h).any(axis=1)
+    return float(np.mean(~early & (found[:, m.before:m.before + WITHIN] >= h).any(axis=1)))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=2000)
-    parser.add_argument("--seed", type=int, default=41)
+    parser.add_argument("--studies", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=53)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
-    print(f"{args.runs} simulated studies per row; {QUESTIONS} questions a case; {KNOWN} "
-          f"known-answer cases, one in {EVERY} reads; two other readers at {OTHERS:.0%}; a drop "
-          f"of {DROP:.0%} from known-answer case {BEFORE}; baseline from {PRACTICE} practice cases")
-    print(f"{'accuracy':>9}{'known-answer test':>19}{'told the baseline':>19}{'with the others':>17}"
-          f"{'median cases':>14}{'steady flagged':>16}")
-    for accuracy in ACCURACIES:
-        known_at, either_at = first_flags(study(rng, args.runs, accuracy, drop=True))
-        within = (either_at > BEFORE) & (either_at <= BEFORE + 20)
-        known_within = (known_at > BEFORE) & (known_at <= BEFORE + 20)
-        _, steady_either = first_flags(study(rng, args.runs, accuracy, drop=False))
-        false = (steady_either <= KNOWN) | (paced(rng, args.runs) <= KNOWN * EVERY)
-        delays = either_at[within] - BEFORE
-        print(f"{accuracy:>9.2f}{known_within.mean():>19.1%}{oracle(rng, args.runs, accuracy):>19.1%}"
-              f"{within.mean():>17.1%}"
-              f"{(np.median(delays) if len(delays) else float('nan')):>14.0f}{false.mean():>16.1%}")
-    start = BEFORE * EVERY
-    at = paced(rng, args.runs, faster_from=start)
-    print(f"Pace: a reader who goes to {FASTER:.0%} of their time from read {start} is flagged "
-          f"within 20 reads in {((at > start) & (at <= start + 20)).mean():.1%} of studies, "
-          f"within 100 in {((at > start) & (at <= start + 100)).mean():.1%}")
+    print(f"{args.studies} simulated studies per model; {QUESTIONS} questions a case; a drop of "
+          f"{DROP:.0%} from the reader's known-answer case 20 (100 in the long study); the "
+          f"study's rate {STUDY_ALPHA:.0%}, shared by its readers")
+    print("| model | steady readers paused, per reader | studies with a steady reader paused "
+          "(goal <= 5 %) | drop paused within 20 cases | oracle told the baseline | ratio |")
+    print("|---|---|---|---|---|---|")
+    for m in MODELS:
+        alpha = reader_alpha(m.readers)
+        readers_paused = studies_paused = 0
+        for _ in range(args.studies):
+            right = study(rng, m, drop=False)
+            hits = [paused_at(right[r], alpha, rng) is not None for r in range(m.readers)]
+            readers_paused += sum(hits)
+            studies_paused += any(hits)
+        caught = 0
+        for _ in range(args.studies):
+            right = study(rng, m, drop=True)
+            at = paused_at(right[0], alpha, rng)
+            caught += at is not None and m.before < at <= m.before + WITHIN
+        oracle = oracle_rate(rng, m, alpha, args.studies)
+        share = caught / args.studies
+        print(f"| {m.name} | {readers_paused / (args.studies * m.readers):.1%} | "
+              f"{studies_paused / args.studies:.1%} | {share:.1%} | {oracle:.1%} | "
+              f"{share / oracle if oracle else float('nan'):.2f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -55,7 +55,11 @@ def _shots(page: Page, name: str) -> None:
 
 
 def test_practise_qualify_read_be_paused_and_be_resumed(browser: Browser, demo_engine: Engine,
-                                                        live_server: str) -> None:
+                                                        live_server: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The pause holds one read after the test fires here; tests/readers/test_pause.py holds
+    # the random delay.
+    monkeypatch.setattr("app.readers.pause.PAUSE_AFTER", (1, 1))
     mark_edits(demo_engine, 40)
     from app.models import Role
 
@@ -68,7 +72,7 @@ def test_practise_qualify_read_be_paused_and_be_resumed(browser: Browser, demo_e
         plan = StudyPlan(name="with checks", case_filter=CaseFilter(modality=("chest_xray",)),
                          design=Design.validation, reader_ids=[reader.id or 0, other.id or 0],
                          seed=5, strata_facets=("verdict",), per_stratum={"pass": 8, "fail": 8},
-                         known_share=0.25, qualification=Requirement(practice.id or 0, 0.6, 4))
+                         known_share=0.5, qualification=Requirement(practice.id or 0, 0.6, 4))
         study = create_study(session=session, plan=plan, created_by=admin)
         pid, sid = practice.id or 0, study.id or 0
     opened(demo_engine, pid)
@@ -92,23 +96,28 @@ def test_practise_qualify_read_be_paused_and_be_resumed(browser: Browser, demo_e
     page.goto(f"{live_server}/read/{sid}")
     expect(page.locator("#answer-form")).to_be_visible()
     known = _settled(demo_engine, sid, reader.id or 0)
-    assert len(known) == 5
+    assert len(known) == 16
     paused = False
-    # The first case in the reader's order, answered as it should be; then the known-answer
-    # cases, each opened by its place (their places are random: all could come last),
-    # answered wrongly until the reader is paused.
-    _answer(page, {})
-    for sequence in sorted(known):
+    # Every read in the reader's order: the first 6 known-answer cases answered as they
+    # should be (the reader's own baseline), the later ones wrongly, the ordinary ones
+    # alike throughout, until the reader is paused.
+    order = sorted(known)
+    for sequence in range(1, 33):
         page.goto(f"{live_server}/read/{sid}/{sequence}")
         if page.locator("#paused").count():
             paused = True
             break
-        _answer(page, {q: FLIP[a] for q, a in known[sequence].items()})
+        if sequence in known:
+            settled = known[sequence]
+            _answer(page, settled if order.index(sequence) < 6
+                    else {q: FLIP[a] for q, a in settled.items()})
+        else:
+            _answer(page, {})
         wait_for_background()
     if not paused:
         page.goto(f"{live_server}/read/{sid}")
         paused = bool(page.locator("#paused").count())
-    assert paused, "five known-answer cases answered wrongly, never paused"
+    assert paused, "known-answer cases answered wrongly after 6 right, never paused"
     message = page.locator("#paused-message").inner_text().lower()
     assert "accura" not in message and "known" not in message
     _shots(page, "reader-paused")
@@ -117,7 +126,7 @@ def test_practise_qualify_read_be_paused_and_be_resumed(browser: Browser, demo_e
     # The admin sees why and resumes; the reader goes on where they stopped.
     desk = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
     log_in(desk, live_server, "chief", f"/studies/{sid}")
-    expect(desk.locator(f"#paused-{reader.id} .pause-reason")).to_contain_text("CUSUM")
+    expect(desk.locator(f"#paused-{reader.id} .pause-reason")).to_contain_text("change-point")
     desk.locator("#reader-checks").scroll_into_view_if_needed()
     _shots(desk, "reader-checks-study-page")
     desk.fill(f"#resume-{reader.id} input[name=note]", "spoke with the reader")
