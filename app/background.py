@@ -36,15 +36,21 @@ def run_in_background(key: Hashable, work: Callable[..., Any], *args: Any) -> bo
 
     def run() -> None:
         try:
-            work(*args)
-        except Exception:
-            logger.exception("background work %s failed; it is asked for again later", key)
+            _logged(key, work, *args)
         finally:
             with _lock:
                 _pending.discard(key)
 
     _executor.submit(run)
     return True
+
+
+def _logged(key: Hashable, work: Callable[..., Any], *args: Any) -> None:
+    """Run the work; a failure is logged, never raised into the pool (it would vanish)."""
+    try:
+        work(*args)
+    except Exception:
+        logger.exception("background work %s failed; it is asked for again later", key)
 
 
 def run_coalesced(key: Hashable, work: Callable[..., Any], *args: Any) -> bool:
@@ -63,9 +69,7 @@ def run_coalesced(key: Hashable, work: Callable[..., Any], *args: Any) -> bool:
         with _lock:
             _running.add(key)
         try:
-            work(*args)
-        except Exception:
-            logger.exception("background work %s failed; it is asked for again later", key)
+            _logged(key, work, *args)
         finally:
             with _lock:
                 _running.discard(key)
