@@ -26,8 +26,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.readers.changepoint import test  # noqa: E402
-from app.readers.pause import STUDY_ALPHA, reader_alpha  # noqa: E402
+from app.readers.changepoint import test
+from app.readers.pause import STUDY_ALPHA, reader_alpha
 
 QUESTIONS = 5
 DROP = 0.15
