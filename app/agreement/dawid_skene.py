@@ -1,30 +1,40 @@
 """A reference that weighs the readers by their skill: Dawid and Skene's latent-class model
-(Applied Statistics 1979), fitted by crowd-kit's EM from every first read of a study's cases,
+(Applied Statistics 1979), fitted by EM (here, in numpy) from every first read of a study's cases,
 beside the majority-with-adjudication reference every figure uses.
 
 Each question is fitted apart, as pass / fail ("cannot assess" is no read at all). Each reader
 gets a 2 x 2 confusion matrix, so a reader who fails what the others pass counts for less
-where they disagree; with two readers who disagree, the model leans on whoever agrees more
-with the pattern of the rest of the study. Known-answer cases are not in the reads (app/
-agreement/reads.py): they never shape this reference either.
+where they disagree. With two readers the model is not identified (an evenly split case
+could go either way, and which way depends on where EM starts): it needs three. Known-answer
+cases are not in the reads (app/agreement/reads.py): they never shape this reference either.
 
 The figures here are a sensitivity analysis: how far the judge's agreement, "too strict" and
 "too lenient" move when the reference is the model's instead of the majority's. A case whose
 posterior is exactly even has no label.
 """
 
-import warnings
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import pandas as pd
+import numpy as np
 
 from app.agreement.reads import StudyReads, vote
 from app.agreement.report import settled_consensus
 from app.agreement.stats import Vote
 
-ITERATIONS = 100
-TOLERANCE = 1e-5  # crowd-kit's own default: a change in the log-likelihood below it stops EM
+log = logging.getLogger(__name__)
+
+# EM runs until the log-likelihood of the reads stops rising: a rise below TOLERANCE (in nats,
+# over the whole study) ends it. A looser rule on a per-read bound stopped EM after a few
+# steps on flat stretches, with posteriors far from the fit's.
+ITERATIONS = 10_000
+TOLERANCE = 1e-10
+# A probability kept off 0 and 1: a reader never wrong in the fit has a finite log-likelihood.
+EPS = 1e-10
+# Two readers who disagree cannot be told apart: either could be the one in error. The model
+# is identified from three readers up, so with fewer there is no skill-weighted figure.
+MIN_READERS = 3
 
 
 @dataclass(frozen=True)
@@ -39,40 +49,85 @@ class SkillWeighted:
     skill: dict[str, tuple[float, float]]
 
 
-def fit_votes(votes: Sequence[tuple[object, str, bool]]) -> tuple[dict[object, float], float,
-                                                                  dict[str, tuple[float, float]]]:
-    """(task, reader, passed) reads -> each task's posterior probability of pass, the prior
-    of pass, and each reader's sensitivity and specificity."""
-    from crowdkit.aggregation import DawidSkene  # nltk behind it: seconds to import, once
+@dataclass(frozen=True)
+class Fit:
+    """Each task's posterior probability of pass, the prior of pass, each reader's sensitivity
+    and specificity, and how EM ended."""
 
-    frame = pd.DataFrame([(task, reader, "pass" if passed else "fail") for task, reader, passed in votes],
-                         columns=["task", "worker", "label"])
-    with warnings.catch_warnings():  # its pandas deprecation notices are the library's own
-        warnings.filterwarnings("ignore", module="crowdkit")
-        model = DawidSkene(n_iter=ITERATIONS, tol=TOLERANCE).fit(frame)
-    assert model.probas_ is not None and model.errors_ is not None and model.priors_ is not None
-    probas = model.probas_.reindex(columns=["fail", "pass"], fill_value=0.0)
-    skill = {}
-    for reader in frame["worker"].unique():
-        # Rows: the label given (one the reader never gave has probability 0); columns: the
-        # true label (one no case was estimated to have is unknown).
-        matrix = (model.errors_.loc[reader].reindex(index=["fail", "pass"], fill_value=0.0)
-                  .reindex(columns=["fail", "pass"]))
-        skill[str(reader)] = (float(matrix.loc["fail", "fail"]), float(matrix.loc["pass", "pass"]))
-    priors = model.priors_.reindex(["fail", "pass"], fill_value=0.0)
-    return ({task: float(p) for task, p in probas["pass"].items()}, float(priors["pass"]), skill)
+    posterior: dict[object, float]
+    prior: float
+    skill: dict[str, tuple[float, float]]
+    iterations: int
+    converged: bool
+    log_likelihood: float
+
+
+def _errors(labels: np.ndarray, given: np.ndarray, posterior: np.ndarray) -> np.ndarray:
+    """M-step: reader x label given x true label, each true label's column summing to one."""
+    # labels: tasks x readers, 1 pass, 0 fail; given: where the reader read the task.
+    truth = np.stack([1.0 - posterior, posterior], axis=1)  # tasks x (fail, pass)
+    said_pass = (labels * given).T @ truth  # readers x true
+    said_fail = ((1 - labels) * given).T @ truth
+    counts = np.clip(np.stack([said_fail, said_pass], axis=1), EPS, None)
+    return counts / counts.sum(axis=1, keepdims=True)
+
+
+def _e_step(labels: np.ndarray, given: np.ndarray, prior: float,
+            errors: np.ndarray) -> tuple[np.ndarray, float]:
+    """Each task's posterior of pass, and the log-likelihood of every read under the model."""
+    log_errors = np.log(errors)  # readers x given x true
+    weights = np.clip(np.array([1.0 - prior, prior]), EPS, None)
+    joint = np.log(weights)[None, :] + np.stack([
+        (given * np.where(labels == 1, log_errors[:, 1, c], log_errors[:, 0, c])).sum(axis=1)
+        for c in (0, 1)], axis=1)
+    top = joint.max(axis=1, keepdims=True)
+    total = top[:, 0] + np.log(np.exp(joint - top).sum(axis=1))
+    return np.exp(joint[:, 1] - total), float(total.sum())
+
+
+def fit_votes(votes: Sequence[tuple[object, str, bool]], iterations: int | None = None) -> Fit:
+    """(task, reader, passed) reads -> the Dawid-Skene fit by EM, started (as crowd-kit starts
+    it) from each task's share of pass reads."""
+    iterations = ITERATIONS if iterations is None else iterations
+    tasks = list(dict.fromkeys(task for task, _, _ in votes))
+    readers = list(dict.fromkeys(reader for _, reader, _ in votes))
+    at_task = {t: i for i, t in enumerate(tasks)}
+    at_reader = {r: i for i, r in enumerate(readers)}
+    labels = np.zeros((len(tasks), len(readers)))
+    given = np.zeros_like(labels)
+    for task, reader, passed in votes:
+        labels[at_task[task], at_reader[reader]] = float(passed)
+        given[at_task[task], at_reader[reader]] = 1.0
+    posterior = (labels * given).sum(axis=1) / given.sum(axis=1)
+    prior = float(posterior.mean())
+    errors = _errors(labels, given, posterior)
+    previous, likelihood, converged, steps = -np.inf, -np.inf, iterations == 0, 0
+    while not converged and steps < iterations:
+        steps += 1
+        posterior, likelihood = _e_step(labels, given, prior, errors)
+        prior = float(posterior.mean())
+        errors = _errors(labels, given, posterior)
+        converged = likelihood - previous < TOLERANCE
+        previous = likelihood if not converged else previous
+    if not converged:
+        log.warning("Dawid-Skene EM stopped at %d steps before the log-likelihood settled "
+                    "(last rise %.3g)", iterations, likelihood - previous)
+    skill = {str(r): (float(errors[i, 0, 0]), float(errors[i, 1, 1])) for r, i in at_reader.items()}
+    return Fit({t: float(posterior[i]) for t, i in at_task.items()}, prior, skill, steps, converged,
+               likelihood)
 
 
 def skill_weighted(data: StudyReads, question: str) -> SkillWeighted | None:
-    """None when fewer than two readers answered the question: there is nothing to weigh."""
+    """None when fewer than MIN_READERS readers answered the question: the model cannot tell
+    them apart."""
     votes = [(r.item_id, r.reader, v) for r in data.reads
              if not r.repeat and (v := vote(r.answers[question])) is not None]
-    if len({reader for _, reader, _ in votes}) < 2:
+    if len({reader for _, reader, _ in votes}) < MIN_READERS:
         return None
-    posterior, prior, skill = fit_votes(votes)
-    labels = {int(item): p > 0.5 for item, p in posterior.items() if p != 0.5}  # type: ignore[call-overload]
-    return SkillWeighted(question, labels, {int(i): p for i, p in posterior.items()},  # type: ignore[call-overload]
-                         prior, skill)
+    fit = fit_votes(votes)
+    posterior = {int(item): p for item, p in fit.posterior.items()}  # type: ignore[call-overload]
+    labels = {item: p > 0.5 for item, p in posterior.items() if p != 0.5}
+    return SkillWeighted(question, labels, posterior, fit.prior, fit.skill)
 
 
 @dataclass(frozen=True)

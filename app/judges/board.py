@@ -77,7 +77,7 @@ WEIGHTED_RESAMPLES = 200
 def weighted_board(session: Session, loaded: Reference, question: str) -> Board | None:
     """The board of one question when the reference is the skill-weighted one (Dawid-Skene,
     app/agreement/dawid_skene.py) fitted to the reference's reads instead of the readers'
-    majority: how far the order moves. None when fewer than two readers answered."""
+    majority: how far the order moves. None with fewer than three readers (dawid_skene.MIN_READERS)."""
     studies = loaded.study_ids
     stored = session.execute(select(func.count(), func.max(CandidateVerdict.id)).where(
         col(CandidateVerdict.study_id).in_(studies))).one()

@@ -101,12 +101,9 @@ def test_score_as_a_job_then_read_the_leaderboard(demo_engine: Engine, settings:
     matrix = soup(board.text).select_one('.flip-matrix[data-judge="lenient"]')
     assert matrix is not None and matrix.select_one("td.to-pass-agree") is not None
     assert soup(board.text).select_one('.flip-matrix[data-judge="judge of record"]') is None
-    # Under the skill-weighted reference: both readers answered alike, so it is the majority's
-    # and the order holds; every judge is placed under both.
-    weighted = soup(board.text).select_one("#weighted-table")
-    assert weighted is not None
-    assert {tr["data-judge"] for tr in weighted.select("tbody tr")} == {"judge of record", "lenient"}
-    assert "same under both" in soup(board.text).select_one("#weighted-verdict").text
+    # Two readers: the skill-weighted model cannot tell them apart, so no order under it.
+    assert soup(board.text).select_one("#weighted-table") is None
+    assert "three readers" in soup(board.text).select_one("#weighted-none").text
     # The alternative annotator test for every judge: 16 edits, under its 30 per reader.
     stand_in = soup(board.text).select_one("#stand-in-table")
     assert [tr["data-judge"] for tr in stand_in.select("tbody tr")] == ["judge of record", "lenient"]

@@ -180,7 +180,7 @@ def test_the_planner_makes_a_follow_up_study(demo_engine: Engine, settings: Sett
 
 
 def test_the_sensitivity_lines_stand_under_each_population(demo_engine: Engine, settings: Settings) -> None:
-    study = validation_study(demo_engine)
+    study = validation_study(demo_engine, readers=3)  # the skill-weighted line needs three
     read_study(demo_engine, study)
     admin = client_for(demo_engine, settings, "chief", Role.admin)
     page = BeautifulSoup(admin.get(f"/quality?study={study.id}").text, "html.parser")
