@@ -10,7 +10,7 @@ from sqlmodel import Session
 
 from app.images.files import ImageFile
 from app.models import User
-from app.studies.design import StudyPlan, create_study
+from app.studies.design import StudyPlan, create_study, plan_apart
 from app.studies.design_traits import DesignTraits
 from app.studies.export import iter_answer_csv, iter_design_csv
 from app.studies.images import item_image
@@ -75,7 +75,8 @@ class StudyDesign(ABC):
         """What the plan's filter and facets leave to draw: each stratum with its pool, and
         the pool's units per source image (the sample-size planner's clusters). Only the
         plan's filter, facets and design options are read: a form being filled in has these."""
-        return strata_table(session, plan.case_filter, self.kind, plan.strata_facets)
+        return strata_table(session, plan.case_filter, self.kind, plan.strata_facets,
+                            plan_apart(session, plan))
 
     def create(self, session: Session, plan: StudyPlan, created_by: User) -> Study:
         """Draw the plan's sample, stratified and seeded, and write the study with its

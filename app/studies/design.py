@@ -27,12 +27,14 @@ from app.studies.known_answers import check_share, draw_known, kinds_of, known_c
 from app.studies.models import Design, Reveal, Study
 from app.studies.pool import (
     Candidate,
-    candidates,
+    admitted_candidates,
     check_facets,
     pool_by_stratum,
+    practice_left_out,
     stratum_label,
 )
 from app.studies.practice import Requirement, check_requirement, enrol
+from app.studies.practice_apart import KeptApart, check_enrolment, kept_apart
 from app.studies.reading_setup import checked_instructions
 from app.studies.study_rows import ItemRow, item_rows, known_rows, write_items_and_worklists
 from app.studies.targets import check_targets, field_of
@@ -145,8 +147,15 @@ def _check_known_share(plan: StudyPlan) -> None:
                          "known-answer cases: set their share to 0", field="known_share")
 
 
-def _with_known(session: Session, plan: StudyPlan, items: list[ItemRow]) -> tuple[
-        list[ItemRow], dict[str, Any]]:
+def plan_apart(session: Session, plan: StudyPlan) -> KeptApart:
+    """What practice keeps out of this plan's draw: its readers' practices and the one it
+    requires (app/studies/practice_apart.py)."""
+    required = [plan.qualification.practice_id] if plan.qualification else []
+    return kept_apart(session, plan.reader_ids, required)
+
+
+def _with_known(session: Session, plan: StudyPlan, items: list[ItemRow],
+                apart: KeptApart) -> tuple[list[ItemRow], dict[str, Any]]:
     """The items with the plan's known-answer cases added, and what the selection records."""
     if not plan.known_share:
         return items, {}
@@ -158,22 +167,32 @@ def _with_known(session: Session, plan: StudyPlan, items: list[ItemRow]) -> tupl
         tasks = {i.task_id for i in items}
         drawn = draw_known(session, count, plan.seed, plan.reader_ids, tasks,
                            accepted_only=plan.design.accepted_only,
-                           kinds=kinds_of(session, tasks))
+                           kinds=kinds_of(session, tasks), leave_out_images=apart.images)
     except Invalid as error:
         raise StudyError(str(error), field=error.field) from error
     return items + known_rows(session, drawn.answers), {"known_answers": {
         "share": plan.known_share, "cases": count, "seen_before": drawn.seen_before}}
 
 
-def draw_sample(session: Session, plan: StudyPlan) -> tuple[dict[str, list[Candidate]], dict[str, int]]:
+def left_out_json(session: Session, plan: StudyPlan, apart: KeptApart) -> dict[str, Any]:
+    """What the selection records of the units practice kept out of the draw."""
+    left = practice_left_out(session, plan.case_filter, plan.design, apart)
+    return {"practice_left_out": left} if left else {}
+
+
+def draw_sample(session: Session, plan: StudyPlan, apart: KeptApart | None = None) -> tuple[
+        dict[str, list[Candidate]], dict[str, int]]:
     """The sampled units per stratum, reproducible from the plan and the data, and the size
-    of each stratum's pool (recorded: issue-level weights and the report's flow need it)."""
+    of each stratum's pool (recorded: issue-level weights and the report's flow need it);
+    none that practice keeps ``apart`` (by default, what it keeps from the plan's readers)."""
     validate_plan(plan)
+    apart = plan_apart(session, plan) if apart is None else apart
     facets = plan.strata_facets
     wanted = {k: n for k, n in plan.per_stratum.items() if n > 0} if facets else {"": plan.total or 0}
     if plan.design.judged:
-        return _draw_judged(session, plan, wanted)
-    pool = pool_by_stratum(candidates(session, plan.case_filter, plan.design, facets), facets)
+        return _draw_judged(session, plan, wanted, apart)
+    pool = pool_by_stratum(admitted_candidates(session, plan.case_filter, plan.design, facets,
+                                               apart), facets)
     sample = {}
     for key, count in wanted.items():
         found = pool.get(key, [])
@@ -189,14 +208,15 @@ def _enough(key: str, facets: tuple[str, ...], size: int, count: int) -> None:
         raise StudyError(f"{label} has {size} in its pool; {count} were asked")
 
 
-def _draw_judged(session: Session, plan: StudyPlan, wanted: dict[str, int]) -> tuple[
-        dict[str, list[Candidate]], dict[str, int]]:
+def _draw_judged(session: Session, plan: StudyPlan, wanted: dict[str, int],
+                 apart: KeptApart) -> tuple[dict[str, list[Candidate]], dict[str, int]]:
     """The same draw from the kept judged pool (app/studies/judged_pool.py): a stratum's
     members in attempt order, and ``random.sample`` of their positions picks what it picked
     from the list of candidates, so the sample is the one drawn before."""
     facets = plan.strata_facets
     pool = judged_pool(session)
     at = admitted(session, pool, plan.case_filter)
+    at = at[apart.mask(pool.attempt_id[at], pool.image[at])]
     keys, inverse = stratum_keys(pool, at, facets)
     members = {key: at[inverse == k] for k, key in enumerate(keys)} if len(at) else {}
     sample = {}
@@ -220,12 +240,14 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
     if plan.design.draws_in_batches:  # its cases arrive as it goes (app/designs/adaptive)
         raise StudyError("an adaptive study is drawn by its design, a batch at a time",
                          field="design")
-    sample, pool = draw_sample(session, plan)
+    apart = plan_apart(session, plan)
+    sample, pool = draw_sample(session, plan, apart)
     check_people(session, plan)
     items = item_rows(session, sample, _originals(plan, sample))
     check_planned_targets(plan, len(items))
-    items, known = _with_known(session, plan, items)
-    selection = json.dumps(json.loads(selection_json(plan, pool)) | known, sort_keys=True)
+    items, known = _with_known(session, plan, items, apart)
+    selection = json.dumps(json.loads(selection_json(plan, pool)) | known
+                           | left_out_json(session, plan, apart), sort_keys=True)
     study = study_row(plan, created_by, selection)
     # Everything is read and drawn above; the write is the study row and a few bulk
     # inserts, so it holds SQLite's write lock for tens of milliseconds, not the whole creation.
@@ -248,12 +270,20 @@ def create_study_of(*, session: Session, plan: StudyPlan, sample: dict[str, list
     study's other edits): all of it is written, or none."""
     validate_plan(plan)
     check_people(session, plan)
+    apart = plan_apart(session, plan)
+    offered = sum(len(units) for units in sample.values())
+    sample = {key: [c for c in units if apart.admits(c.attempt_id, c.task_id, c.source_image_id)]
+              for key, units in sample.items()}
+    left = offered - sum(len(units) for units in sample.values())
     items = item_rows(session, sample, set())
     if not items:
-        raise StudyError("no edit to read: none of the units has an image")
-    items, known = _with_known(session, plan, items)
+        raise StudyError("no edit to read: none of the units has an image, or practice keeps "
+                         "every one apart (its readers met it, or its verdict, in a practice)")
+    items, known = _with_known(session, plan, items, apart)
     selection = json.loads(selection_json(plan, {k: len(v) for k, v in sample.items()}))
-    study = study_row(plan, created_by, json.dumps(selection | made_from | known, sort_keys=True))
+    study = study_row(plan, created_by, json.dumps(
+        selection | made_from | known | ({"practice_left_out": left} if left else {}),
+        sort_keys=True))
     session.add(study)
     session.flush()
     write_items_and_worklists(session, study, items, plan.reader_ids)
@@ -271,6 +301,9 @@ def _check_qualification(session: Session, plan: StudyPlan) -> None:
         return
     try:
         check_requirement(session, asked.practice_id, asked.threshold, asked.min_cases, asked.on)
+        practice = session.get(Study, asked.practice_id)
+        assert practice is not None  # check_requirement found it
+        check_enrolment(session, practice, plan.reader_ids)
     except Invalid as error:
         raise StudyError(str(error), field=error.field) from error
 
@@ -280,7 +313,7 @@ def enrol_in_practice(session: Session, plan: StudyPlan) -> None:
     its cases, in the transaction that writes the study."""
     if plan.qualification is not None:
         practice = session.get(Study, plan.qualification.practice_id)
-        assert practice is not None  # checked by _check_qualification
+        assert practice is not None  # checked by _check_qualification, with the enrolment
         enrol(session, practice, plan.reader_ids)
 
 

@@ -8,7 +8,7 @@ sees tells it apart; the figures leave it out by its ``known_answer_id``.
 """
 
 import random
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -66,19 +66,22 @@ Kind = tuple[str, str]  # (modality, direction): what a reader sees of a case be
 
 def draw_known(session: Session, count: int, seed: int, reader_ids: Iterable[int],
                leave_out_tasks: set[int], accepted_only: bool = False,
-               kinds: set[Kind] | None = None) -> KnownDraw:
+               kinds: set[Kind] | None = None,
+               leave_out_images: Collection[int] = frozenset()) -> KnownDraw:
     """``count`` settled cases, seeded, none of a task the study samples; those no reader of
     the study has answered before first. ``accepted_only``: edits the judge of record passed
     (an accepted-edits study shows nothing else, and a rejected edit would stand out).
     ``kinds``: the modalities and directions the study's own cases have; a brain MRI in a
-    study of chest radiographs, or a removal among additions, would give itself away."""
+    study of chest radiographs, or a removal among additions, would give itself away.
+    ``leave_out_images``: source images a reader met in a practice (or must not meet there)."""
     if count <= 0:
         return KnownDraw([], 0)
     pool = settled_pool(session)
     found = tasks_of(session, [k.attempt_id for k in pool])
-    task_of = {attempt: task for attempt, (task, _) in found.items()}
+    task_of = {attempt: task for attempt, (task, _, _) in found.items()}
     # An edit whose image is gone would show as no other case does: it is not drawn.
     usable = [k for k in pool if k.attempt_id in found and task_of[k.attempt_id] not in leave_out_tasks
+              and found[k.attempt_id][2] not in leave_out_images
               and (kinds is None or found[k.attempt_id][1] in kinds)]
     if accepted_only:
         passed = _passed(session, [k.attempt_id for k in usable])
@@ -111,18 +114,18 @@ def _one_per_task(ordered: list[KnownAnswer], task_of: dict[int, int]) -> list[K
     return kept
 
 
-def tasks_of(session: Session, attempt_ids: list[int]) -> dict[int, tuple[int, Kind]]:
-    """Attempt -> its task and kind, for the attempts whose image is on disk."""
-    found: dict[int, tuple[int, Kind]] = {}
+def tasks_of(session: Session, attempt_ids: list[int]) -> dict[int, tuple[int, Kind, int]]:
+    """Attempt -> its task, kind and source image, for the attempts whose image is on disk."""
+    found: dict[int, tuple[int, Kind, int]] = {}
     for start in range(0, len(attempt_ids), 5000):
         chunk = attempt_ids[start:start + 5000]
         rows = session.execute(select(col(Attempt.id), col(Run.task_id), col(Task.modality),
-                                      col(Task.direction))
+                                      col(Task.direction), col(Task.source_image_id))
                                .join(Run, col(Run.id) == Attempt.run_id)
                                .join(Task, col(Task.id) == Run.task_id)
                                .where(col(Attempt.id).in_(chunk), col(Attempt.image_present).is_(True)))
-        found.update({attempt: (task, (modality, direction))
-                      for attempt, task, modality, direction in rows})
+        found.update({attempt: (task, (modality, direction), image)
+                      for attempt, task, modality, direction, image in rows})
     return found
 
 

@@ -27,6 +27,7 @@ from app.cases.filters import CaseFilter, where_clauses
 from app.models import Attempt, JudgeVerdict, SourceImage, Task
 from app.studies.design_traits import PAIR_FACETS, Design
 from app.studies.judged_pool import admitted, judged_attempts, judged_pool, stratum_keys
+from app.studies.practice_apart import KeptApart
 from pipeline.vocabulary import Outcome
 
 # Facets a study can stratify on; "verdict" is the judge's verdict of record (pass / fail).
@@ -117,6 +118,24 @@ def candidates(session: Session, case_filter: CaseFilter, design: Design,
     return one_per_source_image(found) if design.one_per_source_image else found
 
 
+def admitted_candidates(session: Session, case_filter: CaseFilter, design: Design,
+                        facets: tuple[str, ...], apart: KeptApart) -> list[Candidate]:
+    """The candidates practice leaves to an ordinary sample."""
+    return [c for c in candidates(session, case_filter, design, facets)
+            if apart.admits(c.attempt_id, c.task_id, c.source_image_id)]
+
+
+def practice_left_out(session: Session, case_filter: CaseFilter, design: Design,
+                      apart: KeptApart) -> int:
+    """How many of the filter's units practice keeps out of an ordinary sample."""
+    if design.judged:
+        pool = judged_pool(session)
+        at = admitted(session, pool, case_filter)
+        return int(len(at) - apart.mask(pool.attempt_id[at], pool.image[at]).sum())
+    found = candidates(session, case_filter, design, ())
+    return sum(not apart.admits(c.attempt_id, c.task_id, c.source_image_id) for c in found)
+
+
 def one_per_source_image(found: list[Candidate]) -> list[Candidate]:
     """One task of each source image, so that no reader of a real-or-edited study meets an
     original and its edit (or two edits of one original). The task kept is the one whose
@@ -166,18 +185,22 @@ class StratumRow:
 
 
 def strata_table(session: Session, case_filter: CaseFilter, design: Design,
-                 facets: tuple[str, ...]) -> tuple[list[StratumRow], list[int]]:
-    """Each stratum with its pool size, and the pool's units per source image."""
+                 facets: tuple[str, ...], apart: KeptApart | None = None) -> tuple[
+                     list[StratumRow], list[int]]:
+    """Each stratum with its pool size, and the pool's units per source image; ``apart``:
+    what practice keeps out of the pool (app/studies/practice_apart.py)."""
+    apart = apart or KeptApart.nothing()
     if design.judged:  # from the kept pool: counted on integer codes, no row objects
         pool = judged_pool(session)
         at = admitted(session, pool, case_filter)
+        at = at[apart.mask(pool.attempt_id[at], pool.image[at])]
         keys, inverse = stratum_keys(pool, at, facets)
         counts = np.bincount(inverse, minlength=len(keys)) if len(at) else np.zeros(0, dtype=int)
         rows = sorted((StratumRow(key, stratum_label(key, facets), int(n))
                        for key, n in zip(keys, counts, strict=False) if n), key=lambda r: r.key)
         sizes = np.unique(pool.image[at], return_counts=True)[1] if len(at) else np.zeros(0)
         return rows, [int(n) for n in sizes]
-    found = candidates(session, case_filter, design, facets)
+    found = admitted_candidates(session, case_filter, design, facets, apart)
     rows = [StratumRow(key, stratum_label(key, facets), len(units))
             for key, units in pool_by_stratum(found, facets).items()]
     return rows, cluster_sizes(found)

@@ -23,6 +23,7 @@ from app.models import Role, User
 from app.studies.design_traits import default_design
 from app.studies.known_answers import draw_known
 from app.studies.models import Answer, Assignment, Reveal, Study, StudyItem
+from app.studies.practice_apart import unread_images
 from app.studies.reader_models import KnownAnswer
 from app.studies.study_rows import known_rows, write_items_and_worklists
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_json
@@ -44,8 +45,10 @@ def create_practice(session: Session, *, name: str, cases: int, reader_ids: list
         raise Invalid("every assigned account must exist and be a reader", field="readers")
     if session.scalars(select(Study).where(col(Study.name) == name.strip())).first():
         raise Invalid(f"a study named {name.strip()!r} exists already", field="name")
+    # Nothing a reader still has to read elsewhere: the practice would show its answer.
+    waiting = set().union(*unread_images(session, reader_ids).values())
     try:
-        drawn = draw_known(session, cases, seed, (), set())
+        drawn = draw_known(session, cases, seed, (), set(), leave_out_images=waiting)
     except Invalid as error:
         raise Invalid(str(error), field="cases") from error
     assert created_by.id is not None

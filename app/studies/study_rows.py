@@ -58,7 +58,7 @@ def known_rows(session: Session, known: list[KnownAnswer]) -> list[ItemRow]:
     """The items of known-answer cases: frozen exactly as every other item is (the verdict of
     record, the reader's instruction), so that nothing served from them differs."""
     attempts = [k.attempt_id for k in known]
-    task_of = {attempt: task for attempt, (task, _) in tasks_of(session, attempts).items()}
+    task_of = {attempt: task for attempt, (task, _, _) in tasks_of(session, attempts).items()}
     record = verdicts_of_record(session, attempts)
     instructions = reader_instructions(session, [(task_of[a], a) for a in attempts])
     return [ItemRow(task_of[k.attempt_id], k.attempt_id, "", record.get(k.attempt_id),

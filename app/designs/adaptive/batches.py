@@ -33,16 +33,21 @@ from app.models import AttemptMetric, Task, User
 from app.studies.judged_pool import admitted, judged_pool
 from app.studies.models import Assignment, Study, StudyBatch, StudyDraw, StudyItem, StudyReader
 from app.studies.pool import verdicts_of_record
+from app.studies.practice_apart import KeptApart, kept_apart
 from app.studies.reader_instruction import reader_instructions
 from app.studies.worklist import next_open
 
 
-def pool_images(session: Session, case_filter: CaseFilter) -> list[PoolImage]:
+def pool_images(session: Session, case_filter: CaseFilter,
+                apart: KeptApart | None = None) -> list[PoolImage]:
     """Every source image holding a judged edit the filter admits, with those edits (round,
     verdict of record and its weighted score), in image order, edits in attempt order: from
-    the kept judged pool (app/studies/judged_pool.py)."""
+    the kept judged pool (app/studies/judged_pool.py). ``apart``: none that practice keeps
+    out (app/studies/practice_apart.py)."""
     pool = judged_pool(session)
     at = admitted(session, pool, case_filter)
+    if apart is not None:
+        at = at[apart.mask(pool.attempt_id[at], pool.image[at])]
     if not len(at):
         return []
     at = at[np.lexsort((pool.attempt_id[at], pool.image[at]))]
@@ -77,7 +82,12 @@ def frozen_pool(session: Session, study: Study) -> Pool:
     """The study's pool as it was made: the images recorded then, with their edits now."""
     raw = json.loads(study.selection)
     kept = set(raw.get("pool_images", []))
-    return Pool([p for p in pool_images(session, recorded_filter(raw.get("filter", {})))
+    # Practice may have shown some of its edits since (to its readers, or their verdicts to
+    # anyone): those leave the pool before the next draw, as they would have at the start.
+    readers = session.scalars(select(col(StudyReader.user_id)).where(
+        col(StudyReader.study_id) == study.id)).all()
+    return Pool([p for p in pool_images(session, recorded_filter(raw.get("filter", {})),
+                                        kept_apart(session, readers))
                  if p.image in kept])
 
 

@@ -16,6 +16,7 @@ from app.studies.design import (
     check_people,
     check_planned_targets,
     enrol_in_practice,
+    plan_apart,
     selection_json,
     study_row,
     validate_plan,
@@ -27,7 +28,7 @@ def create_adaptive(session: Session, plan: StudyPlan, created_by: User) -> Stud
     """The pool of judged edits frozen, the readers' lists opened, and the first batch drawn
     from the score-based prior mixed with the uniform (nothing is read yet)."""
     validate_plan(plan)
-    found = pool_images(session, plan.case_filter)
+    found = pool_images(session, plan.case_filter, plan_apart(session, plan))
     problem = check_pool(found)
     if problem:
         raise StudyError(problem, field="design")

@@ -16,7 +16,7 @@ from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.images.metrics import pixel_digest
 from app.memo import Memo
 from app.models import Attempt, AttemptMetric, User
-from app.studies.design import StudyError, StudyPlan, create_study_of
+from app.studies.design import StudyError, StudyPlan, create_study_of, plan_apart
 from app.studies.models import Design, Study, StudyItem, StudyPair
 from app.studies.pool import (
     Candidate,
@@ -43,7 +43,12 @@ def create_pairwise_study(session: Session, plan: StudyPlan, created_by: User) -
         raise StudyError(f"no pairs of this kind ({kind}) among the tasks the filter admits",
                          field="kind")
     facets = plan.strata_facets
-    by_stratum = pool.by_stratum(facets)
+    # Practice keeps apart both edits of a pair: either shown would give the pair away.
+    apart = plan_apart(session, plan)
+    edits = pool.edits
+    kept = (apart.mask(edits.attempt[pool.first], edits.image[pool.first])
+            & apart.mask(edits.attempt[pool.second], edits.image[pool.second]))
+    by_stratum = {key: members[kept[members]] for key, members in pool.by_stratum(facets).items()}
     wanted = {k: n for k, n in plan.per_stratum.items() if n > 0} if facets else {"": plan.total or 0}
     drawn: dict[str, list[Pair]] = {}
     for key, count in wanted.items():
@@ -77,7 +82,8 @@ def create_pairwise_study(session: Session, plan: StudyPlan, created_by: User) -
 
     pool_sizes = {key: len(by_stratum.get(key, ())) for key in wanted}
     return create_study_of(session=session, plan=plan, sample=sample, created_by=created_by,
-                           made_from={"pair_kind": kind.value, "pool": pool_sizes},
+                           made_from={"pair_kind": kind.value, "pool": pool_sizes}
+                           | ({"practice_left_out": int((~kept).sum())} if (~kept).any() else {}),
                            with_items=keep_pairs)
 
 

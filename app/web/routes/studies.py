@@ -20,7 +20,7 @@ from app.readers.qualification import standing
 from app.readers.settled import settle_from
 from app.studies.adjudication import adjudicator_of
 from app.studies.answers import lock_study
-from app.studies.design import StudyError, StudyPlan
+from app.studies.design import StudyError, StudyPlan, plan_apart
 from app.studies.design_traits import default_design, designs
 from app.studies.forms import (
     COUNT_PREFIX,
@@ -33,7 +33,7 @@ from app.studies.forms import (
 from app.studies.known_answers import DEFAULT_SHARE, pool_size
 from app.studies.models import Design, Study, StudyStatus
 from app.studies.planner import PlanError, plan_cases, sample_edits_per_image
-from app.studies.pool import check_facets
+from app.studies.pool import check_facets, practice_left_out
 from app.studies.practice import practice_studies, requirement_of
 from app.studies.previews import preparation, warm_previews
 from app.studies.reading_setup import change_reading_setup, started
@@ -63,6 +63,9 @@ def _strata_context(session: SessionDep, case_filter: CaseFilter, design: Design
     drafted = StudyPlan(name="", case_filter=case_filter, reader_ids=[], design=design,
                         strata_facets=facets)
     rows, sizes = ([], []) if problem else design_of(design).strata(session, drafted)
+    # A pairwise form counts its own pools (app/designs/pairwise/study.py).
+    left_out = 0 if problem or design.pairs else practice_left_out(session, case_filter, design,
+                                                    plan_apart(session, drafted))
     default = design.traits.default_per_stratum
     counts = counts if counts is not None else {r.key: min(default, r.pool) for r in rows}
     planned = sum(counts.values()) or 100
@@ -71,6 +74,7 @@ def _strata_context(session: SessionDep, case_filter: CaseFilter, design: Design
             # A pairwise study draws pairs, on a form of its own.
             "designs": {k: k.traits.words for k in designs() if not k.pairs},
             "rows": rows, "counts": counts, "planned_cases": planned,
+            "practice_left_out": left_out,
             "pool_edits_per_image": sum(sizes) / len(sizes) if sizes else 1.0,
             "edits_per_image": sample_edits_per_image(sizes, planned), "strata_problem": problem}
 
@@ -250,6 +254,7 @@ def _study_context(session: SessionDep, study: Study) -> dict[str, Any]:
                "setup": {"instructions": study.instructions, "viewer_tools": tools_of(study)},
                "setup_errors": {}, "checks": reader_checks(session, study),
                "known_answers": json.loads(study.selection).get("known_answers"),
+               "practice_left_out": json.loads(study.selection).get("practice_left_out", 0),
                "requirement": requirement_of(study),
                "standings": {r.id: standing(session, requirement, r.id or 0)
                              for r, _ in progress} if (requirement := requirement_of(study)) else {},
