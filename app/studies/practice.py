@@ -4,9 +4,9 @@ A practice study is a rubric study whose every case is a known-answer case. Afte
 the reader is shown the settled answer, the other readers' answers on the edit and the judge's
 reasons, and may read the definitions again; the figures never see it (all its items are
 known-answer cases). A study may require each reader to reach an agreement with the settled
-answers in a practice study first: at least ``threshold`` over at least ``min_cases`` cases,
-judged on the estimate or on the lower bound of its exact 95 % interval (each reader's
-standing, and who qualified: app/readers/qualification.py).
+answers in a practice study first: at least ``threshold`` of the first ``min_cases`` cases
+read, judged on the estimate or on the lower bound of its exact 95 % interval, the case as the
+unit (each reader's standing, and who qualified: app/readers/qualification.py).
 """
 
 import json
@@ -87,9 +87,11 @@ class Requirement:
 
     @property
     def wording(self) -> str:
-        bar = "agreement" if self.on == "estimate" else "the lower bound of the 95 % interval of agreement"
-        return (f"{bar} of at least {self.threshold:.0%} with the settled answers over at least "
-                f"{self.min_cases} practice cases")
+        bar = ("agreement" if self.on == "estimate"
+               else "the lower bound of the 95 % interval of agreement")
+        return (f"{bar} of at least {self.threshold:.0%} with the settled answers, decided on "
+                f"the first {self.min_cases} practice cases read (a case agrees when every "
+                "settled answer of it is matched)")
 
 
 def requirement_of(study: Study) -> Requirement | None:
