@@ -15,6 +15,13 @@ the drop; and the same for an oracle told the reader's true accuracy per questio
 model (a Bernoulli CUSUM, its threshold simulated under the model at the same rate).
 
     .venv/bin/python benchmarks/reader_drift.py [--studies 1000]
+
+With --table it writes instead what the new-study form says the test can see
+(app/readers/detectable_table.py): for each number of known-answer cases per reader and of
+readers, the share of steady readers paused and of readers who drop DROP points halfway
+through their list paused before it ends (case difficulty sd 1.0, accuracy 0.9).
+
+    .venv/bin/python benchmarks/reader_drift.py --table [--studies 400]
 """
 
 import argparse
@@ -122,12 +129,51 @@ def oracle_rate(rng: np.random.Generator, m: Model, alpha: float, runs: int) -> 
     return float(np.mean(~early & (found[:, m.before:m.before + WITHIN] >= h).any(axis=1)))
 
 
+TABLE_KNOWN = (6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 80, 100, 150, 200, 300)
+TABLE_READERS = (1, 2, 3, 4, 5, 6, 8, 10, 15, 20)
+TABLE = Path(__file__).resolve().parents[1] / "app" / "readers" / "detectable_table.py"
+
+
+def table(studies: int, rng: np.random.Generator) -> None:
+    """The form's table: (steady paused, drop paused before the list ends) per cell."""
+    rows: dict[int, dict[int, tuple[float, float]]] = {}
+    for readers in TABLE_READERS:
+        alpha = reader_alpha(readers)
+        rows[readers] = {}
+        for known in TABLE_KNOWN:
+            m = Model("table", readers=1, known=known, before=known // 2, difficulty=1.0)
+            steady = sum(paused_at(study(rng, m, False)[0], alpha, rng) is not None
+                         for _ in range(studies)) / studies
+            caught = 0
+            for _ in range(studies):
+                at = paused_at(study(rng, m, True)[0], alpha, rng)
+                caught += at is not None and at > m.before
+            rows[readers][known] = (round(steady, 3), round(caught / studies, 3))
+            print(f"readers {readers:>2} known {known:>3}: steady {steady:.1%}, "
+                  f"drop {caught / studies:.1%}", flush=True)
+    lines = [f"{r}: {{{', '.join(f'{k}: {v}' for k, v in cells.items())}}}," for r, cells in rows.items()]
+    TABLE.write_text(
+        '"""What the known-answer test can see: written by benchmarks/reader_drift.py --table '
+        f'({studies}\nsimulated studies a cell); read by app/readers/detectable.py. Do not edit."""\n\n'
+        f"DROP = {DROP}\nSTUDIES = {studies}\n"
+        "# readers -> known-answer cases per reader -> (share of steady readers paused, share\n"
+        "# of readers dropping DROP halfway through their list paused before it ends)\n"
+        "TABLE: dict[int, dict[int, tuple[float, float]]] = {\n    "
+        + "\n    ".join(lines) + "\n}\n")
+    print(f"written {TABLE}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--studies", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=53)
+    parser.add_argument("--table", action="store_true",
+                        help="write the form's table of what the test can see")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
+    if args.table:
+        table(args.studies, rng)
+        return
     print(f"{args.studies} simulated studies per model; {QUESTIONS} questions a case; a drop of "
           f"{DROP:.0%} from the reader's known-answer case 20 (100 in the long study); the "
           f"study's rate {STUDY_ALPHA:.0%}, shared by its readers")

@@ -1,0 +1,48 @@
+"""The rank change-point test the known-answer pause rests on: its stated rate holds for a
+steady reader at any list length, short ones too, and with tied scores; a drop is found."""
+
+import numpy as np
+import pytest
+
+from app.readers.changepoint import MIN_BEFORE, threshold
+from app.readers.changepoint import test as changepoint_test
+
+
+def _rate(known: int, alpha: float, runs: int, seed: int, levels: int | None = None) -> float:
+    """A steady reader's scores: any continuous law (``levels``: shares of that many
+    questions, so with ties), the test run after every score as the app runs it."""
+    rng = np.random.default_rng(seed)
+    flagged = 0
+    for _ in range(runs):
+        scores = rng.random(known) if levels is None else rng.binomial(levels, 0.8, known) / levels
+        flagged += changepoint_test(scores, rng.random(known), known, alpha).flagged_at is not None
+    return flagged / runs
+
+
+@pytest.mark.parametrize("known", [6, 7, 8, 10, 30])
+def test_a_steady_reader_is_flagged_at_most_at_the_stated_rate_however_short_the_list(
+        known: int) -> None:
+    """Six scores give G six values, 1/6 each: an interpolated quantile made the bar one of
+    them, and a steady reader was flagged in 19 % of lists at a stated 5 %."""
+    runs = 3000
+    assert _rate(known, 0.05, runs, seed=known) <= 0.05 + 2.5 * (0.05 * 0.95 / runs) ** 0.5
+
+
+def test_ties_do_not_move_the_rate() -> None:
+    runs = 2000
+    assert _rate(40, 0.05, runs, seed=3, levels=5) <= 0.05 + 2.5 * (0.05 * 0.95 / runs) ** 0.5
+
+
+def test_too_few_scores_can_flag_nobody() -> None:
+    assert threshold(MIN_BEFORE, 0.05) == float("inf")
+    # Six scores: even the most extreme order is reached 1 time in 6, more than 5 %.
+    assert threshold(MIN_BEFORE + 1, 0.05) == float("inf")
+    scores = np.array([1.0] * MIN_BEFORE + [0.0])
+    assert changepoint_test(scores, np.zeros(6), 6, 0.05).flagged_at is None
+
+
+def test_a_sharp_drop_is_found_after_it_and_not_before() -> None:
+    rng = np.random.default_rng(1)
+    scores = np.concatenate([rng.uniform(0.8, 1.0, 30), rng.uniform(0.0, 0.5, 10)])
+    found = changepoint_test(scores, rng.random(40), 40, 0.05).flagged_at
+    assert found is not None and 30 < found <= 36
