@@ -134,6 +134,18 @@ TABLE_READERS = (1, 2, 3, 4, 5, 6, 8, 10, 15, 20)
 TABLE = Path(__file__).resolve().parents[1] / "app" / "readers" / "detectable_table.py"
 
 
+def write_table(rows: dict[int, dict[int, tuple[float, float]]], studies: int) -> None:
+    body = "".join(f"    {r}: {{\n" + "".join(f"        {k}: {v},\n" for k, v in cells.items())
+                   + "    },\n" for r, cells in rows.items())
+    TABLE.write_text(
+        '"""What the known-answer test can see: written by benchmarks/reader_drift.py --table '
+        f'({studies}\nsimulated studies a cell); read by app/readers/detectable.py. Do not edit."""\n\n'
+        f"DROP = {DROP}\nSTUDIES = {studies}\n"
+        "# readers -> known-answer cases per reader -> (share of steady readers paused, share\n"
+        "# of readers dropping DROP halfway through their list paused before it ends)\n"
+        "TABLE: dict[int, dict[int, tuple[float, float]]] = {\n" + body + "}\n")
+
+
 def table(studies: int, rng: np.random.Generator) -> None:
     """The form's table: (steady paused, drop paused before the list ends) per cell."""
     rows: dict[int, dict[int, tuple[float, float]]] = {}
@@ -151,15 +163,7 @@ def table(studies: int, rng: np.random.Generator) -> None:
             rows[readers][known] = (round(steady, 3), round(caught / studies, 3))
             print(f"readers {readers:>2} known {known:>3}: steady {steady:.1%}, "
                   f"drop {caught / studies:.1%}", flush=True)
-    lines = [f"{r}: {{{', '.join(f'{k}: {v}' for k, v in cells.items())}}}," for r, cells in rows.items()]
-    TABLE.write_text(
-        '"""What the known-answer test can see: written by benchmarks/reader_drift.py --table '
-        f'({studies}\nsimulated studies a cell); read by app/readers/detectable.py. Do not edit."""\n\n'
-        f"DROP = {DROP}\nSTUDIES = {studies}\n"
-        "# readers -> known-answer cases per reader -> (share of steady readers paused, share\n"
-        "# of readers dropping DROP halfway through their list paused before it ends)\n"
-        "TABLE: dict[int, dict[int, tuple[float, float]]] = {\n    "
-        + "\n    ".join(lines) + "\n}\n")
+    write_table(rows, studies)
     print(f"written {TABLE}")
 
 

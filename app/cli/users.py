@@ -181,9 +181,19 @@ def list_users() -> None:
 
 
 def demo_users() -> None:
-    """Create the demo admin and two demo readers, or give them new passwords, and print them."""
+    """Create the demo admin and two demo readers, or give them new passwords, and print them;
+    and the locked pilot study of synthetic readers whose settled cases let practice,
+    known-answer cases and qualification be tried (app/demo/pilot.py)."""
+    from app.demo.pilot import make_pilot
+
     table = Table("name", "role", "password", title="Demo accounts (new passwords each time)")
     with _session() as session:
-        for user, password in reset_demo_accounts(session):
+        accounts = reset_demo_accounts(session)
+        for user, password in accounts:
             table.add_row(user.name, user.role, password)
+        admin = next(user for user, _ in accounts if user.role == Role.admin)
+        pilot = make_pilot(session, admin)
     Console().print(table)
+    if pilot is not None:
+        Console().print(f"Locked pilot study {pilot.name!r} (synthetic readers): its settled "
+                        "cases are in the known-answer pool.")

@@ -23,7 +23,7 @@ from app.errors import Invalid
 from app.models import Role, User
 from app.studies.design_traits import default_design
 from app.studies.judged_pool import admitted, judged_pool, stratum_keys, values_of
-from app.studies.known_answers import check_share, draw_known, kinds_of, known_count
+from app.studies.known_answers import check_share, draw_known, kinds_of, planned_known
 from app.studies.models import Design, Reveal, Study
 from app.studies.pool import (
     Candidate,
@@ -159,10 +159,8 @@ def _with_known(session: Session, plan: StudyPlan, items: list[ItemRow],
     """The items with the plan's known-answer cases added, and what the selection records."""
     if not plan.known_share:
         return items, {}
-    k = plan.readers_per_case or len(plan.reader_ids)
-    reads = math.ceil(len(items) * k / len(plan.reader_ids))
-    reads += round(reads * plan.repeat_fraction)
-    count = known_count(plan.known_share, reads)
+    count = planned_known(plan.known_share, len(items), len(plan.reader_ids),
+                          plan.readers_per_case, plan.repeat_fraction)
     try:
         tasks = {i.task_id for i in items}
         drawn = draw_known(session, count, plan.seed, plan.reader_ids, tasks,

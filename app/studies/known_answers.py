@@ -7,6 +7,7 @@ case is an item like any other, drawn, frozen and served the same way, so nothin
 sees tells it apart; the figures leave it out by its ``known_answer_id``.
 """
 
+import math
 import random
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
@@ -36,6 +37,18 @@ def known_count(share: float, reads_per_reader: int) -> int:
     if share <= 0 or reads_per_reader <= 0:
         return 0
     return max(1, round(share / (1 - share) * reads_per_reader))
+
+
+def planned_known(share: float, cases: int, readers: int, readers_per_case: int | None,
+                  repeat_fraction: float) -> int:
+    """Known-answer cases per reader for a study of ``cases`` ordinary cases: each reader's
+    share of the reads (every reader, or ``readers_per_case`` of them, reading a case), and
+    their hidden repeats, then ``share`` of that."""
+    if readers <= 0 or cases <= 0:
+        return 0
+    reads = math.ceil(cases * (readers_per_case or readers) / readers)
+    reads += round(reads * repeat_fraction)
+    return known_count(share, reads)
 
 
 def settled_pool(session: Session) -> list[KnownAnswer]:

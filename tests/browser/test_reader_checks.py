@@ -1,5 +1,6 @@
-"""A reader practises, qualifies, reads a study with known-answer cases, is paused by a planted
-drop in accuracy and resumed by the admin: in Chromium, with screenshots at four widths."""
+"""A reader practises, qualifies, reads a study with known-answer cases beside two other
+readers reading at the same time, is paused by a planted drop in accuracy (the two steady
+readers never are) and resumed by the admin: in Chromium, with screenshots at four widths."""
 
 import json
 
@@ -13,7 +14,7 @@ from app.cases.filters import CaseFilter
 from app.studies.design import StudyPlan, create_study
 from app.studies.models import Assignment, Design, StudyItem
 from app.studies.practice import Requirement, create_practice
-from app.studies.reader_models import KnownAnswer, ReaderPause
+from app.studies.reader_models import KnownAnswer, Qualification, ReaderPause
 from tests.accounts import add_user
 from tests.browser.conftest import ARTIFACTS
 from tests.browser.helpers import IMAGES_SHOWN, log_in
@@ -65,16 +66,24 @@ def test_practise_qualify_read_be_paused_and_be_resumed(browser: Browser, demo_e
 
     admin = add_user(demo_engine, "chief", Role.admin)
     reader = add_user(demo_engine, "dr-reader", Role.reader)
-    other = add_user(demo_engine, "dr-other", Role.reader)
+    steady = [add_user(demo_engine, f"dr-steady-{i}", Role.reader) for i in range(2)]
     with Session(demo_engine) as session:
         practice = create_practice(session, name="warm-up", cases=6, reader_ids=[reader.id or 0],
                                    created_by=admin)
+        requirement = Requirement(practice.id or 0, 0.6, 4)
         plan = StudyPlan(name="with checks", case_filter=CaseFilter(modality=("chest_xray",)),
-                         design=Design.validation, reader_ids=[reader.id or 0, other.id or 0],
+                         design=Design.validation,
+                         reader_ids=[reader.id or 0, *(u.id or 0 for u in steady)],
                          seed=5, strata_facets=("verdict",), per_stratum={"pass": 8, "fail": 8},
-                         known_share=0.5, qualification=Requirement(practice.id or 0, 0.6, 4))
+                         known_share=0.5, qualification=requirement)
         study = create_study(session=session, plan=plan, created_by=admin)
         pid, sid = practice.id or 0, study.id or 0
+        # The two steady readers qualified before (their practice is not what is shown here).
+        for user in steady:
+            session.add(Qualification(user_id=user.id or 0, practice_id=pid, cases=4, right=4,
+                                      asked=4, low=0.4, high=1.0, threshold=0.6, min_cases=4,
+                                      on="estimate"))
+        session.commit()
     opened(demo_engine, pid)
     opened(demo_engine, sid)
     page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
@@ -97,16 +106,27 @@ def test_practise_qualify_read_be_paused_and_be_resumed(browser: Browser, demo_e
     expect(page.locator("#answer-form")).to_be_visible()
     known = _settled(demo_engine, sid, reader.id or 0)
     assert len(known) == 16
+    others = []
+    for user in steady:
+        other_page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+        log_in(other_page, live_server, user.name, f"/read/{sid}")
+        others.append((other_page, _settled(demo_engine, sid, user.id or 0)))
     paused = False
-    # Every read in the reader's order: the first 6 known-answer cases answered as they
-    # should be (the reader's own baseline), the later ones wrongly, the ordinary ones
-    # alike throughout, until the reader is paused.
+    # The three read in turn, case by case: the steady two answer every known-answer case
+    # as settled; dr-reader the first 6 as settled (their own baseline) and the later ones
+    # wrongly, until paused. Ordinary cases are answered alike by all.
     order = sorted(known)
     for sequence in range(1, 33):
+        for other_page, theirs in others:
+            other_page.goto(f"{live_server}/read/{sid}/{sequence}")
+            assert not other_page.locator("#paused").count(), "a steady reader was paused"
+            _answer(other_page, theirs.get(sequence, {}))
+        if paused:
+            continue
         page.goto(f"{live_server}/read/{sid}/{sequence}")
         if page.locator("#paused").count():
             paused = True
-            break
+            continue
         if sequence in known:
             settled = known[sequence]
             _answer(page, settled if order.index(sequence) < 6
@@ -114,15 +134,20 @@ def test_practise_qualify_read_be_paused_and_be_resumed(browser: Browser, demo_e
         else:
             _answer(page, {})
         wait_for_background()
+    wait_for_background()
     if not paused:
         page.goto(f"{live_server}/read/{sid}")
         paused = bool(page.locator("#paused").count())
     assert paused, "known-answer cases answered wrongly after 6 right, never paused"
+    with Session(demo_engine) as session:
+        # Only dr-reader: the steady two read every case and were never paused.
+        [pause] = session.scalars(select(ReaderPause)).all()
+        assert pause.user_id == reader.id and pause.cause == "accuracy"
     message = page.locator("#paused-message").inner_text().lower()
     assert "accura" not in message and "known" not in message
+    # Nothing on the paused screen points at a case: no sequence, no image, no question.
+    assert page.locator("#paused img, #paused [data-sequence], #paused .case-ref").count() == 0
     _shots(page, "reader-paused")
-    with Session(demo_engine) as session:
-        assert session.scalars(select(ReaderPause)).one().cause == "accuracy"
     # The admin sees why and resumes; the reader goes on where they stopped.
     desk = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
     log_in(desk, live_server, "chief", f"/studies/{sid}")

@@ -1,6 +1,7 @@
 """Admins: create studies from a case filter, follow each reader's progress, lock."""
 
 import json
+import math
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Query, Request
@@ -16,6 +17,7 @@ from app.cases.filters import CaseFilter, recorded_criteria
 from app.designs import design_of, iter_long_csv, planned_budget, recorded_budget
 from app.errors import Invalid
 from app.readers.checks import reader_checks
+from app.readers.detectable import outlook
 from app.readers.qualification import standing
 from app.readers.settled import settle_from
 from app.studies.adjudication import adjudicator_of
@@ -30,7 +32,7 @@ from app.studies.forms import (
     planned_from_form,
     strata_counts,
 )
-from app.studies.known_answers import DEFAULT_SHARE, pool_size
+from app.studies.known_answers import DEFAULT_SHARE, planned_known, pool_size
 from app.studies.models import Design, Study, StudyStatus
 from app.studies.planner import PlanError, plan_cases, sample_edits_per_image
 from app.studies.pool import check_facets, practice_left_out
@@ -148,6 +150,37 @@ def budget_fragment(request: Request, session: SessionDep, case_filter: CaseFilt
         context["needed"] = units_to_meet(targets, anticipated_agreement=_fraction(plan_agreement),
                                           most=most)
     return render(request, "studies/_budget.html", context)
+
+
+@router.get("/studies/new/known-outlook", response_class=HTMLResponse)
+def known_outlook_fragment(request: Request,
+                           known_share: Annotated[str, Query(max_length=12)] = "",
+                           total: Annotated[str, Query(max_length=12)] = "",
+                           readers: Annotated[list[int] | None, Query(max_length=1000)] = None,
+                           readers_per_case: Annotated[str, Query(max_length=12)] = "",
+                           repeat_fraction: Annotated[str, Query(max_length=12)] = "") -> HTMLResponse:
+    """How many known-answer cases each reader would get, and what the pause can see with
+    them, as the form is filled in."""
+    share = _number(known_share)
+    counts = [_whole(v) or 0 for k, v in request.query_params.multi_items()
+              if k.startswith(COUNT_PREFIX)][:1000]
+    cases = sum(counts) or _whole(total) or 0
+    chosen = len(set(readers or []))
+    context: dict[str, Any] = {"share": share, "cases": cases, "readers": chosen, "outlook": None}
+    if share is not None and 0 < share <= 50 and cases and chosen:
+        repeats = _number(repeat_fraction) or 0.0
+        known = planned_known(share / 100, cases, chosen, _whole(readers_per_case),
+                              min(max(repeats, 0.0), 0.5))
+        context["outlook"] = outlook(known, chosen)
+    return render(request, "studies/_known_outlook.html", context)
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _fraction(text: str) -> float | None:
