@@ -61,7 +61,7 @@ def test_practise_qualify_read_be_paused_and_be_resumed(browser: Browser, demo_e
     # The pause holds one read after the test fires here; tests/readers/test_pause.py holds
     # the random delay.
     monkeypatch.setattr("app.readers.pause.PAUSE_AFTER", (1, 1))
-    mark_edits(demo_engine, 40)
+    mark_edits(demo_engine, 60)  # enough left once the practice's images are kept apart
     from app.models import Role
 
     admin = add_user(demo_engine, "chief", Role.admin)
