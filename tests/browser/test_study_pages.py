@@ -105,3 +105,27 @@ def test_a_study_without_readers_comes_back_with_its_name_and_the_reason_beside_
     expect(page.locator("#study-form")).to_be_visible()
     expect(page.locator("#study-error")).to_have_count(0)
     assert posts == []
+
+
+def test_the_form_says_how_many_known_answer_cases_each_reader_gets(
+        browser: Browser, demo_engine: Engine, live_server: str) -> None:
+    make_study(demo_engine, readers=2)  # reader accounts to choose from
+    page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+    log_in(page, live_server, "browser-admin", "/studies/new?modality=chest_xray")
+    for box in page.locator('input[name="readers"]').all()[:2]:
+        box.check()
+    page.fill('input[name="known_share"]', "10")
+    page.locator('input[name="known_share"]').dispatch_event("change")
+    line = page.locator("#known-outlook-line")
+    expect(line).to_contain_text("known-answer case")
+    expect(line).to_contain_text("Too few to expect a pause")
+    page.fill('input[name="known_share"]', "40")
+    page.fill('input[name="total"]', "")
+    for box in page.locator("#strata-table input[type=number]").all():
+        box.fill("40")
+    page.locator('input[name="known_share"]').dispatch_event("change")
+    expect(line).to_contain_text("halfway through their list")
+    line.scroll_into_view_if_needed()
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        page.screenshot(path=str(ARTIFACTS / f"study-form-known-{width}.png"))
