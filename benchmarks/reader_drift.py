@@ -22,6 +22,14 @@ readers, the share of steady readers paused and of readers who drop DROP points 
 through their list paused before it ends (case difficulty sd 1.0, accuracy 0.9).
 
     .venv/bin/python benchmarks/reader_drift.py --table [--studies 400]
+
+With --difficulty it compares the app's test with one whose case difficulty is set by the
+other readers (each case's score less the others' mean on it). To keep the rate, that score
+may enter only once every other reader has answered the case and can never change after, so
+the cases enter in the order they complete; readers read in their own random orders at their
+own paces. Both are scored on the dropping reader paused at any point after the drop.
+
+    .venv/bin/python benchmarks/reader_drift.py --difficulty [--studies 300]
 """
 
 import argparse
@@ -167,16 +175,92 @@ def table(studies: int, rng: np.random.Generator) -> None:
     print(f"written {TABLE}")
 
 
+def timed_study(rng: np.random.Generator, m: Model, drop: bool,
+                paces: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Case-id space: right answers R x K x Q, each reader's order R x K, and the time each
+    reader answers each case R x K (their position in their own order over their pace)."""
+    effect = rng.normal(0.0, m.difficulty, m.known)
+    settled_yes = rng.random((m.known, QUESTIONS)) < 0.6
+    hard = rng.random(m.known) < m.shared_hard
+    right = np.zeros((m.readers, m.known, QUESTIONS), dtype=bool)
+    orders = np.zeros((m.readers, m.known), dtype=np.int64)
+    times = np.zeros((m.readers, m.known))
+    for r in range(m.readers):
+        orders[r] = rng.permutation(m.known)
+        position = np.empty(m.known, dtype=np.int64)
+        position[orders[r]] = np.arange(m.known)
+        level = np.tile(np.array(m.accuracy), (m.known, 1))
+        level[hard] -= DROP
+        if m.strict and r == 1:
+            level = np.where(settled_yes, level - 0.1, np.minimum(level + 0.05, 0.99))
+        if drop and (r == 0 or m.all_drop):
+            level[np.ix_(position >= m.before, list(m.drop_questions))] -= DROP
+        p = 1 / (1 + np.exp(-(_logit(level) + effect[:, None])))
+        right[r] = rng.random(p.shape) < p
+        times[r] = (position + rng.random(m.known)) / paces[r]
+    return right, orders, times
+
+
+def flagged_time(right: np.ndarray, orders: np.ndarray, times: np.ndarray, reader: int,
+                 alpha: float, rng: np.random.Generator, by_others: bool) -> float | None:
+    """When the reader is flagged: the app's test in their own order, or the test of the
+    score less the others' mean, the cases in the order they complete."""
+    own = right[reader].mean(axis=1)
+    if not by_others:
+        order = orders[reader]
+        at = test(own[order], rng.random(len(order)), len(order), alpha).flagged_at
+        return None if at is None else float(times[reader][order[at - 1]])
+    others = np.delete(right, reader, axis=0).mean(axis=(0, 2))
+    complete = times.max(axis=0)
+    order = np.argsort(complete)
+    at = test((own - others)[order], rng.random(len(order)), len(order), alpha).flagged_at
+    return None if at is None else float(complete[order[at - 1]])
+
+
+def difficulty(studies: int, rng: np.random.Generator) -> None:
+    cases = [("3 readers, same pace", Model("a"), (1.0, 1.0, 1.0)),
+             ("case difficulty sd 1.5", Model("b", difficulty=1.5), (1.0, 1.0, 1.0)),
+             ("paces 3x, 1x, 0.6x, the fast one drops", Model("c"), (3.0, 1.0, 0.6)),
+             ("paces 0.6x, 1x, 3x, the slow one drops", Model("d"), (0.6, 1.0, 3.0)),
+             ("2 readers", Model("e", readers=2), (1.0, 1.0)),
+             ("one reader stricter", Model("f", strict=True), (1.0, 1.0, 1.0)),
+             ("every reader harder on the same 30 %", Model("g", shared_hard=0.3), (1.0, 1.0, 1.0))]
+    print(f"{studies} simulated studies per model, 60 known-answer cases, a drop of {DROP:.0%} "
+          "from case 20")
+    print("| model | app's test: steady studies paused | drop paused | difficulty from the "
+          "others: steady studies paused | drop paused |")
+    print("|---|---|---|---|---|")
+    for name, m, paces in cases:
+        alpha = reader_alpha(m.readers)
+        cells = []
+        for by_others in (False, True):
+            steady = caught = 0
+            for _ in range(studies):
+                right, orders, times = timed_study(rng, m, False, paces)
+                steady += any(flagged_time(right, orders, times, r, alpha, rng, by_others)
+                              is not None for r in range(m.readers))
+                right, orders, times = timed_study(rng, m, True, paces)
+                at = flagged_time(right, orders, times, 0, alpha, rng, by_others)
+                caught += at is not None and at >= times[0][orders[0][m.before]]
+            cells += [f"{steady / studies:.1%}", f"{caught / studies:.1%}"]
+        print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--studies", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=53)
     parser.add_argument("--table", action="store_true",
                         help="write the form's table of what the test can see")
+    parser.add_argument("--difficulty", action="store_true",
+                        help="compare with case difficulty set by the other readers")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     if args.table:
         table(args.studies, rng)
+        return
+    if args.difficulty:
+        difficulty(args.studies, rng)
         return
     print(f"{args.studies} simulated studies per model; {QUESTIONS} questions a case; a drop of "
           f"{DROP:.0%} from the reader's known-answer case 20 (100 in the long study); the "

@@ -46,3 +46,15 @@ def test_a_sharp_drop_is_found_after_it_and_not_before() -> None:
     scores = np.concatenate([rng.uniform(0.8, 1.0, 30), rng.uniform(0.0, 0.5, 10)])
     found = changepoint_test(scores, rng.random(40), 40, 0.05).flagged_at
     assert found is not None and 30 < found <= 36
+
+
+def test_the_bar_allows_for_its_own_simulation_error() -> None:
+    """The bar lets through at most as many simulated lists as keep the 90 % upper bound of
+    the rate at alpha: one more would not."""
+    from scipy.stats import beta
+
+    from app.readers.changepoint import RUNS, _allowed
+
+    for alpha in (0.05, 0.05 / 3, 0.001):
+        count = _allowed(alpha)
+        assert beta.ppf(0.9, count + 1, RUNS - count) <= alpha < beta.ppf(0.9, count + 2, RUNS - count - 1)
