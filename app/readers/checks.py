@@ -12,6 +12,7 @@ from app.fingerprints import study_state
 from app.memo import Memo
 from app.models import User
 from app.readers.accuracy import Rate, ReaderAccuracy, no_reads, reader_accuracy
+from app.readers.detectable import Outlook, outlook
 from app.readers.flags import ReaderFlags, reader_flags
 from app.readers.pause import STUDY_ALPHA, pauses_of
 from app.readers.reads import assigned_readers, listed_reads, study_reads
@@ -29,6 +30,7 @@ class ReaderChecks:
     names: dict[int, str]  # user id -> name (who resumed)
     flags: dict[int, ReaderFlags] = field(default_factory=dict)  # user id -> agreement, pace
     study_alpha: float = STUDY_ALPHA  # a steady reader paused in a study, at most
+    outlook: Outlook | None = None  # what the known-answer pause can see with these cases
 
 
 _kept: Memo[ReaderChecks] = Memo(32)
@@ -69,7 +71,8 @@ def _checks(session: Session, study: Study) -> ReaderChecks:
     # Copies belonging to no session: kept between requests, they must not expire with one.
     copies = {p.id: ReaderPause.model_validate(p.model_dump()) for p in pauses}
     return ReaderChecks(known, share, accuracy, {u: copies[p.id] for u, p in paused.items()},
-                        [copies[p.id] for p in pauses], names, flags)
+                        [copies[p.id] for p in pauses], names, flags,
+                        outlook=outlook(known, len(readers)) if known else None)
 
 
 READERS_HEADER = ("study", "reader", "reads", "known_answer_cases", "known_right",

@@ -132,6 +132,10 @@ def test_a_steady_reader_is_not_paused_and_the_table_shows_each_reader(
     cell = page.select_one(f"#known-{setup.readers[0].id}")
     assert cell is not None and cell.text.startswith("16/16")  # 8 cases, 2 settled answers each
     assert not page.select(".paused-reader")
+    # 8 known-answer cases a reader, 2 readers: what the pause can see is said beside it.
+    outlook = page.select_one("#pause-outlook")
+    assert outlook is not None and "8 known-answer cases" in outlook.text
+    assert "too few to expect a pause" in outlook.text or "can pause nobody" in outlook.text
     # In the report too: the agreement page and the one-file report.
     report = BeautifulSoup(admin.get(f"/studies/{sid}/agreement").text, "html.parser")
     assert len(report.select("#reader-checks-table tbody tr[data-reader]")) == 2
