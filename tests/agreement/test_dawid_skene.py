@@ -75,7 +75,7 @@ def _crowdkit(votes: list[tuple[object, str, bool]], **options: float) -> pd.Ser
 
 
 def test_the_fit_is_crowdkits_where_crowdkit_runs_to_convergence() -> None:
-    for seed in (2, 5, 16):  # sets where crowd-kit, never stopped by its tolerance, converges
+    for seed in (2, 8):  # sets where crowd-kit, never stopped by its tolerance, converges soon
         votes = _simulated(seed)
         theirs = _crowdkit(votes, n_iter=100_000, tol=0.0)
         ours = fit_votes(votes)

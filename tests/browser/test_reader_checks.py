@@ -117,23 +117,24 @@ def test_practise_qualify_read_be_paused_and_be_resumed(browser: Browser, demo_e
     # wrongly, until paused. Ordinary cases are answered alike by all.
     order = sorted(known)
     for sequence in range(1, 33):
+        # Each submit lands on the reader's next case (or the paused screen): no other step.
         for other_page, theirs in others:
-            other_page.goto(f"{live_server}/read/{sid}/{sequence}")
+            other_page.wait_for_url(f"**/read/{sid}/{sequence}")
             assert not other_page.locator("#paused").count(), "a steady reader was paused"
             _answer(other_page, theirs.get(sequence, {}))
         if paused:
             continue
-        page.goto(f"{live_server}/read/{sid}/{sequence}")
         if page.locator("#paused").count():
             paused = True
             continue
+        page.wait_for_url(f"**/read/{sid}/{sequence}")
         if sequence in known:
             settled = known[sequence]
             _answer(page, settled if order.index(sequence) < 6
                     else {q: FLIP[a] for q, a in settled.items()})
+            wait_for_background()
         else:
             _answer(page, {})
-        wait_for_background()
     wait_for_background()
     if not paused:
         page.goto(f"{live_server}/read/{sid}")
