@@ -31,15 +31,28 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def make_engine(url: str) -> Engine:
+# Connections beyond the request threads': the background work (previews, reader checks,
+# the pipeline worker, warm-ups) takes its own.
+BACKGROUND_CONNECTIONS = 8
+
+
+def make_engine(url: str, request_threads: int | None = None) -> Engine:
+    """``request_threads``: the route threads of the process (settings.request_threads); the
+    pool then holds one connection for each and BACKGROUND_CONNECTIONS more, so a route never
+    waits for a connection another route holds (SQLAlchemy's default of 5 + 10 against
+    anyio's 40 threads is what locked the server at 50 readers)."""
     parsed = make_url(url)
+    pool: dict[str, Any] = {}
+    if request_threads is not None and parsed.database not in (None, "", ":memory:"):
+        pool = {"pool_size": request_threads, "max_overflow": BACKGROUND_CONNECTIONS,
+                "pool_timeout": 30}
     if parsed.get_backend_name() == "sqlite":
         if parsed.database:
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False})
+        engine = create_engine(url, connect_args={"check_same_thread": False}, **pool)
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    return create_engine(url, pool_pre_ping=True, **pool)
 
 
 # A worker stopped in the middle of a transaction (paused, swapped out, cut off) must not

@@ -95,6 +95,17 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="INFO", description="Lowest level logged.",
     )
+    request_threads: int = Field(
+        default=32, ge=2, le=256,
+        description="Requests one server process works on at once (its route threads). The "
+                    "database pool holds as many connections and a few more for background "
+                    "work, so a route never waits for one.",
+    )
+    queue_wait: float = Field(
+        default=20.0, gt=0, le=300,
+        description="Seconds a request past capacity waits for its turn before a 503 with "
+                    "Retry-After.",
+    )
     worker: bool = Field(
         default=True,
         description="Run pipeline jobs in the web app's process; false when `medbanana "

@@ -1,13 +1,14 @@
 """Dependencies shared by every route: the database session, settings and the case filter."""
 
+import asyncio
 import inspect
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import anyio
 from fastapi import Depends, Path, Query, Request
-from fastapi.concurrency import run_in_threadpool
 from pydantic import Field, StringConstraints, ValidationError, validate_call
 from sqlmodel import Session
 
@@ -32,10 +33,17 @@ QuestionQuery = Annotated[str | None, Query(pattern="^(" + "|".join(QUESTIONS) +
 # Async where a dependency does no I/O: FastAPI runs a sync one in its thread pool, and each
 # hand-over to a worker thread and back costs a request a fraction of a millisecond (2.5 ms of
 # a 4.7 ms API list on this 2-core machine, with seven of them).
+# Closing a session returns its connection with a rollback, a round trip on PostgreSQL, so
+# it runs off the event loop, but never in the request threads: when every one of those
+# waited for a pooled connection, and the connections belonged to finished requests whose
+# close waited for a request thread, the server stood still until the pool's timeout (issue
+# 54). These threads only ever close sessions, so a close never waits for a route.
+_CLOSING = ThreadPoolExecutor(max_workers=4, thread_name_prefix="session-close")
+
+
 async def get_session(request: Request) -> AsyncIterator[Session]:
     # Making a session takes no connection (it is taken at the first query, in the thread
-    # the route runs in); closing one returns its connection with a rollback, a round trip
-    # on PostgreSQL, so that runs in the thread pool.
+    # the route runs in).
     session = Session(request.app.state.engine)
     try:
         yield session
@@ -43,7 +51,7 @@ async def get_session(request: Request) -> AsyncIterator[Session]:
         # Shielded: a request cancelled by a client that went away must still give its
         # connection back to the pool.
         with anyio.CancelScope(shield=True):
-            await run_in_threadpool(session.close)
+            await asyncio.get_running_loop().run_in_executor(_CLOSING, session.close)
 
 
 async def get_app_settings(request: Request) -> Settings:

@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -91,6 +92,16 @@ def install_error_handlers(app: FastAPI) -> None:
                 logger.exception("could not look up the user of a 404 page")
         response = error_response(request, exc.status_code, message)
         response.headers.update(exc.headers or {})  # e.g. WWW-Authenticate on a 401
+        return response
+
+    @app.exception_handler(PoolTimeout)
+    async def pool_exhausted(request: Request, exc: PoolTimeout) -> Response:
+        # The pool is sized for the route threads (app/db.py): this is a database that
+        # stopped answering, or an engine given a smaller pool. Come back, never a 500.
+        logger.warning("%s %s found no free database connection: 503", request.method,
+                       request.url.path)
+        response = error_response(request, 503, "the server is busy: try again in a few seconds")
+        response.headers["Retry-After"] = "5"
         return response
 
     @app.exception_handler(RequestValidationError)

@@ -6,6 +6,7 @@ import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio.to_thread
 from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.engine import Engine
@@ -20,6 +21,7 @@ from app.resources import STATIC_DIR
 from app.settings import Settings, get_settings
 from app.studies.judged_pool import warm as warm_judged_pool
 from app.studies.previews import keep_prepared
+from app.web.admission import AdmissionGate
 from app.web.errors import install_error_handlers
 from app.web.request_guard import RequestGuard
 from app.web.request_log import RequestLogMiddleware
@@ -64,6 +66,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """With the app, an in-process pipeline worker (unless settings.worker is false): it
     runs queued jobs and resumes those a dead process left behind."""
     settings: Settings = app.state.settings
+    # The route threads, as many as the database pool has connections for them (app/db.py).
+    anyio.to_thread.current_default_thread_limiter().total_tokens = settings.request_threads
     # A study stays closed to its readers until its images are drawn: one a command made or a
     # stopped process left is drawn here, in the background.
     preparing = threading.Event()
@@ -128,7 +132,8 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None, *
                   description="Review Med-Banana-50K edits: cases, runs, rounds and judge verdicts. "
                               "Send 'Authorization: Bearer TOKEN' (medbanana users token NAME).")
     app.state.settings = settings
-    app.state.engine = engine or make_engine(settings.resolved_database_url())
+    app.state.engine = engine or make_engine(settings.resolved_database_url(),
+                                             settings.request_threads)
     app.state.settle = engine is None if settle is None else settle
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     # Inside the session middleware: it needs the decoded session to tell who is asking.
@@ -137,6 +142,9 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None, *
                        session_cookie="medbanana_session", same_site="lax",
                        https_only=settings.resolved_secure_cookies())
     app.add_middleware(SecurityHeaders, hsts=settings.resolved_secure_cookies())
+    # Twice the route threads inside, the rest waiting their turn (app/web/admission.py).
+    app.add_middleware(AdmissionGate, capacity=2 * settings.request_threads,
+                       wait=settings.queue_wait)
     app.add_middleware(RequestLogMiddleware)
     app.include_router(health.router)
     app.include_router(auth.router)
