@@ -220,3 +220,9 @@ def _reveal(session: Session, study: Study, item: StudyItem,
             "agree": judge_accepts == (answer.overall == "accept"),
             "dimensions": {d: getattr(verdict, d) for d in DIMENSIONS},
             "reason": verdict.reason}
+
+
+def is_known_case(session: Session, assignment: Assignment) -> bool:
+    """Whether the read is of a known-answer case (the only reads the pause's test reads)."""
+    item = session.get(StudyItem, assignment.item_id)
+    return item is not None and item.known_answer_id is not None

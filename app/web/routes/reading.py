@@ -22,6 +22,7 @@ from app.studies.viewer_tools import require_tool
 from app.studies.worklist import (
     get_assignment,
     get_study,
+    is_known_case,
     next_open,
     read_for_reader,
     studies_of,
@@ -130,9 +131,12 @@ def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: I
     design.submit(session, study, assignment, posted.value)
     if study.practice:
         record_if_qualified(session, study, user.id or 0)
-    if Design(study.design).rubric:  # every answer alike, off the request (app/readers/pause.py)
+    # Only a known-answer case can move the pause's test (app/readers/pause.py): an ordinary
+    # answer costs no check at all; a known one, one check of this reader's own known-answer
+    # reads, off the request, at most one pending per reader.
+    if Design(study.design).rubric and not study.practice and is_known_case(session, assignment):
         run_coalesced(("watch-reader", study_id, user.id), watch_reader,
-                          request.app.state.engine, study_id, user.id)
+                      request.app.state.engine, study_id, user.id)
     if Design(study.design).draws_in_batches:  # the next batch, before anyone's list runs dry
         run_in_background(("top-up", study_id), top_up, request.app.state.engine, study_id,
                           settings.resolved_cache_dir())

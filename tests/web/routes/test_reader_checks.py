@@ -199,3 +199,25 @@ def test_bad_reader_check_settings_are_422_beside_their_fields_and_keep_what_was
         from app.studies.models import Study
         made = session.scalars(select(Study).where(col(Study.name).in_(["checked", "nothing"])))
         assert made.first() is None
+
+
+def test_only_a_known_answer_read_schedules_a_check(demo_engine: Engine, settings: Settings,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """An ordinary answer cannot move the pause's test: it costs no check (issue 54: at 50
+    readers, checks after every answer were most of the server's CPU)."""
+    from app.web.routes import reading
+
+    scheduled: list[int] = []
+    monkeypatch.setattr(reading, "run_coalesced",
+                        lambda key, *args: scheduled.append(key[2]))
+    mark_edits(demo_engine, 40)
+    setup = make_study(demo_engine, design=Design.validation, known_share=1 / 3)
+    known = _known_sequences(demo_engine, setup, 0)
+    reader = as_user(demo_engine, settings, "reader-0")
+    for sequence in range(1, 7):
+        assert reader.post(f"/read/{setup.study.id}/{sequence}",
+                           data=RIGHT | known.get(sequence, {}) | {
+                               "submission_id": f"once-{sequence:04d}"},
+                           follow_redirects=False).status_code == 303
+    assert 0 < len(scheduled) < 6 and len(scheduled) == sum(1 for s in range(1, 7) if s in known)
+    assert all(uid == setup.readers[0].id for uid in scheduled)
