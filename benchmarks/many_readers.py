@@ -1,0 +1,227 @@
+"""Many radiologists reading at once, against real `medbanana serve` processes over HTTP.
+
+    .venv/bin/python benchmarks/many_readers.py [--url sqlite|postgres|URL] [--workers 1]
+        [--levels 1,10,25,50,100] [--seconds 15] [--think 0,5] [--rounds 2]
+
+Each simulated reader is its own account reading its own list of one study: it answers the
+case it is on and follows the redirect to its next case, which is what is timed ("next
+case"), then looks at that case for a random time (exponential, mean --think seconds; 0: no
+time at all). The levels take turns (in one order, then the reverse), so a busy machine
+weighs on all of them alike. Printed per think time and level: next-case p50 / p95 / p99,
+errors (any 5xx, refused connection or timeout; 503s counted apart), throughput in next
+cases a second, and the p95 and throughput as ratios to the lone reader with no think time
+in the same run. After the largest level the server is left 5 s, and a lone reader's next
+case is timed again.
+
+--url sqlite (the default) makes a database of the demo data in var/bench/many_readers;
+--url postgres uses benchmarks/postgres.py's server (a fresh database of the demo data).
+"""
+
+import argparse
+import asyncio
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from sqlmodel import Session  # noqa: E402
+
+from app.accounts.users import create_user, find_user, issue_token  # noqa: E402
+from app.cases.filters import CaseFilter  # noqa: E402
+from app.db import make_engine, migrate  # noqa: E402
+from app.models import Role  # noqa: E402
+from app.studies.design import StudyPlan, create_study  # noqa: E402
+from app.studies.models import Design  # noqa: E402
+
+BASE = ROOT / "var" / "bench" / "many_readers"
+MEDBANANA = str(Path(sys.executable).parent / "medbanana")
+CASES = 60  # each reader's list; a reader at its end starts it again (new answer versions)
+FORMS = [{"compliance": "yes", "structure": "yes", "realism": "yes", "fidelity": "yes",
+          "overall": "accept", "confidence": "4"},
+         {"compliance": "no", "structure": "yes", "realism": "no", "fidelity": "yes",
+          "overall": "reject", "confidence": "3"}]
+
+
+def _run(*args: str, env: dict[str, str]) -> None:
+    subprocess.run([MEDBANANA, *args], check=True, env=env, stdout=subprocess.DEVNULL)
+
+
+def database(kind: str) -> str:
+    """The URL of a database holding the demo data, made afresh."""
+    source = BASE / "demo"
+    if not (source / "run").exists():
+        shutil.rmtree(source, ignore_errors=True)
+        _run("demo-data", str(source), "--size", "256", env=dict(os.environ))
+    if kind == "postgres":
+        from benchmarks.postgres import start
+
+        server = start()
+        import psycopg
+
+        with psycopg.connect(f"host=127.0.0.1 port={server.port} user=postgres dbname=postgres",
+                             autocommit=True) as conn:
+            conn.execute("DROP DATABASE IF EXISTS many_readers WITH (FORCE)")
+            conn.execute("CREATE DATABASE many_readers")
+        url = f"postgresql+psycopg://postgres@127.0.0.1:{server.port}/many_readers"
+    elif kind == "sqlite":
+        path = BASE / "many_readers.db"
+        path.unlink(missing_ok=True)
+        url = f"sqlite:///{path}"
+    else:
+        url = kind
+    env = dict(os.environ, MEDBANANA_DATABASE_URL=url, MEDBANANA_VAR_DIR=str(BASE / "var"))
+    _run("import", str(source / "run"), "--source", str(source / "source"), env=env)
+    return url
+
+
+def study(url: str, readers: int) -> tuple[int, list[str]]:
+    """A study every reader reads, and each reader's API token."""
+    engine = make_engine(url)
+    migrate(engine)
+    with Session(engine) as session:
+        admin = find_user(session, "many-admin") or create_user(
+            session=session, name="many-admin", role=Role.admin, password="many-admin-password")
+        people = [find_user(session, f"many-{i:03d}") or create_user(
+            session=session, name=f"many-{i:03d}", role=Role.reader,
+            password="many-reader-password") for i in range(readers)]
+        made = create_study(session=session, created_by=admin, plan=StudyPlan(
+            name=f"many readers {time.time():.0f}", case_filter=CaseFilter(), total=CASES,
+            design=Design.accepted, reader_ids=[p.id or 0 for p in people], seed=3))
+        tokens = [issue_token(session=session, user=p) for p in people]
+        study_id = made.id or 0
+    from app.studies.previews import warm_previews
+
+    warm_previews(engine, study_id, BASE / "var" / "cache")
+    engine.dispose()
+    return study_id, tokens
+
+
+def serve(url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, MEDBANANA_DATABASE_URL=url, MEDBANANA_DEMO="true",
+               MEDBANANA_WORKER="false", MEDBANANA_VAR_DIR=str(BASE / "var"),
+               MEDBANANA_LOG_LEVEL="WARNING")
+    process = subprocess.Popen([MEDBANANA, "serve", "--port", str(port), "--workers",
+                                str(workers)], env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    process.kill()
+    raise SystemExit("the server did not start")
+
+
+@dataclass
+class Level:
+    times: list[float] = field(default_factory=list)  # seconds per next case
+    outcomes: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+
+
+async def read(base: str, study_id: int, tokens: list[str], at: list[int], seconds: float,
+               think: float, level: Level) -> None:
+    """Each token's reader answers and follows to its next case until the time is up."""
+    deadline = time.monotonic() + seconds
+    limits = httpx.Limits(max_connections=len(tokens) + 5)
+
+    async def reader(index: int, client: httpx.AsyncClient) -> None:
+        rng = random.Random(index)
+        headers = {"Authorization": f"Bearer {tokens[index]}"}
+        while time.monotonic() < deadline:
+            n = at[index]
+            form = FORMS[(n // CASES) % 2] | {"submission_id": f"many-{index:03d}-{n:07d}"}
+            started = time.perf_counter()
+            try:
+                answer = await client.post(f"/read/{study_id}/{n % CASES + 1}", data=form,
+                                           headers=headers, follow_redirects=True)
+                took = time.perf_counter() - started
+                status = answer.status_code
+            except httpx.HTTPError as error:
+                level.outcomes[f"error: {type(error).__name__}"] += 1
+                continue
+            if status == 200:
+                level.times.append(took)
+                level.outcomes["ok"] += 1
+                at[index] = n + 1
+            elif status == 503:
+                level.outcomes["503"] += 1
+                await asyncio.sleep(float(answer.headers.get("retry-after", "1")))
+            else:
+                level.outcomes[f"error: {status}"] += 1
+            if think:
+                await asyncio.sleep(rng.expovariate(1 / think))
+
+    started = time.monotonic()
+    async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as client:
+        await asyncio.gather(*(reader(i, client) for i in range(len(tokens))))
+    level.seconds = time.monotonic() - started
+
+
+def pct(times: list[float], p: int) -> float:
+    return statistics.quantiles(times, n=100, method="inclusive")[p - 1] * 1000 if len(times) > 1 else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", default="sqlite")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--levels", default="1,10,25,50,100")
+    parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--think", default="0,5")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--port", type=int, default=8765)
+    args = parser.parse_args()
+    levels = [int(x) for x in args.levels.split(",")]
+    thinks = [float(x) for x in args.think.split(",")]
+    url = database(args.url)
+    study_id, tokens = study(url, max(levels))
+    server = serve(url, args.port, args.workers)
+    base = f"http://127.0.0.1:{args.port}"
+    at = [0] * len(tokens)
+    found: dict[tuple[float, int], Level] = {}
+    try:
+        for think in thinks:
+            for round_ in range(args.rounds):
+                for n in levels if round_ % 2 == 0 else levels[::-1]:
+                    level = found.setdefault((think, n), Level())
+                    asyncio.run(read(base, study_id, tokens[:n], at, args.seconds, think, level))
+                    print(f"think {think:g} s, {n} readers, round {round_ + 1}: "
+                          f"{dict(level.outcomes)}", flush=True)
+        time.sleep(5)
+        after = Level()
+        asyncio.run(read(base, study_id, tokens[:1], at, 3, 0, after))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    lone = found[(thinks[0], levels[0])]
+    lone_p95, lone_rate = pct(lone.times, 95), len(lone.times) / lone.seconds
+    print(f"\n{args.url}, {args.workers} process(es); ratios to the lone reader with think "
+          f"{thinks[0]:g} s (p95 {lone_p95:.1f} ms, {lone_rate:.1f} next cases/s)")
+    print("| think (mean s) | readers | p50 ms | p95 ms | p99 ms | p95 ratio | next cases/s | "
+          "throughput ratio | 503s | errors |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for (think, n), level in found.items():
+        rate = len(level.times) / level.seconds if level.seconds else 0.0
+        errors = sum(v for k, v in level.outcomes.items() if k.startswith("error"))
+        print(f"| {think:g} | {n} | {pct(level.times, 50):.1f} | {pct(level.times, 95):.1f} | "
+              f"{pct(level.times, 99):.1f} | {pct(level.times, 95) / lone_p95:.2f} | {rate:.1f} | "
+              f"{rate / lone_rate:.2f} | {level.outcomes['503']} | {errors} |")
+    print(f"5 s after the largest level, a lone reader's next case: p95 "
+          f"{pct(after.times, 95):.1f} ms, errors "
+          f"{sum(v for k, v in after.outcomes.items() if k.startswith('error'))}")
+
+
+if __name__ == "__main__":
+    main()
