@@ -170,7 +170,9 @@ async def read(base: str, study_id: int, tokens: list[str], at: list[int], secon
 
 
 def pct(times: list[float], p: int) -> float:
-    return statistics.quantiles(times, n=100, method="inclusive")[p - 1] * 1000 if len(times) > 1 else float("nan")
+    if len(times) < 2:
+        return float("nan")
+    return statistics.quantiles(times, n=100, method="inclusive")[p - 1] * 1000
 
 
 def main() -> None:
