@@ -1,7 +1,7 @@
 """Many radiologists reading at once, against real `medbanana serve` processes over HTTP.
 
     .venv/bin/python benchmarks/many_readers.py [--url sqlite|postgres|URL] [--workers 1]
-        [--levels 1,10,25,50,100] [--seconds 15] [--think 0,5] [--rounds 2]
+        [--levels 1,10,25,50,100] [--seconds 15] [--think 0,5] [--think-seconds 60] [--rounds 2]
 
 Each simulated reader is its own account reading its own list of one study: it answers the
 case it is on and follows the redirect to its next case, which is what is timed ("next
@@ -134,11 +134,15 @@ async def read(base: str, study_id: int, tokens: list[str], at: list[int], secon
                think: float, level: Level) -> None:
     """Each token's reader answers and follows to its next case until the time is up."""
     deadline = time.monotonic() + seconds
-    limits = httpx.Limits(max_connections=len(tokens) + 5)
+    # Idle connections dropped before the server's 5 s keep-alive ends them: a request sent
+    # on one the server is closing at that moment fails (a browser resends it).
+    limits = httpx.Limits(max_connections=len(tokens) + 5, keepalive_expiry=2.0)
 
     async def reader(index: int, client: httpx.AsyncClient) -> None:
         rng = random.Random(index)
         headers = {"Authorization": f"Bearer {tokens[index]}"}
+        if think:  # readers who look at their cases are not all at the first one at once
+            await asyncio.sleep(rng.expovariate(1 / think))
         while time.monotonic() < deadline:
             n = at[index]
             form = FORMS[(n // CASES) % 2] | {"submission_id": f"many-{index:03d}-{n:07d}"}
@@ -180,7 +184,10 @@ def main() -> None:
     parser.add_argument("--url", default="sqlite")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--levels", default="1,10,25,50,100")
-    parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--seconds", type=float, default=15.0,
+                        help="each level's time with no think time")
+    parser.add_argument("--think-seconds", type=float, default=60.0,
+                        help="each level's time when readers look at their cases")
     parser.add_argument("--think", default="0,5")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--port", type=int, default=8765)
@@ -198,7 +205,8 @@ def main() -> None:
             for round_ in range(args.rounds):
                 for n in levels if round_ % 2 == 0 else levels[::-1]:
                     level = found.setdefault((think, n), Level())
-                    asyncio.run(read(base, study_id, tokens[:n], at, args.seconds, think, level))
+                    span = args.think_seconds if think else args.seconds
+                    asyncio.run(read(base, study_id, tokens[:n], at, span, think, level))
                     print(f"think {think:g} s, {n} readers, round {round_ + 1}: "
                           f"{dict(level.outcomes)}", flush=True)
         time.sleep(5)

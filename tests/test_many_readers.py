@@ -44,7 +44,8 @@ async def _read(base: str, study_id: int, tokens: list[str]) -> Counter[str]:
             n += 1
 
     async with httpx.AsyncClient(base_url=base, timeout=30,
-                                 limits=httpx.Limits(max_connections=READERS + 5)) as client:
+                                 limits=httpx.Limits(max_connections=READERS + 5,
+                                                     keepalive_expiry=2.0)) as client:
         await asyncio.gather(*(reader(i, client) for i in range(READERS)))
     return outcomes
 
