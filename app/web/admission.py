@@ -16,6 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER = 5  # seconds: a reader's next case after a short wait
+HEALTH = frozenset({"/healthz", "/readyz"})
 BUSY = b"The server is busy with other readers: try again in a few seconds."
 
 
@@ -29,7 +30,8 @@ class AdmissionGate:
             weakref.WeakKeyDictionary())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        # Health checks answer at once: a load balancer must see a busy server as alive.
+        if scope["type"] != "http" or scope.get("path") in HEALTH:
             await self.app(scope, receive, send)
             return
         gate = self._gates.setdefault(asyncio.get_running_loop(), asyncio.Semaphore(self.capacity))
