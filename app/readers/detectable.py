@@ -9,6 +9,8 @@ from app.readers.changepoint import threshold
 from app.readers.detectable_table import DROP, STUDIES, TABLE
 from app.readers.pause import reader_alpha
 
+PAUSES_BY = 50  # known-answer cases that can pause a reader among up to 1,000 (14 for 50)
+
 
 @dataclass(frozen=True)
 class Outlook:
@@ -35,7 +37,9 @@ def outlook(known: int, readers: int) -> Outlook:
     stricter bar)."""
     readers = max(1, readers)
     alpha = reader_alpha(readers)
-    can_pause = known > 0 and threshold(known, alpha) != float("inf")
+    # A longer list only adds splits: once PAUSES_BY cases can pause, any more can, and the
+    # bar of a long list is seconds of simulation the form need not wait for.
+    can_pause = known > 0 and threshold(min(known, PAUSES_BY), alpha) != float("inf")
     columns = [r for r in sorted(TABLE) if r >= readers]
     column = columns[0] if columns else None
     rows = [k for k in sorted(TABLE[column]) if k <= known] if column is not None else []

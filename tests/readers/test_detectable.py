@@ -41,3 +41,15 @@ def test_the_form_says_how_many_known_answer_cases_and_what_they_can_see(client:
     assert "Tick readers" in waiting.text
     # Nonsense typed in is no error: the form's own check names the field.
     assert client.get("/studies/new/known-outlook?known_share=nan&total=x").status_code == 200
+
+
+def test_a_number_too_long_or_too_large_is_no_error(client: TestClient) -> None:
+    """Five thousand digits were past Python's int limit (a 500); a huge count would have
+    had the test's bar simulated for millions of cases."""
+    huge = client.get("/studies/new/known-outlook?known_share=50&n:pass=" + "9" * 5000
+                      + "&readers=1&readers=2")
+    assert huge.status_code == 200
+    assert client.get("/studies/new/budget?design=adaptive&total=" + "9" * 12).status_code == 200
+    capped = client.get("/studies/new/known-outlook?known_share=50&total=999999999&readers=1")
+    line = BeautifulSoup(capped.text, "html.parser").select_one("#known-outlook-line")
+    assert capped.status_code == 200 and line is not None and int(line["data-known"]) <= 20_000

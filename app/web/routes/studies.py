@@ -22,7 +22,7 @@ from app.readers.qualification import standing
 from app.readers.settled import settle_from
 from app.studies.adjudication import adjudicator_of
 from app.studies.answers import lock_study
-from app.studies.design import StudyError, StudyPlan, plan_apart
+from app.studies.design import MAX_CASES, StudyError, StudyPlan, plan_apart
 from app.studies.design_traits import default_design, designs
 from app.studies.forms import (
     COUNT_PREFIX,
@@ -164,7 +164,7 @@ def known_outlook_fragment(request: Request,
     share = _number(known_share)
     counts = [_whole(v) or 0 for k, v in request.query_params.multi_items()
               if k.startswith(COUNT_PREFIX)][:1000]
-    cases = sum(counts) or _whole(total) or 0
+    cases = min(sum(counts) or _whole(total) or 0, MAX_CASES)
     chosen = len(set(readers or []))
     context: dict[str, Any] = {"share": share, "cases": cases, "readers": chosen, "outlook": None}
     if share is not None and 0 < share <= 50 and cases and chosen:
@@ -193,8 +193,11 @@ def _fraction(text: str) -> float | None:
 
 
 def _whole(text: str) -> int | None:
-    """A positive whole number as typed, or None (the form's own check names the field)."""
-    return int(text) if text.strip().isdigit() and int(text) > 0 else None
+    """A positive whole number as typed, or None (the form's own check names the field).
+    Nine digits at most: a count past that is no count, and thousands of digits are past
+    what Python turns into a number at all."""
+    text = text.strip()
+    return int(text) if text.isdigit() and len(text) <= 9 and int(text) > 0 else None
 
 
 @router.get("/studies/new/plan", response_class=HTMLResponse)
