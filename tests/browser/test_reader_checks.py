@@ -2,22 +2,22 @@
 readers reading at the same time, is paused by a planted drop in accuracy (the two steady
 readers never are) and resumed by the admin: in Chromium, with screenshots at four widths."""
 
-import json
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
+from sqlmodel import Session, select
 
 from app.background import wait_for_background
 from app.cases.filters import CaseFilter
 from app.studies.design import StudyPlan, create_study
-from app.studies.models import Assignment, Design, StudyItem
+from app.studies.models import Design
 from app.studies.practice import Requirement, create_practice
-from app.studies.reader_models import KnownAnswer, Qualification, ReaderPause
+from app.studies.reader_models import Qualification, ReaderPause
 from tests.accounts import add_user
 from tests.browser.conftest import ARTIFACTS
 from tests.browser.helpers import IMAGES_SHOWN, log_in
+from tests.known_answers import settled_by_sequence
 from tests.readers.test_figures_without_known import mark_edits
 from tests.studies.conftest import opened
 
@@ -27,13 +27,7 @@ FLIP = {"yes": "no", "no": "yes", "accept": "reject", "reject": "accept"}
 
 
 def _settled(engine: Engine, study_id: int, user_id: int) -> dict[int, dict[str, str]]:
-    with Session(engine) as session:
-        rows = session.execute(select(col(Assignment.sequence), col(KnownAnswer.answers))
-                               .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
-                               .join(KnownAnswer, col(KnownAnswer.id) == StudyItem.known_answer_id)
-                               .where(col(Assignment.study_id) == study_id,
-                                      col(Assignment.user_id) == user_id)).all()
-    return {sequence: json.loads(answers) for sequence, answers in rows}
+    return settled_by_sequence(engine, study_id, user_id)
 
 
 def _answer(page: Page, answers: dict[str, str]) -> None:

@@ -1,12 +1,11 @@
 """Practice studies and qualification: feedback after each practice answer, a study that asks
 its readers to qualify first, and who qualified when, on what."""
 
-import json
 
 import pytest
 from bs4 import BeautifulSoup
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
+from sqlmodel import Session, select
 
 from app.background import wait_for_background
 from app.cases.filters import CaseFilter
@@ -14,10 +13,11 @@ from app.errors import Invalid
 from app.models import Role, User
 from app.settings import Settings
 from app.studies.design import StudyError, StudyPlan, create_study
-from app.studies.models import Assignment, Design, Study, StudyItem
+from app.studies.models import Design, Study
 from app.studies.practice import Requirement, create_practice
-from app.studies.reader_models import KnownAnswer, Qualification
+from app.studies.reader_models import Qualification
 from tests.accounts import add_user
+from tests.known_answers import settled_by_sequence
 from tests.readers.test_figures_without_known import mark_edits
 from tests.studies.conftest import opened
 from tests.web.routes.test_reading import as_user
@@ -65,23 +65,25 @@ def test_a_requirement_that_cannot_be_met_is_refused_beside_its_field(
     assert refused.value.field == field
 
 
-def test_a_reader_practises_sees_the_settled_answer_and_qualifies(demo_engine: Engine,
-                                                                  settings: Settings) -> None:
-    mark_edits(demo_engine, 40)
-    admin, readers = _people(demo_engine)
-    with Session(demo_engine) as session:
-        # The practice is made for the other reader: the study's reader is enrolled by it.
+def _practice_then_study(engine: Engine, min_cases: int) -> tuple[int, int, dict[int, dict[str, str]]]:
+    """A practice of 8 cases made for r1, and a study for r0 asking 60 % of its first
+    ``min_cases`` (r0 is enrolled by it); both open, and r0's settled answers in the practice."""
+    mark_edits(engine, 40)
+    admin, readers = _people(engine)
+    with Session(engine) as session:
         practice = create_practice(session, name="warm-up", cases=8, reader_ids=[readers[1].id or 0],
                                    created_by=admin)
-        study = create_study(session=session, plan=_plan(readers, Requirement(practice.id or 0, 0.6, 6)),
-                             created_by=admin)
+        study = create_study(session=session, created_by=admin, plan=_plan(
+            readers, Requirement(practice.id or 0, 0.6, min_cases)))
         pid, sid = practice.id or 0, study.id or 0
-        settled = {a.sequence: json.loads(k.answers) for a, k in session.execute(
-            select(Assignment, KnownAnswer).join(StudyItem, col(StudyItem.id) == Assignment.item_id)
-            .join(KnownAnswer, col(KnownAnswer.id) == StudyItem.known_answer_id)
-            .where(col(Assignment.study_id) == pid, col(Assignment.user_id) == readers[0].id)).all()}
-    opened(demo_engine, pid)
-    opened(demo_engine, sid)
+    opened(engine, pid)
+    opened(engine, sid)
+    return pid, sid, settled_by_sequence(engine, pid, readers[0].id or 0)
+
+
+def test_a_reader_practises_sees_the_settled_answer_and_qualifies(demo_engine: Engine,
+                                                                  settings: Settings) -> None:
+    pid, sid, settled = _practice_then_study(demo_engine, min_cases=6)
     assert sorted(settled) == list(range(1, 9))
     reader = as_user(demo_engine, settings, "r0")
     # Not qualified: the study sends the reader to practise, and says where they stand.
@@ -127,20 +129,7 @@ def test_qualification_is_decided_on_the_first_cases_and_more_practice_does_not_
         demo_engine: Engine, settings: Settings) -> None:
     """Judged after every answer with the first pass kept, a reader who started badly could
     practise on until the running figure crossed the bar: here 13 of 16 settled answers."""
-    mark_edits(demo_engine, 40)
-    admin, readers = _people(demo_engine)
-    with Session(demo_engine) as session:
-        practice = create_practice(session, name="warm-up", cases=8, reader_ids=[readers[1].id or 0],
-                                   created_by=admin)
-        study = create_study(session=session, plan=_plan(readers, Requirement(practice.id or 0, 0.6, 4)),
-                             created_by=admin)
-        pid, sid = practice.id or 0, study.id or 0
-        settled = {a.sequence: json.loads(k.answers) for a, k in session.execute(
-            select(Assignment, KnownAnswer).join(StudyItem, col(StudyItem.id) == Assignment.item_id)
-            .join(KnownAnswer, col(KnownAnswer.id) == StudyItem.known_answer_id)
-            .where(col(Assignment.study_id) == pid, col(Assignment.user_id) == readers[0].id)).all()}
-    opened(demo_engine, pid)
-    opened(demo_engine, sid)
+    pid, sid, settled = _practice_then_study(demo_engine, min_cases=4)
     reader = as_user(demo_engine, settings, "r0")
     for sequence in range(1, 9):
         answer = ANSWER | settled[sequence]

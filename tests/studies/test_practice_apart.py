@@ -49,12 +49,20 @@ def _small(readers: list[User], **options: object) -> StudyPlan:
                      known_share=0.5, **options)  # type: ignore[arg-type]
 
 
-def test_a_practices_edits_and_their_images_never_reach_its_reader_again(demo_engine: Engine) -> None:
-    mark_edits(demo_engine, 16)
-    admin, readers = _readers(demo_engine, 2)
-    with Session(demo_engine) as session:
+def _practised(engine: Engine, marked: int) -> tuple[User, list[User], Study]:
+    """``marked`` settled edits, two readers, and a practice of 8 of them for the first."""
+    mark_edits(engine, marked)
+    admin, readers = _readers(engine, 2)
+    with Session(engine) as session:
         practice = create_practice(session, name="warm-up", cases=8,
                                    reader_ids=[readers[0].id or 0], created_by=admin)
+        session.expunge(practice)
+    return admin, readers, practice
+
+
+def test_a_practices_edits_and_their_images_never_reach_its_reader_again(demo_engine: Engine) -> None:
+    admin, readers, practice = _practised(demo_engine, marked=16)
+    with Session(demo_engine) as session:
         shown_images = {image for _, image, _ in _items(session, practice.id or 0)}
         every = create_study(session=session, created_by=admin, plan=_everything(session, readers))
         known = create_study(session=session, created_by=admin, plan=_small(readers))
@@ -69,11 +77,8 @@ def test_a_practices_edits_and_their_images_never_reach_its_reader_again(demo_en
 def test_an_edit_whose_verdict_a_practice_showed_is_in_no_ordinary_sample(demo_engine: Engine) -> None:
     """The study's reader never practised: the images may come back to them, the edits the
     practice judged in front of others may not, except as known-answer cases."""
-    mark_edits(demo_engine, 40)
-    admin, readers = _readers(demo_engine, 2)
+    admin, readers, practice = _practised(demo_engine, marked=40)
     with Session(demo_engine) as session:
-        practice = create_practice(session, name="warm-up", cases=8,
-                                   reader_ids=[readers[0].id or 0], created_by=admin)
         shown = {attempt for attempt, _, _ in _items(session, practice.id or 0)}
         study = create_study(session=session, created_by=admin,
                              plan=_everything(session, readers[1:]))
@@ -84,11 +89,8 @@ def test_an_edit_whose_verdict_a_practice_showed_is_in_no_ordinary_sample(demo_e
 def test_a_study_requiring_a_practice_draws_nothing_of_it(demo_engine: Engine) -> None:
     """Its readers are enrolled in the practice as the study is made: the draw leaves the
     practice's images out, known-answer cases included."""
-    mark_edits(demo_engine, 16)
-    admin, readers = _readers(demo_engine, 2)
+    admin, readers, practice = _practised(demo_engine, marked=16)
     with Session(demo_engine) as session:
-        practice = create_practice(session, name="warm-up", cases=8,
-                                   reader_ids=[readers[0].id or 0], created_by=admin)
         shown_images = {image for _, image, _ in _items(session, practice.id or 0)}
         study = create_study(session=session, created_by=admin, plan=_small(
             readers[1:], qualification=Requirement(practice.id or 0, 0.5, 4)))

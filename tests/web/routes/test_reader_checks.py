@@ -11,8 +11,9 @@ from sqlmodel import Session, col, select
 
 from app.background import wait_for_background
 from app.settings import Settings
-from app.studies.models import Assignment, Design, Draft, StudyItem
-from app.studies.reader_models import KnownAnswer, ReaderPause
+from app.studies.models import Assignment, Design, Draft
+from app.studies.reader_models import ReaderPause
+from tests.known_answers import settled_by_sequence
 from tests.readers.test_figures_without_known import mark_edits
 from tests.studies.conftest import StudySetup, make_study
 from tests.web.routes.test_reading import as_user
@@ -23,14 +24,7 @@ RIGHT = {"compliance": "yes", "structure": "yes", "realism": "yes", "fidelity": 
 
 def _known_sequences(engine: Engine, setup: StudySetup, reader: int) -> dict[int, dict[str, str]]:
     """The reader's known-answer reads: sequence -> settled answers."""
-    with Session(engine) as session:
-        rows = session.execute(select(col(Assignment.sequence), col(KnownAnswer.answers))
-                               .join(StudyItem, col(StudyItem.id) == Assignment.item_id)
-                               .join(KnownAnswer, col(KnownAnswer.id) == StudyItem.known_answer_id)
-                               .where(col(Assignment.study_id) == setup.study.id,
-                                      col(Assignment.user_id) == setup.readers[reader].id)).all()
-    import json
-    return {sequence: json.loads(answers) for sequence, answers in rows}
+    return settled_by_sequence(engine, setup.study.id or 0, setup.readers[reader].id or 0)
 
 
 def _wrong(settled: dict[str, str]) -> dict[str, str]:
