@@ -13,6 +13,9 @@ cases a second, and the p95 and throughput as ratios to the lone reader with no 
 in the same run. After the largest level the server is left 5 s, and a lone reader's next
 case is timed again.
 
+--busy N keeps N other processes spinning on the CPU for the whole run: a reading room's
+server is never alone on its machine.
+
 --url sqlite (the default) makes a database of the demo data in var/bench/many_readers;
 --url postgres uses benchmarks/postgres.py's server (a fresh database of the demo data).
 """
@@ -191,12 +194,15 @@ def main() -> None:
     parser.add_argument("--think", default="0,5")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--busy", type=int, default=0, help="CPU-bound processes beside it")
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     thinks = [float(x) for x in args.think.split(",")]
     url = database(args.url)
     study_id, tokens = study(url, max(levels))
     server = serve(url, args.port, args.workers)
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+               for _ in range(args.busy)]
     base = f"http://127.0.0.1:{args.port}"
     at = [0] * len(tokens)
     found: dict[tuple[float, int], Level] = {}
@@ -213,12 +219,15 @@ def main() -> None:
         after = Level()
         asyncio.run(read(base, study_id, tokens[:1], at, 3, 0, after))
     finally:
+        for burner in burners:
+            burner.kill()
         server.terminate()
         server.wait(timeout=30)
     lone = found[(thinks[0], levels[0])]
     lone_p95, lone_rate = pct(lone.times, 95), len(lone.times) / lone.seconds
-    print(f"\n{args.url}, {args.workers} process(es); ratios to the lone reader with think "
-          f"{thinks[0]:g} s (p95 {lone_p95:.1f} ms, {lone_rate:.1f} next cases/s)")
+    print(f"\n{args.url}, {args.workers} process(es), {args.busy} busy process(es) beside; "
+          f"ratios to the lone reader with think {thinks[0]:g} s "
+          f"(p95 {lone_p95:.1f} ms, {lone_rate:.1f} next cases/s)")
     print("| think (mean s) | readers | p50 ms | p95 ms | p99 ms | p95 ratio | next cases/s | "
           "throughput ratio | 503s | errors |")
     print("|---|---|---|---|---|---|---|---|---|---|")

@@ -24,7 +24,8 @@ through their list paused before it ends (case difficulty sd 1.0, accuracy 0.9).
     .venv/bin/python benchmarks/reader_drift.py --table [--studies 400]
 
 With --difficulty it compares the app's test with one whose case difficulty is set by the
-other readers (each case's score less the others' mean on it). To keep the rate, that score
+other readers (a design the app does not have, built here only to measure it: the app's
+test stays its own `test`) (each case's score less the others' mean on it). To keep the rate, that score
 may enter only once every other reader has answered the case and can never change after, so
 the cases enter in the order they complete; readers read in their own random orders at their
 own paces. Both are scored on the dropping reader paused at any point after the drop.
