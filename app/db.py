@@ -14,6 +14,7 @@ from sqlmodel import Session, SQLModel, create_engine
 
 from app.memo import paused_collection
 from app.resources import resource_dir
+from app.sqlite_writes import TurnConnection
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -49,7 +50,9 @@ def make_engine(url: str, request_threads: int | None = None) -> Engine:
     if parsed.get_backend_name() == "sqlite":
         if parsed.database:
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False}, **pool)
+        # TurnConnection: this process's writers take turns on a lock, not SQLite's sleeps.
+        engine = create_engine(url, connect_args={"check_same_thread": False,
+                                                  "factory": TurnConnection}, **pool)
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     return create_engine(url, pool_pre_ping=True, **pool)
