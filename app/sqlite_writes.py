@@ -92,14 +92,14 @@ class TurnConnection(sqlite3.Connection):
             self._holding = False
             self._turn.give_back()
 
-    def cursor(self, factory: Any = TurnCursor) -> Any:  # type: ignore[override]
+    def cursor(self, factory: Any = TurnCursor) -> Any:
         return super().cursor(factory)
 
     # The C implementation of these makes a plain cursor, not through cursor() above.
-    def execute(self, sql: str, parameters: Any = (), /) -> Any:  # type: ignore[override]
+    def execute(self, sql: str, parameters: Any = (), /) -> Any:
         return self.cursor().execute(sql, parameters)
 
-    def executemany(self, sql: str, parameters: Any, /) -> Any:  # type: ignore[override]
+    def executemany(self, sql: str, parameters: Any, /) -> Any:
         return self.cursor().executemany(sql, parameters)
 
     def commit(self) -> None:

@@ -38,7 +38,7 @@ def test_a_second_writer_waits_for_the_first_to_commit(tmp_path: Path) -> None:
         try:
             second.execute("/* a comment */ UPDATE t SET x = x + 1")
             second.commit()
-        except BaseException as error:  # noqa: BLE001 - reported by the assertion below
+        except BaseException as error:
             failed.append(error)
         done.set()
 
@@ -103,7 +103,7 @@ def test_the_engine_s_sessions_take_turns(tmp_path: Path) -> None:
                 with engine.begin() as connection:
                     connection.execute(text("PRAGMA busy_timeout=0"))
                     connection.execute(text("INSERT INTO t VALUES (:n)"), {"n": n})
-        except BaseException as error:  # noqa: BLE001 - reported by the assertion below
+        except BaseException as error:
             failed.append(error)
 
     threads = [threading.Thread(target=write, args=(n,)) for n in range(6)]

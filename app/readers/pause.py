@@ -22,7 +22,6 @@ The check runs after the answer is stored, off the request, one pending per read
 
 import logging
 import random
-import threading
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -31,6 +30,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
+from app.claims import claimed
 from app.errors import Conflict
 from app.models import User, utcnow
 from app.readers.changepoint import Changepoint
@@ -44,6 +44,7 @@ from app.studies.worklist import reader_progress
 
 log = logging.getLogger(__name__)
 STUDY_ALPHA = 0.05  # a steady reader paused in a study, every reader together, at most
+CHECK_WAIT = 60.0  # seconds a check waits for the one before it on the same reader
 PAUSE_AFTER = (1, 8)  # further reads, drawn at random, before a fired test's pause holds
 NEUTRAL = ("Your reading in this study is paused for now. Nothing you entered is lost. The "
            "study's organiser has been told and will be in touch; you will go on where you "
@@ -180,17 +181,17 @@ def _verdict(found: Changepoint, reads: list[KnownRead], readers: int) -> Verdic
                    f"{readers} reader{'s' if readers != 1 else ''} together).")
 
 
-_watching: dict[tuple[int, int], threading.Lock] = {}
-_watching_lock = threading.Lock()
-
-
 def watch_reader(engine: Engine, study_id: int, user_id: int) -> ReaderPause | None:
     """Test the reader after an answer and pause them if a test fires (background work).
-    One reader's checks run one at a time: two answers in quick succession once paused a
-    reader twice. A pause takes effect after a random number of further reads."""
-    with _watching_lock:
-        lock = _watching.setdefault((study_id, user_id), threading.Lock())
-    with lock:
+    One reader's checks run one at a time, in every server process together (app/claims.py):
+    two answers in quick succession once paused a reader twice. A pause takes effect after a
+    random number of further reads."""
+    with claimed(engine, ("watch-reader", study_id, user_id), wait=CHECK_WAIT) as mine:
+        if not mine:
+            log.warning("reader %s in study %s: another check held theirs for %.0f s; this "
+                        "one is skipped (the next known-answer case asks again)",
+                        user_id, study_id, CHECK_WAIT)
+            return None
         return _watch(engine, study_id, user_id)
 
 

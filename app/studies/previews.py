@@ -22,6 +22,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
+from app.claims import claimed
 from app.errors import Conflict
 from app.images.files import ImageKind, ImageNotFound, ImageSize, resolve_image, sized_file
 from app.studies.design_traits import default_design
@@ -38,8 +39,6 @@ PREPARE_EVERY = 3.0
 # Keyed by the database as well as the study: two databases in one process (the tests, or
 # an operator's second app) number their studies alike, and one's drawing must not make the
 # other's study look taken.
-_drawing: set[tuple[str, int]] = set()
-_drawing_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -83,19 +82,13 @@ def unprepared(engine: Engine) -> list[int]:
 
 def warm_previews(engine: Engine, study_id: int, cache_dir: Path) -> int:
     """Draw the images of every item, then open the study to its readers; returns how many
-    items were drawn (0 when this process is drawing it already). An image that is missing
+    items were drawn (0 when it is being drawn already, by this process or another). An image that is missing
     or cannot be drawn is logged and skipped (its screen says so); a failure of the database
     leaves the study preparing, to be taken up again."""
-    key = (engine.url.render_as_string(hide_password=True), study_id)
-    with _drawing_lock:
-        if key in _drawing:
-            return 0
-        _drawing.add(key)
-    try:
-        return _warm(engine, study_id, cache_dir)
-    finally:
-        with _drawing_lock:
-            _drawing.discard(key)
+    # Once, whichever process asks (app/claims.py): the preparer loop of every server
+    # process and the request that made the study all ask.
+    with claimed(engine, ("prepare", study_id)) as mine:
+        return _warm(engine, study_id, cache_dir) if mine else 0
 
 
 def _warm(engine: Engine, study_id: int, cache_dir: Path) -> int:

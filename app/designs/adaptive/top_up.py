@@ -21,6 +21,7 @@ from sqlmodel import Session, col
 from app.agreement.completion import overturned
 from app.agreement.reads import load
 from app.agreement.service import watch_for
+from app.claims import claimed
 from app.designs.adaptive.batches import (
     batches,
     draw_batch,
@@ -43,7 +44,10 @@ def top_up(engine: Engine, study_id: int, cache_dir: Path) -> StudyBatch | None:
     """Draw and place the next batch if one is due; the batch placed, else None. Logged and
     swallowed on failure: a reader's answer is stored already, and the next answer asks again."""
     try:
-        return _top_up(engine, study_id, cache_dir)
+        # Once at a time across the server's processes (app/claims.py); the answer that
+        # asked while another drew finds the batch drawn, or asks again at the next.
+        with claimed(engine, ("top-up", study_id)) as mine:
+            return _top_up(engine, study_id, cache_dir) if mine else None
     except Exception:
         logger.exception("adaptive study %s: the next batch could not be drawn", study_id)
         return None
