@@ -106,6 +106,11 @@ class Settings(BaseSettings):
         description="Seconds a request past capacity waits for its turn before a 503 with "
                     "Retry-After.",
     )
+    reader_checks: bool = Field(
+        default=True,
+        description="Test a reader after each known-answer case and pause them if their "
+                    "accuracy drops; false only to measure what the checks cost.",
+    )
     worker: bool = Field(
         default=True,
         description="Run pipeline jobs in the web app's process; false when `medbanana "

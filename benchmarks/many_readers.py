@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/many_readers.py [--url sqlite|postgres|URL] [--workers 1]
         [--levels 1,10,25,50,100] [--seconds 15] [--think 0,5] [--think-seconds 60] [--rounds 2]
+        [--busy 0] [--no-checks]
 
 Each simulated reader is its own account reading its own list of one study: it answers the
 case it is on and follows the redirect to its next case, which is what is timed ("next
@@ -15,6 +16,12 @@ case is timed again.
 
 --busy N keeps N other processes spinning on the CPU for the whole run: a reading room's
 server is never alone on its machine.
+
+--workers 1,2 starts a server of each size at once, on the same database, and loads them in
+turn (one idles while the other is read), so the two are compared in the same conditions.
+
+--no-checks: no reader checks queued after a known-answer case (MEDBANANA_READER_CHECKS
+=false), to measure what they cost. The server's CPU time per next case is printed per level.
 
 --url sqlite (the default) makes a database of the demo data in var/bench/many_readers;
 --url postgres uses benchmarks/postgres.py's server (a fresh database of the demo data).
@@ -42,6 +49,7 @@ from sqlmodel import Session  # noqa: E402
 from app.accounts.users import create_user, find_user, issue_token  # noqa: E402
 from app.cases.filters import CaseFilter  # noqa: E402
 from app.db import make_engine, migrate  # noqa: E402
+from app.demo.pilot import make_pilot  # noqa: E402
 from app.models import Role  # noqa: E402
 from app.studies.design import StudyPlan, create_study  # noqa: E402
 from app.studies.models import Design  # noqa: E402
@@ -49,6 +57,7 @@ from app.studies.models import Design  # noqa: E402
 BASE = ROOT / "var" / "bench" / "many_readers"
 MEDBANANA = str(Path(sys.executable).parent / "medbanana")
 CASES = 60  # each reader's list; a reader at its end starts it again (new answer versions)
+KNOWN_SHARE = 0.1  # twice the form's default: the checks' cost shows
 FORMS = [{"compliance": "yes", "structure": "yes", "realism": "yes", "fidelity": "yes",
           "overall": "accept", "confidence": "4"},
          {"compliance": "no", "structure": "yes", "realism": "no", "fidelity": "yes",
@@ -88,18 +97,21 @@ def database(kind: str) -> str:
 
 
 def study(url: str, readers: int) -> tuple[int, list[str]]:
-    """A study every reader reads, and each reader's API token."""
+    """A study every reader reads, KNOWN_SHARE of each list known-answer cases (from the
+    demo's locked pilot), and each reader's API token."""
     engine = make_engine(url)
     migrate(engine)
     with Session(engine) as session:
         admin = find_user(session, "many-admin") or create_user(
             session=session, name="many-admin", role=Role.admin, password="many-admin-password")
+        make_pilot(session, admin)
         people = [find_user(session, f"many-{i:03d}") or create_user(
             session=session, name=f"many-{i:03d}", role=Role.reader,
             password="many-reader-password") for i in range(readers)]
         made = create_study(session=session, created_by=admin, plan=StudyPlan(
             name=f"many readers {time.time():.0f}", case_filter=CaseFilter(), total=CASES,
-            design=Design.accepted, reader_ids=[p.id or 0 for p in people], seed=3))
+            design=Design.accepted, reader_ids=[p.id or 0 for p in people], seed=3,
+            known_share=KNOWN_SHARE))
         tokens = [issue_token(session=session, user=p) for p in people]
         study_id = made.id or 0
     from app.studies.previews import warm_previews
@@ -109,10 +121,10 @@ def study(url: str, readers: int) -> tuple[int, list[str]]:
     return study_id, tokens
 
 
-def serve(url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
+def serve(url: str, port: int, workers: int, checks: bool) -> subprocess.Popen[bytes]:
     env = dict(os.environ, MEDBANANA_DATABASE_URL=url, MEDBANANA_DEMO="true",
                MEDBANANA_WORKER="false", MEDBANANA_VAR_DIR=str(BASE / "var"),
-               MEDBANANA_LOG_LEVEL="WARNING")
+               MEDBANANA_LOG_LEVEL="WARNING", MEDBANANA_READER_CHECKS=str(checks).lower())
     process = subprocess.Popen([MEDBANANA, "serve", "--port", str(port), "--workers",
                                 str(workers)], env=env)
     deadline = time.monotonic() + 60
@@ -126,11 +138,37 @@ def serve(url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
     raise SystemExit("the server did not start")
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user and system) of a process and its children (uvicorn's workers)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / tick
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                total += cpu_seconds(int(child))
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return total
+
+
+@dataclass(frozen=True)
+class Variant:
+    workers: int
+    checks: bool
+
+    @property
+    def label(self) -> str:
+        return f"{self.workers} proc{'' if self.checks else ', no checks'}"
+
+
 @dataclass
 class Level:
     times: list[float] = field(default_factory=list)  # seconds per next case
     outcomes: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
+    cpu: float = 0.0  # the server's CPU seconds during the level
 
 
 async def read(base: str, study_id: int, tokens: list[str], at: list[int], seconds: float,
@@ -185,7 +223,8 @@ def pct(times: list[float], p: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", default="sqlite")
-    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--workers", default="1", help="server processes; 1,2 compares them")
+    parser.add_argument("--checks", default="on", help="reader checks; on,off compares them")
     parser.add_argument("--levels", default="1,10,25,50,100")
     parser.add_argument("--seconds", type=float, default=15.0,
                         help="each level's time with no think time")
@@ -198,48 +237,68 @@ def main() -> None:
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     thinks = [float(x) for x in args.think.split(",")]
+    variants = [Variant(int(w), c == "on") for w in args.workers.split(",")
+                for c in args.checks.split(",")]
     url = database(args.url)
     study_id, tokens = study(url, max(levels))
-    server = serve(url, args.port, args.workers)
+    servers = {v: (serve(url, args.port + i, v.workers, v.checks), args.port + i)
+               for i, v in enumerate(variants)}
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
                for _ in range(args.busy)]
-    base = f"http://127.0.0.1:{args.port}"
     at = [0] * len(tokens)
-    found: dict[tuple[float, int], Level] = {}
+    found: dict[tuple[Variant, float, int], Level] = {}
+    after: dict[Variant, Level] = {}
     try:
         for think in thinks:
             for round_ in range(args.rounds):
                 for n in levels if round_ % 2 == 0 else levels[::-1]:
-                    level = found.setdefault((think, n), Level())
-                    span = args.think_seconds if think else args.seconds
-                    asyncio.run(read(base, study_id, tokens[:n], at, span, think, level))
-                    print(f"think {think:g} s, {n} readers, round {round_ + 1}: "
-                          f"{dict(level.outcomes)}", flush=True)
-        time.sleep(5)
-        after = Level()
-        asyncio.run(read(base, study_id, tokens[:1], at, 3, 0, after))
+                    for v in variants if (round_ + n) % 2 == 0 else variants[::-1]:
+                        process, port = servers[v]
+                        level = found.setdefault((v, think, n), Level())
+                        span = args.think_seconds if think else args.seconds
+                        cpu = cpu_seconds(process.pid)
+                        asyncio.run(read(f"http://127.0.0.1:{port}", study_id, tokens[:n], at,
+                                         span, think, level))
+                        level.cpu += cpu_seconds(process.pid) - cpu
+                        print(f"{v.label}, think {think:g} s, {n} readers, round {round_ + 1}: "
+                              f"{dict(level.outcomes)}", flush=True)
+        for v, (_, port) in servers.items():
+            time.sleep(5)
+            after[v] = Level()
+            asyncio.run(read(f"http://127.0.0.1:{port}", study_id, tokens[:1], at, 3, 0, after[v]))
     finally:
         for burner in burners:
             burner.kill()
-        server.terminate()
-        server.wait(timeout=30)
-    lone = found[(thinks[0], levels[0])]
+        for process, _ in servers.values():
+            process.terminate()
+            process.wait(timeout=30)
+    _report(args, variants, thinks, levels, found, after)
+
+
+def _report(args: argparse.Namespace, variants: list[Variant], thinks: list[float],
+            levels: list[int], found: dict[tuple[Variant, float, int], Level],
+            after: dict[Variant, Level]) -> None:
+    lone = found[(variants[0], thinks[0], levels[0])]
     lone_p95, lone_rate = pct(lone.times, 95), len(lone.times) / lone.seconds
-    print(f"\n{args.url}, {args.workers} process(es), {args.busy} busy process(es) beside; "
-          f"ratios to the lone reader with think {thinks[0]:g} s "
+    print(f"\n{args.url}, {args.busy} busy process(es) beside; ratios to the lone reader of "
+          f"{variants[0].label} with think {thinks[0]:g} s "
           f"(p95 {lone_p95:.1f} ms, {lone_rate:.1f} next cases/s)")
-    print("| think (mean s) | readers | p50 ms | p95 ms | p99 ms | p95 ratio | next cases/s | "
-          "throughput ratio | 503s | errors |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for (think, n), level in found.items():
+    print("| server | think (mean s) | readers | p50 ms | p95 ms | p99 ms | p95 ratio | "
+          "next cases/s | throughput ratio | CPU ms per next case | 503s | errors |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for (v, think, n), level in sorted(found.items(), key=lambda kv: (
+            thinks.index(kv[0][1]), variants.index(kv[0][0]), levels.index(kv[0][2]))):
         rate = len(level.times) / level.seconds if level.seconds else 0.0
-        errors = sum(v for k, v in level.outcomes.items() if k.startswith("error"))
-        print(f"| {think:g} | {n} | {pct(level.times, 50):.1f} | {pct(level.times, 95):.1f} | "
-              f"{pct(level.times, 99):.1f} | {pct(level.times, 95) / lone_p95:.2f} | {rate:.1f} | "
-              f"{rate / lone_rate:.2f} | {level.outcomes['503']} | {errors} |")
-    print(f"5 s after the largest level, a lone reader's next case: p95 "
-          f"{pct(after.times, 95):.1f} ms, errors "
-          f"{sum(v for k, v in after.outcomes.items() if k.startswith('error'))}")
+        errors = sum(c for k, c in level.outcomes.items() if k.startswith("error"))
+        cpu = 1000 * level.cpu / max(1, len(level.times))
+        print(f"| {v.label} | {think:g} | {n} | {pct(level.times, 50):.1f} | "
+              f"{pct(level.times, 95):.1f} | {pct(level.times, 99):.1f} | "
+              f"{pct(level.times, 95) / lone_p95:.2f} | {rate:.1f} | {rate / lone_rate:.2f} | "
+              f"{cpu:.1f} | {level.outcomes['503']} | {errors} |")
+    for v, level in after.items():
+        print(f"{v.label}: 5 s after the last level, a lone reader's next case: p95 "
+              f"{pct(level.times, 95):.1f} ms, errors "
+              f"{sum(c for k, c in level.outcomes.items() if k.startswith('error'))}")
 
 
 if __name__ == "__main__":

@@ -134,7 +134,8 @@ def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: I
     # Only a known-answer case can move the pause's test (app/readers/pause.py): an ordinary
     # answer costs no check at all; a known one, one check of this reader's own known-answer
     # reads, off the request, at most one pending per reader.
-    if Design(study.design).rubric and not study.practice and is_known_case(session, assignment):
+    if (settings.reader_checks and Design(study.design).rubric and not study.practice
+            and is_known_case(session, assignment)):
         run_coalesced(("watch-reader", study_id, user.id), watch_reader,
                       request.app.state.engine, study_id, user.id)
     if Design(study.design).draws_in_batches:  # the next batch, before anyone's list runs dry
