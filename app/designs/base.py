@@ -120,6 +120,6 @@ class StudyDesign(ABC):
         """design.csv: the sample and each reader's order, enough to rebuild the sample."""
         return iter_design_csv(session, study)
 
-    def after_submit(self, study: Study, sequence: int) -> str:
-        """Where the reader goes once an answer is stored."""
-        return f"/read/{study.id}"
+    def after_submit(self, study: Study, sequence: int) -> str | None:
+        """Where the reader goes once an answer is stored; None: their next open case."""
+        return None

@@ -2,7 +2,6 @@
 
 import shutil
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -29,11 +28,12 @@ def test_a_study_of_another_database_with_the_same_number_does_not_hold_this_one
         found.images_ready = False
         session.add(found)
         session.commit()
-    release = threading.Event()
+    release, entered = threading.Event(), threading.Event()
     real = previews._warm
 
     def held(engine: Engine, sid: int, cache: Path) -> int:
         if engine is other:  # the other database's study of the same number, still drawing
+            entered.set()
             release.wait(10)
             return 0
         return real(engine, sid, cache)
@@ -42,9 +42,7 @@ def test_a_study_of_another_database_with_the_same_number_does_not_hold_this_one
     drawing = threading.Thread(target=previews.warm_previews, args=(other, study_id, tmp_path / "c"))
     drawing.start()
     try:
-        deadline = time.monotonic() + 5
-        while not previews._drawing and time.monotonic() < deadline:
-            time.sleep(0.01)
+        assert entered.wait(5)
         assert previews.warm_previews(demo_engine, study_id, tmp_path / "cache") > 0
         with Session(demo_engine) as session:
             ready = session.get(Study, study_id)

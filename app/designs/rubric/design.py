@@ -40,8 +40,8 @@ class RubricDesign(StudyDesign):
     def undo_last(self, session: Session, study: Study, user_id: int) -> Assignment | None:
         return answers.undo_last(session, study, user_id)
 
-    def after_submit(self, study: Study, sequence: int) -> str:
+    def after_submit(self, study: Study, sequence: int) -> str | None:
         # Revealed after each answer: the reader stays to see the judge's verdict.
         if study.reveal == "after_submit":
             return f"/read/{study.id}/{sequence}"
-        return f"/read/{study.id}"
+        return None
