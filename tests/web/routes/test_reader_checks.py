@@ -215,3 +215,22 @@ def test_only_a_known_answer_read_schedules_a_check(demo_engine: Engine, setting
                            follow_redirects=False).status_code == 303
     assert 0 < len(scheduled) < 6 and len(scheduled) == sum(1 for s in range(1, 7) if s in known)
     assert all(uid == setup.readers[0].id for uid in scheduled)
+
+
+def test_checks_switched_off_schedule_nothing(demo_engine: Engine, settings: Settings,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """MEDBANANA_READER_CHECKS=false (to measure what the checks cost): no check at all."""
+    from app.web.routes import reading
+
+    scheduled: list[int] = []
+    monkeypatch.setattr(reading, "run_coalesced", lambda key, *args: scheduled.append(key[2]))
+    mark_edits(demo_engine, 40)
+    setup = make_study(demo_engine, design=Design.validation, known_share=1 / 3)
+    known = _known_sequences(demo_engine, setup, 0)
+    reader = as_user(demo_engine, settings.model_copy(update={"reader_checks": False}), "reader-0")
+    for sequence in range(1, 7):
+        assert reader.post(f"/read/{setup.study.id}/{sequence}",
+                           data=RIGHT | known.get(sequence, {}) | {
+                               "submission_id": f"off-{sequence:04d}"},
+                           follow_redirects=False).status_code == 303
+    assert known and scheduled == []
