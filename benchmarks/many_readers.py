@@ -11,8 +11,9 @@ time at all). The levels take turns (in one order, then the reverse), so a busy 
 weighs on all of them alike. Printed per think time and level: next-case p50 / p95 / p99,
 errors (any 5xx, refused connection or timeout; 503s counted apart), throughput in next
 cases a second, and the p95 and throughput as ratios to the lone reader with no think time
-in the same run. After the largest level the server is left 5 s, and a lone reader's next
-case is timed again.
+in the same run, and the CPU time per next case of the server and of the simulated readers
+(this process), who share the machine's cores with it. After the levels each server is left
+5 s, and a lone reader's next case is timed again.
 
 --busy N keeps N other processes spinning on the CPU for the whole run: a reading room's
 server is never alone on its machine.
@@ -169,6 +170,7 @@ class Level:
     outcomes: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
     cpu: float = 0.0  # the server's CPU seconds during the level
+    client_cpu: float = 0.0  # this process's (the simulated readers'), on the same cores
 
 
 async def read(base: str, study_id: int, tokens: list[str], at: list[int], seconds: float,
@@ -256,10 +258,11 @@ def main() -> None:
                         process, port = servers[v]
                         level = found.setdefault((v, think, n), Level())
                         span = args.think_seconds if think else args.seconds
-                        cpu = cpu_seconds(process.pid)
+                        cpu, client = cpu_seconds(process.pid), time.process_time()
                         asyncio.run(read(f"http://127.0.0.1:{port}", study_id, tokens[:n], at,
                                          span, think, level))
                         level.cpu += cpu_seconds(process.pid) - cpu
+                        level.client_cpu += time.process_time() - client
                         print(f"{v.label}, think {think:g} s, {n} readers, round {round_ + 1}: "
                               f"{dict(level.outcomes)}", flush=True)
         for v, (_, port) in servers.items():
@@ -284,17 +287,18 @@ def _report(args: argparse.Namespace, variants: list[Variant], thinks: list[floa
           f"{variants[0].label} with think {thinks[0]:g} s "
           f"(p95 {lone_p95:.1f} ms, {lone_rate:.1f} next cases/s)")
     print("| server | think (mean s) | readers | p50 ms | p95 ms | p99 ms | p95 ratio | "
-          "next cases/s | throughput ratio | CPU ms per next case | 503s | errors |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "next cases/s | throughput ratio | CPU ms per next case: server | readers | 503s | errors |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (v, think, n), level in sorted(found.items(), key=lambda kv: (
             thinks.index(kv[0][1]), variants.index(kv[0][0]), levels.index(kv[0][2]))):
         rate = len(level.times) / level.seconds if level.seconds else 0.0
         errors = sum(c for k, c in level.outcomes.items() if k.startswith("error"))
         cpu = 1000 * level.cpu / max(1, len(level.times))
+        client = 1000 * level.client_cpu / max(1, len(level.times))
         print(f"| {v.label} | {think:g} | {n} | {pct(level.times, 50):.1f} | "
               f"{pct(level.times, 95):.1f} | {pct(level.times, 99):.1f} | "
               f"{pct(level.times, 95) / lone_p95:.2f} | {rate:.1f} | {rate / lone_rate:.2f} | "
-              f"{cpu:.1f} | {level.outcomes['503']} | {errors} |")
+              f"{cpu:.1f} | {client:.1f} | {level.outcomes['503']} | {errors} |")
     for v, level in after.items():
         print(f"{v.label}: 5 s after the last level, a lone reader's next case: p95 "
               f"{pct(level.times, 95):.1f} ms, errors "
