@@ -101,17 +101,20 @@ def fit_votes(votes: Sequence[tuple[object, str, bool]], iterations: int | None 
     posterior = (labels * given).sum(axis=1) / given.sum(axis=1)
     prior = float(posterior.mean())
     errors = _errors(labels, given, posterior)
-    previous, likelihood, converged, steps = -np.inf, -np.inf, iterations == 0, 0
+    previous, likelihood, converged, steps, rise = -np.inf, -np.inf, iterations == 0, 0, np.inf
     while not converged and steps < iterations:
         steps += 1
         posterior, likelihood = _e_step(labels, given, prior, errors)
         prior = float(posterior.mean())
         errors = _errors(labels, given, posterior)
-        converged = likelihood - previous < TOLERANCE
-        previous = likelihood if not converged else previous
+        rise = likelihood - previous
+        converged = rise < TOLERANCE
+        previous = likelihood
     if not converged:
+        # The last step's own rise (the message once always said 0: it was taken after the
+        # step's likelihood had become the previous one).
         log.warning("Dawid-Skene EM stopped at %d steps before the log-likelihood settled "
-                    "(last rise %.3g)", iterations, likelihood - previous)
+                    "(last rise %.3g)", iterations, rise)
     skill = {str(r): (float(errors[i, 0, 0]), float(errors[i, 1, 1])) for r, i in at_reader.items()}
     return Fit({t: float(posterior[i]) for t, i in at_task.items()}, prior, skill, steps, converged,
                likelihood)
