@@ -58,3 +58,17 @@ def test_the_bar_allows_for_its_own_simulation_error() -> None:
     for alpha in (0.05, 0.05 / 3, 0.001):
         count = _allowed(alpha)
         assert beta.ppf(0.9, count + 1, RUNS - count) <= alpha < beta.ppf(0.9, count + 2, RUNS - count - 1)
+
+
+def test_a_reader_right_on_every_case_is_never_flagged() -> None:
+    """Every score equal: the tie draw alone once ranked the last ones lowest (here it is
+    made to), and a reader right throughout was flagged as if they had dropped."""
+    from app.readers.changepoint import path, sequential_ranks
+    from app.readers.changepoint import test as changepoint_test
+
+    scores, ties = np.ones(30), np.linspace(1, 0, 30)  # later ties drawn lower
+    found = changepoint_test(scores, ties, 30, 0.05)
+    assert path(sequential_ranks(scores, ties))[0].max() >= found.threshold  # ranks alone flag
+    assert found.flagged_at is None
+    dropped = changepoint_test(np.r_[np.ones(20), np.zeros(10)], ties, 30, 0.05)
+    assert dropped.flagged_at is not None
