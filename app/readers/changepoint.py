@@ -177,12 +177,10 @@ def _dropped(x: np.ndarray, window: int = WINDOW, min_before: int = MIN_BEFORE) 
     studies for no drop at all; a look with no drop in the scores themselves now flags no
     one. It only takes flags away: the stated rate still holds."""
     sums = np.concatenate([[0.0], np.cumsum(x)])
-    found = np.zeros(len(x), dtype=bool)
-    for i in range(len(x)):
-        total = i + 1
-        n = np.arange(1, min(window, total - min_before) + 1)
-        if len(n):
-            after = (sums[total] - sums[total - n]) / n
-            before = sums[total - n] / (total - n)
-            found[i] = bool(np.any(after < before - 1e-12))
-    return found
+    total = np.arange(1, len(x) + 1)[:, None]  # every look at once: looks x window splits
+    n = np.arange(1, window + 1)[None, :]
+    allowed = n <= total - min_before
+    start = np.clip(total - n, 1, None)  # where a split is not allowed, any valid index
+    after = (sums[total] - sums[start]) / n
+    before = sums[start] / start
+    return np.any(allowed & (after < before - 1e-12), axis=1)
