@@ -165,9 +165,35 @@ def _allowed(alpha: float) -> int:
 def test(scores: np.ndarray, tiebreak: np.ndarray, looks: int, alpha: float) -> Changepoint:
     """The test over the scores so far (higher is better); ``looks``: the scores the reader's
     list holds in all, what the rate ``alpha`` is stated over (never fewer than seen)."""
-    s = sequential_ranks(scores, tiebreak)
-    statistic = np.where(_dropped(np.asarray(scores, float)), path(s)[0], -np.inf)
-    return Changepoint(statistic, threshold(max(looks, len(s)), alpha))
+    x, t = np.asarray(scores, float), np.asarray(tiebreak, float)
+    statistic = np.where(_dropped(x), _observed_path(x, t), -np.inf)
+    return Changepoint(statistic, threshold(max(looks, len(x)), alpha))
+
+
+def _observed_path(x: np.ndarray, t: np.ndarray, window: int = WINDOW,
+                   min_before: int = MIN_BEFORE) -> np.ndarray:
+    """path() of one reader's scores, every look at once (looks x window arrays, not a loop
+    over looks: a 1,000-case list's G took 12 ms, six of them on each agreement page). The
+    rank of score j among the first T is 1 + s_j + how many of the scores after j, up to T,
+    lie below it; the test holds it to path() on random lists."""
+    length = len(x)
+    if length == 0:
+        return np.zeros(0)
+    s = sequential_ranks(x, t)
+    j = np.arange(length)[:, None]
+    d = np.arange(window)[None, :]
+    later = np.clip(j + d, 0, length - 1)
+    lies_below = (x[later] < x[j]) | ((x[later] == x[j]) & (t[later] < t[j]))
+    lies_below &= (j + d < length) & (d > 0)
+    after_below = np.cumsum(lies_below, axis=1)  # [j, m]: of the m scores after j, below it
+    source = np.clip(j - d, 0, None)  # at look j + 1, the score m = d places back
+    ranks = np.where(j - d >= 0, 1 + s[source] + after_below[source, d], 0)
+    sums = np.cumsum(ranks, axis=1)
+    total, n = j + 1, d + 1
+    allowed = (j - d >= 0) & (n <= total - min_before)
+    k = np.where(allowed, total - n, 1)
+    z = np.where(allowed, (n * (total + 1) / 2 - sums) / np.sqrt(k * n * (total + 1) / 12), -np.inf)
+    return np.asarray(z.max(axis=1))
 
 
 def _dropped(x: np.ndarray, window: int = WINDOW, min_before: int = MIN_BEFORE) -> np.ndarray:

@@ -72,3 +72,15 @@ def test_a_reader_right_on_every_case_is_never_flagged() -> None:
     assert found.flagged_at is None
     dropped = changepoint_test(np.r_[np.ones(20), np.zeros(10)], ties, 30, 0.05)
     assert dropped.flagged_at is not None
+
+
+@pytest.mark.parametrize("length", [0, 1, 5, 6, 7, 20, 21, 45, 300])
+def test_one_reader_s_path_at_once_is_the_looks_path(length: int) -> None:
+    """The observed list's G, every look at once, is what the look-by-look walk finds."""
+    from app.readers.changepoint import _observed_path, path, sequential_ranks
+
+    rng = np.random.default_rng(length)
+    for _ in range(10):
+        x, t = rng.integers(0, 4, length) / 3.0, rng.random(length)  # ties, as shares have
+        walked = path(sequential_ranks(x, t))[0] if length else np.zeros(0)
+        np.testing.assert_allclose(_observed_path(x, t), walked)
