@@ -17,6 +17,7 @@ from app.db import make_engine
 from app.logging_setup import configure_logging
 from app.memo import settle_heap
 from app.quality.report import warm as warm_quality
+from app.readers.warm import warm_bars
 from app.resources import STATIC_DIR
 from app.settings import Settings, get_settings
 from app.studies.judged_pool import warm as warm_judged_pool
@@ -81,6 +82,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
                # The figures' one-time costs paid before the first agreement page (app/
                # agreement/warm.py), and every template compiled before its first page.
                threading.Thread(target=warm_figures, name="warm-figures", daemon=True),
+               # The readers' change-point bars (app/readers/warm.py).
+               threading.Thread(target=warm_bars, args=(app.state.engine,), name="warm-bars",
+                                daemon=True),
                threading.Thread(target=compile_templates, name="compile-templates", daemon=True)]
     for thread in warming:
         thread.start()
