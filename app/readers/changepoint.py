@@ -30,6 +30,7 @@ costs O(runs x looks x WINDOW), however long the list.
 """
 
 import functools
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -109,7 +110,7 @@ def threshold(looks: int, alpha: float, window: int = WINDOW, min_before: int = 
     allowed = _allowed(alpha)
     if allowed >= TAIL:
         raise ValueError(f"alpha {alpha} is above what the kept tail holds ({MAX_ALPHA})")
-    top = _tails(_span(looks), window, min_before, seed)[looks - 1][::-1]  # ascending
+    top = _tails_once(_span(looks), window, min_before, seed)[looks - 1][::-1]  # ascending
     # The least value G reaches in at most `allowed` of RUNS simulated lists, `allowed` the
     # most whose Clopper-Pearson 90 % upper bound stays at alpha: the bar's own simulation
     # error does not push the rate above what is stated (with 4,000 lists and a fixed seed
@@ -132,7 +133,17 @@ def prepare(looks: int) -> None:
     """Simulate now the bars of lists up to ``looks`` long (the server's start, off any
     request: a 1,000-case list's took 3.7 s, on the first agreement page after a start)."""
     if looks > MIN_BEFORE:
-        _tails(_span(looks), WINDOW, MIN_BEFORE, 0)
+        _tails_once(_span(looks), WINDOW, MIN_BEFORE, 0)
+
+
+_simulating = threading.Lock()
+
+
+def _tails_once(span: int, window: int, min_before: int, seed: int) -> np.ndarray:
+    # One simulation at a time: the start's warm-up and the first agreement page asked for
+    # the same one together, and both ran it (the cache only keeps a finished result).
+    with _simulating:
+        return _tails(span, window, min_before, seed)
 
 
 @functools.lru_cache(maxsize=8)
