@@ -40,7 +40,7 @@ from app.readers.qualification import Standing, standing
 from app.studies.models import Assignment, Design, Study, StudyItem, StudyReader
 from app.studies.practice import requirement_of
 from app.studies.reader_models import PauseCause, ReaderPause
-from app.studies.worklist import reader_progress
+from app.studies.worklist import is_known_case, reader_progress
 
 log = logging.getLogger(__name__)
 STUDY_ALPHA = 0.05  # a steady reader paused in a study, every reader together, at most
@@ -179,6 +179,13 @@ def _verdict(found: Changepoint, reads: list[KnownRead], readers: int) -> Verdic
                    f"{found.statistic[at - 1]:.2f} against c = {found.threshold:.2f}, set so "
                    f"that a steady reader is paused in at most {STUDY_ALPHA:.0%} of studies, "
                    f"{readers} reader{'s' if readers != 1 else ''} together).")
+
+
+def moves_the_test(session: Session, study: Study, assignment: Assignment) -> bool:
+    """Whether an answer just stored calls for a check: only a known-answer case outside a
+    practice can move the pause's test, so an ordinary answer costs no check at all."""
+    return (Design(study.design).rubric and not study.practice
+            and is_known_case(session, assignment))
 
 
 def watch_reader(engine: Engine, study_id: int, user_id: int) -> ReaderPause | None:

@@ -35,10 +35,6 @@ logger = logging.getLogger(__name__)
 PROGRESS_EVERY = 1.0
 # How often the web app looks for studies still preparing.
 PREPARE_EVERY = 3.0
-# Studies this process is drawing: a study made by a page is drawn once, not again by the loop.
-# Keyed by the database as well as the study: two databases in one process (the tests, or
-# an operator's second app) number their studies alike, and one's drawing must not make the
-# other's study look taken.
 
 
 @dataclass(frozen=True)
@@ -82,9 +78,9 @@ def unprepared(engine: Engine) -> list[int]:
 
 def warm_previews(engine: Engine, study_id: int, cache_dir: Path) -> int:
     """Draw the images of every item, then open the study to its readers; returns how many
-    items were drawn (0 when it is being drawn already, by this process or another). An image that is missing
-    or cannot be drawn is logged and skipped (its screen says so); a failure of the database
-    leaves the study preparing, to be taken up again."""
+    items were drawn (0 when it is being drawn already, by this process or another). An
+    image that is missing or cannot be drawn is logged and skipped (its screen says so); a
+    failure of the database leaves the study preparing, to be taken up again."""
     # Once, whichever process asks (app/claims.py): the preparer loop of every server
     # process and the request that made the study all ask.
     with claimed(engine, ("prepare", study_id)) as mine:

@@ -12,7 +12,7 @@ from app.designs import design_of, top_up
 from app.errors import Conflict, Forbidden, NotFound
 from app.images.files import ImageSize
 from app.models import User
-from app.readers.pause import NEUTRAL, active_pause, reading_block, watch_reader
+from app.readers.pause import NEUTRAL, active_pause, moves_the_test, reading_block, watch_reader
 from app.readers.qualification import record_if_qualified
 from app.studies.adjudication import studies_to_adjudicate
 from app.studies.answers import DraftIn, keep_as_draft, save_draft
@@ -24,7 +24,6 @@ from app.studies.viewer_tools import require_tool
 from app.studies.worklist import (
     get_assignment,
     get_study,
-    is_known_case,
     next_open,
     read_for_reader,
     studies_of,
@@ -136,11 +135,9 @@ def submit(request: Request, session: SessionDep, user: CurrentUser, study_id: I
     design.submit(session, study, assignment, posted.value)
     if study.practice:
         record_if_qualified(session, study, user.id or 0)
-    # Only a known-answer case can move the pause's test (app/readers/pause.py): an ordinary
-    # answer costs no check at all; a known one, one check of this reader's own known-answer
-    # reads, off the request, at most one pending per reader.
-    if (settings.reader_checks and Design(study.design).rubric and not study.practice
-            and is_known_case(session, assignment)):
+    # One check of this reader's own known-answer reads, off the request, at most one
+    # pending per reader.
+    if settings.reader_checks and moves_the_test(session, study, assignment):
         run_coalesced(("watch-reader", study_id, user.id), watch_reader,
                       request.app.state.engine, study_id, user.id)
     if Design(study.design).draws_in_batches:  # the next batch, before anyone's list runs dry
