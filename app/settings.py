@@ -96,7 +96,7 @@ class Settings(BaseSettings):
         default="INFO", description="Lowest level logged.",
     )
     request_threads: int = Field(
-        default=8, ge=2, le=256,
+        default=4, ge=2, le=256,
         description="Requests one server process works on at once (its route threads). The "
                     "database pool holds as many connections and a few more for background "
                     "work, so a route never waits for one.",

@@ -2,17 +2,18 @@
 
     .venv/bin/python benchmarks/many_readers.py [--url sqlite|postgres|URL] [--workers 1]
         [--levels 1,10,25,50,100] [--seconds 15] [--think 0,5] [--think-seconds 60] [--rounds 2]
-        [--busy 0] [--no-checks]
+        [--busy 0] [--checks on,off] [--threads 4,8]
 
 Each simulated reader is its own account reading its own list of one study: it answers the
 case it is on and follows the redirect to its next case, which is what is timed ("next
 case"), then looks at that case for a random time (exponential, mean --think seconds; 0: no
-time at all). The levels take turns (in one order, then the reverse), so a busy machine
-weighs on all of them alike. Printed per think time and level: next-case p50 / p95 / p99,
+time at all). The think times and levels take turns (in one order, then the reverse,
+round after round), so a busy machine weighs on all of them alike. Printed per think time and level: next-case p50 / p95 / p99,
 errors (any 5xx, refused connection or timeout; 503s counted apart), throughput in next
 cases a second, and the p95 and throughput as ratios to the lone reader with no think time
 in the same run, and the CPU time per next case of the server and of the simulated readers
-(this process), who share the machine's cores with it. After the levels each server is left
+(this process), who share the machine's cores with it, and how busy the machine's cores were
+(every process counted: the database server's too). After the levels each server is left
 5 s, and a lone reader's next case is timed again.
 
 --busy N keeps N other processes spinning on the CPU for the whole run: a reading room's
@@ -21,18 +22,24 @@ server is never alone on its machine.
 --workers 1,2 starts a server of each size at once, on the same database, and loads them in
 turn (one idles while the other is read), so the two are compared in the same conditions.
 
---no-checks: no reader checks queued after a known-answer case (MEDBANANA_READER_CHECKS
+--threads 4,8 starts a server with each number of request threads
+(MEDBANANA_REQUEST_THREADS), to size the default.
+
+--checks on,off: with and without reader checks queued after a known-answer case (MEDBANANA_READER_CHECKS
 =false), to measure what they cost. The server's CPU time per next case is printed per level.
 
 --url sqlite (the default) makes a database of the demo data in var/bench/many_readers;
 --url postgres uses benchmarks/postgres.py's server (a fresh database of the demo data).
 """
 
+from __future__ import annotations
+
 import argparse
 import asyncio
 import os
 import random
 import shutil
+import ssl
 import statistics
 import subprocess
 import sys
@@ -57,6 +64,7 @@ from app.studies.models import Design  # noqa: E402
 
 BASE = ROOT / "var" / "bench" / "many_readers"
 MEDBANANA = str(Path(sys.executable).parent / "medbanana")
+KEEP_ALIVE = 60.0  # seconds: under the server's (app/cli/root.py), as a browser's
 CASES = 60  # each reader's list; a reader at its end starts it again (new answer versions)
 KNOWN_SHARE = 0.08  # above the form's 5 %, as many as the demo pilot settles
 FORMS = [{"compliance": "yes", "structure": "yes", "realism": "yes", "fidelity": "yes",
@@ -122,12 +130,15 @@ def study(url: str, readers: int) -> tuple[int, list[str]]:
     return study_id, tokens
 
 
-def serve(url: str, port: int, workers: int, checks: bool) -> subprocess.Popen[bytes]:
+def serve(url: str, port: int, variant: Variant) -> subprocess.Popen[bytes]:
     env = dict(os.environ, MEDBANANA_DATABASE_URL=url, MEDBANANA_DEMO="true",
                MEDBANANA_WORKER="false", MEDBANANA_VAR_DIR=str(BASE / "var"),
-               MEDBANANA_LOG_LEVEL="WARNING", MEDBANANA_READER_CHECKS=str(checks).lower())
+               MEDBANANA_LOG_LEVEL=os.environ.get("MEDBANANA_LOG_LEVEL", "WARNING"),
+               MEDBANANA_READER_CHECKS=str(variant.checks).lower())
+    if variant.threads is not None:
+        env["MEDBANANA_REQUEST_THREADS"] = str(variant.threads)
     process = subprocess.Popen([MEDBANANA, "serve", "--port", str(port), "--workers",
-                                str(workers)], env=env)
+                                str(variant.workers)], env=env)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -154,14 +165,23 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
+def machine_ticks() -> tuple[int, int]:
+    """The machine's busy and total CPU ticks so far, every core and process counted."""
+    values = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]  # idle and iowait
+    return sum(values) - idle, sum(values)
+
+
 @dataclass(frozen=True)
 class Variant:
     workers: int
     checks: bool
+    threads: int | None = None  # None: the server's default
 
     @property
     def label(self) -> str:
-        return f"{self.workers} proc{'' if self.checks else ', no checks'}"
+        return (f"{self.workers} proc{'' if self.checks else ', no checks'}"
+                f"{'' if self.threads is None else f', {self.threads} threads'}")
 
 
 @dataclass
@@ -171,17 +191,29 @@ class Level:
     seconds: float = 0.0
     cpu: float = 0.0  # the server's CPU seconds during the level
     client_cpu: float = 0.0  # this process's (the simulated readers'), on the same cores
+    busy: int = 0  # the machine's busy CPU ticks during the level, of
+    ticks: int = 0  # all its ticks (every core)
 
 
 async def read(base: str, study_id: int, tokens: list[str], at: list[int], seconds: float,
                think: float, level: Level) -> None:
     """Each token's reader answers and follows to its next case until the time is up."""
-    deadline = time.monotonic() + seconds
-    # Idle connections dropped before the server's 5 s keep-alive ends them: a request sent
-    # on one the server is closing at that moment fails (a browser resends it).
-    limits = httpx.Limits(max_connections=len(tokens) + 5, keepalive_expiry=2.0)
+    # One client and connection each, as each radiologist has a browser. Idle connections
+    # are dropped before the server's keep-alive ends them: a request sent on one the server
+    # is closing at that moment fails (a browser resends it).
+    limits = httpx.Limits(max_connections=1, keepalive_expiry=KEEP_ALIVE)
+    # One TLS context for all (the URL is plain http): each client would otherwise load the
+    # CA bundle, 21 ms of this process's CPU each, and 100 of them held back the first
+    # readers' requests by 2 s and then sent them in a burst.
+    tls = ssl.create_default_context()
+    clients = [httpx.AsyncClient(base_url=base, timeout=60, limits=limits, verify=tls)
+               for _ in tokens]
 
-    async def reader(index: int, client: httpx.AsyncClient) -> None:
+    async def reader(index: int) -> None:
+        async with clients[index] as client:
+            await reading(index, client)
+
+    async def reading(index: int, client: httpx.AsyncClient) -> None:
         rng = random.Random(index)
         headers = {"Authorization": f"Bearer {tokens[index]}"}
         if think:  # readers who look at their cases are not all at the first one at once
@@ -211,9 +243,9 @@ async def read(base: str, study_id: int, tokens: list[str], at: list[int], secon
                 await asyncio.sleep(rng.expovariate(1 / think))
 
     started = time.monotonic()
-    async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as client:
-        await asyncio.gather(*(reader(i, client) for i in range(len(tokens))))
-    level.seconds = time.monotonic() - started
+    deadline = started + seconds
+    await asyncio.gather(*(reader(i) for i in range(len(tokens))))
+    level.seconds += time.monotonic() - started
 
 
 def pct(times: list[float], p: int) -> float:
@@ -227,6 +259,9 @@ def main() -> None:
     parser.add_argument("--url", default="sqlite")
     parser.add_argument("--workers", default="1", help="server processes; 1,2 compares them")
     parser.add_argument("--checks", default="on", help="reader checks; on,off compares them")
+    parser.add_argument("--threads", default="",
+                        help="request threads per process; 4,8 compares them (default: the "
+                             "server's own)")
     parser.add_argument("--levels", default="1,10,25,50,100")
     parser.add_argument("--seconds", type=float, default=15.0,
                         help="each level's time with no think time")
@@ -239,11 +274,12 @@ def main() -> None:
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     thinks = [float(x) for x in args.think.split(",")]
-    variants = [Variant(int(w), c == "on") for w in args.workers.split(",")
-                for c in args.checks.split(",")]
+    variants = [Variant(int(w), c == "on", int(t) if t else None)
+                for w in args.workers.split(",") for c in args.checks.split(",")
+                for t in args.threads.split(",")]
     url = database(args.url)
     study_id, tokens = study(url, max(levels))
-    servers = {v: (serve(url, args.port + i, v.workers, v.checks), args.port + i)
+    servers = {v: (serve(url, args.port + i, v), args.port + i)
                for i, v in enumerate(variants)}
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
                for _ in range(args.busy)]
@@ -251,18 +287,24 @@ def main() -> None:
     found: dict[tuple[Variant, float, int], Level] = {}
     after: dict[Variant, Level] = {}
     try:
-        for think in thinks:
-            for round_ in range(args.rounds):
+        # Think times, levels and servers all take turns within each round: the machine's
+        # speed drifts over minutes (other tenants), and a ratio is only fair between
+        # measurements taken in the same minutes.
+        for round_ in range(args.rounds):
+            for think in thinks if round_ % 2 == 0 else thinks[::-1]:
                 for n in levels if round_ % 2 == 0 else levels[::-1]:
                     for v in variants if (round_ + n) % 2 == 0 else variants[::-1]:
                         process, port = servers[v]
                         level = found.setdefault((v, think, n), Level())
                         span = args.think_seconds if think else args.seconds
                         cpu, client = cpu_seconds(process.pid), time.process_time()
+                        busy, ticks = machine_ticks()
                         asyncio.run(read(f"http://127.0.0.1:{port}", study_id, tokens[:n], at,
                                          span, think, level))
                         level.cpu += cpu_seconds(process.pid) - cpu
                         level.client_cpu += time.process_time() - client
+                        level.busy += machine_ticks()[0] - busy
+                        level.ticks += machine_ticks()[1] - ticks
                         print(f"{v.label}, think {think:g} s, {n} readers, round {round_ + 1}: "
                               f"{dict(level.outcomes)}", flush=True)
         for v, (_, port) in servers.items():
@@ -287,8 +329,8 @@ def _report(args: argparse.Namespace, variants: list[Variant], thinks: list[floa
           f"{variants[0].label} with think {thinks[0]:g} s "
           f"(p95 {lone_p95:.1f} ms, {lone_rate:.1f} next cases/s)")
     print("| server | think (mean s) | readers | p50 ms | p95 ms | p99 ms | p95 ratio | "
-          "next cases/s | throughput ratio | CPU ms per next case: server | readers | 503s | errors |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "next cases/s | throughput ratio | CPU ms per next case: server | readers | machine busy | 503s | errors |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (v, think, n), level in sorted(found.items(), key=lambda kv: (
             thinks.index(kv[0][1]), variants.index(kv[0][0]), levels.index(kv[0][2]))):
         rate = len(level.times) / level.seconds if level.seconds else 0.0
@@ -298,7 +340,8 @@ def _report(args: argparse.Namespace, variants: list[Variant], thinks: list[floa
         print(f"| {v.label} | {think:g} | {n} | {pct(level.times, 50):.1f} | "
               f"{pct(level.times, 95):.1f} | {pct(level.times, 99):.1f} | "
               f"{pct(level.times, 95) / lone_p95:.2f} | {rate:.1f} | {rate / lone_rate:.2f} | "
-              f"{cpu:.1f} | {client:.1f} | {level.outcomes['503']} | {errors} |")
+              f"{cpu:.1f} | {client:.1f} | {100 * level.busy / max(1, level.ticks):.0f} % | "
+              f"{level.outcomes['503']} | {errors} |")
     for v, level in after.items():
         print(f"{v.label}: 5 s after the last level, a lone reader's next case: p95 "
               f"{pct(level.times, 95):.1f} ms, errors "

@@ -144,3 +144,18 @@ def test_restore_brings_back_the_backup(runner: CliRunner, tmp_path: Path) -> No
     assert "kept-admin" in runner.invoke(cli, ["users", "list"]).output  # untouched
     missing = runner.invoke(cli, ["restore", str(tmp_path / "nope.db"), "--yes"])
     assert missing.exit_code == 1 and "no such file" in missing.output
+
+
+def test_serve_keeps_a_readers_connection_while_they_look_at_a_case(
+        runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # At uvicorn's 5 s most next cases opened a new connection (a radiologist looks 10-30 s).
+    import uvicorn
+
+    monkeypatch.setenv("MEDBANANA_SECRET_KEY", "q7Lk2vX9pR4mZ8tN1bW6yH3cJ5dF0gS-uE_aQ")
+    monkeypatch.setenv("MEDBANANA_DATABASE_URL", f"sqlite:///{tmp_path / 'serve.db'}")
+    asked: dict[str, object] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: asked.update(kwargs))
+    done = runner.invoke(cli, ["serve", "--port", "8123"])
+    assert done.exit_code == 0, done.output
+    assert asked["port"] == 8123 and isinstance(asked["timeout_keep_alive"], int)
+    assert asked["timeout_keep_alive"] >= 30
