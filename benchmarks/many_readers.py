@@ -8,7 +8,8 @@ Each simulated reader is its own account reading its own list of one study: it a
 case it is on and follows the redirect to its next case, which is what is timed ("next
 case"), then looks at that case for a random time (exponential, mean --think seconds; 0: no
 time at all). The think times and levels take turns (in one order, then the reverse,
-round after round), so a busy machine weighs on all of them alike. Printed per think time and level: next-case p50 / p95 / p99,
+round after round), so a busy machine weighs on all of them alike. Printed per think time
+and level: next-case p50 / p95 / p99,
 errors (any 5xx, refused connection or timeout; 503s counted apart), throughput in next
 cases a second, and the p95 and throughput as ratios to the lone reader with no think time
 in the same run, and the CPU time per next case of the server and of the simulated readers
@@ -329,7 +330,8 @@ def _report(args: argparse.Namespace, variants: list[Variant], thinks: list[floa
           f"{variants[0].label} with think {thinks[0]:g} s "
           f"(p95 {lone_p95:.1f} ms, {lone_rate:.1f} next cases/s)")
     print("| server | think (mean s) | readers | p50 ms | p95 ms | p99 ms | p95 ratio | "
-          "next cases/s | throughput ratio | CPU ms per next case: server | readers | machine busy | 503s | errors |")
+          "next cases/s | throughput ratio | CPU ms per next case: server | readers | "
+          "machine busy | 503s | errors |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for (v, think, n), level in sorted(found.items(), key=lambda kv: (
             thinks.index(kv[0][1]), variants.index(kv[0][0]), levels.index(kv[0][2]))):

@@ -84,3 +84,15 @@ def test_one_reader_s_path_at_once_is_the_looks_path(length: int) -> None:
         x, t = rng.integers(0, 4, length) / 3.0, rng.random(length)  # ties, as shares have
         walked = path(sequential_ranks(x, t))[0] if length else np.zeros(0)
         np.testing.assert_allclose(_observed_path(x, t), walked)
+
+
+def test_sequential_ranks_count_the_earlier_scores_below_each_ties_by_the_draw() -> None:
+    from app.readers.changepoint import RANK_ROWS, sequential_ranks
+
+    rng = np.random.default_rng(5)
+    for length in (0, 1, 7, RANK_ROWS, RANK_ROWS + 1, 2 * RANK_ROWS + 37):
+        x = rng.integers(0, 4, length).astype(float)  # many ties
+        t = rng.random(length)
+        by_definition = [int(np.sum((x[:i] < x[i]) | ((x[:i] == x[i]) & (t[:i] < t[i]))))
+                         for i in range(length)]
+        assert sequential_ranks(x, t).tolist() == by_definition
