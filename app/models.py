@@ -14,8 +14,9 @@ from typing import Any
 from sqlalchemy import BigInteger, Column, String, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-# Ids are 64-bit in the database; a larger number would reach the driver and fail there.
-MAX_DB_ID = 2**63 - 1
+# The largest id a table's key holds on every engine: PostgreSQL's INTEGER is 32-bit, and a
+# larger number sent to it failed in the driver (a 500, and the connection reset).
+MAX_DB_ID = 2**31 - 1
 
 
 def utcnow() -> datetime:

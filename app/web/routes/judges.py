@@ -79,8 +79,10 @@ class CandidateForm(BaseModel):
     model: str = Field(max_length=100)
     template: str = Field(max_length=20_000)
     repeats: int = Field(default=1, ge=1, le=5)
-    thinking_budget: int | None = None
-    temperature: float | None = None
+    # Gemini's own ranges (-1: the model decides); beyond them the API refuses the call, and
+    # a number past 32 bits failed in PostgreSQL's column with a 500.
+    thinking_budget: int | None = Field(default=None, ge=-1, le=32_768)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0, allow_inf_nan=False)
     bias: str = Field(default="", max_length=16)
     note: str = Field(default="", max_length=2000)
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
@@ -76,7 +77,6 @@ def test_a_good_draft_round_trips(engine_of: Engine, setup: StudySetup, tmp_path
     draft = {"compliance": "no", "confidence": "4", "tags": ["too_subtle"], "comment": "héllo 🫁",
              "elapsed_ms": 1200, "submission_id": "sub-draft-0001", "roi": ""}
     assert reader.put(f"/read/{sid}/1/draft", json=draft).status_code == 204
-    from bs4 import BeautifulSoup
 
     page = BeautifulSoup(reader.get(f"/read/{sid}/1").text, "html.parser")
     assert page.select_one("input[name=compliance][value=no]").has_attr("checked")
@@ -143,7 +143,6 @@ def test_hostile_study_forms_are_refused(engine_of: Engine, setup: StudySetup, t
 
 def test_a_reader_chosen_twice_is_refused_and_the_form_kept(engine_of: Engine, setup: StudySetup,
                                                             tmp_path: Path) -> None:
-    from bs4 import BeautifulSoup
 
     admin = as_user(engine_of, tmp_path, "study-admin")
     rid = str(setup.readers[0].id)
@@ -163,12 +162,26 @@ def test_hostile_job_forms_are_refused(engine_of: Engine, setup: StudySetup, tmp
         assert response.status_code == 422, (form, response.status_code)
 
 
-def test_ids_past_64_bits_in_paths_are_422(engine_of: Engine, setup: StudySetup,
-                                           tmp_path: Path) -> None:
+@pytest.mark.parametrize("big", [2**31, 2**40, 2**63 - 1, 2**63, 2**70])
+def test_ids_past_what_a_key_holds_are_422_on_both_engines(
+        engine_of: Engine, setup: StudySetup, tmp_path: Path, big: int) -> None:
+    # PostgreSQL's keys are 32-bit: from 2**31 on they were a 500 there (and the next
+    # request on that connection was reset), a 404 on SQLite.
+    study = setup.study.id
     admin = as_user(engine_of, tmp_path, "study-admin")
-    for url in (f"/studies/{2**63}", f"/studies/{2**70}/agreement", f"/read/{2**63}/1",
-                f"/jobs/{2**64}"):
+    for url in (f"/studies/{big}", f"/studies/{big}/agreement", f"/read/{big}/1",
+                f"/jobs/{big}", f"/adjudicate/{big}", f"/judges/{big}"):
         assert admin.get(url).status_code == 422, url
+    reader = as_user(engine_of, tmp_path, "reader-0")
+    assert reader.get(f"/read/{study}/{big}").status_code == 422
+    assert reader.post(f"/read/{study}/{big}", data=ANSWER).status_code == 422
+    assert reader.get(f"/read/{study}/1").status_code == 200  # the connection is fine after
+    added = admin.post("/judges", data={"name": "big", "backend": "offline", "model": "m",
+                                        "template": "{{ instruction }}", "repeats": "1",
+                                        "thinking_budget": str(big)})
+    assert added.status_code == 422
+    page = BeautifulSoup(added.text, "html.parser")
+    assert page.select_one("input[name=name]")["value"] == "big"  # the form keeps what was typed
 
 
 def test_role_of_the_reader_is_kept(engine_of: Engine, setup: StudySetup) -> None:
