@@ -25,8 +25,10 @@ JSON_PREFIXES = ("/api/", "/images/")
 
 
 def _wants_json(request: Request) -> bool:
-    return app_path(request).startswith(JSON_PREFIXES) or "application/json" in request.headers.get(
-        "accept", "")
+    # A route named .json answers JSON, its errors too: a script that fetched it got a page.
+    path = app_path(request)
+    return (path.startswith(JSON_PREFIXES) or path.endswith(".json")
+            or "application/json" in request.headers.get("accept", ""))
 
 
 def _describe(errors: list[Any]) -> str:

@@ -186,3 +186,15 @@ def test_ids_past_what_a_key_holds_are_422_on_both_engines(
 
 def test_role_of_the_reader_is_kept(engine_of: Engine, setup: StudySetup) -> None:
     assert setup.readers[0].role == Role.reader
+
+
+def test_a_json_route_s_errors_are_json_whatever_the_accept_header(
+        engine_of: Engine, setup: StudySetup, tmp_path: Path) -> None:
+    admin = as_user(engine_of, tmp_path, "study-admin")
+    for url, status in ((f"/studies/{2**31}/agreement.json", 422),
+                        ("/studies/999999/agreement.json", 404),
+                        ("/studies/999999/real-or-edited.json", 404)):
+        answer = admin.get(url, headers={"Accept": "text/html"})
+        assert answer.status_code == status, url
+        assert answer.headers["content-type"].startswith("application/json"), url
+        assert answer.json()["status"] == status and answer.json()["detail"]
