@@ -47,7 +47,7 @@ def login(request: Request, session: SessionDep, settings: SettingsDep,
                       status_code=401)
     start_session(request, user)
     answer = redirect(request, safe_next(next))
-    remember_device(answer, settings, user, device)
+    remember_device(request, answer, settings, user, device)
     return answer
 
 

@@ -247,3 +247,33 @@ def test_a_browser_that_logged_in_before_still_gets_in_when_strangers_lock_the_a
     token = csrf_from(forged.get("/login").text)
     assert forged.post("/login", data={"name": "dr-h", "password": PASSWORD,
                                        "csrf_token": token}).status_code == 429
+
+
+def test_a_shared_workstation_keeps_every_account_it_logged_in_to_safe_from_lock_out(
+        demo_engine: Engine, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One browser, two radiologists in turn: strangers who lock both accounts shut out
+    neither there (the cookie kept only the last account before)."""
+    monkeypatch.setattr(login_throttle, "ACCOUNT_LIMIT", 3)  # each login hashes a password
+    for name in ("dr-j", "dr-k"):
+        add_user(demo_engine, name)
+    shared = _browser(demo_engine, settings, "10.1.2.5")
+
+    def log_in(name: str) -> int:
+        token = csrf_from(shared.get("/login").text)
+        answer = shared.post("/login", data={"name": name, "password": PASSWORD,
+                                             "csrf_token": token}, follow_redirects=False)
+        shared.post("/logout", headers={"X-CSRF-Token": token})
+        return answer.status_code
+
+    assert log_in("dr-j") == 303 and log_in("dr-k") == 303
+    for name in ("dr-j", "dr-k"):
+        for n in range(login_throttle.ACCOUNT_LIMIT):
+            stranger = _browser(demo_engine, settings, f"198.51.100.{n + 1}")
+            token = csrf_from(stranger.get("/login").text)
+            stranger.post("/login", data={"name": name, "password": f"guess {n}!",
+                                          "csrf_token": token})
+    newcomer = _browser(demo_engine, settings, "10.9.9.11")
+    token = csrf_from(newcomer.get("/login").text)
+    assert newcomer.post("/login", data={"name": "dr-j", "password": PASSWORD,
+                                         "csrf_token": token}).status_code == 429
+    assert log_in("dr-j") == 303 and log_in("dr-k") == 303
