@@ -9,21 +9,22 @@ A candidate's template is written in the browser, so it is rendered in a sandbox
 no task can break (pipeline/template_sandbox.py), strictly (an unknown variable is an error,
 never an empty string), in a process of its own under a time and a memory limit
 (pipeline/guarded_render.py), and checked before it is kept: its syntax must offer nothing
-past the budget, and it must render for every sample task (each modality and direction, a
-short and a long instruction) and name every field the verdict parser reads.
+past the budget, and it must render, the same prompt each time, for every sample task and
+every (modality, disease, direction) of the data, each with a short and a long instruction,
+and name every field the verdict parser reads.
 """
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from jinja2 import TemplateError
 
 from pipeline import prompts
-from pipeline.guarded_render import RenderFailed, renderer
+from pipeline.guarded_render import MAX_PROMPT, RenderFailed, renderer
 from pipeline.prompts import Prompt
-from pipeline.rubric import rubric
 from pipeline.template_sandbox import WORK_BUDGET, refusals
 
 # What the verdict parser reads from the judge's answer (pipeline/gemini.py JudgeAnswer); a
@@ -41,14 +42,14 @@ SAMPLE = {"modality": "chest_xray", "disease": "Pleural_Effusion", "direction": 
 # Every task a template is checked with before it is kept: a template may branch on its task,
 # so one sample is not enough (one that rendered in a millisecond for the sample ran for
 # minutes on real tasks).
+SHORT, LONG = SAMPLE["instruction"], SAMPLE["instruction"] + " Keep the rest." * 120
 SAMPLES = tuple(
     {"modality": modality, "disease": disease, "direction": direction, "instruction": text}
     for modality, disease in (("chest_xray", "Pleural_Effusion"), ("brain_mri", "glioma"),
                               ("fundus", "Diabetic_Retinopathy"))
     for direction in ("add", "remove")
-    for text in (SAMPLE["instruction"], SAMPLE["instruction"] + " Keep the rest. " * 120))
+    for text in (SHORT, LONG))
 MAX_TEMPLATE = 20_000
-MAX_PROMPT = 200_000  # characters
 __all__ = ["ANSWER_FIELDS", "MAX_PROMPT", "MAX_TEMPLATE", "OFFLINE_BIASES", "SAMPLE", "VARIABLES",
            "WORK_BUDGET", "JudgeSpec", "TemplateProblem", "check_template", "default_template",
            "render"]
@@ -88,25 +89,24 @@ def render(spec: JudgeSpec, modality: str, disease: str, direction: str,
            instruction: str) -> Prompt:
     """The spec's prompt for one edit, named by the spec's version; TemplateProblem when it
     cannot be had within the budget and the render process's limits."""
+    # The render process adds the rubric (pipeline/render_process.py).
     context: dict[str, Any] = {
         "modality": modality, "disease": disease, "direction": direction,
         "instruction": instruction, "modality_words": prompts.MODALITY_WORDS.get(
             modality, prompts.MODALITY_WORDS["medical"]),
-        "disease_words": prompts.words(disease), "rubric": rubric(),
-        "edited_first": not spec.original_first}
+        "disease_words": prompts.words(disease), "edited_first": not spec.original_first}
     try:
         text = renderer.render(spec.template, context).strip()
     except RenderFailed as failed:
         raise TemplateProblem(str(failed)) from None
-    if len(text) > MAX_PROMPT:
-        raise TemplateProblem(f"the rendered prompt is {len(text):,} characters; at most "
-                              f"{MAX_PROMPT:,}")
     return Prompt("candidate", spec.version, text)
 
 
-def check_template(template: str) -> None:
-    """TemplateProblem unless ``template`` offers nothing past the budget, renders for every
-    sample task and names every answer field and the instruction."""
+def check_template(template: str, kinds: Iterable[tuple[str, str, str]] = ()) -> None:
+    """TemplateProblem unless ``template`` offers nothing past the budget, renders the same
+    prompt twice for every sample task and every (modality, disease, direction) of ``kinds``
+    (the data's: a template may branch on a disease no sample has), each with a short and a
+    long instruction, and names every answer field and the instruction."""
     if not template.strip():
         raise TemplateProblem("the prompt template is empty")
     if len(template) > MAX_TEMPLATE:
@@ -122,14 +122,21 @@ def check_template(template: str) -> None:
     if refused:
         raise TemplateProblem("; ".join(refused))
     spec = JudgeSpec(model="check", template=template, rubric_version="check")
-    for sample in SAMPLES:
+    tasks = [*SAMPLES, *({"modality": m, "disease": d, "direction": r, "instruction": text}
+                         for m, d, r in dict.fromkeys(kinds) for text in (SHORT, LONG))]
+    for sample in tasks:
         text = render(spec, **sample).text
+        if render(spec, **sample).text != text:
+            raise TemplateProblem(
+                "the prompt template renders a different prompt each time for the same edit "
+                f"({sample['modality']}, {sample['disease']}, {sample['direction']}): a judge "
+                "whose prompt changes between two asks is not one judge")
         missing = [name for name in ANSWER_FIELDS if name not in text]
         if missing:
             raise TemplateProblem("the rendered prompt never names " + ", ".join(missing) +
                                   ": the verdict parser reads these fields from the judge's "
                                   "answer")
-        if sample["instruction"] not in text:
+        if sample["instruction"].strip() not in text:
             raise TemplateProblem("the rendered prompt does not contain the edit's instruction "
                                   "({{ instruction }}): the judge cannot rate compliance "
                                   "without it")

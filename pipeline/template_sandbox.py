@@ -8,10 +8,13 @@ it was checked with renders in a millisecond and a real one does not. So:
   mutation (and no ``namespace``, the one mutable accumulator a template could grow in a loop).
 - A budget of characters and elements for the whole render. Every way a template makes text
   or sequences counts against it before the memory is taken: ranges, repetition (``*``),
-  string formatting (``%``, ``format``, ``str.format``), joining (``~``), every call, and every
-  filter, whose output is bounded from its arguments before it runs and counted after.
+  adding (``+``), string formatting (``%``, ``format``, ``str.format``), joining (``~``), every
+  call, every method of a string or a list (``ljust``, ``replace``, ``join``...: a width or
+  count past MAX_ARGUMENT is refused, the rest bounded from the arguments before the method
+  runs and counted after), every filter (the same), and everything the template outputs.
 - Only the filters a prompt needs, each with a known bound; any other filter is refused, when
-  the template is added and when it renders.
+  the template is added and when it renders. ``random`` is not among them: a judge whose
+  prompt changes between two asks of the same edit is not one judge.
 
 A render that still escapes (a deep loop over the instruction's characters, say) is stopped by
 the time and memory limits of the process it renders in (pipeline/guarded_render.py).
@@ -22,7 +25,7 @@ from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from typing import Any
 
-from jinja2 import StrictUndefined, nodes
+from jinja2 import StrictUndefined, Template, nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.filters import FILTERS
 from jinja2.runtime import Context
@@ -39,7 +42,7 @@ MAX_ARGUMENT = 200_000
 _BOUNDS: dict[str, Callable[..., int]] = {
     **dict.fromkeys(("upper", "lower", "title", "capitalize", "trim", "striptags", "e",
                      "escape", "forceescape", "string", "safe", "urlencode", "reverse",
-                     "unique", "list", "sort", "dictsort", "first", "last", "random",
+                     "unique", "list", "sort", "dictsort", "first", "last",
                      "default", "d", "int", "float", "round", "abs", "length", "count",
                      "wordcount", "truncate", "tojson", "attr", "map", "select", "reject",
                      "selectattr", "rejectattr", "sum", "min", "max", "items", "filesizeformat",
@@ -81,7 +84,7 @@ def _int(value: Any, *, text: bool = False) -> int:
     if isinstance(value, str):
         return len(value) if text else 0
     if isinstance(value, int) and value > MAX_ARGUMENT:
-        raise SecurityError(f"a filter argument of {value:,}: at most {MAX_ARGUMENT:,}")
+        raise SecurityError(f"a width or count of {value:,}: at most {MAX_ARGUMENT:,}")
     return int(value) if isinstance(value, int) else 0
 
 
@@ -124,6 +127,29 @@ def _bounded_filter(name: str, function: Callable[..., Any]) -> Callable[..., An
     return run
 
 
+def _method_bound(owner: str | list[Any] | tuple[Any, ...] | dict[Any, Any], name: str,
+                  arguments: list[Any]) -> int:
+    """What a method of a string or a sequence may make at most, before it runs; a width or
+    a count past MAX_ARGUMENT is refused."""
+    for argument in arguments:
+        if isinstance(argument, int) and not isinstance(argument, bool):
+            _int(argument)
+    n = _size_of(owner)
+    if name in ("format", "format_map"):
+        return _format_widths([owner]) + sum(_size_of(a) for a in arguments)
+    if name == "replace":
+        new = arguments[1] if len(arguments) > 1 else ""
+        return n + (n + 1) * _size_of(new)
+    if name == "expandtabs":
+        width = arguments[0] if arguments and isinstance(arguments[0], int) else 8
+        return n * max(1, width)
+    if name == "join" and arguments and hasattr(arguments[0], "__len__"):
+        parts = arguments[0]
+        return sum(_size_of(p) for p in parts) + n * len(parts)
+    return n + sum(a if isinstance(a, int) and not isinstance(a, bool) else _size_of(a)
+                   for a in arguments)
+
+
 def _range(*args: int) -> range:
     made = range(*args)
     if len(made) > MAX_RANGE:
@@ -147,7 +173,7 @@ class _Generator(CodeGenerator):
 class Bounded(ImmutableSandboxedEnvironment):
     """The sandbox, with every way of making text or sequences counted against the budget."""
 
-    intercepted_binops = frozenset({"*", "**", "%"})
+    intercepted_binops = frozenset({"*", "**", "%", "+"})
     code_generator_class = _Generator
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
@@ -157,6 +183,8 @@ class Bounded(ImmutableSandboxedEnvironment):
             for sequence, times in ((left, right), (right, left)):
                 if isinstance(sequence, str | list | tuple) and isinstance(times, int):
                     spend(len(sequence) * times)
+        if operator == "+":
+            spend(sum(len(x) for x in (left, right) if isinstance(x, str | list | tuple)))
         if operator == "%" and isinstance(left, str):
             spend(len(left) + _format_widths([left]) + sum(
                 _size_of(x) for x in (right if isinstance(right, tuple) else (right,))))
@@ -167,10 +195,25 @@ class Bounded(ImmutableSandboxedEnvironment):
         # A macro that calls itself twice, forty deep, makes no string at all; a call is
         # counted as CALL_COST elements, so that the budget ends it before the clock does.
         spend(CALL_COST)
-        if getattr(__obj, "__name__", "") in ("format", "format_map") and isinstance(
-                getattr(__obj, "__self__", None), str):
-            spend(_format_widths([__obj.__self__]) + sum(_size_of(a) for a in args))
-        return super().call(__context, __obj, *args, **kwargs)
+        owner = getattr(__obj, "__self__", None)
+        if not isinstance(owner, str | list | tuple | dict):
+            return super().call(__context, __obj, *args, **kwargs)
+        # A method of the data: ``instruction.ljust(10**8)`` makes 100 MB in one call.
+        spend(_method_bound(owner, getattr(__obj, "__name__", ""), [*args, *kwargs.values()]))
+        found = super().call(__context, __obj, *args, **kwargs)
+        if isinstance(found, str | list | tuple):
+            spend(len(found))
+        return found
+
+    @staticmethod
+    def concat(parts: Iterable[str]) -> str:
+        """Every piece the template, a macro or a block outputs, counted as it comes: a loop
+        of 100,000 that outputs the instruction makes no call and no operator at all."""
+        pieces = []
+        for part in parts:
+            spend(len(part))
+            pieces.append(part)
+        return "".join(pieces)
 
     @staticmethod
     def bounded_concat(parts: Iterable[Any]) -> str:
@@ -211,10 +254,12 @@ def refusals(template: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def render_bounded(template: str, context: dict[str, Any]) -> str:
-    """The template rendered within the budget (SecurityError past it)."""
+def render_bounded(template: str | Template, context: dict[str, Any]) -> str:
+    """The template (its text, or compiled by ``sandbox``) rendered within the budget
+    (SecurityError past it)."""
     budget = _spent.set([0])
     try:
-        return sandbox.from_string(template).render(context)
+        compiled = sandbox.from_string(template) if isinstance(template, str) else template
+        return compiled.render(context)
     finally:
         _spent.reset(budget)

@@ -25,6 +25,7 @@ from app.jobs.score_job import start_due_drift_checks
 from app.models import Attempt, utcnow
 from app.settings import Settings
 from app.studies import roi_metrics
+from pipeline.guarded_render import renderer
 
 logger = logging.getLogger(__name__)
 # A heartbeat this often; /readyz calls a worker gone after HEARTBEAT_STALE (app/health.py).
@@ -80,6 +81,7 @@ async def work(engine: Engine, output: str | Path, *, once: bool = False, poll: 
     check_stale_after(stale_after)  # wrong settings stop the worker here, not every round
     worker_id = f"{socket.gethostname()[:40]}-{os.getpid()}-{secrets.token_hex(4)}"
     logger.info("pipeline worker %s started", worker_id)
+    renderer.warm()  # a candidate judge's first prompt must not wait for its render process
     beating = asyncio.create_task(_heartbeat(engine, worker_id))
     state = _LoopState()
     failures = 0

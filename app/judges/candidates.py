@@ -5,6 +5,7 @@ import difflib
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -12,6 +13,7 @@ from sqlmodel import Session, col
 
 from app.errors import Invalid, NotFound
 from app.judges.models import JudgeCandidate
+from app.models import Task
 from pipeline.judge_spec import (
     OFFLINE_BIASES,
     JudgeSpec,
@@ -57,8 +59,16 @@ def spec_of(candidate: JudgeCandidate, *, original_first: bool = False) -> Judge
                      original_first=original_first, bias=candidate.bias)
 
 
-def checked(plan: CandidatePlan) -> CandidatePlan:
-    """The plan, or Invalid naming the field at fault and why."""
+def data_kinds(session: Session) -> list[tuple[str, str, str]]:
+    """Every (modality, disease, direction) of the data's tasks: what a template is checked on."""
+    return [(m, d, r) for m, d, r in session.execute(
+        select(col(Task.modality), col(Task.disease), col(Task.direction)).distinct()
+        .order_by(col(Task.modality), col(Task.disease), col(Task.direction)))]
+
+
+def checked(plan: CandidatePlan, kinds: Sequence[tuple[str, str, str]] = ()) -> CandidatePlan:
+    """The plan, or Invalid naming the field at fault and why; its template is checked on
+    every sample task and every one of ``kinds`` (data_kinds)."""
     name = plan.name.strip()
     if not NAME.match(name):
         raise Invalid("name the candidate in 1 to 100 letters, digits, spaces or . , : ( ) + / -",
@@ -83,7 +93,7 @@ def checked(plan: CandidatePlan) -> CandidatePlan:
     if len(plan.note) > 2000:
         raise Invalid("the note is at most 2,000 characters", "note")
     try:
-        check_template(plan.template)
+        check_template(plan.template, kinds)
     except TemplateProblem as problem:
         raise Invalid(str(problem), "template") from None
     return CandidatePlan(name, plan.backend, model, plan.template, plan.repeats,
@@ -91,7 +101,7 @@ def checked(plan: CandidatePlan) -> CandidatePlan:
 
 
 def create_candidate(session: Session, plan: CandidatePlan, created_by: int | None) -> JudgeCandidate:
-    good = checked(plan)
+    good = checked(plan, data_kinds(session))
     if session.scalar(select(col(JudgeCandidate.id)).where(col(JudgeCandidate.name) == good.name)):
         raise Invalid(f"a candidate is already named {good.name!r}", "name")
     candidate = JudgeCandidate(name=good.name, backend=good.backend, model=good.model,
@@ -184,6 +194,7 @@ __all__ = [
     "checked",
     "create_candidate",
     "create_panel",
+    "data_kinds",
     "default_template",
     "diff_from_default",
     "get_candidate",

@@ -49,6 +49,7 @@ from app.web.schemas import ErrorOut
 from app.web.security import current_user, require_admin
 from app.web.security_headers import SecurityHeaders
 from app.web.templating import compile_templates
+from pipeline.guarded_render import renderer
 
 
 def _warm_pool_and_quality(engine: Engine) -> None:
@@ -88,6 +89,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
                threading.Thread(target=compile_templates, name="compile-templates", daemon=True)]
     for thread in warming:
         thread.start()
+    # The judge templates' render process, ready before the first candidate is added.
+    renderer.warm()
     if app.state.settle:
         threading.Thread(target=_settle, args=(warming,), name="settle-heap", daemon=True).start()
     if not settings.worker:

@@ -76,12 +76,21 @@ BRANCHING = ("{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{
     ('{{ "x" * 199900 }}', "the rendered prompt is 20"),
     # Filters the budget did not count (the issue's two): refused by their width at add.
     ("{{ instruction|center(300000000) }}", "past what any prompt needs"),
-    ("{{ '%0400000000d'|format(1) }}", "a filter argument of 400,000,000"),
-    ("{{ '%0400000000d' % 1 }}", "a filter argument of 400,000,000"),
-    ("{{ '{:>400000000}'.format(1) }}", "a filter argument of 400,000,000"),
+    ("{{ '%0400000000d'|format(1) }}", "a width or count of 400,000,000"),
+    ("{{ '%0400000000d' % 1 }}", "a width or count of 400,000,000"),
+    ("{{ '{:>400000000}'.format(1) }}", "a width or count of 400,000,000"),
     ("{{ instruction|wordcount|string|center(1) }}{{ ''|pprint }}{{ 'a'|xmlattr }}",
      "the filter 'xmlattr' is not offered"),
     ("{% set ns = namespace(x='') %}", "namespace() is not offered"),
+    # A method of the data, and ``+`` and plain output (each sent 100 MB to the worker).
+    ("{{ instruction.ljust(10**8) }}", "a width or count of 100,000,000"),
+    ("{{ instruction.center(150000).replace(' ', '-----') }}",
+     "more than 1,000,000 characters and elements"),
+    ("{% set a = instruction.ljust(150000) %}{{ a + a + a + a + a + a + a }}",
+     "more than 1,000,000 characters and elements"),
+    ("{% for i in range(100000) %}{{ instruction }}{% endfor %}",
+     "more than 1,000,000 characters and elements"),
+    ("{{ instruction|random }}", "the filter 'random' is not offered"),
     (DOUBLING, "more than 1,000,000 characters and elements"),
     (BRANCHING, "more than 1,000,000 characters and elements"),
     # Branching on the task: cheap for one sample, not for the long instruction.
@@ -190,3 +199,10 @@ def test_each_offline_candidate_errs_per_verdict_as_its_docstring_says(bias: str
         assert f"{round(fails_a_pass * 100)} %" in (offline_judges.__doc__ or "")
     if passes_a_fail:
         assert f"{round(passes_a_fail * 100)} %" in (offline_judges.__doc__ or "")
+
+
+def test_a_template_whose_last_output_is_the_instruction_is_kept() -> None:
+    """The long sample instruction ended in a space, which the rendered prompt loses."""
+    check_template("Answer with " + ", ".join(
+        ["compliance", "structure", "realism", "fidelity", "has_disease", "weighted_score",
+         "qualified", "reason"]) + ".\nThe instruction was: {{ instruction }}")
