@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from pipeline.backend import Backend, BackendError, Edit, Instruction, Verdict, tokens_used
 from pipeline.estimate import STEP_MODELS, STEP_TOKENS
+from pipeline.judge_spec import TemplateProblem
 from pipeline.ports import Gate, Quota, Round, Rounds, calls_record
 from pipeline.vocabulary import JUDGE_STEP, Outcome, exhausted
 
@@ -92,6 +93,13 @@ async def with_retries(step: str, call: Callable[[], Awaitable[T]], policy: Retr
                 with contextlib.suppress(Exception):
                     await asyncio.shield(gate.used(ticket, None))
             raise
+        except TemplateProblem as unrendered:
+            # The prompt could not be had, so no call was made: its place in the quota is given
+            # back at once (held as in flight, it blocked the model's every job for 6 minutes),
+            # and asking again renders the same template.
+            if gate is not None:
+                await gate.release(ticket)
+            raise StepFailed(step, str(unrendered)) from None
         except BackendError as error:
             last = error
             if gate is not None:  # a refused call used no tokens; a failed one, unknown

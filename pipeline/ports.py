@@ -71,6 +71,10 @@ class Gate(Protocol):
         """The service said the quota is used up; calls wait this long."""
         ...
 
+    async def release(self, ticket: Any) -> None:
+        """No call was made after all (its prompt could not be had): the place is given back."""
+        ...
+
 
 class Quota(Protocol):
     """Each model's quota, shared with whatever else calls it."""

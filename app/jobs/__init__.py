@@ -15,7 +15,7 @@ from app.jobs.registry import BACKENDS, UnknownBackend, available, make_backend
 from app.jobs.runner import MIN_STALE, claim, run_job
 from app.jobs.score_job import regenerate_let_through, start_drift_check, start_scoring
 from app.jobs.view import get_job, job_runs, job_summary, recent_jobs
-from app.jobs.worker import pipeline_output, work
+from app.jobs.worker import pipeline_output, warm_judge_renders, work
 from pipeline.estimate import (
     BATCH_TARGET_HOURS,
     PRICES_AS_OF,
@@ -62,5 +62,6 @@ __all__ = [
     "start_drift_check",
     "start_scoring",
     "tokens",
+    "warm_judge_renders",
     "work",
 ]

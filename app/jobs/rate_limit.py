@@ -18,6 +18,8 @@ still count an earlier one, and a quota set equal to the service's draws no 429.
 import asyncio
 import logging
 import random
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -29,6 +31,7 @@ from app.db import end_if_stalled, insert_new
 from app.job_models import Job, RateCall, RateLimit
 from app.jobs.lease import Displaced, Lease
 from app.models import as_utc, utcnow
+from pipeline.loop import CancelledWhileWaiting
 
 logger = logging.getLogger(__name__)
 # Waits shorter than this are the limiter's everyday pacing; longer ones are shown on the
@@ -41,6 +44,8 @@ KEEP = timedelta(hours=25)
 # backend's own timeout is 300 s, and a cancelled call is marked as returned): it stops
 # holding the window then.
 FLIGHT_LIMIT = timedelta(minutes=6)
+# How often a call waiting for quota looks for its job's cancel, in seconds.
+CANCEL_LOOK = 0.25
 
 
 @dataclass(frozen=True)
@@ -64,8 +69,12 @@ class CallLimiter:
     the ticket to correct its tokens by (``settle``)."""
 
     def __init__(self, engine: Engine, quota: Quota, job_id: int | None = None, *,
-                 record: bool = False, lease: Lease | None = None) -> None:
+                 record: bool = False, lease: Lease | None = None,
+                 cancelled: Callable[[], bool] = lambda: False) -> None:
         self.engine, self.quota, self.job_id = engine, quota, job_id
+        # The job's cancel, looked at while a call waits for quota: a per-day limit can keep
+        # it waiting for hours, and a cancelled job must stop at once.
+        self.cancelled = cancelled
         # Checked before every call: a worker that lost its job must not pay for calls whose
         # answers it can no longer write (it made 8 calls in 2 s after it knew).
         self.lease = lease
@@ -76,7 +85,8 @@ class CallLimiter:
         self._shown = False  # whether this limiter set the job's waiting_until
 
     async def acquire(self, model: str, tokens: int = 0) -> int | None:
-        """Raises Displaced, before any call goes, when the job is no longer this worker's."""
+        """Raises Displaced, before any call goes, when the job is no longer this worker's,
+        and CancelledWhileWaiting when the job is cancelled while the call waits."""
         if not self.quota.limited:
             if self.record:
                 return await asyncio.to_thread(self._record, model, tokens)
@@ -92,17 +102,26 @@ class CallLimiter:
             await self.waiting(wait)
             # A little jitter, so that the workers turned away together do not return
             # together.
-            await asyncio.sleep(wait + random.uniform(0.0, min(1.0, self.quota.minute / 20)))
+            await self._sleep(wait + random.uniform(0.0, min(1.0, self.quota.minute / 20)))
+
+    async def _sleep(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if self.cancelled():
+                raise CancelledWhileWaiting()
+            await asyncio.sleep(min(CANCEL_LOOK, left))
+        if self.cancelled():
+            raise CancelledWhileWaiting()
 
     async def waiting(self, seconds: float) -> None:
         """Say on the job that its calls wait for quota, when the wait is a long one."""
         if self.job_id is not None and seconds >= SHOWN_WAIT:
             await asyncio.to_thread(self._show_wait, utcnow() + timedelta(seconds=seconds))
 
-
     def gate(self, model: str, tokens: int) -> "Gate":
         """A step's way through this limiter (pipeline/ports.py's Quota)."""
         return Gate(self, model, tokens)
+
     def settle(self, ticket: int, tokens: int | None) -> None:
         """The call came back (answered or failed): it counts from now, with the tokens it
         used when they are known."""
@@ -111,6 +130,12 @@ class CallLimiter:
             values["tokens"] = tokens
         with Session(self.engine) as session:
             session.execute(update(RateCall).where(col(RateCall.id) == ticket).values(**values))
+            session.commit()
+
+    def release(self, ticket: int) -> None:
+        """No call was made on this ticket: it leaves every window at once."""
+        with Session(self.engine) as session:
+            session.execute(delete(RateCall).where(col(RateCall.id) == ticket))
             session.commit()
 
     def _check_lease(self, session: Session | None = None) -> None:
@@ -232,3 +257,7 @@ class Gate:
 
     async def waiting(self, seconds: float) -> None:
         await self.limiter.waiting(seconds)
+
+    async def release(self, ticket: int | None) -> None:
+        if ticket is not None:
+            await asyncio.to_thread(self.limiter.release, ticket)

@@ -117,10 +117,11 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
     # Calls, not task starts, per model and across every job and worker on this database.
     # (The quota's minute and day are shortened only by tests.)
     minute, day = quota_windows
-    limiter = CallLimiter(engine, replace(options.quota(), minute=minute, day=day), job_id,
-                          record=options.backend == "gemini", lease=lease)
-    gate = asyncio.Semaphore(max(1, options.concurrency))
     cancel, displaced = threading.Event(), threading.Event()
+    limiter = CallLimiter(engine, replace(options.quota(), minute=minute, day=day), job_id,
+                          record=options.backend == "gemini", lease=lease,
+                          cancelled=cancel.is_set)
+    gate = asyncio.Semaphore(max(1, options.concurrency))
     loop_options = Options(rounds=options.rounds, policy=policy, quota=limiter)
     rounds = store.RunRounds(engine, root_id, root, lease, options.judge_candidate_id)
 
@@ -147,6 +148,8 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
                 return
             try:
                 await task_of_job(job_task)
+            except CancelledWhileWaiting:
+                pass  # cancelled while a call waited for quota: the task stays open
             except Displaced as error:
                 if not displaced.is_set():
                     logger.warning("%s; stopping its tasks here", error)
@@ -155,8 +158,8 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
 
     async def task_of_job(job_task: JobTask) -> None:
         if options.kind == "score":
-            judge = (gemini_judge(backend, policy, limiter) if isinstance(backend, GeminiBackend)
-                     else offline_judge)
+            judge = (gemini_judge(backend, policy, limiter, cancelled=cancel.is_set)
+                     if isinstance(backend, GeminiBackend) else offline_judge)
             problem = await score_task(engine, options.candidate_id or 0, options.reference,
                                        job_task.task_id, judge, hold=lease.hold,
                                        cancelled=cancel.is_set)

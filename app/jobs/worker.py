@@ -71,6 +71,12 @@ async def _heartbeat(engine: Engine, worker_id: str) -> None:
         await asyncio.sleep(HEARTBEAT_EVERY)
 
 
+def warm_judge_renders() -> None:
+    """Start the judge templates' render process (pipeline/guarded_render.py) now, so that
+    neither the first candidate added nor the first prompt rendered waits for it."""
+    renderer.warm()
+
+
 async def work(engine: Engine, output: str | Path, *, once: bool = False, poll: float = 2.0,
                stop: asyncio.Event | None = None, stale_after: timedelta = STALE) -> None:
     """Claim and run jobs until stopped (or, with ``once``, until none is waiting).
@@ -81,7 +87,7 @@ async def work(engine: Engine, output: str | Path, *, once: bool = False, poll: 
     check_stale_after(stale_after)  # wrong settings stop the worker here, not every round
     worker_id = f"{socket.gethostname()[:40]}-{os.getpid()}-{secrets.token_hex(4)}"
     logger.info("pipeline worker %s started", worker_id)
-    renderer.warm()  # a candidate judge's first prompt must not wait for its render process
+    warm_judge_renders()
     beating = asyncio.create_task(_heartbeat(engine, worker_id))
     state = _LoopState()
     failures = 0

@@ -19,9 +19,9 @@ from app.judges.candidates import get_candidate, spec_of
 from app.judges.models import JudgeCandidate, JudgePromotion
 from app.models import User
 from pipeline import offline_judges
-from pipeline.backend import Backend, BackendError, Edit, Instruction, TaskInfo, Verdict
+from pipeline.backend import Backend, Edit, Instruction, TaskInfo, Verdict
 from pipeline.gemini import GeminiBackend
-from pipeline.judge_spec import JudgeSpec, TemplateProblem
+from pipeline.judge_spec import JudgeSpec
 
 
 def promoted(session: Session) -> JudgeCandidate | None:
@@ -92,15 +92,13 @@ class PromotedJudge:
 
 async def judge_with(backend: Backend, spec: JudgeSpec, task: TaskInfo, original: bytes,
                      edited: bytes, instruction: str) -> Verdict:
-    try:
-        if isinstance(backend, GeminiBackend):
-            return await backend.candidate_judge(spec, task, original, edited, instruction)
-        return await asyncio.to_thread(offline_judges.judge, spec, task, original, edited,
-                                       instruction, 0)
-    except TemplateProblem as problem:
-        # The prompt could not be had within its limits: this judge step fails (asking
-        # again renders the same template), and the job goes on with its other tasks.
-        raise BackendError(str(problem), retryable=False) from None
+    """The candidate's verdict. A prompt that cannot be had within its limits raises
+    TemplateProblem: the step's retries (pipeline/loop.py) fail the step at once and give
+    back its place in the quota, since no call was made."""
+    if isinstance(backend, GeminiBackend):
+        return await backend.candidate_judge(spec, task, original, edited, instruction)
+    return await asyncio.to_thread(offline_judges.judge, spec, task, original, edited,
+                                   instruction, 0)
 
 
 def promoted_backend(engine: Engine, backend: Backend, candidate_id: int) -> PromotedJudge:

@@ -50,7 +50,8 @@ async def offline_judge(spec: JudgeSpec, task: TaskInfo, original: bytes, edited
 
 
 def gemini_judge(backend: GeminiBackend, policy: RetryPolicy = RetryPolicy(),
-                 quota: Quota | None = None) -> Judge:
+                 quota: Quota | None = None,
+                 cancelled: Callable[[], bool] = lambda: False) -> Judge:
     """The candidate through Gemini, retried as the pipeline retries a judge (back-off, the
     service's Retry-After, an unreadable answer asked again); each call through ``quota``,
     counted against the candidate's own model, as every other job's calls of it are."""
@@ -61,7 +62,7 @@ def gemini_judge(backend: GeminiBackend, policy: RetryPolicy = RetryPolicy(),
             return await with_retries(
                 JUDGE_STEP, lambda: backend.candidate_judge(spec, task, original, edited,
                                                             instruction), policy, unreadable,
-                gate=gate)
+                cancelled=cancelled, gate=gate)
         except StepFailed as failure:
             raise BackendError(str(failure)) from None
     return judge

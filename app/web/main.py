@@ -14,6 +14,7 @@ from starlette.middleware.sessions import SessionMiddleware
 
 from app.agreement.warm import warm_figures
 from app.db import make_engine
+from app.jobs import warm_judge_renders
 from app.logging_setup import configure_logging
 from app.memo import settle_heap
 from app.quality.report import warm as warm_quality
@@ -49,7 +50,6 @@ from app.web.schemas import ErrorOut
 from app.web.security import current_user, require_admin
 from app.web.security_headers import SecurityHeaders
 from app.web.templating import compile_templates
-from pipeline.guarded_render import renderer
 
 
 def _warm_pool_and_quality(engine: Engine) -> None:
@@ -90,7 +90,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     for thread in warming:
         thread.start()
     # The judge templates' render process, ready before the first candidate is added.
-    renderer.warm()
+    warm_judge_renders()
     if app.state.settle:
         threading.Thread(target=_settle, args=(warming,), name="settle-heap", daemon=True).start()
     if not settings.worker:

@@ -191,3 +191,72 @@ def test_cancel_stops_a_scoring_job_between_its_answers(
         job = session.get(Job, job_id)
     # every answer would have been asked (32, a render limit each) had cancel waited for the task
     assert job is not None and asked < 32
+
+
+def _gemini_scoring(engine: Engine, tmp_path: Path, candidate_id: int, study_id: int,
+                    per_minute: int, cancel_after: float | None = None) -> tuple[str, int, int, int]:
+    """Run a Gemini scoring job against the fake server: (status, calls the server got, calls
+    the quota holds, of them still in flight)."""
+    import json
+    import threading
+
+    from sqlmodel import col
+
+    from app.job_models import RateCall
+    from app.jobs import request_cancel
+    from pipeline.gemini import GeminiBackend
+    from tests.fake_gemini import VERDICT, FakeGemini, text_reply
+
+    job_id = start_scoring(engine, candidate_id, study_id,
+                           Settings(gemini_api_key="quota-test-key",
+                                    gemini_requests_per_minute=per_minute))
+    fake = FakeGemini(lambda *_: text_reply(json.dumps(VERDICT)))
+    lease = claim(engine, job_id)
+    assert lease is not None
+    if cancel_after is not None:
+        threading.Timer(cancel_after, request_cancel, (engine, job_id)).start()
+    with fake.serve() as url:
+        backend = GeminiBackend("quota-test-key", base_url=url, timeout_seconds=10)
+        status = aio.run(run_job(engine, lease, lambda _: backend, tmp_path / "out",
+                                 policy=QUICK))
+    with Session(engine) as session:
+        held = session.scalar(select(func.count()).select_from(RateCall)) or 0
+        flying = session.scalar(select(func.count()).select_from(RateCall).where(
+            col(RateCall.in_flight).is_(True))) or 0
+    return status, len(fake.calls), held, flying
+
+
+def test_a_prompt_that_cannot_be_rendered_gives_back_its_place_in_the_quota(
+        demo_engine: Engine, reference: Reference, tmp_path: Path) -> None:
+    """A failed render made no call, yet held a quota slot as in flight for 6 minutes: twelve
+    of them blocked the model for every job."""
+    broken = ('{% if disease not in ["Pleural_Effusion", "glioma", "Diabetic_Retinopathy"] %}'
+              "{{ no_such_variable }}{% endif %}")
+    with Session(demo_engine) as session:
+        made = JudgeCandidate(name="breaks on most tasks", backend="gemini",
+                              model="gemini-2.5-flash", version="",
+                              template=broken + default_template(), rubric_version=rubric_version())
+        made.version = spec_of(made).version
+        session.add(made)
+        session.commit()
+        made_id = made.id or 0
+    status, calls, held, flying = _gemini_scoring(demo_engine, tmp_path, made_id,
+                                                  reference.study_id, per_minute=1000)
+    with Session(demo_engine) as session:
+        failed = session.scalar(select(func.count()).select_from(CandidateVerdict).where(
+            CandidateVerdict.error.is_not(None)))  # type: ignore[union-attr]
+    assert status == JobStatus.done and failed
+    assert held == calls and flying == 0
+
+
+def test_cancel_wakes_a_scoring_job_that_waits_for_quota(
+        demo_engine: Engine, reference: Reference, tmp_path: Path) -> None:
+    """One call a minute: the second answer waits a minute for quota. Cancelled after a
+    second, the job ran on for minutes before."""
+    with Session(demo_engine) as session:
+        flash = create_candidate(session, CandidatePlan(
+            name="flash", backend="gemini", model="gemini-2.5-flash", template=default_template()),
+            None)
+    status, calls, _, flying = _gemini_scoring(demo_engine, tmp_path, flash.id or 0,
+                                               reference.study_id, per_minute=1, cancel_after=1.0)
+    assert status == JobStatus.cancelled and calls == 1 and flying == 0
