@@ -1,7 +1,6 @@
 """`medbanana judges`: candidate judges, scored on a reference (a locked study's, or a
 sentinel set drawn from several), the leaderboard as a table or as JSON, and drift checks."""
 
-import asyncio
 import sys
 from pathlib import Path
 
@@ -10,17 +9,17 @@ from rich.console import Console
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.cli.progress import progress
+from app.cli.pipeline import run_here
 from app.cli.stats import find_study
 from app.errors import DomainError, Invalid, NotFound
-from app.jobs import start_drift_check, start_scoring
+from app.jobs import claim, start_drift_check, start_scoring
 from app.judges.board import leaderboard
 from app.judges.candidates import CandidatePlan, candidates, create_candidate, get_candidate
 from app.judges.leaderboard import Board, Figure, Row
 from app.judges.models import SentinelSet
 from app.judges.reference import Ref, SentinelPlan, create_sentinel, sentinel_sizes
 from app.judges.schedule import set_schedule, stop_schedule
-from app.judges.scoring import cost_lines, judge_for, plan, score
+from app.judges.scoring import cost_lines, judge_for, plan
 from app.models import MAX_DB_ID
 from app.settings import get_settings
 from app.strict_json import json_text
@@ -207,7 +206,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
                 todo = plan(session, chosen, ref)
                 for line in cost_lines(chosen, todo):
                     console.print(line, markup=False, highlight=False)
-                judge = judge_for(chosen, get_settings())
+                judge_for(chosen, get_settings())  # no key: refused before the question
         except DomainError as error:
             fail(str(error))
             return
@@ -226,11 +225,23 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
             typer.echo(f"job {job_id} queued: a worker (medbanana pipeline worker, or the web "
                        "app's) submits the batch and stores the answers as they come")
             return
-        with progress(console, f"scoring {chosen.name}") as update:
-            done = asyncio.run(score(db, chosen.id or 0, ref, judge,
-                                     on_progress=lambda n, total: update(n, total)))
-        typer.echo(f"{done.asked} answers asked, {done.failed} without a usable answer "
-                   "(stored with their error, left out of the figures)")
+        # A job run here, not a loop of its own: it keeps to the model's quota with every
+        # other job and worker, records its calls, and can be cancelled from the jobs page.
+        try:
+            job_id = start_scoring(db, chosen.id or 0, ref, get_settings())
+        except DomainError as error:
+            fail(str(error))
+            return
+        lease = claim(db, job_id)
+        if lease is None:
+            typer.echo(f"job {job_id} queued: a worker took it first (follow it at /jobs/{job_id})")
+            return
+        status = run_here(db, lease)
+        with Session(db) as session:
+            left = len(plan(session, chosen, ref))
+        typer.echo(f"job {job_id} {status}: {len(todo) - left:,} of {len(todo):,} answers stored; "
+                   f"{left:,} without a usable answer (a failed one is stored with its error, "
+                   "left out of the figures, and asked again by the next scoring)")
 
     @judges.command("sentinel")
     def sentinel_command(

@@ -56,7 +56,9 @@ def output_folder() -> str:
     return location
 
 
-def _run(engine: Engine, lease: Lease) -> str:
+def run_here(engine: Engine, lease: Lease) -> str:
+    """Run a claimed job in this terminal, with a progress bar; its final status. The job
+    keeps to the same quota, and records its calls, as a worker's would."""
     job_id = lease.job_id
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=console, disable=not console.is_terminal) as bar:
@@ -140,7 +142,7 @@ def _start(engine: Engine, case_filter: CaseFilter, limit: int | None, options: 
     if lease is None:
         typer.echo(f"job {job_id} was taken by another worker", err=True)
         raise typer.Exit(1)
-    status = _run(engine, lease)
+    status = run_here(engine, lease)
     with Session(engine) as session:
         job = session.get(Job, job_id)
         assert job is not None

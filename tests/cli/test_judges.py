@@ -43,7 +43,7 @@ def test_add_score_and_read_the_leaderboard(demo_engine: Engine, reference: Refe
     assert scored.exit_code == 0, scored.output
     # 16 edits (of 15 tasks), and again with the original first
     assert "Estimate for 15 tasks: about 32 calls" in scored.output
-    assert "answers asked, 0 without a usable answer" in scored.output
+    assert "32 of 32 answers stored; 0 without a usable answer" in scored.output
     again = runner.invoke(cli, ["judges", "score", candidate_id, "--study", study, "--yes"], env=env)
     assert "nothing left to ask" in again.output
     table = runner.invoke(cli, ["judges", "leaderboard", "--study", study], env=env)
@@ -160,4 +160,47 @@ def test_a_sentinel_set_scored_and_checked_for_drift(demo_engine: Engine, refere
     assert stopped.exit_code == 0
     with Session(demo_engine) as session:
         assert session.exec(select(DriftSchedule)).all() == []
-        assert [j.kind for j in session.exec(select(Job)).all()] == ["score"]
+        # the scoring run here, and the drift check queued
+        assert [j.kind for j in session.exec(select(Job)).all()] == ["score", "score"]
+
+
+def test_scoring_in_the_terminal_keeps_to_the_quota_and_records_its_calls(
+        demo_engine: Engine, reference: Reference, tmp_path: Path) -> None:
+    """It made 24 calls in a minute under a limit of 6, and recorded none: every other job
+    then went over the model's quota."""
+    import threading
+    import time
+
+    from sqlmodel import Session, select
+
+    from app.job_models import Job, RateCall
+    from app.jobs import request_cancel
+    from app.judges.candidates import CandidatePlan, create_candidate
+    from tests.fake_gemini import VERDICT, FakeGemini, text_reply
+
+    runner, env = CliRunner(), env_for(demo_engine, tmp_path)
+    with Session(demo_engine) as session:
+        flash = create_candidate(session, CandidatePlan(
+            name="flash", backend="gemini", model="gemini-2.5-flash",
+            template=default_template()), None)
+    fake = FakeGemini(lambda *_: text_reply(json.dumps(VERDICT)))
+
+    def cancel_when_waiting() -> None:
+        while len(fake.calls) < 6:
+            time.sleep(0.1)
+        time.sleep(1.0)
+        with Session(demo_engine) as session:
+            job = session.exec(select(Job)).one()
+        request_cancel(demo_engine, job.id or 0)
+
+    with fake.serve() as url:
+        threading.Thread(target=cancel_when_waiting, daemon=True).start()
+        scored = _in_thread(lambda: runner.invoke(
+            cli, ["judges", "score", str(flash.id), "--study", str(reference.study_id), "--yes"],
+            env={**env, "GEMINI_API_KEY": "fake-key", "MEDBANANA_GEMINI_BASE_URL": url,
+                 "MEDBANANA_GEMINI_REQUESTS_PER_MINUTE": "6"}))
+    assert scored.exit_code == 0, scored.output
+    assert "cancelled" in scored.output
+    with Session(demo_engine) as session:
+        recorded = len(session.exec(select(RateCall)).all())
+    assert len(fake.calls) == 6 and recorded == 6
