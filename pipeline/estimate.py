@@ -97,6 +97,9 @@ class Estimate:
     batches: int  # batches a batch-mode job submits, at most
     waves: int  # of those, how many must run one after another
     most_calls: int  # were every task to use every round
+    # Why this job cannot go through the Batch API, when it cannot (a promoted judge is
+    # asked one call at a time); the estimate then shows no batch price.
+    batch_refused: str | None = None
 
     @property
     def calls(self) -> float:
@@ -216,7 +219,10 @@ def describe(est: Estimate) -> list[str]:
                      f"{dollars(load.cost)}")
     lines.append(f"Interactive: about {duration(est.minutes)} (set by {est.bound_by}), "
                  f"{dollars(est.cost)} at {PRICES_AS_OF} list prices.")
-    lines.append(f"Batch API: {dollars(est.batch_cost)}; about {est.batches:,} inline batches "
-                 f"in up to {est.waves} steps one after another, each promised within "
-                 f"{BATCH_TARGET_HOURS} h.")
+    if est.batch_refused:
+        lines.append(f"Batch API: not for this job ({est.batch_refused}).")
+    else:
+        lines.append(f"Batch API: {dollars(est.batch_cost)}; about {est.batches:,} inline "
+                     f"batches in up to {est.waves} steps one after another, each promised "
+                     f"within {BATCH_TARGET_HOURS} h.")
     return lines

@@ -6,8 +6,10 @@ from typing import TYPE_CHECKING
 
 from sqlmodel import Session
 
+from app.errors import Invalid
 from app.jobs.estimate import for_tasks
 from app.jobs.rate_limit import Quota
+from app.judges.promotion import checked_for_job
 from app.judges.reference import Ref
 from pipeline.estimate import Estimate, Limits
 from pipeline.gemini import DEFAULT_MODELS
@@ -87,6 +89,19 @@ class JobOptions:
 
 def job_estimate(session: Session, task_ids: list[int], options: JobOptions) -> Estimate:
     models = options.models if options.backend != "gemini" else DEFAULT_MODELS | options.models
-    return for_tasks(session, task_ids, backend=options.backend, kind=options.kind,
-                     rounds=options.rounds, rejudge_times=options.rejudge_times, models=models,
-                     limits=options.limits())
+    found = for_tasks(session, task_ids, backend=options.backend, kind=options.kind,
+                      rounds=options.rounds, rejudge_times=options.rejudge_times, models=models,
+                      limits=options.limits())
+    return replace(found, batch_refused=batch_refused(session, options))
+
+
+def batch_refused(session: Session, options: JobOptions) -> str | None:
+    """Why this job could not go through the Batch API, or None when it could."""
+    if options.backend != "gemini":
+        return f"the Batch API is Gemini's, and this job runs {options.backend}"
+    if options.kind in ("regenerate", "rejudge"):
+        try:
+            checked_for_job(session, options.backend, "batch")
+        except Invalid as refused:
+            return str(refused)
+    return None

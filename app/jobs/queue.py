@@ -1,6 +1,6 @@
 """Making a job and asking it to stop: a job is its options and its tasks, written in one
-transaction, and refused while an identical one is queued or running (app/jobs/runner.py
-works it)."""
+transaction, and refused while a queued or running job does any of the same work
+(app/jobs/runner.py works it)."""
 
 from dataclasses import replace
 
@@ -19,42 +19,71 @@ from app.models import utcnow
 JOB_CREATION_LOCK = 0x6A6F62
 
 
+# What changes how a job runs, never what it makes or pays for: a job that differs from a
+# queued or running one only in these pays again for the same tasks.
+HOW_IT_RUNS = frozenset({"concurrency", "requests_per_minute", "requests_per_day",
+                         "tokens_per_minute", "timeout_seconds", "mode", "max_quota_wait",
+                         "batch_poll_seconds"})
+
+
 def create_job(engine: Engine, task_ids: list[int], options: JobOptions,
                created_by: int | None = None) -> int:
     """The new job's id. A regeneration or re-judging job records the judge promoted now
     (Invalid, with nothing made, when it cannot run that judge)."""
-    ids = list(dict.fromkeys(task_ids))
     with Session(engine) as session:
-        if options.kind in ("regenerate", "rejudge"):
-            options = replace(options, judge_candidate_id=checked_for_job(
-                session, options.backend, options.mode))
-        serialised(session, JOB_CREATION_LOCK)
-        same = identical_job(session, ids, options)
-        if same is not None:
-            # 25 clicks on "regenerate" made 25 jobs for the same tasks, each paying again.
-            raise Conflict(f"job {same.id} is already {same.status} with the same options on "
-                           f"the same {len(ids)} {'task' if len(ids) == 1 else 'tasks'}: "
-                           f"follow it at /jobs/{same.id}, or cancel it first")
-        job = Job(kind=options.kind, options=options.as_json(), total=len(ids),
-                  created_by=created_by)
-        session.add(job)
-        session.flush()
-        session.add_all([JobTask(job_id=job.id or 0, task_id=t) for t in ids])
+        job_id = add_job(session, task_ids, options, created_by)
         session.commit()
-        return job.id or 0
+        return job_id
 
 
-def identical_job(session: Session, task_ids: list[int], options: JobOptions) -> Job | None:
-    """A queued or running job with these options on exactly these tasks, if there is one."""
-    wanted = options.as_json()
+def add_job(session: Session, task_ids: list[int], options: JobOptions,
+            created_by: int | None = None) -> int:
+    """The new job written in the caller's transaction, which holds the job-creation lock
+    until it commits; Conflict, naming the job, when a queued or running job would do any
+    of the same work (app/jobs/queue.py HOW_IT_RUNS)."""
+    ids = list(dict.fromkeys(task_ids))
+    if options.kind in ("regenerate", "rejudge"):
+        options = replace(options, judge_candidate_id=checked_for_job(
+            session, options.backend, options.mode))
+    serialised(session, JOB_CREATION_LOCK)
+    overlap = overlapping_job(session, ids, options)
+    if overlap is not None:
+        # 25 clicks on "regenerate" made 25 jobs for the same tasks, each paying again; so
+        # did a second click on a wider selection, or with another concurrency.
+        same, shared = overlap
+        tasks = "task" if len(ids) == 1 else "tasks"
+        which = (f"the same {len(ids)} {tasks}" if shared == len(ids)
+                 else f"{shared:,} of these {len(ids):,} {tasks}")
+        raise Conflict(f"job {same.id} is already {same.status} on {which}, doing the same work: "
+                       f"follow it at /jobs/{same.id}, or cancel it first, or leave those "
+                       "tasks out")
+    job = Job(kind=options.kind, options=options.as_json(), total=len(ids),
+              created_by=created_by)
+    session.add(job)
+    session.flush()
+    session.add_all([JobTask(job_id=job.id or 0, task_id=t) for t in ids])
+    return job.id or 0
+
+
+def _work(options: JobOptions) -> dict[str, object]:
+    return {k: v for k, v in options.__dict__.items() if k not in HOW_IT_RUNS}
+
+
+def overlapping_job(session: Session, task_ids: list[int],
+                    options: JobOptions) -> tuple[Job, int] | None:
+    """A queued or running job doing the same work on any of these tasks, with how many of
+    them it has, if there is one."""
+    wanted, chosen = _work(options), set(task_ids)
     for job in session.scalars(select(Job).where(
-            col(Job.kind) == options.kind, col(Job.options) == wanted,
-            col(Job.status).in_((JobStatus.queued, JobStatus.running)),
-            col(Job.total) == len(task_ids))):
+            col(Job.kind) == options.kind,
+            col(Job.status).in_((JobStatus.queued, JobStatus.running))).order_by(col(Job.id))):
+        if _work(JobOptions.from_json(job.options)) != wanted:
+            continue
         theirs = set(session.scalars(select(col(JobTask.task_id)).where(
             col(JobTask.job_id) == job.id)))
-        if theirs == set(task_ids):
-            return job
+        shared = len(theirs & chosen)
+        if shared:
+            return job, shared
     return None
 
 

@@ -9,13 +9,14 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
+from app.db import serialised
 from app.errors import Conflict, DomainError, Invalid
 from app.job_models import Job, JobStatus
 from app.jobs.options import JobOptions
-from app.jobs.queue import create_job
+from app.jobs.queue import JOB_CREATION_LOCK, add_job, create_job
 from app.jobs.registry import available
 from app.judges.candidates import get_candidate
-from app.judges.drift import drift_candidate, note_for
+from app.judges.drift import drift_candidate, drift_plan, note_for
 from app.judges.models import JudgeCandidate
 from app.judges.promotion import promoted
 from app.judges.reference import Ref, as_ref, load_reference
@@ -33,25 +34,31 @@ def start_scoring(engine: Engine, candidate_id: int, ref: Ref | int, settings: S
                   created_by: int | None = None, *, mode: str = "interactive") -> int:
     """The new job's id; Conflict, with nothing started, when there is nothing to ask or the
     candidate's backend cannot be used here (the Batch API: on Gemini only)."""
-    ref = as_ref(ref)
+    with Session(engine) as session:
+        job_id = scoring_job(session, get_candidate(session, candidate_id), as_ref(ref),
+                             settings, created_by, mode=mode)
+        session.commit()
+        return job_id
+
+
+def scoring_job(session: Session, candidate: JudgeCandidate, ref: Ref, settings: Settings,
+                created_by: int | None = None, *, mode: str = "interactive") -> int:
+    """start_scoring in the caller's transaction."""
     if mode not in MODES:
         raise Invalid(f"the mode is one of {', '.join(MODES)}", "mode")
-    with Session(engine) as session:
-        candidate = get_candidate(session, candidate_id)
-        tasks = pending_tasks(session, candidate, ref)
-        judge_for(candidate, settings)  # no key: refused here, before any job exists
-        backend = candidate.backend
+    tasks = pending_tasks(session, candidate, ref)
+    judge_for(candidate, settings)  # no key: refused here, before any job exists
     if not tasks:
         raise Conflict(f"nothing left to ask: every answer of {candidate.name!r} on this "
                        "reference is stored")
-    if mode == "batch" and backend != "gemini":
+    if mode == "batch" and candidate.backend != "gemini":
         raise Conflict(f"{candidate.name!r} runs offline: the Batch API is Gemini's; score it "
                        "interactively")
-    options = JobOptions(backend=backend, kind="score", candidate_id=candidate_id,
+    options = JobOptions(backend=candidate.backend, kind="score", candidate_id=candidate.id,
                          study_id=ref.id if ref.kind == "study" else None,
                          sentinel_id=ref.id if ref.kind == "sentinel" else None,
                          concurrency=SCORING_CONCURRENCY, mode=mode).within(settings)
-    return create_job(engine, tasks, options, created_by)
+    return add_job(session, tasks, options, created_by)
 
 
 def regenerate_let_through(engine: Engine, study_id: int, settings: Settings,
@@ -76,17 +83,22 @@ def regenerate_let_through(engine: Engine, study_id: int, settings: Settings,
 
 
 def start_drift_check(engine: Engine, ref: Ref | int, settings: Settings, by: User | None) -> int:
-    """The judge of record asked again on a reference's edits, as a scoring job."""
+    """The judge of record asked again on a reference's edits, as a scoring job. The check for
+    a running one, its candidate and its job are one step for every process: two clicks half
+    a second apart made two jobs and a clash on the candidate's name."""
     ref = as_ref(ref)
     with Session(engine) as session:
         load_reference(session, ref)  # 404 or 409 before anything is made
+        plan = drift_plan(session, settings, ref)  # rendered and checked before the lock
+        serialised(session, JOB_CREATION_LOCK)
         running = _running_drift_check(session, ref)
         if running is not None:  # a double click asked the same thing twice
             raise Conflict(f"a drift check on this reference is already {running.status}: "
                            f"job {running.id}, at /jobs/{running.id}")
-        made = drift_candidate(session, settings, by, ref)
-        candidate_id = made.id or 0
-    return start_scoring(engine, candidate_id, ref, settings, by.id if by else None)
+        made = drift_candidate(session, plan, by)
+        job_id = scoring_job(session, made, ref, settings, by.id if by else None)
+        session.commit()
+        return job_id
 
 
 def _running_drift_check(session: Session, ref: Ref) -> Job | None:

@@ -101,7 +101,15 @@ def checked(plan: CandidatePlan, kinds: Sequence[tuple[str, str, str]] = ()) -> 
 
 
 def create_candidate(session: Session, plan: CandidatePlan, created_by: int | None) -> JudgeCandidate:
-    good = checked(plan, data_kinds(session))
+    candidate = add_candidate(session, checked(plan, data_kinds(session)), created_by)
+    session.commit()
+    session.refresh(candidate)
+    return candidate
+
+
+def add_candidate(session: Session, good: CandidatePlan, created_by: int | None) -> JudgeCandidate:
+    """A plan already ``checked``, written in the caller's transaction (flushed, not
+    committed); Invalid when its name is taken."""
     if session.scalar(select(col(JudgeCandidate.id)).where(col(JudgeCandidate.name) == good.name)):
         raise Invalid(f"a candidate is already named {good.name!r}", "name")
     candidate = JudgeCandidate(name=good.name, backend=good.backend, model=good.model,
@@ -111,8 +119,7 @@ def create_candidate(session: Session, plan: CandidatePlan, created_by: int | No
                                created_by=created_by)
     candidate.version = spec_of(candidate).version
     session.add(candidate)
-    session.commit()
-    session.refresh(candidate)
+    session.flush()
     return candidate
 
 
@@ -189,6 +196,7 @@ __all__ = [
     "OFFLINE_BIASES",
     "PANEL_RULES",
     "CandidatePlan",
+    "add_candidate",
     "candidate_names",
     "candidates",
     "checked",

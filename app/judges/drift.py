@@ -6,13 +6,19 @@ Each check is a candidate of its own (the judge of record's own prompt and model
 the time it was asked), scored like any other, so every check stays on record."""
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.judges.board import leaderboard
-from app.judges.candidates import CandidatePlan, create_candidate, default_template
+from app.judges.candidates import (
+    CandidatePlan,
+    add_candidate,
+    checked,
+    data_kinds,
+    default_template,
+)
 from app.judges.leaderboard import RECORD, Figure
 from app.judges.models import CandidateVerdict, JudgeCandidate
 from app.judges.reference import Ref, Reference, as_ref, load_reference
@@ -29,10 +35,19 @@ def note_for(ref: Ref) -> str:
     return f"{NOTE} ({ref.query})"
 
 
-def drift_candidate(session: Session, settings: Settings, by: User | None,
-                    ref: Ref) -> JudgeCandidate:
-    """A new check's candidate: on Gemini when this server has a key, else offline."""
+def drift_plan(session: Session, settings: Settings, ref: Ref) -> CandidatePlan:
+    """A new check's candidate, checked and ready to write (drift_candidate names it): on
+    Gemini when this server has a key, else offline."""
     gemini = bool(settings.gemini_api_key.get_secret_value())
+    return checked(CandidatePlan(
+        name="drift check", backend="gemini" if gemini else "offline",
+        model=DEFAULT_MODELS["judge"] if gemini else "offline-heuristic-1",
+        template=default_template(), note=note_for(ref)), data_kinds(session))
+
+
+def drift_candidate(session: Session, plan: CandidatePlan, by: User | None) -> JudgeCandidate:
+    """The check's candidate, named by the time it was asked, written in the caller's
+    transaction (which holds the job-creation lock: app/jobs/score_job.py)."""
     name = f"drift check {utcnow():%Y-%m-%d %H:%M:%S}"
     taken = set(session.scalars(select(col(JudgeCandidate.name)).where(
         col(JudgeCandidate.name).startswith(name))))
@@ -42,10 +57,7 @@ def drift_candidate(session: Session, settings: Settings, by: User | None,
     unique = name
     while unique in taken:
         unique, number = f"{name} ({number})", number + 1
-    return create_candidate(session, CandidatePlan(
-        name=unique, backend="gemini" if gemini else "offline",
-        model=DEFAULT_MODELS["judge"] if gemini else "offline-heuristic-1", template=default_template(),
-        note=note_for(ref)), by.id if by else None)
+    return add_candidate(session, replace(plan, name=unique), by.id if by else None)
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,33 @@ def test_the_cli_refuses_a_job_identical_to_one_queued(demo_engine: Engine, tmp_
         first = pool.submit(CliRunner().invoke, cli, command).result()
         again = pool.submit(CliRunner().invoke, cli, command).result()
     assert first.exit_code == 0, first.output
-    assert again.exit_code == 1 and "is already queued with the same options" in again.output
+    assert again.exit_code == 1
+    assert "is already queued on the same 12 tasks, doing the same work" in again.output
     with Session(demo_engine) as session:
         assert len(session.exec(select(Job)).all()) == 1
+
+
+def test_the_estimate_shows_no_batch_price_for_a_job_batch_mode_refuses(
+        demo_engine: Engine) -> None:
+    """A promoted judge is asked one call at a time: a regeneration under it cannot go through
+    the Batch API, yet its estimate priced a batch."""
+    from app.jobs.options import JobOptions, job_estimate
+    from app.judges.candidates import CandidatePlan, create_candidate
+    from app.judges.promotion import promote
+    from pipeline.estimate import describe
+    from pipeline.judge_spec import default_template
+    from tests.jobs.test_runner import task_ids
+
+    ids = task_ids(demo_engine, 3)
+    options = JobOptions(backend="gemini", rounds=2)
+    with Session(demo_engine) as session:
+        assert any(line.startswith("Batch API: $") for line in describe(
+            job_estimate(session, ids, options)))
+        pro = create_candidate(session, CandidatePlan(
+            name="pro", backend="gemini", model="gemini-2.5-pro", template=default_template()),
+            None)
+        promote(session, pro.id, None)
+        lines = describe(job_estimate(session, ids, options))
+    assert not any("$" in line for line in lines if line.startswith("Batch API"))
+    assert any(line.startswith("Batch API: not for this job (the promoted judge, 'pro', is "
+                               "asked one call at a time") for line in lines)

@@ -52,7 +52,7 @@ def test_a_second_check_while_one_runs_is_refused_and_names_never_clash(
     from sqlmodel import select
 
     from app.errors import Conflict
-    from app.judges.drift import drift_candidate
+    from app.judges.drift import drift_candidate, drift_plan
     from app.judges.models import JudgeCandidate
     from app.judges.reference import Ref
 
@@ -61,8 +61,9 @@ def test_a_second_check_while_one_runs_is_refused_and_names_never_clash(
     with pytest.raises(Conflict, match=f"already queued: job {job_id}"):
         start_drift_check(demo_engine, reference.study_id, offline, None)
     with Session(demo_engine) as session:  # within one second, on two references
-        names = {drift_candidate(session, offline, None, Ref("study", reference.study_id)).name
-                 for _ in range(3)}
+        plan = drift_plan(session, offline, Ref("study", reference.study_id))
+        names = {drift_candidate(session, plan, None).name for _ in range(3)}
+        session.commit()
         assert len(names) == 3
         checks_made = session.exec(select(JudgeCandidate).where(
             JudgeCandidate.name.startswith("drift check"))).all()  # type: ignore[attr-defined]
