@@ -1,0 +1,161 @@
+"""Candidate judges added and scored on a busy server, through a real `medbanana serve` over HTTP.
+
+    .venv/bin/python benchmarks/busy_judges.py [--busy 0,3] [--rounds 2] [--adds 3]
+
+A hospital's server under a study is never idle, and a template's render used to be timed
+from the start of a process that imported the whole server: on two cores under load, the
+default template was refused 3 times of 3. Here, for each load (N processes spinning on the
+CPU beside the server; the loads take turns, round after round), a server is started afresh
+with its in-process worker, and at once:
+
+- the default template is added --adds times from the judges form (as an admin's API token
+  posts it), each add timed;
+- one of those candidates is scored on the demo's locked pilot (24 cases: 48 answers, each
+  once more with the original first), as a job the server's worker runs; its answers that
+  failed are counted, and those that failed to render apart.
+
+Printed per load: adds kept of tried, each add's time, the scoring job's answers, failures and
+render failures, its time, and how busy the machine's cores were.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from sqlalchemy import func, select  # noqa: E402
+from sqlmodel import Session, col  # noqa: E402
+
+from app.accounts.users import create_user, find_user, issue_token  # noqa: E402
+from app.db import make_engine, migrate  # noqa: E402
+from app.demo.pilot import make_pilot  # noqa: E402
+from app.job_models import Job  # noqa: E402
+from app.judges.models import CandidateVerdict  # noqa: E402
+from app.models import Role  # noqa: E402
+from benchmarks.many_readers import MEDBANANA, database, machine_ticks  # noqa: E402
+from pipeline.judge_spec import default_template  # noqa: E402
+
+BASE = Path(__file__).resolve().parent.parent / "var" / "bench" / "busy_judges"
+RENDER_WORDS = ("render", "prompt template")
+
+
+def setup(url: str) -> tuple[int, str]:
+    """The locked pilot's id, and an admin's API token."""
+    engine = make_engine(url)
+    migrate(engine)
+    with Session(engine) as session:
+        admin = find_user(session, "busy-admin") or create_user(
+            session=session, name="busy-admin", role=Role.admin, password="busy-admin-password")
+        pilot = make_pilot(session, admin)
+        if pilot is None:
+            raise SystemExit("the demo data holds no pilot study to score on")
+        token = issue_token(session=session, user=admin)
+        pilot_id = pilot.id or 0
+    engine.dispose()
+    return pilot_id, token
+
+
+def serve(url: str, port: int) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, MEDBANANA_DATABASE_URL=url, MEDBANANA_WORKER="true",
+               MEDBANANA_SECRET_KEY=secrets.token_urlsafe(48),
+               MEDBANANA_VAR_DIR=str(BASE / "var"),
+               MEDBANANA_LOG_LEVEL=os.environ.get("MEDBANANA_LOG_LEVEL", "WARNING"))
+    process = subprocess.Popen([MEDBANANA, "serve", "--port", str(port)], env=env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    process.kill()
+    raise SystemExit("the server did not start")
+
+
+def one_load(url: str, port: int, busy: int, adds: int, pilot_id: int, token: str,
+             label: str) -> str:
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+               for _ in range(busy)]
+    ticks = machine_ticks()
+    server = serve(url, port)
+    try:
+        client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=300,
+                              headers={"Authorization": f"Bearer {token}"})
+        kept, times, made = 0, [], []
+        for n in range(adds):
+            started = time.monotonic()
+            answer = client.post("/judges", data={
+                "name": f"{label} {n + 1}", "backend": "offline",
+                "model": "offline-heuristic-1", "template": default_template()})
+            times.append(time.monotonic() - started)
+            if answer.status_code == 303:
+                kept += 1
+                made.append(int(answer.headers["location"].rstrip("/").rsplit("/", 1)[1]))
+            else:
+                print(f"  add {n + 1} refused ({answer.status_code})", file=sys.stderr)
+        scored = "no candidate to score"
+        if made:
+            started = time.monotonic()
+            answer = client.post(f"/judges/{made[0]}/score", data={"study": str(pilot_id)})
+            if answer.status_code != 303:
+                raise SystemExit(f"scoring refused: {answer.status_code} {answer.text[:300]}")
+            job_id = int(answer.headers["location"].rsplit("/", 1)[1])
+            engine = make_engine(url)
+            while True:
+                with Session(engine) as session:
+                    job = session.get(Job, job_id)
+                    assert job is not None
+                    if job.status not in ("queued", "running"):
+                        break
+                time.sleep(0.5)
+            seconds = time.monotonic() - started
+            with Session(engine) as session:
+                rows = session.execute(select(col(CandidateVerdict.error)).where(
+                    col(CandidateVerdict.candidate_id) == made[0])).scalars().all()
+                answers = session.scalar(select(func.count()).select_from(CandidateVerdict).where(
+                    col(CandidateVerdict.candidate_id) == made[0]))
+            engine.dispose()
+            failed = [r for r in rows if r]
+            unrendered = [r for r in failed if any(w in r for w in RENDER_WORDS)]
+            scored = (f"job {job.status}: {answers} answers, {len(failed)} failed, "
+                      f"{len(unrendered)} render failures, {seconds:.1f} s")
+        busy_ticks, all_ticks = (a - b for a, b in zip(machine_ticks(), ticks, strict=True))
+        return (f"{busy} busy: adds {kept}/{adds} kept "
+                f"({', '.join(f'{t:.2f}' for t in times)} s); {scored}; "
+                f"cores {100 * busy_ticks / max(1, all_ticks):.0f} % busy")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--busy", default="0,3", help="CPU-bound processes beside the server")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--adds", type=int, default=3)
+    parser.add_argument("--port", type=int, default=8791)
+    args = parser.parse_args()
+    loads = [int(b) for b in args.busy.split(",")]
+    url = database("sqlite")
+    pilot_id, token = setup(url)
+    print(f"{os.cpu_count()} cores; default template; scoring on the pilot (study {pilot_id})")
+    for round_ in range(args.rounds):
+        for busy in loads if round_ % 2 == 0 else loads[::-1]:
+            print(one_load(url, args.port, busy, args.adds, pilot_id, token,
+                           f"round {round_ + 1} busy {busy}"), flush=True)
+
+
+if __name__ == "__main__":
+    main()
