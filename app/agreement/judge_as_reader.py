@@ -31,6 +31,7 @@ from app.agreement.stats import Vote
 from app.agreement.two_raters import cells, kappa
 from app.charts import Point, readers_and_judge_chart
 from app.mrmc.data import MrmcInputError
+from app.mrmc.orh import alike
 from app.mrmc.sample_size import Pilot, Power, cases_for_width, power, table
 from app.mrmc.standalone import VersusPanel, compare
 
@@ -315,7 +316,7 @@ def judge_as_reader(data: StudyReads, question: str, *, margin: float = 0.05,
     v, j = np.array(values), np.array(judge_values)
     vj, jj = np.array(jack), np.array(judge_jack)
     psi = v - j
-    if np.ptp(psi) == 0 and np.ptp(vj - jj) == 0:
+    if alike(psi) and alike(vj - jj):
         out.reason = ("Every reader's accuracy differs from the judge's by exactly the same "
                       "amount on every resample: no interval of it can be right.")
         return out

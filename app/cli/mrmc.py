@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from app.mrmc.data import MrmcInputError, read_ratings
-from app.mrmc.orh import Analysis, OrResult, analyse
+from app.mrmc.orh import ONE_READER, Analysis, OrResult, analyse
 from app.mrmc.sample_size import READER_COUNTS, Pilot, cases_for_power, cases_for_width, power
 from app.mrmc.standalone import versus_panel
 from app.strict_json import json_text
@@ -43,7 +43,8 @@ def _ci(ci: tuple[float, float], places: int) -> str:
 
 
 def as_text(result: OrResult) -> str:
-    lines = [f"{len(result.modalities)} modalities, {len(result.readers)} readers, {result.cases} cases "
+    readers = f"{len(result.readers)} reader{'s' if len(result.readers) != 1 else ''}"
+    lines = [f"{len(result.modalities)} modalities, {readers}, {result.cases} cases "
              f"({result.normal} non-diseased, {result.abnormal} diseased); trapezoidal AUC, "
              "jackknife covariances (Obuchowski & Rockette 1995; Hillis 2007, 2008)", "",
              "reader AUCs: " + "  ".join(result.modalities)]
@@ -51,6 +52,10 @@ def as_text(result: OrResult) -> str:
         lines.append(f"  {reader:<10}" + "  ".join(f"{result.auc[i, j]:.8f}"
                                                   for i in range(len(result.modalities))))
     c = result.covariances
+    if result.one_reader:
+        return "\n".join([*lines, "", f"OR: Cov1 {c.cov1:.8f}  Var(Error) {c.var:.8f}", "",
+                          f"Readers random (RRRC, RRFC): {ONE_READER}.", "",
+                          *_analysis_lines(result.frrc), ""])
     lines += ["", f"OR: Var(R) {result.components['var_r']:.8f}  Var(T*R) {result.components['var_tr']:.8f}  "
               f"Cov1 {c.cov1:.8f}  Cov2 {c.cov2:.8f}  Cov3 {c.cov3:.8f}  Var(Error) {c.var:.8f}",
               "DBM: " + "  ".join(f"{k} {v:.8f}" for k, v in result.dbm.items()), ""]
@@ -120,6 +125,10 @@ def register(cli: typer.Typer) -> None:
         except MrmcInputError as error:
             print(f"error: {named(file, error)}", file=sys.stderr)
             raise typer.Exit(2) from None
+        if result.one_reader:
+            print(f"error: {file}: a sample size needs a pilot of two readers or more (this one "
+                  "has one): how readers differ cannot be estimated from one", file=sys.stderr)
+            raise typer.Exit(2)
         if len(result.modalities) != 2:
             print(f"error: {file}: a sample size compares two modalities; this file has "
                   f"{len(result.modalities)}", file=sys.stderr)

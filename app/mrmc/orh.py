@@ -19,8 +19,26 @@ from app.mrmc.data import MrmcData, MrmcInputError
 ALPHA = 0.05
 # What an interval is when its SE is 0: none can be right, rather than one of zero width.
 NO_INTERVAL = (float("nan"), float("nan"))
+ONE_READER = ("not computed: one reader; how readers differ needs two or more, so only the "
+              "fixed-reader analysis (these readers, cases random) is given")
 NO_ERROR_TERM = ("the modalities' AUCs differ by exactly the same amount for every reader and on "
                  "every case left out: the test's error term is zero, so it cannot be computed")
+
+
+# Figures equal but for their last bits (the same area summed in another order) are equal:
+# three readers with identical areas gave a spread of 1.85e-32, Hillis's df 9.6e54, and a
+# size table built on a spread that is not there.
+ROUNDING = 64 * float(np.finfo(float).eps)
+
+
+def alike(values: np.ndarray) -> bool:
+    """Every value the same, to within rounding."""
+    return bool(np.ptp(values) <= ROUNDING * max(1.0, float(np.abs(values).max())))
+
+
+def spread(values: np.ndarray) -> float:
+    """The values' variance (ddof 1), 0 when they are alike."""
+    return 0.0 if alike(values) else float(values.var(ddof=1))
 
 
 @dataclass(frozen=True)
@@ -113,8 +131,16 @@ class OrResult:
     frrc: Analysis
     rrfc: Analysis
 
+    @property
+    def one_reader(self) -> bool:
+        """With one reader, nothing that treats readers as random can be computed: their
+        spread needs two or more. The fixed-reader analysis stands."""
+        return len(self.readers) < 2
+
     def as_dict(self) -> dict[str, object]:
-        def analysis(a: Analysis) -> dict[str, object]:
+        def analysis(a: Analysis) -> dict[str, object] | None:
+            if self.one_reader and a.name != "frrc":
+                return None
             found: dict[str, object] = {"name": a.name, "generalises": a.generalises,
                                         "differences": [_diff(d) for d in a.differences],
                                         "single": [_single(s) for s in a.single]}
@@ -136,6 +162,7 @@ class OrResult:
             "or": {**asdict(self.covariances), **self.components},
             "dbm": self.dbm,
             "rrrc": analysis(self.rrrc), "frrc": analysis(self.frrc), "rrfc": analysis(self.rrfc),
+            **({"random_readers": ONE_READER} if self.one_reader else {}),
         }
 
 
@@ -172,11 +199,14 @@ def analyse(data: MrmcData) -> OrResult:
     _, cov = jackknife_covariances(jack)
     grand = auc.mean()
     by_t, by_r = auc.mean(axis=1), auc.mean(axis=0)
-    ms_t = r * float(((by_t - grand) ** 2).sum()) / (t - 1) if t > 1 else float("nan")
-    ms_r = t * float(((by_r - grand) ** 2).sum()) / (r - 1) if r > 1 else float("nan")
+    ms_t = r * spread(by_t) if t > 1 else float("nan")
+    ms_r = t * spread(by_r) if r > 1 else float("nan")
     resid = auc - by_t[:, None] - by_r[None, :] + grand
-    ms_tr = float((resid ** 2).sum()) / ((t - 1) * (r - 1)) if t > 1 and r > 1 else float("nan")
-    ms_r_single = [float(auc[i].var(ddof=1)) if r > 1 else float("nan") for i in range(t)]
+    if t > 1 and r > 1:
+        ms_tr = 0.0 if alike(resid) else float((resid ** 2).sum()) / ((t - 1) * (r - 1))
+    else:
+        ms_tr = float("nan")
+    ms_r_single = [spread(auc[i]) if r > 1 else float("nan") for i in range(t)]
     single_cov = [jackknife_covariances(jack[i:i + 1])[1] for i in range(t)]
     if cov.var <= 0 or min(c.var for c in single_cov) <= 0:
         raise MrmcInputError("no reader's AUC moves when any one case is left out (a constant "
@@ -195,9 +225,11 @@ def analyse(data: MrmcData) -> OrResult:
     return OrResult(
         names, data.readers, k, data.normal, data.abnormal, auc, ms_t, ms_r, ms_tr, ms_r_single,
         cov, [(c.var, c.cov2) for c in single_cov], components, dbm,
-        _rrrc(names, by_t, pairs, r, ms_t, ms_tr, cov, auc, ms_r_single, single_cov),
+        _rrrc(names, by_t, pairs, r, ms_t, ms_tr, cov, auc, ms_r_single, single_cov)
+        if r > 1 else Analysis("rrrc", ONE_READER, None, [], []),
         _frrc(names, by_t, pairs, r, ms_t, cov, auc, jack, single_cov),
-        _rrfc(names, by_t, pairs, r, ms_t, ms_tr, auc, ms_r_single))
+        _rrfc(names, by_t, pairs, r, ms_t, ms_tr, auc, ms_r_single)
+        if r > 1 else Analysis("rrfc", ONE_READER, None, [], []))
 
 
 def _f_test(names: tuple[str, ...], by_t: np.ndarray, pairs: list[tuple[int, int]], r: int,
@@ -239,6 +271,12 @@ def _rrrc(names: tuple[str, ...], by_t: np.ndarray, pairs: list[tuple[int, int]]
     return Analysis("rrrc", "the population of readers and of cases", test, differences, single)
 
 
+def _others(r: int, covariance: float) -> float:
+    """(r - 1) max(covariance, 0): what the other readers add; none with one reader, whose
+    covariance with the others is undefined (NaN) rather than zero."""
+    return (r - 1) * max(covariance, 0.0) if r > 1 else 0.0
+
+
 def _frrc(names: tuple[str, ...], by_t: np.ndarray, pairs: list[tuple[int, int]], r: int,
           ms_t: float, cov: Covariances, auc: np.ndarray, jack: np.ndarray,
           single_cov: list[Covariances]) -> Analysis:
@@ -246,7 +284,7 @@ def _frrc(names: tuple[str, ...], by_t: np.ndarray, pairs: list[tuple[int, int]]
     test = None
     differences = []
     if t > 1:
-        denominator = cov.var - cov.cov1 + (r - 1) * max(cov.cov2 - cov.cov3, 0.0)
+        denominator = cov.var - cov.cov1 + _others(r, cov.cov2 - cov.cov3)
         if denominator <= 0:
             raise MrmcInputError(NO_ERROR_TERM)
         chi2 = (t - 1) * ms_t / denominator
@@ -258,7 +296,7 @@ def _frrc(names: tuple[str, ...], by_t: np.ndarray, pairs: list[tuple[int, int]]
             differences.append(Difference(names[a], names[b], value, se, None, statistic, p, ci))
     single = []
     for i in range(t):
-        se = float(np.sqrt((single_cov[i].var + (r - 1) * max(single_cov[i].cov2, 0.0)) / r))
+        se = float(np.sqrt((single_cov[i].var + _others(r, single_cov[i].cov2)) / r))
         ci, _, _ = _z_interval(float(by_t[i]), se)
         single.append(Single(names[i], float(by_t[i]), se, None, ci))
     per_reader: list[dict[str, object]] = []

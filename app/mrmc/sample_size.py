@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from app.mrmc.orh import ALPHA, OrResult, jackknife_covariances
+from app.mrmc.orh import ALPHA, OrResult, jackknife_covariances, spread
 
 MOST_CASES = 100_000  # a search for cases stops here: past it, readers are what is short
 
@@ -42,8 +42,12 @@ class Pilot:
     def from_or(cls, result: OrResult) -> "Pilot":
         c = result.covariances
         effect = float(result.auc[0].mean() - result.auc[1].mean()) if len(result.modalities) > 1 else 0.0
-        return cls(result.cases, max(result.components["var_tr"], 0.0), c.var - c.cov1,
-                   max(c.cov2 - c.cov3, 0.0), effect)
+        # Hillis, Obuchowski & Berbaum 2011, equation 9, as RJafroc computes it: the max keeps
+        # a negative Cov2 - Cov3 out, where the Iowa software's Var(T*R) (our report's, as it
+        # prints it) lets it lower the estimate.
+        var_tr = result.ms_tr - c.var + c.cov1 + max(c.cov2 - c.cov3, 0.0)
+        return cls(result.cases, max(var_tr, 0.0), c.var - c.cov1, max(c.cov2 - c.cov3, 0.0),
+                   effect)
 
     @classmethod
     def single(cls, values: np.ndarray, jack: np.ndarray) -> "Pilot":
@@ -51,8 +55,8 @@ class Pilot:
         The figures of a difference psi are twice a two-modality study's, so each is halved
         here and the two-modality formulas apply unchanged."""
         _, cov = jackknife_covariances(jack[None, :, :])
-        ms_r = float(values.var(ddof=1))
-        var_r = ms_r - cov.var + cov.cov2
+        ms_r = spread(values)
+        var_r = ms_r - cov.var + max(cov.cov2, 0.0)  # equation 9, as in from_or
         return cls(jack.shape[1], max(var_r, 0.0) / 2, cov.var / 2, max(cov.cov2, 0.0) / 2,
                    float(values.mean()))
 
@@ -91,11 +95,14 @@ def power(pilot: Pilot, readers: int, cases: int, effect: float | None = None,
         raise ValueError("the pilot has no variance: it predicts no study's precision")
     ncp = d ** 2 * readers / 2 / den
     se = float(np.sqrt(2 * den / readers))
-    if ddf is None:
-        found = float(stats.ncx2.sf(stats.chi2.ppf(1 - alpha, 1), 1, ncp))
+    if ddf is None or np.isinf(ddf):  # F(1, infinity) is chi-square(1)
+        found = alpha if ncp == 0 else float(stats.ncx2.sf(stats.chi2.ppf(1 - alpha, 1), 1, ncp))
         half = float(stats.norm.ppf(1 - alpha / 2)) * se
     else:
-        found = float(stats.ncf.sf(stats.f.ppf(1 - alpha, 1, ddf), 1, ddf, ncp))
+        # No effect: the power is the test's size. SciPy's non-central F gives -0.95 at a
+        # non-centrality of exactly 0.
+        found = alpha if ncp == 0 else float(stats.ncf.sf(stats.f.ppf(1 - alpha, 1, ddf), 1,
+                                                           ddf, ncp))
         half = float(stats.t.ppf(1 - alpha / 2, ddf)) * se
     return Power(readers, cases, d, found, ddf, ncp, half)
 

@@ -16,7 +16,7 @@ from scipy import stats
 
 from app.mrmc.auc import auc_and_jackknife
 from app.mrmc.data import MrmcData, MrmcInputError
-from app.mrmc.orh import ALPHA, NO_INTERVAL, jackknife_covariances
+from app.mrmc.orh import ALPHA, NO_INTERVAL, jackknife_covariances, spread
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def _single(values: np.ndarray, jack: np.ndarray) -> tuple[float, float, float, 
     values per reader and their leave-one-case-out values (readers x cases)."""
     readers = len(values)
     _, cov = jackknife_covariances(jack[None, :, :])
-    ms_r = float(values.var(ddof=1))
+    ms_r = spread(values)
     term = ms_r + readers * max(cov.cov2, 0.0)
     # Readers who all agree exactly leave only the cases' term: Hillis's df is then unbounded.
     df = term ** 2 / (ms_r ** 2 / (readers - 1)) if ms_r > 0 else float("inf")

@@ -162,3 +162,38 @@ def test_every_json_the_reference_data_gives_is_strict() -> None:
         result = CliRunner().invoke(cli, ["mrmc", *args, "--json"])
         assert result.exit_code == 0, result.output
         _strict(result.stdout)
+
+
+def one_reader(tmp_path: Path) -> Path:
+    found = tmp_path / "one-reader.csv"
+    found.write_text('"modality","reader","case","truth","rating"\n' + "".join(
+        f'"{m}","r1",{c},{int(c > 5)},{(c * 7 + m * 3) % 5 + int(c > 5)}\n'
+        for m in (0, 1) for c in range(1, 11)))
+    return found
+
+
+def test_one_reader_gives_the_fixed_reader_figures_and_says_why_no_other(tmp_path: Path) -> None:
+    """A one-reader file printed a page of NaN and 'SE 0, nothing varies' (the SE is
+    undefined, not zero)."""
+    shown = CliRunner().invoke(cli, ["mrmc", "analyse", str(one_reader(tmp_path))])
+    assert shown.exit_code == 0, shown.output
+    assert "Readers random (RRRC, RRFC): not computed: one reader" in shown.stdout
+    assert "FRRC: results apply to these readers" in shown.stdout
+    assert "nan" not in shown.stdout.lower() and "nothing varies" not in shown.stdout
+    as_json = json.loads(CliRunner().invoke(cli, ["mrmc", "analyse", str(one_reader(tmp_path)),
+                                                  "--json"]).stdout)
+    assert as_json["rrrc"] is None and as_json["rrfc"] is None and as_json["frrc"]["single"]
+
+
+def test_size_of_a_one_reader_pilot_is_one_line(tmp_path: Path) -> None:
+    """It printed '100000 cases (power nan)'."""
+    result = CliRunner().invoke(cli, ["mrmc", "size", str(one_reader(tmp_path))])
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "one-reader.csv" in result.stderr and "two readers or more" in result.stderr
+
+
+def test_size_with_no_effect_prints_the_tests_size_not_a_negative_power() -> None:
+    result = CliRunner().invoke(cli, ["mrmc", "size", str(REFERENCE / "vandyke.csv"),
+                                      "--half-width", "0.05", "--readers", "5"])
+    assert result.exit_code == 0, result.output
+    assert "power 0.0500" in result.stdout and "-0.95" not in result.stdout

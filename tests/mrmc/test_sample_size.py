@@ -9,7 +9,7 @@ import pytest
 
 from app.mrmc.auc import auc_and_jackknife
 from app.mrmc.data import read_csv
-from app.mrmc.orh import analyse
+from app.mrmc.orh import OrResult, analyse
 from app.mrmc.sample_size import Pilot, cases_for_power, cases_for_width, power, table
 
 REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "mrmc"
@@ -70,3 +70,55 @@ def test_a_pilot_whose_readers_never_differ_gives_no_table_and_no_error() -> Non
     found = power(flat, 3, 50, 0.0)
     assert found.ddf == float("inf") and found.half_width > 0
     assert table(Pilot(k_star=8, var_tr=0.0, var=0.0, cov=0.0, effect=0.0), half_width=0.05) == []
+
+
+@pytest.mark.parametrize("analysis", ["rrrc", "frrc", "rrfc"])
+def test_no_effect_has_the_tests_size_for_power(pilot: Pilot, analysis: str) -> None:
+    """SciPy's non-central F gives -0.95 at a non-centrality of 0; RJafroc gives 0.05."""
+    assert power(pilot, 5, 100, 0.0, analysis).power == pytest.approx(0.05, abs=1e-12)
+    widest = cases_for_width(pilot, 5, 0.1, analysis)
+    assert widest is not None and widest.power == pytest.approx(0.05, abs=1e-12)
+
+
+def _pilot_with_cov2_below_cov3() -> tuple[Pilot, OrResult]:
+    import numpy as np
+
+    from app.mrmc.data import MrmcData
+
+    rng = np.random.default_rng(0)
+    truth = np.arange(40) >= 20
+    case = rng.normal(size=40) + truth * 1.0
+    ratings = np.stack([np.stack([case + rng.normal(size=40) + 0.3 * m * truth for _ in range(4)])
+                        for m in range(2)])
+    result = analyse(MrmcData(("A", "B"), tuple("abcd"), tuple(map(str, range(40))), truth, ratings))
+    return Pilot.from_or(result), result
+
+
+def test_a_pilot_with_cov2_below_cov3_follows_hillis_2011_equation_9() -> None:
+    """Hillis, Obuchowski & Berbaum 2011 (eq. 9) and RJafroc keep max(Cov2 - Cov3, 0) in
+    Var(T*R); the Iowa software, which the analysis page reproduces, does not. The size took
+    the Iowa figure while citing Hillis 2011 (power 0.19170 where RJafroc gives 0.18850)."""
+    pilot, result = _pilot_with_cov2_below_cov3()
+    c = result.covariances
+    assert c.cov2 < c.cov3
+    assert pilot.var_tr == pytest.approx(result.ms_tr - c.var + c.cov1, rel=1e-12)
+    assert result.components["var_tr"] == pytest.approx(
+        result.ms_tr - c.var + c.cov1 + c.cov2 - c.cov3, rel=1e-12)  # the report keeps Iowa's
+    assert pilot.var_tr > result.components["var_tr"]
+
+
+def test_readers_alike_but_for_rounding_have_no_spread() -> None:
+    """Three identical areas summed in different orders gave a spread of 1.85e-32, df 9.6e54
+    and a size table that promised 2 cases for 2-20 readers; RJafroc gives 0 and df infinite."""
+    import numpy as np
+
+    from app.mrmc.orh import spread
+    from app.mrmc.standalone import compare
+
+    values = np.array([0.1 + 0.2, 0.3, 0.3])  # 0.30000000000000004, 0.3, 0.3
+    assert float(values.var(ddof=1)) > 0 and spread(values) == 0.0
+    rng = np.random.default_rng(1)
+    jack = 0.3 + rng.normal(scale=0.01, size=(3, 30))
+    versus = compare("judge", ("a", "b", "c"), values, jack, np.full(3, 0.25),
+                     np.repeat((0.25 + rng.normal(scale=0.01, size=30))[None, :], 3, axis=0))
+    assert versus.var_r == 0.0 and versus.df == float("inf")
