@@ -4,7 +4,7 @@ edits among the frame's read ones, and share what they take across the parts of 
 import numpy as np
 import pytest
 
-from app.quality.estimates import Columns, Taken, _read_at, estimates
+from app.quality.estimates import MIN_READS, Columns, Taken, _read_at, estimates
 
 QUESTIONS = ("overall", "realism")
 
@@ -56,4 +56,21 @@ def test_each_part_estimated_with_the_report_s_shared_takings_is_the_part_on_its
         own = estimates(alone(columns, index), np.arange(len(index)), target=0.05)
         assert shared == own
         assert shared["overall"].reads == int((~np.isnan(columns["overall"].consensus[index])).sum())
-        assert shared["overall"].ppi is not None
+        # An interval only from MIN_READS edits read (12 read edits gave 96.0 % (93.9-98.1),
+        # marked "enough").
+        if shared["overall"].reads >= MIN_READS:
+            assert shared["overall"].ppi is not None
+        else:
+            assert shared["overall"].ppi is None and "no estimate" in (shared["overall"].reason or "")
+
+
+def test_twelve_read_edits_give_no_interval_and_no_enough() -> None:
+    """/quality showed structure 96.0 % (93.9-98.1) from 12 edits read, and called that
+    enough: a normal interval of a share does not rest on twelve edits."""
+    columns = frame(3)
+    read = np.flatnonzero(~np.isnan(columns["overall"].consensus))
+    index = np.sort(np.concatenate([read[:12], np.flatnonzero(np.isnan(columns["overall"].consensus))[:300]]))
+    row = estimates(columns, index, target=0.05)["overall"]
+    assert row.reads == 12 and row.ppi is None and row.readers is None
+    assert row.plan is not None and row.plan.more >= MIN_READS - 12
+    assert f"it needs {MIN_READS} edits" in (row.reason or "")

@@ -145,11 +145,14 @@ def test_the_planner_makes_a_follow_up_study(demo_engine: Engine, settings: Sett
     form = page.select_one("form#follow-up")
     assert form is not None
     chosen = form.select_one("select[name=part] option[selected]")
-    # The widest part: chest X-ray additions, whose interval has no width (no spread).
-    assert chosen is not None and chosen["value"] == "chest_xray/add"
+    # The part that needs the most reads: none has the 30 an interval needs, so each part's
+    # need assumes the worst case, and the largest part needs the most.
     accepted = admin.get(f"/api/quality?study={study.id}").json()["populations"][0]
-    add = next(p for p in accepted["parts"] if p["part"] == {"modality": "chest_xray", "direction": "add"})
-    assert form.select_one("input[name=reads]")["value"] == str(add["questions"]["overall"]["plan"]["more"])
+    parts = [p for p in accepted["parts"] if "direction" in p["part"]]
+    widest = max(parts, key=lambda p: p["questions"]["overall"]["plan"]["more"])
+    assert chosen is not None and chosen["value"] == "{modality}/{direction}".format(**widest["part"])
+    assert form.select_one("input[name=reads]")["value"] == str(
+        widest["questions"]["overall"]["plan"]["more"])
     assert form.select_one(f"input[name=readers][value='{reader.id}']") is not None
 
     refused = admin.post("/quality/follow-up", data={
