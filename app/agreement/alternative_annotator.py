@@ -31,7 +31,8 @@ EPSILON = 0.1
 Q = 0.05
 MIN_CASES = 30  # per reader: the paper's floor for the t test
 MIN_READERS = 3  # the paper's recommendation
-YES, NO, TOO_FEW = "yes", "no", "too few readers"
+# Never a bare "too few readers" after "can the judge stand in?": it read as a yes.
+YES, NO, TOO_FEW = "yes", "no", "not tested: too few readers"
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,10 @@ class AltTest:
     def passed(self) -> bool | None:
         rate = self.winning_rate
         return None if rate is None else rate >= 0.5
+
+    @property
+    def tested(self) -> bool:
+        return len(self.rows) >= MIN_READERS
 
     @property
     def conclusion(self) -> str:

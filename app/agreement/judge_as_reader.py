@@ -72,6 +72,7 @@ class KappaZ:
 class JudgeAsReader:
     question: str
     readers: list[ReaderAccuracy] = field(default_factory=list)
+    cases: int = 0  # distinct cases scored, for any reader
     clusters: int = 0
     versus: VersusPanel | None = None
     reason: str | None = None  # why there is no random-reader interval
@@ -102,8 +103,9 @@ class JudgeAsReader:
             verdict = "the judge is more accurate than the readers"
         else:
             verdict = "the interval holds no difference, so neither is shown better"
-        found = (f"For {RANDOM}: readers minus judge {v.difference:+.3f}, 95 % CI "
-                 f"({low:+.3f}, {high:+.3f}), p = {v.p:.3f}; {verdict}.")
+        found = (f"For {RANDOM}: {verdict}. The readers agree with their reference "
+                 f"{_points(v.difference)} than the judge does (95 % CI {_points(low, signed=True)} "
+                 f"to {_points(high, signed=True)}; {p_text(v.p)}).")
         if self.readers_alike:
             found += " " + alike_sentence(len(v.readers), "advantage over the judge")
         return found
@@ -113,8 +115,10 @@ class JudgeAsReader:
         v = self.versus
         if v is None:
             return None
-        return (f"For {FIXED}: {v.difference:+.3f}, 95 % CI ({v.fixed_ci[0]:+.3f}, "
-                f"{v.fixed_ci[1]:+.3f}); {fixed_width(v.fixed_ci, v.ci)}.")
+        return (f"For {FIXED}: the readers agree with their reference "
+                f"{_points(v.difference)} than the judge does (95 % CI "
+                f"{_points(v.fixed_ci[0], signed=True)} to {_points(v.fixed_ci[1], signed=True)}); "
+                f"{fixed_width(v.fixed_ci, v.ci)}.")
 
     def points(self) -> list[Point]:
         """What the chart draws: each reader and the judge against that reader's reference
@@ -128,12 +132,36 @@ class JudgeAsReader:
                 found.append(Point(label, series, k / r.cases, float(low), float(high), r.cases))
         v = self.versus
         if v is not None:
-            n = sum(r.cases for r in self.readers)
+            # The means rest on every case scored, once each (not reader x case pairs); their
+            # t intervals are cut at 0 and 1, which a share cannot pass (mean_interval).
             found.append(Point("readers' mean (readers random)", "readers", v.panel_auc,
-                               *_bounds(v.panel_ci), n))
+                               *mean_interval(v.panel_ci), self.cases))
             found.append(Point("judge's mean (readers random)", "judge", v.algorithm_auc,
-                               *_bounds(v.algorithm_ci), n))
+                               *mean_interval(v.algorithm_ci), self.cases))
         return found
+
+    @property
+    def means_shown(self) -> tuple[tuple[float | None, float | None], tuple[float | None, float | None]]:
+        """The readers' and the judge's mean intervals as drawn and printed (mean_interval)."""
+        v = self.versus
+        if v is None:
+            return (None, None), (None, None)
+        return mean_interval(v.panel_ci), mean_interval(v.algorithm_ci)
+
+    @property
+    def cut(self) -> bool:
+        """A mean's interval reached past 0 or 1 and is shown cut there."""
+        v = self.versus
+        return v is not None and any(
+            not math.isnan(ci[0]) and (ci[0] < 0 or ci[1] > 1) for ci in (v.panel_ci, v.algorithm_ci))
+
+    @property
+    def why_n_differ(self) -> str:
+        """Why each reader's n is their own."""
+        return (f"n is the cases each was scored on: the cases that reader read on which the "
+                f"other readers agreed (a tie among them settles nothing) and the judge answered; "
+                f"so each reader's n is their own. The two means rest on all {self.cases:,} such "
+                "cases, each once.")
 
     def chart(self) -> str:
         return readers_and_judge_chart(
@@ -182,9 +210,25 @@ class JudgeAsReader:
         }
 
 
-def _bounds(ci: tuple[float, float]) -> tuple[float | None, float | None]:
-    """An interval to draw, or none (NO_INTERVAL: nothing varies)."""
-    return (None, None) if math.isnan(ci[0]) else ci
+def mean_interval(ci: tuple[float, float]) -> tuple[float | None, float | None]:
+    """A mean share's interval to draw and print: cut at 0 and 1, which no share passes (the
+    readers-random t interval can: 0.569-1.175); none when nothing varies (NO_INTERVAL)."""
+    if math.isnan(ci[0]):
+        return None, None
+    return max(0.0, ci[0]), min(1.0, ci[1])
+
+
+def _points(difference: float, *, signed: bool = False) -> str:
+    """A difference of shares in percentage points: "+12.3 points" signed, else in words."""
+    if signed:
+        return f"{difference * 100:+.1f}"
+    words = "more often" if difference >= 0 else "less often"
+    return f"{abs(difference) * 100:.1f} percentage points {words}"
+
+
+def p_text(p: float) -> str:
+    """A p-value as a reader writes it: "p = 0.012", or "p < 0.001"."""
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
 def alike_sentence(readers: int, what: str) -> str:
@@ -293,6 +337,7 @@ def judge_as_reader(data: StudyReads, question: str, *, margin: float = 0.05,
                    for reader, s in scored.items()]
     names = sorted({cluster_of[item] for s in scored.values() for item, _, _ in s}, key=str)
     out.clusters = len(names)
+    out.cases = len({item for s in scored.values() for item, _, _ in s})
     if len(scored) < 2:
         out.reason = ("Needs two readers or more who each share cases with another reader and "
                       "the judge: with fewer, no reader can be scored against the others, and "

@@ -37,10 +37,13 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_TARGET = 0.05
 TARGETS = (0.01, 0.25)  # the half-widths the planner accepts
-METHOD = ("PPI++ (Angelopoulos, Duchi and Zrnic 2023) with inverse-inclusion weights from the "
-          "studies' recorded strata; variance summed per source image and centred within strata; "
-          f"{CONFIDENCE:.0%} normal intervals. Rogan-Gladen with a cluster bootstrap over source "
-          "images. Readers alone: the weighted mean of the consensus, same variance.")
+METHOD = ("Judge corrected by the reads: PPI++ (prediction-powered inference; Angelopoulos, "
+          "Duchi and Zrnic 2023) with inverse-inclusion weights from the studies' recorded "
+          "strata; variance summed per source image and centred within strata; "
+          f"{CONFIDENCE:.0%} normal intervals. Judge corrected by its error rates: Rogan-Gladen "
+          "(the judge's pass rate corrected by its sensitivity and specificity on the reads), "
+          "with a cluster bootstrap over source images. Readers alone: the weighted mean of the "
+          "consensus, same variance.")
 MINIMUM = {"reads": MIN_READS, "source_images": MIN_IMAGES}
 POPULATIONS = {
     "accepted": "accepted edits: the data set as released",

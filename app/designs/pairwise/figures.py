@@ -99,7 +99,7 @@ def strengths_plot(strengths: Strengths, what: str) -> str:
                                                       strict=True)))
     title = (f"Strength of each {what.lower()} against {first} (95 % cluster bootstrap CI; "
              f"n = {strengths.figures.n} reads)")
-    axis = f"log-strength against {first} (0: as good; +1: preferred about 73 % of the time)"
+    axis = f"preferred to {first}, log scale (0: as often; +1: about 73 % of the time)"
     return _plots.get_or_make((points, title, axis), lambda: strength_chart(points, title, axis))
 
 

@@ -2,6 +2,7 @@
 
 import csv
 import io
+import re
 
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
@@ -132,7 +133,20 @@ def test_random_readers_come_first_with_the_fixed_view_beside(demo_engine: Engin
     readers = [r["data-reader"] for r in page.select("#random-readers-table tr[data-reader]")]
     assert readers == ["reader-0", "reader-1", "reader-2"]
     # Eight cases: under the alternative annotator test's 30 per reader, each is left out.
-    assert page.select_one("#alt-test-conclusion [data-conclusion]")["data-conclusion"] == "too few readers"
+    conclusion = page.select_one("#alt-test-conclusion")
+    assert conclusion.select_one("[data-conclusion]")["data-conclusion"] == "not tested: too few readers"
+    assert not conclusion.get_text().startswith("The judge can stand in")  # it read as a yes
+    # The readers' mean and the judge's rest on the cases, each once (they said n = the sum
+    # of every reader's cases), their intervals stay inside 0-100 %, and the caption says why
+    # each reader's n is their own; the difference is in percentage points.
+    means = page.select_one("#random-readers-means").get_text()
+    scored = {int(td.get_text()) for td in page.select("#random-readers-table td.num:nth-of-type(1)")}
+    assert "on 8 cases" in means and scored
+    shown = [float(x) for x in re.findall(r"(\d+\.\d) %", means)]
+    assert shown and all(0 <= x <= 100 for x in shown)
+    assert "each reader's n is their own" in page.select_one("#random-readers-caption").get_text()
+    assert "percentage points" in page.select_one("#random-readers-rrrc .sentence").get_text()
+    assert "p = <" not in page.get_text()
     assert page.select_one("#alt-test-skipped") is not None
     assert page.select_one("#alt-epsilon")["value"] == "0.1"
     figures = admin.get(page.select_one("#random-readers-json")["href"]).json()

@@ -107,7 +107,9 @@ def test_score_as_a_job_then_read_the_leaderboard(demo_engine: Engine, settings:
     # The alternative annotator test for every judge: 16 edits, under its 30 per reader.
     stand_in = soup(board.text).select_one("#stand-in-table")
     assert [tr["data-judge"] for tr in stand_in.select("tbody tr")] == ["judge of record", "lenient"]
-    assert {td["data-conclusion"] for td in stand_in.select("td[data-conclusion]")} == {"too few readers"}
+    # Said as untested: a bare "too few readers" under "Can stand in for a reader?" read as a yes.
+    assert {td["data-conclusion"] for td in stand_in.select("td[data-conclusion]")} == {
+        "not tested: too few readers"}
     assert len(stand_in.select("td.kappa-z")) == 2  # two readers: no spread of theirs, said why
     refused = admin.get(f"/judges/leaderboard?study={reference.study_id}&epsilon=2")
     assert refused.status_code == 422
