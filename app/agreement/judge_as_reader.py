@@ -175,7 +175,8 @@ class JudgeAsReader:
             return None
         return precision_sentence(len(self.versus.readers), self.versus.ci, self.margin,
                                   self.expected_now, self.at_these_readers, self.readers_needed,
-                                  self.clusters, "source images", alike=self.readers_alike)
+                                  self.clusters, "source images", alike=self.readers_alike,
+                                  points=True)
 
     @property
     def readers_needed(self) -> int | None:
@@ -242,40 +243,47 @@ def alike_sentence(readers: int, what: str) -> str:
 
 def precision_sentence(readers: int, ci: tuple[float, float], margin: float, expected: float,
                        at_these: Power | None, fewest: int | None, have: int, unit: str,
-                       alike: bool = False) -> str:
+                       alike: bool = False, points: bool = False) -> str:
     """How far a readers-random interval is from the margin, and what would bring it there,
     from the study's own variance components (Hillis, Obuchowski & Berbaum 2011).
     ``expected``: the half-width those components predict for this many readers and
     ``have`` units; with few readers the observed spread across readers can fall far below
     it by chance, and a narrow interval then promises more than the study can keep.
     ``alike``: every reader's figure is the same, and no prediction is made from a spread
-    estimated as zero (it would promise the margin with too few readers)."""
+    estimated as zero (it would promise the margin with too few readers).
+    ``points``: the figure is a difference of shares, written in percentage points."""
     now = (ci[1] - ci[0]) / 2
+
+    def w(x: float) -> str:
+        return f"{x * 100:.1f} points" if points else f"{x:.3f}"
+
+    bound = f"{margin * 100:g} points" if points else f"{margin:g}"
+
     if alike:
         return (f"With {readers} readers who all read alike, the readers-random interval is "
-                f"\u00b1 {now:.3f} wide from the {unit} alone. How many readers and {unit} the "
+                f"\u00b1 {w(now)} wide from the {unit} alone. How many readers and {unit} the "
                 "margin needs cannot be predicted from a spread estimated as zero, so no table "
                 "is given until the readers differ.")
-    start = (f"With {readers} readers the readers-random interval is \u00b1 {now:.3f} wide: it "
+    start = (f"With {readers} readers the readers-random interval is \u00b1 {w(now)} wide: it "
              "allows for how differently other radiologists would read.")
     if np.isnan(expected):  # the components hold no variance to predict from
         return start
     if now <= margin and expected <= margin:
-        return f"{start} That is already inside the margin of \u00b1 {margin:g}."
+        return f"{start} That is already inside the margin of \u00b1 {bound}."
     if now <= margin:
-        start = (f"{start} It is inside the margin of \u00b1 {margin:g}, but this study's variance "
-                 f"components predict \u00b1 {expected:.3f} for {readers} readers and {have:,} "
+        start = (f"{start} It is inside the margin of \u00b1 {bound}, but this study's variance "
+                 f"components predict \u00b1 {w(expected)} for {readers} readers and {have:,} "
                  f"{unit}: with this few readers their spread is itself poorly estimated, and "
                  "came out narrow by chance. Do not lean on it.")
     if at_these is not None:
-        return (f"{start} To bring it inside \u00b1 {margin:g} as predicted, these {readers} "
+        return (f"{start} To bring it inside \u00b1 {bound} as predicted, these {readers} "
                 f"readers would need about {at_these.cases:,} {unit} (this study has {have:,}); "
                 "more readers need fewer (table below).")
     if fewest is not None:
-        return (f"{start} No number of {unit} brings it inside \u00b1 {margin:g} with {readers} "
+        return (f"{start} No number of {unit} brings it inside \u00b1 {bound} with {readers} "
                 f"readers: the readers' own spread is too large. At least {fewest} readers "
                 "are needed (table below).")
-    return (f"{start} Up to 20 readers, no number of {unit} brings it inside \u00b1 {margin:g} "
+    return (f"{start} Up to 20 readers, no number of {unit} brings it inside \u00b1 {bound} "
             "with these variance components.")
 
 

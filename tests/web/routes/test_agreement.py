@@ -147,6 +147,7 @@ def test_random_readers_come_first_with_the_fixed_view_beside(demo_engine: Engin
     assert "each reader's n is their own" in page.select_one("#random-readers-caption").get_text()
     assert "percentage points" in page.select_one("#random-readers-rrrc .sentence").get_text()
     assert "p = <" not in page.get_text()
+    assert "points" in page.select_one("#few-readers").get_text()  # its widths were shares
     assert page.select_one("#alt-test-skipped") is not None
     assert page.select_one("#alt-epsilon")["value"] == "0.1"
     figures = admin.get(page.select_one("#random-readers-json")["href"]).json()
