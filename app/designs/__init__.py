@@ -10,7 +10,7 @@ what it does is here, one module per kind of design, registered in app/designs/r
 
 from app.designs.adaptive.batches import planned_budget
 from app.designs.adaptive.budget import recorded_budget
-from app.designs.adaptive.top_up import top_up
+from app.designs.adaptive.top_up import more_coming, top_up
 from app.designs.base import StudyDesign
 from app.designs.pairwise.export import write_pairwise, zipped_pairwise
 from app.designs.pairwise.figures import PairwiseFigures, pairwise_figures, strengths_plots
@@ -48,6 +48,7 @@ __all__ = [
     "design_of",
     "disagreements",
     "iter_long_csv",
+    "more_coming",
     "pairs_left_out",
     "pairwise_figures",
     "panel_roc_for",

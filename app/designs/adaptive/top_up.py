@@ -85,6 +85,20 @@ def _top_up(engine: Engine, study_id: int, cache_dir: Path) -> StudyBatch | None
         return _finish(session, study, batch, cache_dir)
 
 
+def more_coming(session: Session, study: Study) -> bool:
+    """Whether this study will give its readers more cases: open, drawing in batches, with a
+    batch being made, or draws left and a target not yet met. A fast reader who ran out
+    while the next batch was drawn was thanked for finishing the study."""
+    if not Design(study.design).draws_in_batches or study.status != StudyStatus.open:
+        return False
+    if any(not b.ready for b in batches(session, study)):
+        return True
+    if draws_made(session, study) >= draw_plan(study).budget:
+        return False
+    found = watch_for(session, study)
+    return not (found is not None and found.precise_enough)
+
+
 def _why_not(session: Session, study: Study) -> str | None:
     if draws_made(session, study) >= draw_plan(study).budget:
         return "its budget of draws is spent"

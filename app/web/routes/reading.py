@@ -8,7 +8,7 @@ from sqlmodel import Session
 from starlette.datastructures import FormData
 
 from app.background import run_coalesced, run_in_background
-from app.designs import design_of, top_up
+from app.designs import design_of, more_coming, top_up
 from app.errors import Conflict, Forbidden, NotFound
 from app.images.files import ImageSize
 from app.models import User
@@ -32,7 +32,7 @@ from app.web.deps import IdPath, SessionDep, SettingsDep
 from app.web.forms import posted_form, read_form
 from app.web.routes.images import cached_response, image_response
 from app.web.security import CurrentUser
-from app.web.templating import redirect, render
+from app.web.templating import redirect, render, root_path
 
 router = APIRouter(include_in_schema=False)
 SequencePath = IdPath
@@ -78,7 +78,35 @@ def continue_study(request: Request, session: SessionDep, user: CurrentUser,
 
 def _next_case(session: Session, study: Study, user: User) -> str:
     following = next_open(session, study, user)
-    return f"/read/{study.id}/{following.sequence}" if following else f"/read?done={study.id}"
+    if following is not None:
+        return f"/read/{study.id}/{following.sequence}"
+    return f"/read/{study.id}/more" if more_coming(session, study) else f"/read?done={study.id}"
+
+
+# Registered before the /{sequence} routes, which would take 'more' for a number.
+@router.get("/read/{study_id}/more", response_model=None)
+def more_cases(request: Request, session: SessionDep, user: CurrentUser, study_id: IdPath,
+               settings: SettingsDep) -> Response:
+    """A reader who has read every case drawn so far of a study that draws more as reading
+    goes: told that more are coming, and taken to the next as soon as it is placed (the page
+    asks every few seconds; htmx follows the HX-Redirect)."""
+    study = get_study(session, study_id)
+    get_assignment(session, study, user, 1)
+    require_prepared(session, study)
+    if paused := _paused(request, session, study, user):
+        return paused
+    target = _next_case(session, study, user)
+    if not target.endswith("/more"):
+        if request.headers.get("HX-Request") == "true":
+            return Response(status_code=204, headers={"HX-Redirect": root_path(request) + target})
+        return redirect(request, target)
+    # A list that ran dry asks for the batch again: the answer that asked last may have
+    # found it not yet due.
+    run_in_background(("top-up", study_id), top_up, request.app.state.engine, study_id,
+                      settings.resolved_cache_dir())
+    if request.headers.get("HX-Request") == "true":
+        return Response(status_code=204)
+    return render(request, "studies/reading/more.html", {"study": study})
 
 
 # Registered before the /{sequence} routes, which would take 'undo' for a number.

@@ -156,3 +156,49 @@ def test_the_form_and_the_study_page_state_the_budget_in_reads(
     assert int(stated.select("strong")[1].text) == pytest.approx(3 * edits, abs=2)
     report = BeautifulSoup(admin.get(f"/studies/{study_id}/report.html").text, "html.parser")
     assert report.select_one("#sampling").text.startswith("adaptive (see Methods): at most 30 edits")
+
+
+def test_a_fast_reader_is_told_more_cases_are_coming_and_taken_to_them(
+        demo_engine: Engine, settings: Settings, readers: list[int],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader who ran out while the next batch was drawn was told "You have answered every
+    case of that study. Thank you."""
+    from app.background import wait_for_background
+    from app.designs import top_up
+    from app.web.routes import reading
+
+    monkeypatch.setattr(reading, "top_up", lambda *_: None)  # the batch is slow to come
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    assert admin.post("/studies", data=form(readers), follow_redirects=False).status_code == 303
+    wait_for_background()
+    with Session(demo_engine) as session:
+        study = session.scalars(select(Study).where(col(Study.name) == "adaptive")).one()
+        reader = session.get(User, readers[0])
+        assert reader is not None
+    client = as_user(demo_engine, settings, reader.name, Role.reader)
+    answer = {q: "yes" for q in ("compliance", "structure", "realism", "fidelity")}
+    where, n = f"/read/{study.id}", 0
+    while True:
+        where = client.get(where, follow_redirects=False).headers.get("location", where)
+        if not where.rstrip("/").rsplit("/", 1)[1].isdigit():
+            break
+        n += 1
+        where = client.post(where, data=answer | {
+            "overall": "accept", "confidence": "3", "submission_id": f"fast-{n:04d}"},
+            follow_redirects=False).headers["location"]
+    assert where == f"/read/{study.id}/more" and n > 0
+    page = BeautifulSoup(client.get(where).text, "html.parser")
+    message = page.select_one("#more-coming-message")
+    assert "More cases are being drawn" in message.text and "Thank you" not in page.text
+    assert message["hx-trigger"].startswith("every")
+    assert client.get(where, headers={"HX-Request": "true"}).status_code == 204
+    top_up(demo_engine, study.id or 0, settings.resolved_cache_dir())  # the batch arrives
+    asked = client.get(where, headers={"HX-Request": "true"})
+    assert asked.status_code == 204 and asked.headers["HX-Redirect"].startswith(f"/read/{study.id}/")
+    assert asked.headers["HX-Redirect"].rsplit("/", 1)[1].isdigit()
+    # Its study page had no figure after these reads and said only "0 of 4 drawn source
+    # images fully read": it says why in words.
+    shown = BeautifulSoup(admin.get(f"/studies/{study.id}").text, "html.parser")
+    empty = shown.select_one("#watch-empty")
+    assert empty is not None and "No figure yet" in empty.text
+    assert "once every case of a batch has been read by every reader" in empty.text
