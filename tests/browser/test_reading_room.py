@@ -1,4 +1,4 @@
-"""The reading room at 1366x768: images and answers in one view, every key visible where the
+"""The reading room at 1366x768 and 1024x768: images and answers in one view, every key visible where the
 eyes are, a failed submit that says so, and the tag and previous-case keys."""
 
 import json
@@ -9,7 +9,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from app.studies.models import Answer
+from app.studies.models import Answer, Study
 from tests.browser.conftest import ARTIFACTS
 from tests.browser.helpers import IMAGES_SHOWN, answer_with_keys, log_in
 from tests.studies.conftest import make_study
@@ -18,11 +18,11 @@ pytestmark = pytest.mark.browser
 VIEW = {"width": 1366, "height": 768}
 
 
-def in_view(page: Page, locator: Locator) -> None:
+def in_view(page: Page, locator: Locator, view: dict[str, int] = VIEW) -> None:
     box = locator.bounding_box()
     assert box is not None, locator
     assert box["x"] >= 0 and box["y"] >= 0, box
-    assert box["x"] + box["width"] <= VIEW["width"] and box["y"] + box["height"] <= VIEW["height"], box
+    assert box["x"] + box["width"] <= view["width"] and box["y"] + box["height"] <= view["height"], box
 
 
 def open_first_case(browser: Browser, demo_engine: Engine, live_server: str) -> tuple[Page, int]:
@@ -34,15 +34,36 @@ def open_first_case(browser: Browser, demo_engine: Engine, live_server: str) -> 
     return page, study.id
 
 
+@pytest.mark.parametrize("view", [VIEW, {"width": 1024, "height": 768}])
 def test_images_and_the_whole_answer_panel_share_the_screen(browser: Browser, demo_engine: Engine,
-                                                            live_server: str) -> None:
-    page, _ = open_first_case(browser, demo_engine, live_server)
-    in_view(page, page.locator("#img-original"))
-    in_view(page, page.locator("#img-edit"))
-    for part in ("#instruction", 'fieldset[data-name="compliance"]', 'fieldset[data-name="confidence"]',
-                 "#tags", "textarea[name=comment]", "#submit-answer"):
-        in_view(page, page.locator(part))
-    assert page.evaluate("document.scrollingElement.scrollHeight") <= VIEW["height"]
+                                                            live_server: str,
+                                                            view: dict[str, int]) -> None:
+    """A whole case without scrolling, at both sizes: at 1024 the failure reasons, the
+    comment and Submit were below the panel's fold, and at 1366 the study's instructions."""
+    study = make_study(demo_engine).study
+    with Session(demo_engine) as session:
+        found = session.get(Study, study.id)
+        assert found is not None
+        found.instructions = ("Read each case as you would a clinical film. Answer every "
+                              "question; can't assess only when the image does not let you.")
+        session.add(found)
+        session.commit()
+    page = browser.new_context(viewport=view).new_page()
+    log_in(page, live_server, "reader-0", f"/read/{study.id}")
+    page.wait_for_function(IMAGES_SHOWN)
+    page.keyboard.press("Enter")  # the study's instructions, shown whole before the first case
+    expect(page.locator("#study-instructions-now")).not_to_be_visible()
+    in_view(page, page.locator("#img-original"), view)
+    in_view(page, page.locator("#img-edit"), view)
+    for part in (".instruction:visible", 'fieldset[data-name="compliance"]',
+                 'fieldset[data-name="confidence"]', "#tags", "textarea[name=comment]",
+                 "#submit-answer", "#study-instructions summary"):
+        in_view(page, page.locator(part), view)
+    assert page.evaluate("document.scrollingElement.scrollHeight") <= view["height"]
+    assert page.locator("#answer-panel").evaluate("e => e.scrollHeight - e.clientHeight") <= 1
+    # Every question's choices, with the keys that choose them, where the eyes are.
+    keys = page.locator("#choice-keys:visible, fieldset[data-name=compliance] .options kbd:visible")
+    expect(keys.first).to_be_visible()
     # Each (square) image fills its frame: no band of black above and below it.
     for image in ("#img-original", "#img-edit"):
         picture = page.locator(image).bounding_box()
@@ -51,7 +72,7 @@ def test_images_and_the_whole_answer_panel_share_the_screen(browser: Browser, de
         assert picture is not None and frame is not None
         assert picture["height"] >= frame["height"] - 4 and picture["width"] >= frame["width"] - 4
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "reading-screen-1366.png"))
+    page.screenshot(path=str(ARTIFACTS / f"reading-screen-{view['width']}.png"))
 
 
 def test_every_answer_key_lights_up_what_it_changed(browser: Browser, demo_engine: Engine,
@@ -176,7 +197,7 @@ def test_the_whole_instruction_and_every_tag_are_shown(browser: Browser, demo_en
     page = browser.new_context(viewport=view).new_page()
     log_in(page, live_server, "reader-0", f"/read/{study.id}")
     page.wait_for_function(IMAGES_SHOWN)
-    instruction = page.locator("#instruction")
+    instruction = page.locator(".instruction:visible")  # above the images at 1024 wide
     expect(instruction).to_contain_text("END.")
     hidden = instruction.evaluate("e => e.scrollHeight - e.clientHeight")
     assert hidden <= 1, f"{hidden} px of the instruction hidden"
