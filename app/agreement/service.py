@@ -100,7 +100,10 @@ def judge_as_reader_for(session: Session, study: Study, epsilon: float) -> Judge
 
 def watch_for(session: Session, study: Study) -> Watch | None:
     """The study's figures as they stand, with their anytime-valid intervals and targets;
-    None for a real-or-edited study, which compares no judge."""
+    None for a real-or-edited study, which compares no judge, and for a practice study,
+    which never enters a figure (its page said "0 of 0 planned reads ... lock the study")."""
+    if study.practice:
+        return None
     return _watch(session, study, None, _fingerprint(session, study))
 
 

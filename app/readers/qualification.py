@@ -97,6 +97,16 @@ def standing(session: Session, requirement: Requirement, user_id: int) -> Standi
                     qualified or recorded is not None, recorded)
 
 
+def standings_of(session: Session, studies: list[Study], user_id: int) -> dict[int, Standing]:
+    """For each study that asks for practice first, where this reader stands against it."""
+    found = {}
+    for study in studies:
+        requirement = requirement_of(study)
+        if requirement is not None and study.id is not None:
+            found[study.id] = standing(session, requirement, user_id)
+    return found
+
+
 def record_if_qualified(session: Session, practice: Study, user_id: int) -> list[Qualification]:
     """After a practice answer: the reader's qualification for every study requiring this
     practice, recorded when its decision (at its fixed number of cases) clears the bar."""

@@ -90,6 +90,14 @@ def test_a_reader_practises_sees_the_settled_answer_and_qualifies(demo_engine: E
     first = BeautifulSoup(reader.get(f"/read/{sid}/1").text, "html.parser")
     assert first.select_one("#qualify-first") is not None
     assert first.select_one("#practice-link")["href"].endswith(f"/read/{pid}")
+    # My reading said "Start" beside both: the study says "Practice first" and where the
+    # reader stands, and the practice is marked as one.
+    mine = BeautifulSoup(reader.get("/read").text, "html.parser")
+    row = mine.select_one(f'#my-studies tr[data-study="{sid}"]')
+    assert row.select_one("a.practice-first")["href"].endswith(f"/read/{pid}")
+    assert "0 of 6 practice cases read" in row.select_one(".standing").text
+    assert row.select_one("a.continue") is None
+    assert "practice" in mine.select_one(f'#my-studies tr[data-study="{pid}"] .badge').text
     for sequence in range(1, 7):
         # Right on every settled answer but one case's accept / reject.
         answer = ANSWER | settled[sequence]
@@ -104,6 +112,10 @@ def test_a_reader_practises_sees_the_settled_answer_and_qualifies(demo_engine: E
         assert table is not None
         row = table.select_one("tr[data-question=overall]")
         assert row is not None and ("disagree" in row["class"]) == (sequence == 1)
+        # In the panel's order (1-4, then keep), not alphabetical.
+        shown = [tr["data-question"] for tr in table.select("tr[data-question]")]
+        assert shown == [q for q in ("compliance", "structure", "realism", "fidelity", "overall")
+                         if q in shown]
         assert page.select_one("#show-definitions[data-toggle-help]") is not None
         assert page.select_one("#practice-judge-reason") is not None
     wait_for_background()
@@ -118,6 +130,12 @@ def test_a_reader_practises_sees_the_settled_answer_and_qualifies(demo_engine: E
     detail = BeautifulSoup(admin_view.get(f"/studies/{sid}").text, "html.parser")
     standing = detail.select_one("#study-qualification [data-reader=r0]")
     assert standing is not None and "qualified" in standing.text and "35.9 %" in standing.text
+    mine = BeautifulSoup(reader.get("/read").text, "html.parser")
+    assert mine.select_one(f'#my-studies tr[data-study="{sid}"] a.continue') is not None
+    # The practice study's page shows no figures it never enters, nor "0 of 0 planned reads".
+    practice_page = BeautifulSoup(admin_view.get(f"/studies/{pid}").text, "html.parser")
+    assert practice_page.select_one("#study-watch") is None
+    assert "planned read" not in practice_page.text
     # Practice never enters a figure: the practice study has no cases for its figures.
     with Session(demo_engine) as session:
         from app.agreement.reads import load

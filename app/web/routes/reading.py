@@ -13,7 +13,7 @@ from app.errors import Conflict, Forbidden, NotFound
 from app.images.files import ImageSize
 from app.models import User
 from app.readers.pause import NEUTRAL, active_pause, moves_the_test, reading_block, watch_reader
-from app.readers.qualification import record_if_qualified
+from app.readers.qualification import record_if_qualified, standings_of
 from app.studies.adjudication import studies_to_adjudicate
 from app.studies.answers import DraftIn, keep_as_draft, save_draft
 from app.studies.images import item_diff, shown_image
@@ -45,6 +45,7 @@ def my_studies(request: Request, session: SessionDep, user: CurrentUser) -> HTML
     studies = studies_of(session, user)
     return render(request, "studies/reading/list.html", {
         "studies": studies, "adjudicating": studies_to_adjudicate(session, user),
+        "standings": standings_of(session, [s for s, _ in studies], user.id or 0),
         "preparing": {s.id: preparation(session, s) for s, _ in studies},
         "paused": {s.id for s, _ in studies if active_pause(session, s.id or 0, user.id or 0)}})
 

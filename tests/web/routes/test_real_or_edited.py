@@ -179,6 +179,10 @@ def test_an_answer_is_stored_once_and_the_results_and_imrmc_follow(
     with Session(demo_engine) as s:
         stored = s.scalars(select(RealOrEditedAnswer)).all()
     assert len(stored) == 12 and all(a.time_on_case_ms == 2100 for a in stored)
+    # A finished study's row said "Continue".
+    mine = BeautifulSoup(reader.get("/read").text, "html.parser")
+    finished = mine.select_one(f'#my-studies tr[data-study="{sid}"]')
+    assert finished.select_one("a.continue") is None and finished.select_one(".finished")
     assert all((a.click_x is None) == (not a.edited) for a in stored)
     admin = as_user(demo_engine, settings, "roe-admin")
     assert admin.get(f"/studies/{sid}/agreement", follow_redirects=False).headers["location"] \
