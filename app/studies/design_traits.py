@@ -69,6 +69,13 @@ class Design(StrEnum):
         return self.traits.draws_in_batches
 
     @property
+    def takes_known_answers(self) -> bool:
+        """Known-answer cases can be mixed in: the readers answer the rubric (a settled answer
+        is checked against it) and every case is placed when the study is made (an adaptive
+        study's arrive as it goes)."""
+        return self.rubric and not self.draws_in_batches
+
+    @property
     def frames_the_data_set(self) -> bool:
         return self.traits.frames_the_data_set
 

@@ -93,17 +93,42 @@ def draw_known(session: Session, count: int, seed: int, reader_ids: Iterable[int
     found = tasks_of(session, [k.attempt_id for k in pool])
     task_of = {attempt: task for attempt, (task, _, _) in found.items()}
     # An edit whose image is gone would show as no other case does: it is not drawn.
-    usable = [k for k in pool if k.attempt_id in found and task_of[k.attempt_id] not in leave_out_tasks
-              and found[k.attempt_id][2] not in leave_out_images
-              and (kinds is None or found[k.attempt_id][1] in kinds)]
+    # Each case left out is counted under the first reason that leaves it out: "0 usable"
+    # while the page showed a pool of 12 said nothing of why.
+    left_out: dict[str, int] = {}
+
+    def keep(k: KnownAnswer) -> bool:
+        if k.attempt_id not in found:
+            why = "their edited image is gone"
+        elif task_of[k.attempt_id] in leave_out_tasks:
+            why = "they are edits of tasks this study draws itself"
+        elif found[k.attempt_id][2] in leave_out_images:
+            why = ("their source image is kept apart from these readers (met in a practice, or "
+                   "still to be read in a study)")
+        elif kinds is not None and found[k.attempt_id][1] not in kinds:
+            why = "they are of a modality or direction this study's cases do not have"
+        else:
+            return True
+        left_out[why] = left_out.get(why, 0) + 1
+        return False
+
+    usable = [k for k in pool if keep(k)]
     if accepted_only:
         passed = _passed(session, [k.attempt_id for k in usable])
+        rejected = sum(1 for k in usable if k.attempt_id not in passed)
+        if rejected:
+            left_out["the judge rejected them, and this study shows accepted edits only"] = rejected
         usable = [k for k in usable if k.attempt_id in passed]
-    usable = _one_per_task(usable, task_of)
+    one_each = _one_per_task(usable, task_of)
+    if len(one_each) < len(usable):
+        left_out["another settled edit of the same task is used"] = len(usable) - len(one_each)
+    usable = one_each
     if len(usable) < count:
-        raise Invalid(f"the settled pool has {len(usable)} usable known-answer cases; this "
-                      f"share needs {count}: lower the share, lock a study with settled cases "
-                      "or mark unmistakable ones", field="known_share")
+        why = "; ".join(f"{n} because {reason}" for reason, n in left_out.items())
+        raise Invalid(f"the settled pool holds {len(pool)} known-answer cases, {len(usable)} usable here"
+                      f"{' (' + why + ')' if why else ''}; this share needs {count}: lower the "
+                      "share, lock a study with settled cases or mark unmistakable ones",
+                      field="known_share")
     seen = _answered_by(session, set(reader_ids))
     rng = random.Random(f"{seed}:known")
     fresh = [k for k in usable if k.attempt_id not in seen]

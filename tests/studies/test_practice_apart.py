@@ -111,7 +111,8 @@ def test_a_reader_is_not_put_into_a_practice_of_images_they_have_still_to_read(
         with pytest.raises(Exception) as nothing_left:
             create_practice(session, name="for r1", cases=8, reader_ids=[readers[1].id or 0],
                             created_by=admin)
-        assert "usable known-answer cases" in str(nothing_left.value)
+        assert "usable here" in str(nothing_left.value)
+        assert "kept apart from these readers" in str(nothing_left.value)  # and says why
         # ... and one made for someone else is not forced on them by a second study.
         practice = create_practice(session, name="for r0", cases=8,
                                    reader_ids=[readers[0].id or 0], created_by=admin)

@@ -105,7 +105,8 @@ def new_study_form(request: Request, session: SessionDep, case_filter: CaseFilte
     form = {"seed": 42, "blinded": True, "primary_question": "overall",
             "plan_agreement": "0.81", "plan_half_width": "0.05", "viewer_tools": list(VIEWER_TOOLS),
             # The default share, when there are settled cases to draw it from.
-            "known_share": round(DEFAULT_SHARE * 100) if pool_size(session) else 0}
+            "known_share": round(DEFAULT_SHARE * 100)
+            if design.takes_known_answers and pool_size(session) else 0}
     return render(request, "studies/new.html",
                   _form_context(session, case_filter, design, chosen, form, {}))
 

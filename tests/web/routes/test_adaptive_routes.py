@@ -202,3 +202,22 @@ def test_a_fast_reader_is_told_more_cases_are_coming_and_taken_to_them(
     empty = shown.select_one("#watch-empty")
     assert empty is not None and "No figure yet" in empty.text
     assert "once every case of a batch has been read by every reader" in empty.text
+
+
+def test_the_adaptive_form_does_not_offer_the_known_answer_share_it_would_refuse(
+        demo_engine: Engine, settings: Settings, readers: list[int]) -> None:
+    """The form kept its 5 % known-answer default for an adaptive study, then refused it."""
+    from tests.readers.test_figures_without_known import mark_edits
+
+    mark_edits(demo_engine, 12)  # a settled pool: the default share would be 5 %
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    page = BeautifulSoup(admin.get("/studies/new?design=adaptive").text, "html.parser")
+    share = page.select_one('#study-form input[name="known_share"]')
+    assert share["type"] == "hidden" and share["value"] == "0"
+    assert "mixes in no known-answer cases" in page.select_one("#known-none").text
+    sent = {i["name"]: i.get("value", "") for i in page.select("#study-form input[type=hidden]")
+            if i.get("name") and i["name"] != "csrf_token"}
+    made = admin.post("/studies", data=sent | form(readers), follow_redirects=False)
+    assert made.status_code == 303
+    validation = BeautifulSoup(admin.get("/studies/new?design=validation").text, "html.parser")
+    assert validation.select_one('#study-form input[name="known_share"]')["value"] == "5"

@@ -181,7 +181,7 @@ def test_bad_reader_check_settings_are_422_beside_their_fields_and_keep_what_was
     assert error is not None and "between 0 and 1" in error.text
     assert page.select_one('input[name="qualify_threshold"]')["value"] == "1.5"
     # An empty practice set: no case asked, or more than the pool holds.
-    for cases, words in (("0", "between 1"), ("400", "usable known-answer cases")):
+    for cases, words in (("0", "between 1"), ("400", "usable here")):
         empty = admin.post("/studies/practice", data={
             "name": "nothing", "cases": cases, "readers": [str(setup.readers[0].id)]})
         assert empty.status_code == 422
