@@ -82,7 +82,8 @@ class AltTest:
             return (f"No reader has {MIN_CASES} cases or more that another reader and the judge "
                     "also answered: the test has nothing to stand on.")
         if len(self.rows) < MIN_READERS:
-            return (f"{len(self.rows)} reader(s) with {MIN_CASES} cases or more; the test needs "
+            return (f"{len(self.rows)} reader{'s' if len(self.rows) != 1 else ''} with "
+                    f"{MIN_CASES} cases or more; the test needs "
                     f"{MIN_READERS} or more to ask whether the judge represents the readers' "
                     "consensus rather than one reader.")
         rate = self.winning_rate

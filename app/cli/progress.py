@@ -14,8 +14,9 @@ STEPS = 10  # lines written without a terminal: one at every tenth
 
 @contextmanager
 def progress(console: Console, description: str,
-             *columns: ProgressColumn) -> Iterator[Update]:
-    """``update(done, total)`` moves it on."""
+             *columns: ProgressColumn, unit: str = "") -> Iterator[Update]:
+    """``update(done, total)`` moves it on; ``unit`` names what is counted where there is no
+    bar ("0 of 718673" said nothing of bytes or files)."""
     if console.is_terminal:
         shown = columns or (BarColumn(), TaskProgressColumn(), TimeRemainingColumn())
         with Progress("[progress.description]{task.description}", *shown, console=console) as bar:
@@ -28,7 +29,8 @@ def progress(console: Console, description: str,
         step = STEPS * done // total if total else -1
         if total and step > said["step"]:
             said["step"] = step
-            console.print(f"{description}: {done} of {total} ({100 * done // total} %)",
+            counted = f" {unit}" if unit else ""
+            console.print(f"{description}: {done:,} of {total:,}{counted} ({100 * done // total} %)",
                           markup=False, highlight=False)
 
     yield line

@@ -54,7 +54,7 @@ def import_command(
     """Import a Med-Banana run (scripts' layout or the paper's schema). Safe to repeat."""
     engine = _engine()
     with progress(console, "importing", BarColumn(), TaskProgressColumn(), DownloadColumn(),
-                  TimeRemainingColumn()) as update:
+                  TimeRemainingColumn(), unit="bytes of run files") as update:
         try:
             report = import_tree(engine, run_root, source, on_progress=update)
         except ImportFileError as error:

@@ -1,6 +1,7 @@
 """The medbanana command line: import summary, clear errors, demo data."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,8 @@ def test_import_prints_a_summary_with_problems(runner: CliRunner, demo_dir: Path
     assert result.exit_code == 0, result.output
     assert "tasks added" in result.output and str(demo.TASKS) in result.output
     assert "missing_original" in result.output and "Te-gl_0002-glioma" in result.output
+    # Its progress named no unit ("importing: 0 of 718673").
+    assert re.search(r"importing: [\d,]+ of [\d,]+ bytes of run files", result.output)
 
 
 def test_invalid_json_exits_1_naming_the_file(runner: CliRunner, tmp_path: Path) -> None:

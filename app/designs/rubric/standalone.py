@@ -21,12 +21,13 @@ from app.studies.adjudication import adjudicator_of
 from app.studies.design_traits import traits_of
 from app.studies.models import Study
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
-from app.wording import plural
+from app.wording import plural, spaced
 from pipeline.rubric import MODALITIES, rubric
 from pipeline.vocabulary import QUESTIONS
 
 _env = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=select_autoescape())
 _env.filters["plural"] = plural
+_env.filters["spaced"] = spaced
 # A design's traits and words, asked by its kind (the report never branches on its name).
 _env.globals["design_traits"] = traits_of
 

@@ -119,6 +119,7 @@ def test_random_readers_come_first_with_the_fixed_view_beside(demo_engine: Engin
     setup = answered_study(demo_engine)
     admin = as_user(demo_engine, settings, "study-admin", Role.admin)
     shell = BeautifulSoup(admin.get(f"/studies/{setup.study.id}/agreement").text, "html.parser")
+    assert "reader(s)" not in shell.text and "read by 3 readers" in shell.select_one(".summary").text
     sections = [s["id"] for s in shell.select("section[id]")]
     assert sections.index("random-readers") < sections.index("human-ceiling")
     placeholder = shell.select_one("#random-readers[hx-trigger=load]")

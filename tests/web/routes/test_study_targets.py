@@ -112,6 +112,9 @@ def test_the_study_page_says_precise_enough_once_every_target_is_met(
     interim = page.select_one("#interim")
     assert interim.text.strip().startswith("Final, as the study was locked: 16 of 16")
     assert "may stop" not in interim.text and page.select_one("#suggest-lock") is None
+    # Every reader of a locked study showed "State: reading".
+    states = {td.text.strip() for td in page.select("#reader-checks-table .reader-state")}
+    assert states == {"study locked"}
 
 
 def test_ties_left_out_of_the_live_figures_are_counted_and_linked_to_adjudication(
