@@ -234,6 +234,21 @@ def test_admin_creates_a_stratified_study_from_a_filter(demo_engine: Engine, set
     detail = BeautifulSoup(admin.get(created.headers["location"]).text, "html.parser")
     assert [r.select_one(".done").text for r in detail.select(".reader-progress")] == ["0", "0"]
     assert "verdict fail · direction add: 3 of 84" in detail.select_one("#study-strata").text
+    assert detail.select_one("#strata-list") is None  # four strata: shown in the open
+    # Many strata were a wall that pushed the live figures below the fold at 1024 wide.
+    wide = {"name": "by disease", "design": "validation", "facets": ["verdict", "disease"],
+            "seed": "7", "readers": [str(r) for r in readers], "blinded": "true",
+            "primary_question": "overall", "plan_agreement": "0.81", "plan_half_width": "0.05"}
+    form_page = BeautifulSoup(admin.get("/studies/new?modality=chest_xray&design=validation"
+                                        "&facets=verdict&facets=disease").text, "html.parser")
+    for box in form_page.select('#strata-table input[type="number"]'):
+        wide[box["name"]] = "1"
+    made = admin.post("/studies?modality=chest_xray", data=wide, follow_redirects=False)
+    assert made.status_code == 303, made.text[:500]
+    many = BeautifulSoup(admin.get(made.headers["location"]).text, "html.parser")
+    folded = many.select_one("#study-strata details#strata-list")
+    assert folded is not None and not folded.has_attr("open")
+    assert folded.select_one("summary").text.startswith(f"{len(folded.select('.criterion'))} strata")
     too_many = admin.post("/studies?modality=chest_xray", data=data | {"name": "third", "n:pass/add": "500"})
     assert too_many.status_code == 422
     page = BeautifulSoup(too_many.text, "html.parser")
