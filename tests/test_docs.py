@@ -116,3 +116,30 @@ def test_every_address_the_docs_name_is_served(engine: Engine, tmp_path: Path) -
     assert not served(app, "/no-such-page")
     missing = sorted(path for path in named if not served(app, path))
     assert not missing, f"named in the docs, not served: {missing}"
+
+
+SCREENS = {"Rubric studies": "studies/reading/read.html",
+           "Real or edited": "studies/reading/real_or_edited.html",
+           "Pairwise": "studies/reading/pairwise.html",
+           "Adjudication": "studies/adjudication/screen.html"}
+
+
+@pytest.mark.parametrize(("screen", "template"), SCREENS.items())
+def test_the_readers_page_lists_every_key_of_every_screen(screen: str, template: str) -> None:
+    """docs/reader.md promised every key of every design, and listed the image tools' only."""
+    page = (ROOT / "docs" / "reader.md").read_text()
+    section = page.split(f"**{screen}**", 1)[1].split("\n**", 1)[0]
+    keys_block = (ROOT / "templates" / template).read_text().split("{% block keys %}", 1)[-1]
+    for term in re.findall(r"<dt>(.*?)</dt>", keys_block):
+        for key in re.findall(r"<kbd>(.*?)</kbd>", term):
+            assert f"`{key}`" in section or f"`{key}`" in page.split("## Every key", 1)[1][:900], (
+                screen, key)
+
+
+def test_the_coordinators_page_starts_with_the_steps_and_leaves_simulations_to_the_statistician() -> None:
+    coordinator = (ROOT / "docs" / "coordinator.md").read_text()
+    statistician = (ROOT / "docs" / "statistician.md").read_text()
+    assert re.findall(r"^## (.+)$", coordinator, re.M)[0] == "Running a study, step by step"
+    for table in ("Coverage under peeking", "Reads to ± 0.05 on agreement",
+                  "Coverage of the area's interval"):
+        assert table not in coordinator and table in statistician
