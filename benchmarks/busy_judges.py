@@ -32,17 +32,17 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sqlalchemy import func, select  # noqa: E402
-from sqlmodel import Session, col  # noqa: E402
+from sqlalchemy import func, select
+from sqlmodel import Session, col
 
-from app.accounts.users import create_user, find_user, issue_token  # noqa: E402
-from app.db import make_engine, migrate  # noqa: E402
-from app.demo.pilot import make_pilot  # noqa: E402
-from app.job_models import Job  # noqa: E402
-from app.judges.models import CandidateVerdict  # noqa: E402
-from app.models import Role  # noqa: E402
-from benchmarks.many_readers import MEDBANANA, database, machine_ticks  # noqa: E402
-from pipeline.judge_spec import default_template  # noqa: E402
+from app.accounts.users import create_user, find_user, issue_token
+from app.db import make_engine, migrate
+from app.demo.pilot import make_pilot
+from app.job_models import Job
+from app.judges.models import CandidateVerdict
+from app.models import Role
+from benchmarks.many_readers import MEDBANANA, database, machine_ticks
+from pipeline.judge_spec import default_template
 
 BASE = Path(__file__).resolve().parent.parent / "var" / "bench" / "busy_judges"
 RENDER_WORDS = ("render", "prompt template")
