@@ -66,6 +66,11 @@ def test_a_read_study_gives_corrected_rates_by_part(demo_engine: Engine, setting
     # a marker reads as a note, not as a digit stuck to a dash
     assert all(m.text.startswith("(note ") for m in marks)
     assert not page.select("#population-accepted table.quality-summary sup")
+    # Plain words first, the method's name in the note: headers said "PPI++", "Rogan-Gladen"
+    # and "more for ±5" with no unit.
+    headers = [th.text for th in page.select("#population-judged table.quality-summary thead th")]
+    assert "judge corrected by the reads" in headers and not any("PPI" in h for h in headers)
+    assert "edits more to read for ± 5 points" in headers
 
 
 def test_bad_values_are_dropped_on_the_page_and_refused_by_the_api(demo_engine: Engine,

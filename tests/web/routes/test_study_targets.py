@@ -179,3 +179,17 @@ def test_every_results_page_says_interim_while_the_study_is_open(demo_engine: En
     assert admin.post(f"/studies/{setup.study.id}/lock", follow_redirects=False).status_code == 303
     queue = BeautifulSoup(admin.get(f"/studies/{setup.study.id}/disagreements").text, "html.parser")
     assert queue.select_one("#interim") is None
+
+
+def test_a_target_not_reached_with_every_read_in_projects_nothing(demo_engine: Engine,
+                                                                 settings: Settings) -> None:
+    """It said "(projected ± 0.294 once all are read)" when all were read."""
+    setup = make_study(demo_engine)
+    set_targets(demo_engine, setup.study.id, '{"agreement": 0.01}')
+    answer_all(demo_engine, setup, {name: ["yes"] * 8 for name in ("reader-0", "reader-1")})
+    admin = as_user(demo_engine, settings, "study-admin", Role.admin)
+    page = BeautifulSoup(admin.get(f"/studies/{setup.study.id}").text, "html.parser")
+    status = page.select_one('#watch-table tr[data-endpoint="agreement"] .status').text
+    assert "once all are read" not in status and "projected" not in status, status
+    assert "not reached" in status
+    assert page.select_one("#interim")["data-state"] == "all-read"
