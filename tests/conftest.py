@@ -108,6 +108,17 @@ def pg_engine(pg_server: PostgresServer) -> Iterator[Engine]:
     engine.dispose()
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def engine_of(request: pytest.FixtureRequest, demo_dir: Path) -> Iterator[Engine]:
+    """The demo data on each engine in turn: SQLite, then a PostgreSQL database of its own."""
+    if request.param == "sqlite":
+        yield request.getfixturevalue("demo_engine")
+        return
+    engine: Engine = request.getfixturevalue("pg_engine")
+    import_tree(engine, demo_dir / "run", demo_dir / "source")
+    yield engine
+
+
 @pytest.fixture(autouse=True)
 def fresh_settings() -> Iterator[None]:
     """Settings are cached per process; a test that sets MEDBANANA_* for a CLI run must not

@@ -124,14 +124,14 @@ def test_kappa_z_needs_three_readers() -> None:
 
 
 def test_the_fixed_view_is_called_narrower_only_when_it_is() -> None:
-    from app.agreement.judge_as_reader import fixed_width
+    from app.agreement.random_reader_words import fixed_width
 
     assert fixed_width((0.4, 0.6), (0.3, 0.7)).startswith("narrower")
     assert fixed_width((0.3, 0.7), (0.4, 0.6)).startswith("no narrower")
 
 
 def test_the_precision_sentence_says_what_the_margin_needs() -> None:
-    from app.agreement.judge_as_reader import precision_sentence
+    from app.agreement.random_reader_words import precision_sentence
     from app.mrmc.sample_size import Power
 
     enough = Power(3, 420, 0.0, 0.05, 30.0, 0.0, 0.049)

@@ -2,16 +2,13 @@
 either engine; and two drift checks at once make one job."""
 
 import threading
-from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from app.errors import Conflict
-from app.importer import import_tree
 from app.job_models import Job
 from app.jobs import JobOptions, create_job, request_cancel, start_drift_check
 from app.settings import Settings
@@ -19,16 +16,6 @@ from app.studies.models import Design
 from tests.jobs.test_runner import task_ids
 from tests.reference_study import answer_and_lock
 from tests.studies.conftest import make_study
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def engine_of(request: pytest.FixtureRequest, demo_dir: Path) -> Iterator[Engine]:
-    if request.param == "sqlite":
-        yield request.getfixturevalue("demo_engine")
-        return
-    engine: Engine = request.getfixturevalue("pg_engine")
-    import_tree(engine, demo_dir / "run", demo_dir / "source")
-    yield engine
 
 
 def test_a_job_that_would_redo_a_running_jobs_tasks_is_refused_by_name(engine_of: Engine) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from app.agreement.judge_as_reader import alike_sentence, fixed_width, precision_sentence
+from app.agreement.random_reader_words import alike_sentence, fixed_width, precision_sentence
 from app.charts import Point, readers_and_judge_chart
 from app.designs.real_or_edited.figures import Read, RealOrEditedResults
 from app.mrmc.auc import auc_and_jackknife

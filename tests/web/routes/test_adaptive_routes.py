@@ -3,6 +3,7 @@ design when its pool cannot carry one, and topped up as readers answer."""
 
 import pytest
 from bs4 import BeautifulSoup
+from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, func, select
 
@@ -80,6 +81,22 @@ def test_the_report_and_pages_of_an_adaptive_study_say_what_is_weighted(
     assert "unweighted" in results.select_one("#adaptive-note").text
 
 
+def made_and_opened(engine: Engine, settings: Settings, readers: list[int]
+                    ) -> tuple[TestClient, Study, TestClient]:
+    """An adaptive study made from the form, its first batch ready: the admin's client, the
+    study and its first reader's client."""
+    from app.background import wait_for_background
+
+    admin = client_for(engine, settings, "chief", Role.admin)
+    assert admin.post("/studies", data=form(readers), follow_redirects=False).status_code == 303
+    wait_for_background()
+    with Session(engine) as session:
+        study = session.scalars(select(Study).where(col(Study.name) == "adaptive")).one()
+        reader = session.get(User, readers[0])
+        assert reader is not None
+    return admin, study, as_user(engine, settings, reader.name, Role.reader)
+
+
 def test_a_reader_never_waits_on_the_next_batch(demo_engine: Engine, settings: Settings,
                                                  readers: list[int],
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
@@ -99,14 +116,7 @@ def test_a_reader_never_waits_on_the_next_batch(demo_engine: Engine, settings: S
         finished.set()
 
     monkeypatch.setattr(reading, "top_up", slow_top_up)
-    admin = client_for(demo_engine, settings, "chief", Role.admin)
-    assert admin.post("/studies", data=form(readers), follow_redirects=False).status_code == 303
-    wait_for_background()
-    with Session(demo_engine) as session:
-        study = session.scalars(select(Study).where(col(Study.name) == "adaptive")).one()
-        reader = session.get(User, readers[0])
-        assert reader is not None
-    client = as_user(demo_engine, settings, reader.name, Role.reader)
+    _, study, client = made_and_opened(demo_engine, settings, readers)
     answer = {q: "yes" for q in ("compliance", "structure", "realism", "fidelity")}
     sent = client.post(f"/read/{study.id}/1", data=answer | {
         "overall": "accept", "confidence": "3", "submission_id": "adaptive-fast-1"},
@@ -163,19 +173,11 @@ def test_a_fast_reader_is_told_more_cases_are_coming_and_taken_to_them(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A reader who ran out while the next batch was drawn was told "You have answered every
     case of that study. Thank you."""
-    from app.background import wait_for_background
     from app.designs import top_up
     from app.web.routes import reading
 
     monkeypatch.setattr(reading, "top_up", lambda *_: None)  # the batch is slow to come
-    admin = client_for(demo_engine, settings, "chief", Role.admin)
-    assert admin.post("/studies", data=form(readers), follow_redirects=False).status_code == 303
-    wait_for_background()
-    with Session(demo_engine) as session:
-        study = session.scalars(select(Study).where(col(Study.name) == "adaptive")).one()
-        reader = session.get(User, readers[0])
-        assert reader is not None
-    client = as_user(demo_engine, settings, reader.name, Role.reader)
+    admin, study, client = made_and_opened(demo_engine, settings, readers)
     answer = {q: "yes" for q in ("compliance", "structure", "realism", "fidelity")}
     where, n = f"/read/{study.id}", 0
     while True:

@@ -3,7 +3,6 @@ and on PostgreSQL: a 4xx with a reason, never a 500, nothing stored, and the pag
 the stored values still open."""
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,6 @@ from fastapi.testclient import TestClient
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from app.importer import import_tree
 from app.models import Role
 from app.studies.models import Answer, Draft, Study
 from app.web.main import create_app
@@ -23,16 +21,6 @@ ANSWER = {"compliance": "yes", "structure": "no", "realism": "yes", "fidelity": 
           "overall": "reject", "confidence": "3", "comment": "ok", "time_on_case_ms": "4200",
           "submission_id": "sub-hostile-001"}
 DEEP = "[" * 20_000 + "]" * 20_000
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def engine_of(request: pytest.FixtureRequest, demo_dir: Path) -> Iterator[Engine]:
-    if request.param == "sqlite":
-        yield request.getfixturevalue("demo_engine")
-        return
-    engine: Engine = request.getfixturevalue("pg_engine")
-    import_tree(engine, demo_dir / "run", demo_dir / "source")
-    yield engine
 
 
 @pytest.fixture
