@@ -62,9 +62,10 @@ from app.demo.pilot import make_pilot  # noqa: E402
 from app.models import Role  # noqa: E402
 from app.studies.design import StudyPlan, create_study  # noqa: E402
 from app.studies.models import Design  # noqa: E402
+from benchmarks.served import MEDBANANA  # noqa: E402
+from benchmarks.served import serve as served  # noqa: E402
 
 BASE = ROOT / "var" / "bench" / "many_readers"
-MEDBANANA = str(Path(sys.executable).parent / "medbanana")
 KEEP_ALIVE = 60.0  # seconds: under the server's (app/cli/root.py), as a browser's
 CASES = 60  # each reader's list; a reader at its end starts it again (new answer versions)
 KNOWN_SHARE = 0.08  # above the form's 5 %, as many as the demo pilot settles
@@ -132,23 +133,12 @@ def study(url: str, readers: int) -> tuple[int, list[str]]:
 
 
 def serve(url: str, port: int, variant: Variant) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, MEDBANANA_DATABASE_URL=url, MEDBANANA_DEMO="true",
-               MEDBANANA_WORKER="false", MEDBANANA_VAR_DIR=str(BASE / "var"),
-               MEDBANANA_LOG_LEVEL=os.environ.get("MEDBANANA_LOG_LEVEL", "WARNING"),
+    env = dict(MEDBANANA_DEMO="true", MEDBANANA_WORKER="false",
+               MEDBANANA_VAR_DIR=str(BASE / "var"),
                MEDBANANA_READER_CHECKS=str(variant.checks).lower())
     if variant.threads is not None:
         env["MEDBANANA_REQUEST_THREADS"] = str(variant.threads)
-    process = subprocess.Popen([MEDBANANA, "serve", "--port", str(port), "--workers",
-                                str(variant.workers)], env=env)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    process.kill()
-    raise SystemExit("the server did not start")
+    return served(url, port, env, "--workers", str(variant.workers), wait=60)
 
 
 def cpu_seconds(pid: int) -> float:
