@@ -9,8 +9,8 @@ Only the render's own work counts against RENDER_SECONDS: the process is a small
 (pipeline/render_process.py) started apart from the server, its start is waited for on its own
 allowance (START_SECONDS), and the limit is the CPU time the kernel counts for the render. On
 a hospital server under a study, with every core busy, a render that waits for a core is not
-a render that loops. A process that does not answer within WALL_TIMES its CPU allowance all the same (stuck
-where no signal reaches it) is killed. Whatever the render returns is read only up to
+a render that loops. A process that does not answer within WALL_TIMES its CPU allowance all
+the same (stuck where no signal reaches it) is killed. Whatever the render returns is read only up to
 MOST_REPLY bytes; past that the process is killed: the memory limit covers only the render
 process, and the server must never take in what the sandbox let through.
 """
@@ -90,7 +90,7 @@ class GuardedRenderer:
                                    f"it needed more than {self.memory // 2**20} MB?") from None
             wall = WALL_TIMES * self.seconds
             answer = self._read(process, wall)
-            if answer is None:
+            if answer is None or not ({"ok", "error"} & answer.keys()):
                 self._stop("gave no answer")
                 raise RenderFailed(f"the prompt template did not render within "
                                    f"{self.memory // 2**20} MB and {wall:g} s")
@@ -114,7 +114,10 @@ class GuardedRenderer:
         body = self._read_bytes(process.stdout.fileno(), length, deadline)
         if body is None:
             return None
-        found = json.loads(body)
+        try:
+            found = json.loads(body)
+        except ValueError:  # not the protocol: the process is not trusted any further
+            return None
         return found if isinstance(found, dict) else None
 
     @staticmethod
