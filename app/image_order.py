@@ -21,6 +21,10 @@ from typing import TypeVar
 # at least MIN_BLOCK images, so that readers of a small study still read in orders of their own.
 BLOCKS = 10
 MIN_BLOCK = 10
+# A study whose cases are its units (app/studies/allocation.py) reads blocks of this many
+# cases: its figures can stop it within a block of the target, and 20 cases still give each
+# reader an order of their own.
+CASE_BLOCK = 20
 
 
 def image_rank(secret: str, cluster: object) -> bytes:
@@ -32,9 +36,12 @@ def fixed_order(secret: str, clusters: Iterable[Hashable]) -> list[Hashable]:
     return sorted(set(clusters), key=lambda c: image_rank(secret, c))
 
 
-def blocks(secret: str, clusters: Iterable[Hashable]) -> dict[Hashable, int]:
-    """Each image's block (0 to BLOCKS - 1) in the study's fixed order."""
+def blocks(secret: str, clusters: Iterable[Hashable], size: int | None = None) -> dict[Hashable, int]:
+    """Each unit's block in the study's fixed order: BLOCKS blocks of images, or blocks of
+    ``size`` units."""
     ordered = fixed_order(secret, clusters)
+    if size is not None:
+        return {c: i // size for i, c in enumerate(ordered)}
     count = max(1, min(BLOCKS, len(ordered) // MIN_BLOCK))
     return {c: i * count // len(ordered) for i, c in enumerate(ordered)}
 

@@ -22,6 +22,7 @@ from app.agreement.reference import Decided
 from app.agreement.report import first_reads, question_data
 from app.agreement.report_types import AgreementReport
 from app.models import User
+from app.studies.draw_plan import figure_scope, scope_of, weighted_to_pool
 from app.studies.models import Design, Study
 from app.studies.pool import stratum_label
 from pipeline.vocabulary import QUESTIONS
@@ -191,6 +192,7 @@ def study_facts(session: Session, study: Study, data: StudyReads,
                    "total": selection.total, "seed": selection.seed,
                    **({"budget": selection.budget} if selection.budget else {}),
                    "primary_question": study.primary_question,
+                   "weighted_to_pool": weighted_to_pool(study), "scope": scope_of(study),
                    "plan": json.loads(study.plan) if study.plan else None},
         "judge": judge_identity(data),
         "judge_named": judge_named(data),
@@ -231,7 +233,11 @@ def limitations(report: AgreementReport) -> list[str]:
     """What a reader of the report must keep in mind, from the figures themselves."""
     facts = report.facts or {}
     found = []
-    found.append(Design(facts["design"]["kind"]).traits.words.first_limitation())
+    design = Design(facts["design"]["kind"])
+    if design.traits.estimates_pool and not facts["design"].get("weighted_to_pool"):
+        found.append(f"Design: {figure_scope(False)}")  # made before its figures were weighted
+    else:
+        found.append(design.traits.words.first_limitation())
     if report.intervals.warning:
         found.append(report.intervals.warning + ".")
     primary = report.multiplicity.primary

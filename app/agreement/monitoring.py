@@ -110,10 +110,16 @@ class Watch:
     # Cases of the entered images that the readers left tied on the question: left out of
     # the figures until adjudicated (and of this sequence for good: see the module's doc).
     ties: int = 0
+    # A fixed study whose cases are its units, each weighted to its stratum's share of the
+    # pool: its figures estimate the data set's share, not the sample's.
+    by_case: bool = False
+
+    # Units in the figures (images, or by_case cases); None: every complete image not waiting.
+    entered: int | None = None
 
     @property
     def images_entered(self) -> int:
-        return self.images_complete - self.images_waiting
+        return self.entered if self.entered is not None else self.images_complete - self.images_waiting
 
     @property
     def all_read(self) -> bool:
@@ -122,7 +128,7 @@ class Watch:
 
     @property
     def unit(self) -> str:
-        return "draw" if self.budget is not None else "image"
+        return "draw" if self.budget is not None else "case" if self.by_case else "image"
 
     @property
     def targets_set(self) -> bool:
@@ -140,6 +146,7 @@ class Watch:
                 "method": self.method, "precise_enough": self.precise_enough,
                 "unit": self.unit, "draws_made": self.draws_made, "budget": self.budget,
                 "images_waiting": self.images_waiting, "ties": self.ties,
+                "weighted_to_pool": self.budget is not None or self.by_case,
                 "endpoints": [e.as_dict() for e in self.endpoints],
                 "agreement": {q: e.as_dict() for q, e in self.agreement.items()}}
 
@@ -178,16 +185,27 @@ class _Series:
         return float(self.a.sum() / self.b.sum()) if self.b.sum() > 0 else None
 
 
-def _series(images: list[ImageObservation], hit: Callable[[bool, bool], bool], bound: int,
-            draws: list[Draw] | None, cluster_of: dict[Hashable, Hashable] | None = None) -> _Series:
+def _images_of(images: list[ImageObservation], units: list[int],
+               cluster_of: dict[Hashable, Hashable] | None) -> int:
+    """The source images among these units (units that are cases count their images)."""
+    if cluster_of is None:
+        return len(units)
+    return len({cluster_of.get(images[i].cluster, images[i].cluster) for i in units})
+
+
+def _series(images: list[ImageObservation], hit: Callable[[bool, bool], bool], shape: "_Study") -> _Series:
     """Completed images in completion order; or, in an adaptive study, every draw of each
     batch whose images are all complete (batches in order, draws in draw order, weighted by
     their inverse probability): a draw's place is fixed when it is drawn, whatever its
     image's reads, so the sequence stays a sequence of independent draws."""
     hits, sizes = _counts(images, hit)
+    draws, cluster_of = shape.draws, shape.cluster_of
     if draws is None:
-        return _Series(hits / bound, sizes / bound, [o.completed_at for o in images],
-                       int(sizes.sum()), int((sizes > 0).sum()), sizes)
+        scale = (np.array([shape.scale.get(o.cluster, 0.0) for o in images])
+                 if shape.scale is not None else np.full(len(images), 1 / shape.bound))
+        compared = [i for i in range(len(images)) if sizes[i] > 0]
+        return _Series(hits * scale, sizes * scale, [o.completed_at for o in images],
+                       int(sizes.sum()), _images_of(images, compared, cluster_of), sizes)
     at = {o.cluster: i for i, o in enumerate(images)}
     taken: list[Draw] = []
     for number in sorted({d.batch for d in draws}):
@@ -200,13 +218,11 @@ def _series(images: list[ImageObservation], hit: Callable[[bool, bool], bool], b
     distinct = list(dict.fromkeys(int(i) for i in index))
     compared = [i for i in distinct if sizes[i] > 0]
     # Units drawn as edits count their source images, not themselves.
-    images_of = (len({cluster_of[images[i].cluster] for i in compared}) if cluster_of is not None
-                 else len(compared))
     return _Series(hits[index] * scale if len(index) else np.zeros(0),
                    sizes[index] * scale if len(index) else np.zeros(0),
                    [images[i].completed_at for i in index],
-                   int(sizes[distinct].sum()) if distinct else 0, images_of,
-                   _first_times(index, sizes))
+                   int(sizes[distinct].sum()) if distinct else 0,
+                   _images_of(images, compared, cluster_of), _first_times(index, sizes))
 
 
 def _project(series: _Series, left: int, target: float,
@@ -243,12 +259,15 @@ class _Study:
     cluster_of: dict[Hashable, Hashable] | None = None
     # The units the sequence's bets are tuned to (None: ``images``, the study's size).
     tuned_to: int | None = None
+    # A fixed study weighted to its pool: each unit's weight over the largest (fixed when the
+    # study was made), by unit; None: every unit counts alike, scaled by ``bound``.
+    scale: dict[Hashable, float] | None = None
 
 
 def _endpoint(images: list[ImageObservation], name: str, target: float | None,
               shape: _Study) -> EndpointWatch:
     label, hit = ENDPOINTS[name]
-    series = _series(images, hit, shape.bound, shape.draws, shape.cluster_of)
+    series = _series(images, hit, shape)
     # Bets tuned to the study's size, narrowest when every image is read; or, where the study
     # stops at a target, to the units that target needs.
     planned = max(1, shape.tuned_to or shape.images)
@@ -297,44 +316,57 @@ def _path(sizes: np.ndarray, half_width: np.ndarray) -> tuple[tuple[int, float],
 
 def watch(data: StudyReads, question: str, targets: dict[str, float], *,
           draws: list[Draw] | None = None, budget: int | None = None,
-          secret: str = "", by_item: bool = False, tuned_to: int | None = None) -> Watch:
+          secret: str = "", by_item: bool = False, tuned_to: int | None = None,
+          weights: dict[str, float] | None = None) -> Watch:
     """The primary question's endpoints with their targets, and every question's agreement.
-    A fixed design's images enter in the random order its ``secret`` fixes. An adaptive
-    study gives its ``draws`` and ``budget`` (the draws it may make): its figures weight each
-    draw by its inverse probability (Hansen-Hurwitz, as a ratio); ``by_item`` when its draws
-    are edits, each its own unit. ``tuned_to``: the units the targets are expected to need
-    (draws, or for a fixed design cases), which the bets are tuned to instead of the study's
-    size, so that a study stopping at its targets stops sooner."""
+    A fixed design's units enter in the random order its ``secret`` fixes: its source images,
+    or, with ``weights`` (stratum -> each case's weight to the pool), its cases, each
+    weighted so that the figures estimate the pool's share (app/studies/allocation.py). An
+    adaptive study gives its ``draws`` and ``budget`` (the draws it may make): its figures
+    weight each draw by its inverse probability (Hansen-Hurwitz, as a ratio); ``by_item``
+    when its draws are edits, each its own unit. ``tuned_to``: the units the targets are
+    expected to need (draws, or for a fixed design cases), which the bets are tuned to
+    instead of the study's size, so that a study stopping at its targets stops sooner."""
     per_image: dict[Hashable, int] = {}
     for case in data.cases:
         per_image[case.cluster] = per_image.get(case.cluster, 0) + 1
+    by_case = draws is None and weights is not None
+    by_item = by_item or by_case
     planned = sum(len(c.assigned) for c in data.cases)
     done = sum(1 for r in data.reads if not r.repeat)
     by_question = completed_by_question(data, QUESTIONS, by_item=by_item)
-    complete = len(by_question[question])
+    complete = completed_units = len(by_question[question])
     if by_item:  # images all of whose drawn edits are complete
         done_items = {o.cluster for o in by_question[question]}
         waiting = {c.cluster for c in data.cases if c.item_id not in done_items}
         complete = len(per_image.keys() - waiting)
+    cluster_of: dict[Hashable, Hashable] | None = (
+        {c.item_id: c.cluster for c in data.cases} if by_item else None)
+    units: dict[Hashable, int] = {c.item_id: 1 for c in data.cases} if by_case else per_image
     if draws is None:
-        order = fixed_order(secret, per_image)  # sorted once, for every question
+        order = fixed_order(secret, units)  # sorted once, for every question
         by_question = {q: in_fixed_order(found, order) for q, found in by_question.items()}
     images = by_question[question]
     if draws is None:
-        # ``tuned_to`` counts cases: the images holding that many, never past the study's.
+        # ``tuned_to`` counts cases: the units holding that many, never past the study's.
         cases = sum(per_image.values())
-        tuned_images = (min(len(per_image), math.ceil(tuned_to * len(per_image) / cases))
-                        if tuned_to and cases else None)
-        shape = _Study(bound=max(per_image.values(), default=1), images=len(per_image),
-                       left=len(per_image) - len(images),
-                       reads_per_image=planned / len(per_image) if per_image else 0.0,
-                       tuned_to=tuned_images)
+        tuned_units = (min(len(units), math.ceil(tuned_to * len(units) / cases))
+                       if tuned_to and cases else None)
+        scale: dict[Hashable, float] | None = None
+        if by_case:
+            assert weights is not None
+            bound = max(weights.values(), default=1.0)
+            scale = {c.item_id: weights.get(c.stratum, 0.0) / bound for c in data.cases}
+        shape = _Study(bound=max(units.values(), default=1), images=len(units),
+                       left=len(units) - len(images),
+                       reads_per_image=planned / len(units) if units else 0.0,
+                       tuned_to=tuned_units, cluster_of=cluster_of, scale=scale)
     else:
         # Reads per draw as drawn so far; the draws left are the budget's.
         shape = _Study(bound=1, images=max(budget or 0, len(draws), 1),
                        left=max(0, (budget or 0) - len(draws)),
                        reads_per_image=planned / len(draws) if draws else 0.0, draws=draws,
-                       cluster_of={c.item_id: c.cluster for c in data.cases} if by_item else None,
+                       cluster_of=cluster_of,
                        tuned_to=min(tuned_to, budget or tuned_to) if tuned_to else None)
     answered = sorted(r.answered_at for r in data.reads if not r.repeat and r.answered_at)
     endpoints = [_reads_at_met(_endpoint(images, name, targets.get(name), shape), answered)
@@ -343,11 +375,13 @@ def watch(data: StudyReads, question: str, targets: dict[str, float], *,
                  for q, found in by_question.items()}
     return Watch(question=question, reads_done=done, reads_planned=planned,
                  images_complete=complete, images_total=len(per_image), endpoints=endpoints,
-                 images_waiting=complete - len(images) if draws is None else 0,
+                 # Fully read units (images, or cases) behind one still being read.
+                 images_waiting=completed_units - len(images) if draws is None else 0,
+                 entered=len(images) if draws is None else None,
                  ties=sum(o.ties for o in images),
                  agreement=agreement, confidence=1 - ALPHA, method=METHOD,
                  draws_made=len(draws) if draws is not None else None,
-                 budget=shape.images if draws is not None else None)
+                 budget=shape.images if draws is not None else None, by_case=by_case)
 
 
 def _reads_at_met(e: EndpointWatch, answered: list[datetime]) -> EndpointWatch:

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlmodel import Session, col
 
+from app.agreement.case_weights import weights_of_cases
 from app.agreement.stats import Vote
 from app.errors import Conflict
 from app.models import IMPORTED_PROMPT_VERSION, Attempt, JudgeVerdict, Task, User
@@ -76,6 +77,9 @@ class Case:
     judge: dict[str, Vote] = field(default_factory=dict)  # empty: no readable frozen verdict
     judge_verdict_id: int | None = None
     assigned: tuple[str, ...] = ()  # readers with a first read of this case in their list
+    # What the case weighs in figures that estimate the pool (1: every case alike): its
+    # stratum's weight, or the inverse probabilities of the draws that brought it.
+    weight: float = 1.0
 
     @property
     def cluster(self) -> object:
@@ -188,13 +192,14 @@ def _cases(session: Session, study: Study) -> list[Case]:
              .outerjoin(JudgeVerdict, col(JudgeVerdict.id) == StudyItem.judge_verdict_id)
              .where(col(StudyItem.study_id) == study.id, in_figures()).order_by(col(StudyItem.id)))
     assigned = _assigned(session, study)
+    weigh = weights_of_cases(session, study)
     # Typed loosely: the ids are the rows' own, never None, whatever the models' defaults say.
     rows: Any = session.connection().execute(query)
     return [Case(item_id=item_id, uid=uid, task_id=task_id, task_key=task_key,
                  source_image_id=source_id, modality=modality, disease=disease,
                  direction=direction, round=round_, stratum=stratum,
                  judge=judge_votes(tuple(verdict)), judge_verdict_id=verdict_of_item,
-                 assigned=assigned.get(item_id, ()))
+                 assigned=assigned.get(item_id, ()), weight=weigh(item_id, stratum))
             for (item_id, uid, stratum, verdict_of_item, task_id, task_key, source_id, modality,
                  disease, direction, round_, *verdict) in rows]
 

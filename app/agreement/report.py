@@ -174,7 +174,8 @@ def subgroups(cases: Sequence[Case], resamples: int) -> Subgroups:
     groups: dict[str, list[int]] = {}
     for i, case in enumerate(cases):
         groups.setdefault(case.disease, []).append(i)
-    return {disease: (where, ClusterBootstrap([cases[i].cluster for i in where], resamples=resamples))
+    return {disease: (where, ClusterBootstrap([cases[i].cluster for i in where], resamples=resamples,
+                                              weights=[cases[i].weight for i in where]))
             for disease, where in sorted(groups.items())}
 
 
@@ -348,7 +349,8 @@ def study_report(data: StudyReads, scope: Slice = Slice(), *, resamples: int = R
                  primary: str = "overall", margin: float = EQUIVALENCE_MARGIN) -> AgreementReport:
     cases = [c for c in data.cases if scope.admits(c)]
     reads = first_reads(data.reads)
-    boot = ClusterBootstrap([c.cluster for c in cases], resamples=resamples)
+    boot = ClusterBootstrap([c.cluster for c in cases], resamples=resamples,
+                            weights=[c.weight for c in cases])
     tables = {q: question_data(cases, data.readers, reads, data.decisions, q) for q in QUESTIONS}
     pending = _Pending(tables, cases, resamples)
     questions = {q: question_report(tables[q], boot, ByDisease(pending, q), margin) for q in QUESTIONS}

@@ -226,9 +226,14 @@ class ClusterBootstrap:
     number of clusters, so every figure over the same cases sees the same resamples."""
 
     def __init__(self, clusters: Sequence[Hashable], *, resamples: int = RESAMPLES,
-                 seed: int = SEED) -> None:
+                 seed: int = SEED, weights: Sequence[float] | None = None) -> None:
         order = {c: i for i, c in enumerate(dict.fromkeys(clusters))}
         self.index = np.array([order[c] for c in clusters], dtype=np.int64)
+        # Each case's weight to the pool it estimates (app/studies/allocation.py, or an
+        # adaptive study's inverse draw probabilities): every figure that is a ratio of sums
+        # of cases becomes the weighted ratio, and its resamples resample weighted clusters.
+        self.weights = (None if weights is None or all(w == 1 for w in weights)
+                        else np.asarray(weights, dtype=float))
         self.k = len(order)
         self.resamples = resamples
         self.seed = seed
@@ -244,7 +249,8 @@ class ClusterBootstrap:
     def cluster_sums(self, features: np.ndarray) -> np.ndarray:
         """Clusters x features: the features of each cluster's cases, summed."""
         sums = np.zeros((self.k, features.shape[1]))
-        np.add.at(sums, self.index, features)
+        np.add.at(sums, self.index, features if self.weights is None
+                  else features * self.weights[:, None])
         return sums
 
     def resampled(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:

@@ -26,7 +26,13 @@ from app.charts import narrowing_chart
 from app.fingerprints import study_state
 from app.memo import Memo, paused_collection
 from app.studies.design_traits import rubric_kinds
-from app.studies.draw_plan import anticipated_agreement, draw_plan, draws_edits, tuned_draws
+from app.studies.draw_plan import (
+    anticipated_agreement,
+    case_weights,
+    draw_plan,
+    draws_edits,
+    tuned_draws,
+)
 from app.studies.models import (
     Design,
     Study,
@@ -138,7 +144,7 @@ def _watch(session: Session, study: Study, data: StudyReads | None,
             reads(), primary, targets, draws=draws, budget=budget, by_item=edits,
             tuned_to=tuned_draws(study, targets) if edits else None))
     return _watches.get_or_make(fingerprint, lambda: watch(
-        reads(), primary, targets, secret=study.order_secret,
+        reads(), primary, targets, secret=study.order_secret, weights=case_weights(study),
         tuned_to=units_to_meet(targets, anticipated_agreement=anticipated_agreement(study))))
 
 

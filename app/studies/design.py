@@ -21,7 +21,9 @@ from sqlmodel import Session, col
 from app.cases.filters import CaseFilter
 from app.errors import Invalid
 from app.models import Role, User
+from app.studies.allocation import design_effect, stratum_weights
 from app.studies.design_traits import default_design
+from app.studies.draw_plan import CASE_UNIT
 from app.studies.judged_pool import admitted, judged_pool, stratum_keys, values_of
 from app.studies.known_answers import check_share, draw_known, kinds_of, planned_known
 from app.studies.models import Design, Reveal, Study
@@ -245,7 +247,8 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
     check_planned_targets(plan, len(items))
     items, known = _with_known(session, plan, items, apart)
     selection = json.dumps(json.loads(selection_json(plan, pool)) | known
-                           | left_out_json(session, plan, apart), sort_keys=True)
+                           | left_out_json(session, plan, apart) | _weights_json(plan, sample, pool),
+                           sort_keys=True)
     study = study_row(plan, created_by, selection)
     # Everything is read and drawn above; the write is the study row and a few bulk
     # inserts, so it holds SQLite's write lock for tens of milliseconds, not the whole creation.
@@ -256,6 +259,17 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
     session.commit()
     session.refresh(study)
     return study
+
+
+def _weights_json(plan: StudyPlan, sample: dict[str, list[Candidate]],
+                  pool: dict[str, int]) -> dict[str, Any]:
+    """What a study whose figures estimate its pool records: its cases are the sequence's
+    units, each stratum's weighted to its share of the pool (app/studies/allocation.py)."""
+    if not plan.design.traits.estimates_pool:
+        return {}
+    counts = {key: len(units) for key, units in sample.items()}
+    return {"sequence_unit": CASE_UNIT, "weights": stratum_weights(pool, counts),
+            "design_effect": round(design_effect(pool, counts), 4)}
 
 
 def create_study_of(*, session: Session, plan: StudyPlan, sample: dict[str, list[Candidate]],

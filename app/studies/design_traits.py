@@ -140,6 +140,10 @@ class DesignTraits:
     # Its sample is a probability sample of a frame of the data set's edits, so the whole
     # data set's quality can be estimated from it (app/quality).
     frames_the_data_set: bool = False
+    # Its cases are drawn by stratum and weighted to their strata's shares of the pool, so its
+    # figures estimate the data set's share (app/studies/allocation.py); the form's default
+    # counts are proportional to the pool.
+    estimates_pool: bool = False
     # It compares the readers with a judge, so a plan may set targets for that comparison.
     compares_judge: bool = True
     # A share of its cases shows the original instead of the edit (the plan sets the share).

@@ -14,8 +14,9 @@ from sqlalchemy import select
 from sqlmodel import Session, SQLModel, col
 
 from app import bulk
-from app.image_order import blocks
+from app.image_order import CASE_BLOCK, blocks
 from app.models import Attempt, Task
+from app.studies.draw_plan import case_weights
 from app.studies.known_answers import spread, tasks_of
 from app.studies.models import Shows, Study
 from app.studies.pool import Candidate, verdicts_of_record
@@ -119,7 +120,11 @@ Row = tuple[int, int, int, int, int, int | None, str]
 
 def _blocks_of_items(session: Session, study: Study, items: list[ItemRow],
                      item_ids: list[int]) -> dict[int, int]:
-    """Each item's block of the study's fixed image order (app/image_order.py)."""
+    """Each item's block of the study's fixed image order (app/image_order.py); or, where the
+    study's cases are its units, of its fixed order of cases."""
+    if case_weights(study) is not None:
+        found = blocks(study.order_secret, item_ids, CASE_BLOCK)
+        return {item_id: found[item_id] for item_id in item_ids}
     tasks = sorted({i.task_id for i in items})
     image_of: dict[int, object] = {}
     for start in range(0, len(tasks), 5000):  # within SQLite's default limit of parameters

@@ -13,19 +13,21 @@ JUDGED_ATTEMPT = ("judged attempt (accepted edits and rejected rounds whose verd
 # both of the judge's errors (too strict, too lenient) are estimable.
 VALIDATION = DesignTraits(
     kind=Design.validation, judged=True, strata_by_verdict=True, frames_the_data_set=True,
+    estimates_pool=True,
     default_facets=("verdict", "direction", "modality"), default_per_stratum=PAPER_PER_STRATUM,
     words=DesignWords(
         name="validation: judged attempts, accepted edits and rejected rounds, stratified by "
-             "the judge's verdict",
+             "the judge's verdict, each stratum weighted to its share of the pool",
         estimates="agreement, kappa, both of the judge's errors (too strict and too lenient), "
-                  "and how often readers reject what the judge passed",
-        cannot="nothing of the above is out of reach; figures are those of the sample, whose "
-               "verdict mix is set by the strata, not by the data set",
+                  "and how often readers reject what the judge passed, of the whole pool",
+        cannot="nothing of the above is out of reach; each stratum's cases are weighted to the "
+               "stratum's share of the pool, so the figures estimate the data set, and a "
+               "stratum read more than its share costs reads",
         pool=JUDGED_POOL, eligible=f"every {JUDGED_ATTEMPT}", all_estimable=True,
-        limitation="The sample was stratified by the judge's verdict: shares of all cases "
-                   "(agreement, too strict, too lenient) describe this sample's verdict mix, "
-                   "not the data set's; the figures conditional on the judge's verdict do not "
-                   "depend on it."))
+        limitation="The sample was stratified by the judge's verdict, direction and modality; "
+                   "every figure weights each stratum's cases to the stratum's share of the "
+                   "pool, so shares of all cases (agreement, too strict, too lenient) estimate "
+                   "the data set's, and the case counts (n) are the cases read."))
 
 # Accepted edits only: the judge passed every one, so only how often readers reject what
 # the judge accepted can be estimated (a PPV-type figure), never "too strict".

@@ -21,9 +21,11 @@ from app.readers.detectable import outlook
 from app.readers.qualification import standing
 from app.readers.settled import settle_from
 from app.studies.adjudication import adjudicator_of
+from app.studies.allocation_outlook import allocation_outlook, default_counts
 from app.studies.answers import lock_study
 from app.studies.design import MAX_CASES, StudyError, StudyPlan, plan_apart
 from app.studies.design_traits import default_design, designs
+from app.studies.draw_plan import scope_of
 from app.studies.forms import (
     COUNT_PREFIX,
     ReadingSetupForm,
@@ -68,8 +70,7 @@ def _strata_context(session: SessionDep, case_filter: CaseFilter, design: Design
     # A pairwise form counts its own pools (app/designs/pairwise/study.py).
     left_out = 0 if problem or design.pairs else practice_left_out(session, case_filter, design,
                                                     plan_apart(session, drafted))
-    default = design.traits.default_per_stratum
-    counts = counts if counts is not None else {r.key: min(default, r.pool) for r in rows}
+    counts = counts if counts is not None else default_counts(design.traits, rows)
     planned = sum(counts.values()) or 100
     return {"filter": case_filter, "design": design, "facets": facets,
             "facet_choices": design_of(design).facet_choices,
@@ -78,7 +79,8 @@ def _strata_context(session: SessionDep, case_filter: CaseFilter, design: Design
             "rows": rows, "counts": counts, "planned_cases": planned,
             "practice_left_out": left_out,
             "pool_edits_per_image": sum(sizes) / len(sizes) if sizes else 1.0,
-            "edits_per_image": sample_edits_per_image(sizes, planned), "strata_problem": problem}
+            "edits_per_image": sample_edits_per_image(sizes, planned), "strata_problem": problem,
+            "allocation": allocation_outlook(design.traits, rows, counts)}
 
 
 def _form_context(session: SessionDep, case_filter: CaseFilter, design: Design,
@@ -118,6 +120,19 @@ def strata_fragment(request: Request, session: SessionDep, case_filter: CaseFilt
     design, chosen = _design_args(design, facets)
     context = {"prefix": COUNT_PREFIX, **_strata_context(session, case_filter, design, chosen, None)}
     return render(request, "studies/_strata.html", context)
+
+
+@router.get("/studies/new/allocation", response_class=HTMLResponse)
+def allocation_fragment(request: Request, session: SessionDep, case_filter: CaseFilterDep,
+                        design: DesignQuery = DEFAULT_DESIGN,
+                        facets: FacetsQuery = None) -> HTMLResponse:
+    """What the counts typed estimate, and what they cost against a proportional allocation,
+    as the form is filled in."""
+    design, chosen = _design_args(design, facets)
+    counts = {k[len(COUNT_PREFIX):]: _whole(v) or 0 for k, v in request.query_params.multi_items()
+              if k.startswith(COUNT_PREFIX)}
+    context = _strata_context(session, case_filter, design, chosen, dict(list(counts.items())[:1000]))
+    return render(request, "studies/_allocation.html", context)
 
 
 @router.get("/studies/new/budget", response_class=HTMLResponse)
@@ -295,7 +310,8 @@ def _study_context(session: SessionDep, study: Study) -> dict[str, Any]:
                "requirement": requirement_of(study),
                "standings": {r.id: standing(session, requirement, r.id or 0)
                              for r, _ in progress} if (requirement := requirement_of(study)) else {},
-               "budget": recorded_budget(selection.budget, len(progress), study.readers_per_case)}
+               "budget": recorded_budget(selection.budget, len(progress), study.readers_per_case),
+               "scope": scope_of(study)}
     return context
 
 
