@@ -1,37 +1,35 @@
-"""Reads needed to reach +-0.05 on the judge-reader agreement: the adaptive design against fair
-baselines, on the same simulated pools and seeds (not part of the tests).
+"""Reads to +-0.05 on the judge-reader agreement for the form's default design, uniform single
+edits and the adaptive design, on the same simulated pools and seeds (not part of the tests).
 
-The pools: 8,500 source images of 1-8 judged edits each (about 38,000), three modalities
-(half, 30 %, 20 %), add or remove, 15 diseases whose base overturn rates run from 4 % to 35 %,
-later rounds harder, an image random effect (ICC 0.2 on the logit scale), 3 reads per edit.
-Whether the readers' consensus overturns the judge on an edit is fixed per edit (the pool's
-share of edits not overturned is the truth). Three pool models:
-- score: the judge's weighted score says something (overturns are likelier near its threshold);
-- size-linked: as score, and an image with more edits has more overturns;
-- flat: the score says nothing (only disease, round and the image effect matter).
+Every design choice is the app's own code: the default's counts (``default_counts``, as the
+form offers them), its draw (``sample_positions``), its units, weights and fixed order
+(``stratum_weights``, ``fixed_order``, its readers' blocks of ``CASE_BLOCK``); the adaptive
+design's batches (``state_of`` and ``replay_steered``: the evidence rule), each batch's
+scale (its largest weight, as ``draw_edit_batch`` records it); the bets (``ratio_sequence``
+tuned to ``units_to_meet`` at the form's planned agreement, as the watch does). Uniform
+single edits are the adaptive design's batches with every q uniform.
 
-The designs, each drawing units with replacement at known probabilities, every draw weighted
-by its inverse probability (Hansen-Hurwitz), stopping at the first draw where the anytime-valid
-interval (app/confidence_sequence.py) is within the target:
-- default today: what /studies/new draws for a validation study, equal numbers from each
-  verdict x direction x modality stratum, with the sequence's bets as they were (on the hits,
-  tuned to the budget);
-- default, new bets: the same draws, the bets on the residual and tuned to the target;
-- uniform edits, uniform images (each image with all its edits): new bets;
-- adaptive: app/designs/adaptive/edits.py, edits drawn in batches where the readers' answer
-  is least predictable, new bets (what the app does);
-- difference: active inference's difference estimator on the same prediction (the
-  prediction's pool mean plus each draw's weighted error), new bets: tried, not taken.
+Reads are counted as the app spends them: an adaptive or uniform study's figures take whole
+batches once read, so a study stops at the end of the batch in which its interval reached the
+target, and every edit of every batch up to it is read (3 readers each); the default's
+readers read blocks of CASE_BLOCK cases of its fixed order, so it stops at the end of the
+block. A study whose figures do not get there within the budget counts the budget's reads.
 
-Reads are the distinct edits read times 3. Reported per pool model and design over STUDIES
-studies: the median and 90th percentile of reads to the target (a study that does not get
-there within the budget counts as the budget), the share of studies whose interval held the
-truth at the stop and at every look up to it, and the bias of the estimate at the stop.
+Pools: source images with 1 + Poisson(2.5) judged edits each, three modalities, add or
+remove, five diseases per modality, later rounds harder, an image random effect on the logit
+scale (ICC), the judge's score and the share of the image changed; whether the readers'
+consensus overturns the judge is drawn once per edit, so the pool's agreement is the truth.
+- icc 0.2 / 0.80, icc 0.5 size-linked / 0.80 (an image with more edits has more overturns),
+  mis-specified / 0.80 (a hidden "hard" flag no feature shows), icc 0.2 / 0.95;
+- score-informative: overturns are likely near the judge's threshold and where much of the
+  image changed, rare elsewhere (what the model can see);
+- 25 and 40 source images (about 90 and 140 edits): coverage over the whole budget.
 
-    .venv/bin/python benchmarks/adaptive_design.py [--studies 100]
+    .venv/bin/python benchmarks/adaptive_design.py [--studies 100] [--small-studies 300]
 """
 
 import argparse
+import multiprocessing
 import sys
 import time
 from dataclasses import dataclass
@@ -43,205 +41,267 @@ from rich.console import Console
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.cli.progress import progress
-from app.confidence_sequence import ratio_sequence, units_for_target
-from app.designs.adaptive.edits import (
-    EditFeatures,
-    draw_edits,
-    edit_probabilities,
-    predicted_overturn,
-)
-from app.designs.adaptive.prior import UNIFORM_SHARE, Pool, PoolEdit, PoolImage
+from app.confidence_sequence import ratio_sequence
+from app.designs.adaptive.draws import EditPool, Read, replay_steered, rule_target, state_of
+from app.designs.adaptive.edits import draw_edits
+from app.designs.adaptive.prior import PoolEdit, PoolImage
+from app.designs.rubric.variants import VALIDATION
+from app.image_order import CASE_BLOCK, fixed_order
+from app.studies.allocation import stratum_weights
+from app.studies.allocation_outlook import default_counts
+from app.studies.design import sample_positions
+from app.studies.design_traits import default_design
+from app.studies.forms import StudyForm
+from app.studies.pool import StratumRow, stratum_key
+from app.studies.targets import PLANNED_AGREEMENT, units_to_meet
 
-IMAGES, READERS, TARGET, ANTICIPATED = 8_500, 3, 0.05, 0.81
-BUDGET, BATCH = 2_000, 50  # edit draws
+READERS, TARGET, BUDGET = 3, 0.05, 2_000  # draws (or the default's cases)
+BATCHES = (StudyForm.model_fields["batch_images"].default, 50)  # the form's batch first
+DEFAULT = default_design()  # what /studies/new makes unless told otherwise
 MODALITIES = {"chest_xray": 0.5, "brain_mri": 0.3, "fundus": 0.2}
-ICC = 0.2
-MODELS = ("score", "size-linked", "flat")
-DESIGNS = ("default today", "default, new bets", "uniform edits", "uniform images", "adaptive",
-           "difference")
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    images: int
+    agreement: float
+    icc: float = 0.2
+    size_linked: bool = False
+    hidden_hard: bool = False
+    score_informative: bool = False
+
+    @property
+    def small(self) -> bool:
+        return self.images < 100
+
+
+MODELS = (
+    Model("icc 0.2, 0.80", 3000, 0.80),
+    Model("icc 0.5, size-linked, 0.80", 3000, 0.80, icc=0.5, size_linked=True),
+    Model("mis-specified, 0.80", 3000, 0.80, hidden_hard=True),
+    Model("icc 0.2, 0.95", 3000, 0.95),
+    Model("score-informative", 3000, 0.85, score_informative=True),
+    Model("25 images, 0.80", 25, 0.80),
+    Model("40 images, 0.80", 40, 0.80),
+)
 
 
 @dataclass
 class Synthetic:
-    pool: Pool
-    agree: np.ndarray  # per edit: 1 when the readers' consensus upholds the judge
-    strata: np.ndarray  # per edit: the default design's stratum (verdict x direction x modality)
+    edits: EditPool
+    agree: np.ndarray  # per pool edit: 1 when the readers' consensus upholds the judge
+    strata: list[str]  # per pool edit: its stratum under the default design's facets
     truth: float
 
 
-def synthetic(model: str, seed: int) -> Synthetic:
+def synthetic(model: Model, seed: int) -> Synthetic:
     rng = np.random.default_rng(seed)
     names = list(MODALITIES)
-    modality = rng.choice(len(names), IMAGES, p=list(MODALITIES.values()))
-    sizes = rng.integers(1, 9, IMAGES)
-    image = np.repeat(np.arange(IMAGES), sizes)
+    modality = rng.choice(len(names), model.images, p=list(MODALITIES.values()))
+    sizes = 1 + rng.poisson(2.5, model.images)
+    image = np.repeat(np.arange(model.images), sizes)
     n = len(image)
-    disease = rng.integers(0, 5, n) + 5 * modality[image]  # five diseases per modality
-    base = rng.uniform(0.04, 0.35, 15)
+    disease = rng.integers(0, 5, n) + 5 * modality[image]
     rounds = np.minimum(5, rng.geometric(0.55, n))
     direction = rng.integers(0, 2, n)
     passed = rng.random(n) < 0.45
     score = np.clip(rng.normal(np.where(passed, 0.78, 0.6), 0.08), 0, 1)
-    effect = rng.normal(0, np.sqrt(ICC / (1 - ICC) * np.pi**2 / 3), IMAGES)[image]
-    logit = np.log(base[disease] / (1 - base[disease])) + 0.25 * (rounds - 1) + effect
-    if model != "flat":
-        logit = logit + 2.0 * (np.exp(-np.abs(score - 0.7) / 0.05) - 0.3)
-    if model == "size-linked":
-        logit = logit + 0.35 * (sizes[image] - 4.5)
-    overturned = rng.random(n) < 1 / (1 + np.exp(-logit))
-    images = []
+    changed = np.clip(rng.beta(2, 12, n), 0, 1)
+    effect = rng.normal(0, np.sqrt(model.icc / (1 - model.icc) * np.pi**2 / 3), model.images)[image]
+    logit = rng.normal(0, 0.5, 15)[disease] + 0.25 * (rounds - 1) + effect
+    if model.size_linked:
+        logit = logit + 0.35 * (sizes[image] - 3.5)
+    if model.hidden_hard:
+        logit = logit + 2.0 * (rng.random(n) < 0.15)
+    if model.score_informative:
+        near = np.exp(-((score - 0.7) / 0.04) ** 2)
+        logit = 6.0 * near + 15.0 * (changed - 0.14) + 0.3 * effect
+    else:
+        logit = logit + 0.6 * np.exp(-np.abs(score - 0.7) / 0.05)
+    # The intercept that gives the model's agreement (bisection on the pool's mean).
+    low, high = -15.0, 15.0
+    for _ in range(60):
+        middle = (low + high) / 2
+        if np.mean(1 / (1 + np.exp(-(logit + middle)))) > 1 - model.agreement:
+            high = middle
+        else:
+            low = middle
+    overturned = rng.random(n) < 1 / (1 + np.exp(-(logit + low)))
     starts = np.concatenate([[0], np.cumsum(sizes)])
-    for i in range(IMAGES):
-        edits = tuple(PoolEdit(int(e), int(e), f"d{disease[e]}", int(rounds[e]), bool(passed[e]),
-                               float(score[e])) for e in range(starts[i], starts[i + 1]))
-        images.append(PoolImage(i, names[modality[i]], edits))
+    images = [PoolImage(i, names[modality[i]], tuple(
+        PoolEdit(int(e), int(e), f"d{disease[e]}", int(rounds[e]), bool(passed[e]),
+                 float(score[e]), float(changed[e]), None)
+        for e in range(starts[i], starts[i + 1]))) for i in range(model.images)]
+    edits = EditPool.of(images)
+    # EditPool orders edits by image as given, so position e is edit e.
+    values = {"verdict": np.where(passed, "pass", "fail"),
+              "direction": np.where(direction == 1, "add", "remove"),
+              "modality": np.array(names)[modality[image]]}
+    strata = [stratum_key({f: str(values[f][e]) for f in DEFAULT.default_facets},
+                          DEFAULT.default_facets) for e in range(n)]
     agree = (~overturned).astype(float)
-    strata = passed.astype(int) * 6 + direction * 3 + modality[image]
-    return Synthetic(Pool(images), agree, strata, float(agree.mean()))
+    return Synthetic(edits, agree, strata, float(agree.mean()))
 
 
-@dataclass
-class Drawn:
-    a: np.ndarray  # weighted hits per draw, scaled into [0, 1]
-    b: np.ndarray  # weighted cases per draw, scaled alike
-    edits: list[np.ndarray]  # the edits each draw brings to be read
-    scale: tuple[float, float] | None = None  # a and b are (z - low) / (high - low), and 1
+@dataclass(frozen=True)
+class Outcome:
+    reads: int
+    reached: bool
+    held_stop: bool  # the interval held the truth at the stop
+    held_every: bool  # at every look up to the stop
+    held_budget: bool  # at every look over the whole budget
+    error: float  # the estimate at the stop minus the truth
 
 
-def stratified(data: Synthetic, rng: np.random.Generator) -> Drawn:
-    """Equal numbers from every stratum (a stratum drawn at random for each draw), each edit
-    weighted by its stratum's size."""
+PLANNED = units_to_meet({"agreement": TARGET}, anticipated_agreement=PLANNED_AGREEMENT)
+
+
+def _outcome(data: Synthetic, a: np.ndarray, b: np.ndarray, ends: np.ndarray,
+             read_at: np.ndarray, planned: int) -> Outcome:
+    """``ends``: the units at which the study's figures are seen (ends of batches or
+    blocks); ``read_at``: the reads spent by the end of each unit."""
+    sequence = ratio_sequence(a, b, planned=planned)
+    seen = ends[sequence.half_width[ends] <= TARGET]
+    stop = int(seen[0]) if len(seen) else len(a) - 1
+    held = (sequence.low <= data.truth) & (data.truth <= sequence.high)
+    estimate = float(a[:stop + 1].sum() / b[:stop + 1].sum())
+    return Outcome(int(read_at[stop]), bool(len(seen)), bool(held[stop]),
+                   bool(held[:stop + 1].all()), bool(held.all()), estimate - data.truth)
+
+
+def default_study(data: Synthetic, seed: int) -> Outcome:
+    """The form's default: counts in proportion to the pool over the default facets, drawn per
+    stratum with the plan's seed, each case its own unit in a fixed random order, weighted
+    to its stratum's share; readers read blocks of CASE_BLOCK cases."""
+    members: dict[str, list[int]] = {}
+    for e, key in enumerate(data.strata):
+        members.setdefault(key, []).append(e)
+    rows = [StratumRow(k, k, len(v)) for k, v in sorted(members.items())]
+    counts = default_counts(VALIDATION, rows, total=min(BUDGET, len(data.agree)))
+    sample = [members[k][i] for k, n in counts.items() if n
+              for i in sample_positions(seed, k, len(members[k]), n)]
+    weights = stratum_weights({r.key: r.pool for r in rows}, counts)
+    order = fixed_order(f"secret-{seed}", sample)
+    cases = np.array(order, dtype=np.int64)
+    scale = np.array([weights[data.strata[c]] for c in cases]) / max(weights.values())
+    units = np.arange(len(cases))
+    ends = np.minimum(units // CASE_BLOCK * CASE_BLOCK + CASE_BLOCK - 1, len(cases) - 1)
+    return _outcome(data, data.agree[cases] * scale, scale, np.unique(ends),
+                    READERS * (ends + 1), planned=min(PLANNED, len(cases)))
+
+
+def drawn_study(data: Synthetic, seed: int, batch: int, adaptive: bool) -> Outcome:
+    """The adaptive design's batches (``adaptive``: its evidence rule; else every q uniform),
+    each batch drawn from the reads of the batches before the one being read (the app draws
+    the next batch when half of the current one is left)."""
     n = len(data.agree)
-    members = [np.nonzero(data.strata == h)[0] for h in range(12)]
-    members = [m for m in members if len(m)]
-    q = np.zeros(n)
-    for m in members:
-        q[m] = 1 / (len(members) * len(m))
-    chosen = rng.choice(n, BUDGET, p=q)
-    weight = (1 / n) / q[chosen]
-    bound = float(((1 / n) / q).max())
-    return Drawn(data.agree[chosen] * weight / bound, weight / bound, [np.array([c]) for c in chosen])
+    a, b, drawn = [], [], []
+    read: dict[int, Read] = {}
+    previous = None
+    steer_of: dict[int, np.ndarray] = {}
+    weight_of = np.zeros(n)
+    for number in range(BUDGET // batch):
+        if adaptive:
+            state = state_of(number, batch, seed, read, rule_target({"agreement": TARGET}), previous)
+            key = id(state["observed"])
+            if key not in steer_of:  # the same evidence gives the same q (replay's own work)
+                steer_of[key] = replay_steered(data.edits, state)[1].q
+            q = steer_of[key]
+            positions = draw_edits(q, batch, seed, number)
+            previous = state
+        else:
+            q = np.full(n, 1 / n)
+            positions = draw_edits(q, batch, seed, number)
+        weights = (1 / n) / q
+        bound = float(weights.max())
+        chosen = np.array(positions)
+        a.append(data.agree[chosen] * weights[chosen] / bound)
+        b.append(weights[chosen] / bound)
+        drawn.append(chosen)
+        if number >= 1:  # the batch before this one is read by now
+            for e in drawn[number - 1]:
+                weight_of[e] += weights[e]
+                read[int(e)] = Read(bool(data.agree[e] == 0), float(weight_of[e]))
+    order = np.concatenate(drawn)
+    first = np.zeros(len(order), dtype=bool)
+    first[np.unique(order, return_index=True)[1]] = True
+    new_edits = np.cumsum(first)
+    ends = np.arange(batch - 1, len(order), batch)
+    read_at = READERS * new_edits[np.minimum(np.arange(len(order)) // batch * batch + batch - 1,
+                                             len(order) - 1)]
+    return _outcome(data, np.concatenate(a), np.concatenate(b), ends, read_at,
+                    planned=min(PLANNED, BUDGET))
 
 
-def uniform_edits(data: Synthetic, rng: np.random.Generator) -> Drawn:
-    chosen = rng.integers(0, len(data.agree), BUDGET)
-    return Drawn(data.agree[chosen], np.ones(BUDGET), [np.array([c]) for c in chosen])
+DESIGNS = ("default", *(f"uniform, batch {k}" for k in BATCHES),
+           *(f"adaptive, batch {k}" for k in BATCHES))
 
 
-def uniform_images(data: Synthetic, rng: np.random.Generator) -> Drawn:
-    pool = data.pool
-    hits = np.bincount(pool.edit_image, weights=data.agree, minlength=len(pool))
-    bound = float(pool.sizes.max())
-    chosen = rng.integers(0, len(pool), BUDGET // 4)  # about the same edits as the others
-    edits = [np.arange(pool.first_edit[i], pool.first_edit[i] + int(pool.sizes[i])) for i in chosen]
-    return Drawn(hits[chosen] / bound, pool.sizes[chosen] / bound, edits)
+def _run(job: tuple[int, int, int]) -> tuple[int, dict[str, Outcome]]:
+    m, pool_seed, seed = job
+    data = _pool(m, pool_seed)
+    runs = {"default": default_study(data, seed)}
+    for k in BATCHES:
+        runs[f"uniform, batch {k}"] = drawn_study(data, seed, k, adaptive=False)
+        runs[f"adaptive, batch {k}"] = drawn_study(data, seed, k, adaptive=True)
+    return m, runs
 
 
-def adaptive(data: Synthetic, rng: np.random.Generator, features: EditFeatures) -> Drawn:
-    seed = int(rng.integers(2**31))
-    a, b, edits = [], [], []
-    seen: list[int] = []
-    for batch in range(BUDGET // BATCH):
-        where = np.unique(np.array(seen, dtype=np.int64))
-        q = edit_probabilities(features, where, 1 - data.agree[where])
-        chosen = np.array(draw_edits(q, BATCH, seed, batch))
-        weight = (1 / len(q)) / q
-        bound = float(weight.max())  # fixed by q before the batch is drawn
-        a.append(data.agree[chosen] * weight[chosen] / bound)
-        b.append(weight[chosen] / bound)
-        edits.extend(np.array([c]) for c in chosen)
-        seen.extend(int(c) for c in chosen)
-    return Drawn(np.concatenate(a), np.concatenate(b), edits)
+_pools: dict[tuple[int, int], Synthetic] = {}
 
 
-def difference(data: Synthetic, rng: np.random.Generator, features: EditFeatures) -> Drawn:
-    """Active inference's difference estimator (Zrnic & Candes 2024): the prediction's mean over
-    the pool plus each draw's weighted error of prediction, drawn where the prediction is least
-    sure (q by sqrt(d (1 - d)), half uniform). Each draw's value lies in [-1/f, 1 + 1/f]
-    whatever is read: mapped affinely into [0, 1] for the sequence, and back."""
-    seed = int(rng.integers(2**31))
-    values, edits = [], []
-    seen: list[int] = []
-    low, high = -1 / UNIFORM_SHARE, 1 + 1 / UNIFORM_SHARE
-    for batch in range(BUDGET // BATCH):
-        where = np.unique(np.array(seen, dtype=np.int64))
-        d = predicted_overturn(features, where, 1 - data.agree[where])
-        spread = np.sqrt(d * (1 - d))
-        q = (1 - UNIFORM_SHARE) * spread / spread.sum() + UNIFORM_SHARE / len(d)
-        chosen = np.array(draw_edits(q, BATCH, seed, batch))
-        predicted = 1 - d
-        z = predicted.mean() + (data.agree[chosen] - predicted[chosen]) * (1 / len(q)) / q[chosen]
-        values.append((z - low) / (high - low))
-        edits.extend(np.array([c]) for c in chosen)
-        seen.extend(int(c) for c in chosen)
-    x = np.concatenate(values)
-    return Drawn(x, np.ones(len(x)), edits, (low, high))
-
-
-def outcome(data: Synthetic, drawn: Drawn, bets_on: str, planned: int) -> tuple[int, bool, bool, float]:
-    """(reads to the target, the budget's if not reached; held the truth at the stop; at every
-    look up to it; the estimate's error at the stop)."""
-    sequence = ratio_sequence(drawn.a, drawn.b, planned=planned, bets_on=bets_on)
-    low, high = sequence.low, sequence.high
-    estimate_at = np.cumsum(drawn.a) / np.maximum(np.cumsum(drawn.b), 1e-12)
-    if drawn.scale is not None:  # back from [0, 1] to the share
-        lo, hi = drawn.scale
-        low, high, estimate_at = (v * (hi - lo) + lo for v in (low, high, estimate_at))
-    reached = np.nonzero((high - low) / 2 <= TARGET)[0]
-    stop = int(reached[0]) if len(reached) else len(drawn.a) - 1
-    read = np.unique(np.concatenate(drawn.edits[:stop + 1]))
-    held = (low[:stop + 1] <= data.truth) & (data.truth <= high[:stop + 1])
-    estimate = float(estimate_at[stop])
-    return len(read) * READERS, bool(held[-1]), bool(held.all()), estimate - data.truth
+def _pool(m: int, seed: int) -> Synthetic:
+    if (m, seed) not in _pools:
+        _pools[(m, seed)] = synthetic(MODELS[m], seed)
+    return _pools[(m, seed)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--studies", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=40)
+    parser.add_argument("--studies", type=int, default=100, help="per large pool")
+    parser.add_argument("--small-studies", type=int, default=300, help="per small pool")
+    parser.add_argument("--seed", type=int, default=56)
+    parser.add_argument("--models", default="", help="comma-separated model numbers (all)")
+    parser.add_argument("--processes", type=int, default=2)
     args = parser.parse_args()
     started = time.perf_counter()
-    planned = units_for_target(ANTICIPATED, TARGET)  # the draws the target needs, tuned to
-    results: dict[tuple[str, str], list[tuple[int, bool, bool, float]]] = {}
-    with progress(Console(stderr=True), "simulated studies") as update:
-        done = 0
-        for m, model in enumerate(MODELS):
-            data = synthetic(model, args.seed + m)
-            features = EditFeatures.of(data.pool)
-            rng = np.random.default_rng(args.seed + 100 + m)
-            per_image = max(1, round(planned / float(data.pool.sizes.mean())))
-            for _ in range(args.studies):
-                seed = int(rng.integers(2**31))
-                # The same seed for every design: the same random stream, design by design.
-                by_default = stratified(data, np.random.default_rng(seed))
-                runs = {
-                    "default today": outcome(data, by_default, "hits", BUDGET),
-                    "default, new bets": outcome(data, by_default, "residual", planned),
-                    "uniform edits": outcome(data, uniform_edits(data, np.random.default_rng(seed)),
-                                             "residual", planned),
-                    "uniform images": outcome(data, uniform_images(data, np.random.default_rng(seed)),
-                                              "residual", per_image),
-                    "adaptive": outcome(data, adaptive(data, np.random.default_rng(seed), features),
-                                        "residual", planned),
-                    "difference": outcome(data, difference(data, np.random.default_rng(seed),
-                                                           features), "residual", planned),
-                }
-                for design, result in runs.items():
-                    results.setdefault((model, design), []).append(result)
-                done += 1
-                update(done, len(MODELS) * args.studies)
-    print(f"{args.studies} studies per pool model; target +-{TARGET} on agreement; budget {BUDGET} "
-          f"edit draws; new bets tuned to {planned} draws; {READERS} reads per edit")
-    print(f"{'pool':<12}{'design':<20}{'median reads':>13}{'p90':>8}{'vs today':>10}"
-          f"{'held at stop':>14}{'every look':>12}{'bias':>9}")
-    for model in MODELS:
-        today = np.median([r[0] for r in results[(model, "default today")]])
+    chosen = [int(x) for x in args.models.split(",")] if args.models else range(len(MODELS))
+    jobs = []
+    for m in chosen:
+        rng = np.random.default_rng(args.seed + m)
+        count = args.small_studies if MODELS[m].small else args.studies
+        # Small pools: a new pool every 100 studies (3 pools at 300); large: one pool.
+        for i in range(count):
+            jobs.append((m, args.seed + 1000 * m + (i // 100 if MODELS[m].small else 0),
+                         int(rng.integers(2**31))))
+    results: dict[tuple[int, str], list[Outcome]] = {}
+    with progress(Console(stderr=True), "simulated studies") as update, \
+            multiprocessing.Pool(args.processes) as workers:
+        for done, (m, runs) in enumerate(workers.imap_unordered(_run, jobs, chunksize=4), 1):
+            for design, outcome in runs.items():
+                results.setdefault((m, design), []).append(outcome)
+            update(done, len(jobs))
+    print(f"target +-{TARGET} on agreement; budget {BUDGET} draws (the default: {BUDGET} cases, "
+          f"or the whole pool); bets tuned to {PLANNED} units (the form's planned agreement "
+          f"{PLANNED_AGREEMENT:g}); {READERS} reads per edit, counted by whole batch or block")
+    print(f"{'pool':<28}{'design':<21}{'studies':>8}{'median reads':>13}{'p90':>7}"
+          f"{'vs uniform':>11}{'reached':>9}{'held stop':>10}{'every look':>11}"
+          f"{'over budget':>12}{'bias':>9}")
+    for m in chosen:
+        uniform = {k: np.median([r.reads for r in results[(m, f"uniform, batch {k}")]])
+                   for k in BATCHES}
         for design in DESIGNS:
-            rows = results[(model, design)]
-            reads = np.array([r[0] for r in rows])
-            print(f"{model:<12}{design:<20}{np.median(reads):>13,.0f}{np.percentile(reads, 90):>8,.0f}"
-                  f"{np.median(reads) / today - 1:>+10.1%}{np.mean([r[1] for r in rows]):>14.1%}"
-                  f"{np.mean([r[2] for r in rows]):>12.1%}{np.mean([r[3] for r in rows]):>+9.4f}")
+            rows = results[(m, design)]
+            reads = np.array([r.reads for r in rows])
+            batch = int(design.rsplit(" ", 1)[1]) if "batch" in design else BATCHES[0]
+            print(f"{MODELS[m].name:<28}{design:<21}{len(rows):>8}{np.median(reads):>13,.0f}"
+                  f"{np.percentile(reads, 90):>7,.0f}{np.median(reads) / uniform[batch]:>10.2f}x"
+                  f"{np.mean([r.reached for r in rows]):>9.0%}"
+                  f"{np.mean([r.held_stop for r in rows]):>10.1%}"
+                  f"{np.mean([r.held_every for r in rows]):>11.1%}"
+                  f"{np.mean([r.held_budget for r in rows]):>12.1%}"
+                  f"{np.mean([r.error for r in rows]):>+9.4f}")
     print(f"{time.perf_counter() - started:.0f} s")
 
 

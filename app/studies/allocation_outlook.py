@@ -10,12 +10,13 @@ from app.studies.draw_plan import figure_scope
 from app.studies.pool import StratumRow
 
 
-def default_counts(traits: DesignTraits, rows: Sequence[StratumRow]) -> dict[str, int]:
-    """The counts the form offers first: proportional to the pool where the figures are
-    weighted to it (no stratum read past its share, so none costs reads), else the design's
-    count per stratum."""
+def default_counts(traits: DesignTraits, rows: Sequence[StratumRow],
+                   total: int = DEFAULT_CASES) -> dict[str, int]:
+    """The counts the form offers first: ``total`` in proportion to the pool where the
+    figures are weighted to it (no stratum read past its share, so none costs reads), else
+    the design's count per stratum."""
     if traits.estimates_pool:
-        return proportional({r.key: r.pool for r in rows}, DEFAULT_CASES)
+        return proportional({r.key: r.pool for r in rows}, total)
     return {r.key: min(traits.default_per_stratum, r.pool) for r in rows}
 
 

@@ -223,12 +223,17 @@ def _draw_judged(session: Session, plan: StudyPlan, wanted: dict[str, int],
     for key, count in wanted.items():
         found = members.get(key, np.zeros(0, dtype=np.int64))
         _enough(key, facets, len(found), count)
-        rng = random.Random(f"{plan.seed}:sample:{key}")
-        chosen = [int(found[i]) for i in rng.sample(range(len(found)), count)]
+        chosen = [int(found[i]) for i in sample_positions(plan.seed, key, len(found), count)]
         sample[key] = sorted((Candidate(int(pool.task_id[i]), int(pool.attempt_id[i]),
                                         values_of(pool, i, facets), int(pool.image[i]))
                               for i in chosen), key=lambda c: (c.task_id, c.attempt_id or 0))
     return sample, {key: len(found) for key, found in sorted(members.items())}
+
+
+def sample_positions(seed: int, key: str, size: int, count: int) -> list[int]:
+    """The positions a stratum of ``size`` members (in attempt order) gives its ``count``
+    cases: the same for the same seed and stratum, on any data of that size."""
+    return random.Random(f"{seed}:sample:{key}").sample(range(size), count)
 
 
 def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Study:

@@ -19,6 +19,9 @@ ENDPOINTS: dict[str, tuple[str, float]] = {
     "too_lenient": ("too lenient", 0.07),
 }
 MAX_TARGET = 0.5
+# What the new-study form's planner offers first: the paper's agreement, to within 5 points.
+PLANNED_AGREEMENT = ENDPOINTS["agreement"][1]
+PLANNED_HALF_WIDTH = 0.05
 
 
 def field_of(endpoint: str) -> str:

@@ -7,7 +7,7 @@ from sqlmodel import Session
 
 from app.designs.adaptive.batches import place_batch, pool_images
 from app.designs.adaptive.budget import edit_budget
-from app.designs.adaptive.draws import EditPool, draw_edit_batch, edit_selection
+from app.designs.adaptive.draws import EditPool, draw_edit_batch, edit_selection, rule_target
 from app.designs.adaptive.prior import check_pool
 from app.models import User
 from app.studies.design import (
@@ -47,7 +47,8 @@ def create_adaptive(session: Session, plan: StudyPlan, created_by: User) -> Stud
         order_seed = random.Random(f"{study.order_secret}:reader:{user_id}").randrange(2**31)
         session.add(StudyReader(study_id=study.id, user_id=user_id, order_seed=order_seed))
     session.flush()
-    batch, _ = draw_edit_batch(session, study, edits, {}, 0, plan.batch_images)
+    batch, _ = draw_edit_batch(session, study, edits, {}, 0, plan.batch_images,
+                               rule_target(plan.targets))
     place_batch(session, study, batch)
     enrol_in_practice(session, plan)
     session.commit()

@@ -18,7 +18,14 @@ from sqlmodel import Session, col, select
 
 from app.cases.filters import recorded_filter
 from app.designs.adaptive.batches import pool_images
-from app.designs.adaptive.edits import EditFeatures, draw_edits, edit_probabilities
+from app.designs.adaptive.edits import (
+    EditFeatures,
+    Evidence,
+    Steer,
+    draw_edits,
+    edit_probabilities,
+    steered_probabilities,
+)
 from app.designs.adaptive.prior import UNIFORM_SHARE, Pool, PoolImage
 from app.studies.draw_plan import UNIT
 from app.studies.models import Study, StudyBatch, StudyDraw, StudyItem
@@ -78,34 +85,80 @@ def edit_selection(pool: list[PoolImage], budget: int, batch_size: int) -> dict[
             "pool": {str(h): int(n) for h, n in zip(strata, counts, strict=True)}}
 
 
-def state_of(number: int, size: int, seed: int, observed: dict[int, bool]) -> dict[str, Any]:
-    return {"unit": UNIT, "batch": number, "size": size, "seed": seed,
-            "uniform_share": UNIFORM_SHARE,
-            "observed": [{"attempt": a, "overturned": f} for a, f in sorted(observed.items())]}
+RULE = "evidence"  # a state drawn by the evidence rule (edits.py steered_probabilities)
+REFIT_GROWTH = 1.25  # the evidence grows by a quarter before the model is fitted again
+DEFAULT_TARGET = 0.05  # the half-width the rule weighs reads against, without a study target
+
+
+def rule_target(targets: dict[str, float]) -> float:
+    """The half-width the evidence rule weighs reads against: the study's target on
+    agreement, else its tightest target, else the rule's default."""
+    return targets.get("agreement") or min(targets.values(), default=DEFAULT_TARGET)
+
+
+@dataclass(frozen=True)
+class Read:
+    """A read edit as the sampler learns from it: overturned or not, and the summed inverse-
+    probability weight of the draws that brought it."""
+
+    overturned: bool
+    weight: float = 1.0
+
+
+def state_of(number: int, size: int, seed: int, observed: dict[int, Read],
+             target: float = DEFAULT_TARGET, previous: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A batch's state. Its evidence is what was read, or the previous batch's where that has
+    not grown by REFIT_GROWTH since: a model fitted again on a few more reads moves the
+    draws by noise, and costs the server as much as the first fit."""
+    evidence = [{"attempt": a, "overturned": r.overturned, "weight": r.weight}
+                for a, r in sorted(observed.items())]
+    if (previous is not None and previous.get("rule") == RULE
+            and len(evidence) < REFIT_GROWTH * len(previous["observed"])):
+        evidence = previous["observed"]
+    return {"unit": UNIT, "rule": RULE, "batch": number, "size": size, "seed": seed,
+            "uniform_share": UNIFORM_SHARE, "target": target, "observed": evidence}
 
 
 def replay(edits: EditPool, state: dict[str, Any]) -> tuple[list[int], np.ndarray]:
     """The batch a state draws: positions in the pool (in draw order), and q over the pool."""
+    positions, steer = replay_steered(edits, state)
+    return positions, steer.q
+
+
+def replay_steered(edits: EditPool, state: dict[str, Any]) -> tuple[list[int], Steer]:
+    """``replay`` with the rule's share and its reason. A state from before the evidence rule
+    draws as it did: the model's allocation from the first batch, half and half."""
     pooled = set(edits.attempt.tolist())
     seen = [o for o in state["observed"] if o["attempt"] in pooled]
     where = edits.positions([o["attempt"] for o in seen])
     flipped = np.array([float(o["overturned"]) for o in seen])
-    q = edit_probabilities(edits.features, where, flipped, state["uniform_share"])
-    return draw_edits(q, state["size"], state["seed"], state["batch"]), q
+    if state.get("rule") == RULE:
+        weight = np.array([float(o.get("weight", 1.0)) for o in seen])
+        steer = steered_probabilities(edits.features, Evidence(where, flipped, weight),
+                                      target=float(state["target"]))
+    else:
+        share = state["uniform_share"]
+        steer = Steer(edit_probabilities(edits.features, where, flipped, share), 1 - share,
+                      "drawn before the evidence rule")
+    return draw_edits(steer.q, state["size"], state["seed"], state["batch"]), steer
 
 
-def draw_edit_batch(session: Session, study: Study, edits: EditPool, observed: dict[int, bool],
-                    number: int, size: int) -> tuple[StudyBatch, list[StudyItem]]:
+def draw_edit_batch(session: Session, study: Study, edits: EditPool, observed: dict[int, Read],
+                    number: int, size: int, target: float = DEFAULT_TARGET,
+                    previous: dict[str, Any] | None = None) -> tuple[StudyBatch, list[StudyItem]]:
     """Records batch ``number`` (its unique key makes a second drawer fail here, first), its
-    draws, and the items of edits not drawn before. ``observed``: each read edit's attempt and
-    whether the readers overturned the judge. The caller commits."""
+    draws, and the items of edits not drawn before. ``observed``: each read edit's attempt,
+    whether the readers overturned the judge and its draws' weight; ``previous``: the last
+    batch's state. The caller commits."""
     assert study.id is not None
-    state = state_of(number, size, study.seed, observed)
-    positions, q = replay(edits, state)
+    state = state_of(number, size, study.seed, observed, target, previous)
+    positions, steer = replay_steered(edits, state)
+    q = steer.q
     weights = (1 / len(edits)) / q
     # The largest weight one draw of the batch can carry: its scale, fixed before the draw.
     batch = StudyBatch(study_id=study.id, batch=number, bound=float(weights.max()),
-                       state=json.dumps(state | {"pool_edits": len(edits)}))
+                       state=json.dumps(state | {"pool_edits": len(edits), "share": steer.share,
+                                                 "reason": steer.reason}))
     session.add(batch)
     session.flush()
     for k, at in enumerate(positions):

@@ -31,10 +31,19 @@ import numpy as np
 from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
+from app.confidence_sequence import TRUNCATION
 from app.designs.adaptive.prior import PRIOR_DISAGREEMENT, UNIFORM_SHARE, Pool
 
 MIN_FIT = 30  # edits with a consensus, of both outcomes, before the model is fitted
 PENALTY = 1.0  # scikit-learn's C: the inverse strength of the L2 penalty
+# The evidence rule (``steered_probabilities``): read edits of each outcome before the model
+# may move the draws, the folds of its cross-fitting, the targeting shares it weighs (the
+# largest keeps every weight within 2), and the share of uniform draws' predicted reads a
+# targeting share must come within to be taken.
+MIN_EACH = 20
+FOLDS = 5
+SHARES = (0.0, 0.25, 0.5)
+GAIN = 0.95
 
 
 @dataclass(frozen=True)
@@ -74,10 +83,12 @@ def measured_column(values: list[float | None]) -> tuple[np.ndarray, np.ndarray]
     return np.where(known, column, fill), known.astype(float)
 
 
-def predicted_overturn(features: EditFeatures, where: np.ndarray, flipped: np.ndarray) -> np.ndarray:
+def predicted_overturn(features: EditFeatures, where: np.ndarray, flipped: np.ndarray,
+                       floor: int = MIN_FIT) -> np.ndarray:
     """Per pool edit, the predicted chance that the readers overturn the judge, from the read
-    edits' positions ``where`` and outcomes ``flipped`` (1 overturned)."""
-    if len(where) < MIN_FIT or len(np.unique(flipped)) < 2:
+    edits' positions ``where`` and outcomes ``flipped`` (1 overturned); the prior before
+    ``floor`` read edits."""
+    if len(where) < floor or len(np.unique(flipped)) < 2:
         return features.prior
     model = LogisticRegression(C=PENALTY, max_iter=500)
     model.fit(features.matrix[where], flipped.astype(int))
@@ -96,6 +107,134 @@ def edit_probabilities(features: EditFeatures, where: np.ndarray, flipped: np.nd
                   if len(flipped) else 1 - d.mean())
     spread = np.sqrt((1 - d) * (1 - theta) ** 2 + d * theta**2)
     return (1 - uniform_share) * spread / spread.sum() + uniform_share / n
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The read edits a batch's probabilities learn from: their positions in the pool, whether
+    the readers overturned the judge (1), and the summed inverse-probability weights of the
+    draws that brought them (1 each where drawn uniformly)."""
+
+    where: np.ndarray
+    flipped: np.ndarray
+    weight: np.ndarray
+
+    @property
+    def enough(self) -> bool:
+        """At least MIN_EACH read edits of each outcome: before that, a model of who is
+        overturned rests on a handful of overturns, and its noisy predictions only spread
+        the weights."""
+        overturned = int(self.flipped.sum())
+        return overturned >= MIN_EACH and len(self.flipped) - overturned >= MIN_EACH
+
+
+@dataclass(frozen=True)
+class Steer:
+    q: np.ndarray  # over the pool's edits, in pool order
+    share: float  # the share of q that follows the model (0: uniform draws)
+    reason: str  # why this share, in words
+
+
+def steered_probabilities(features: EditFeatures, evidence: Evidence, *, target: float,
+                          shares: tuple[float, ...] = SHARES) -> Steer:
+    """q over the pool's edits by the evidence rule: uniform until the read edits hold
+    MIN_EACH of each outcome; then the model's allocation, its predictions shrunk by their
+    own cross-fitted calibration slope, mixed with the uniform at the share whose predicted
+    reads to ``target`` (see ``predicted_units``) are fewest, and only where they beat
+    uniform draws' by GAIN: a share that would move on noise, or whose larger weights cost
+    the sequence more than the allocation saves, leaves the draws uniform."""
+    n = features.matrix.shape[0]
+    uniform = np.full(n, 1 / n) if n else np.zeros(0)
+    if not evidence.enough:
+        return Steer(uniform, 0.0, f"uniform: fewer than {MIN_EACH} read edits of each outcome "
+                                   "so far")
+    folds = _cross_fitted(features, evidence)
+    slope, intercept = _calibration(evidence, folds)
+    if slope <= 0:
+        return Steer(uniform, 0.0, "uniform: the model's cross-fitted predictions carry no signal")
+    theta = float(np.average(1 - evidence.flipped, weights=evidence.weight))
+    spreads = [_spread(_shrunk(d, slope, intercept), theta) for d in folds.pool]
+    # Each read edit's spread under the model fitted without it, over its fold's total.
+    own = np.array([spreads[k][evidence.where[j]] / spreads[k].sum() * n
+                    for j, k in enumerate(folds.fold)])
+    lowest = float(min(s.min() / s.mean() for s in spreads))
+    units = {share: predicted_units(evidence, own, share, theta, target, lowest) for share in shares}
+    best = min(units, key=lambda s: (units[s], s))
+    if best == 0 or units[best] > GAIN * units[0]:
+        return Steer(uniform, 0.0, f"uniform: targeting is not predicted to save {1 - GAIN:.0%} "
+                                   "of the reads")
+    d = _shrunk(predicted_overturn(features, evidence.where, evidence.flipped), slope, intercept)
+    spread = _spread(d, theta)
+    q = (1 - best) / n + best * spread / spread.sum()
+    return Steer(q, best, f"targeting {best:.0%}: predicted {units[best] / units[0]:.0%} of "
+                          "uniform draws' reads")
+
+
+def predicted_units(evidence: Evidence, own: np.ndarray, share: float, theta: float,
+                    target: float, lowest: float) -> float:
+    """The draws the anytime-valid sequence is predicted to need to exclude theta -+ target,
+    drawing with q = (1 - share) / N + share * own / N (``own``: each read edit's allocation
+    relative to uniform): 1 / the slower side's growth of log-capital per draw, its bet the
+    best within the sequence's truncation, on the residual w (y - m) / B. B is the largest
+    weight, which the truncation scales: larger weights cost bets, not only variance. The expectation over the pool is estimated from the read edits, each weighted
+    by the inverse probability of its draws, with the allocation of a model fitted without it;
+    ``lowest``: the pool's least allocation relative to uniform, which sets B."""
+    relative = (1 - share) + share * own  # N q at each read edit
+    bound = 1 / ((1 - share) + share * lowest)
+    agree = 1 - evidence.flipped
+    growth = []
+    for m, cap in ((theta - target, TRUNCATION / max(theta - target, 1e-9)),
+                   (theta + target, TRUNCATION / max(1 - theta - target, 1e-9))):
+        second = float(np.average((agree - m) ** 2 / relative, weights=evidence.weight))
+        mean = target / bound  # E r: the residual's mean at m, scaled
+        variance = max(second / bound**2, 1e-12)
+        bet = min(mean / variance, cap)
+        growth.append(bet * mean - bet**2 * variance / 2)
+    return 1 / max(min(growth), 1e-12)
+
+
+@dataclass(frozen=True)
+class _Folds:
+    fold: np.ndarray  # each read edit's fold
+    pool: list[np.ndarray]  # per fold, the predicted overturn chance of every pool edit
+    own: np.ndarray  # each read edit's prediction by the model fitted without its fold
+
+
+def _cross_fitted(features: EditFeatures, evidence: Evidence) -> _Folds:
+    """FOLDS models, each fitted without one fold of the read edits (folds by position, so
+    the same evidence always gives the same folds)."""
+    order = np.argsort(evidence.where, kind="stable")
+    fold = np.empty(len(order), dtype=np.int64)
+    fold[order] = np.arange(len(order)) % FOLDS
+    pool, own = [], np.empty(len(order))
+    for k in range(FOLDS):
+        out = fold != k
+        d = predicted_overturn(features, evidence.where[out], evidence.flipped[out], floor=0)
+        pool.append(d)
+        own[fold == k] = d[evidence.where[fold == k]]
+    return _Folds(fold, pool, own)
+
+
+def _calibration(evidence: Evidence, folds: _Folds) -> tuple[float, float]:
+    """The slope and intercept of the read outcomes on the cross-fitted predictions' logit
+    (weighted to the pool): a slope of 1 trusts the model, 0 finds nothing in it. Clipped to
+    [0, 1], so predictions are only ever shrunk."""
+    logit = np.log(folds.own / (1 - folds.own))
+    if np.ptp(logit) < 1e-9:
+        return 0.0, 0.0
+    model = LogisticRegression(C=1e6, max_iter=500)
+    model.fit(logit[:, None], evidence.flipped.astype(int), sample_weight=evidence.weight)
+    return float(np.clip(model.coef_[0, 0], 0.0, 1.0)), float(model.intercept_[0])
+
+
+def _shrunk(d: np.ndarray, slope: float, intercept: float) -> np.ndarray:
+    logit = np.log(d / (1 - d))
+    return np.clip(1 / (1 + np.exp(-(intercept + slope * logit))), 0.005, 0.995)
+
+
+def _spread(d: np.ndarray, theta: float) -> np.ndarray:
+    """Each edit's predicted root mean square agreement residual (y - theta)."""
+    return np.sqrt((1 - d) * (1 - theta) ** 2 + d * theta**2)
 
 
 def draw_edits(q: np.ndarray, size: int, seed: int, batch: int) -> list[int]:

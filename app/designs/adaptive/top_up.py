@@ -10,6 +10,7 @@ lists: a reader never meets a case before its images are ready. A batch left hal
 restart is finished by the next top-up.
 """
 
+import json
 import logging
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
 from app.agreement.completion import overturned
+from app.agreement.monitoring import parse_targets
 from app.agreement.reads import load
 from app.agreement.service import watch_for
 from app.claims import claimed
@@ -30,7 +32,7 @@ from app.designs.adaptive.batches import (
     place_batch,
     unplaced,
 )
-from app.designs.adaptive.draws import draw_edit_batch, frozen_edits
+from app.designs.adaptive.draws import Read, draw_edit_batch, frozen_edits, rule_target
 from app.designs.adaptive.prior import Observed, Pool
 from app.studies.draw_plan import draw_plan, draws_edits
 from app.studies.models import Design, Study, StudyBatch, StudyItem, StudyStatus
@@ -71,8 +73,11 @@ def _top_up(engine: Engine, study_id: int, cache_dir: Path) -> StudyBatch | None
         try:
             if draws_edits(study):
                 seen = _observed_edits(session, study)
+                made = batches(session, study)
+                previous = json.loads(made[-1].state) if made else None
                 batch, _ = draw_edit_batch(session, study, frozen_edits(session, study), seen,
-                                           number, size)
+                                           number, size, rule_target(parse_targets(study.targets)),
+                                           previous)
             else:  # a study made when whole source images were drawn
                 pool = frozen_pool(session, study)
                 observed = _observed(session, study, pool)
@@ -119,13 +124,15 @@ def _why_not(session: Session, study: Study) -> str | None:
     return None
 
 
-def _observed_edits(session: Session, study: Study) -> dict[int, bool]:
-    """Every drawn edit whose reads are all in and agree on a consensus: its attempt, and
-    whether the readers overturned the judge."""
-    flips = overturned(load(session, study), study.primary_question, by_item=True)
+def _observed_edits(session: Session, study: Study) -> dict[int, Read]:
+    """Every drawn edit whose reads are all in and agree on a consensus: its attempt, whether
+    the readers overturned the judge, and its draws' weight."""
+    data = load(session, study)
+    flips = overturned(data, study.primary_question, by_item=True)
+    weight = {c.item_id: c.weight for c in data.cases}
     attempts = dict(session.execute(select(col(StudyItem.id), col(StudyItem.attempt_id)).where(
         col(StudyItem.study_id) == study.id)).all())
-    return {int(attempts[item]): flip for item, flip in flips.items()
+    return {int(attempts[item]): Read(flip, weight.get(item, 1.0)) for item, flip in flips.items()
             if flip is not None and item in attempts}
 
 

@@ -41,7 +41,7 @@ from app.studies.pool import check_facets, practice_left_out
 from app.studies.practice import practice_studies, requirement_of
 from app.studies.previews import preparation, warm_previews
 from app.studies.reading_setup import change_reading_setup, started
-from app.studies.targets import units_to_meet
+from app.studies.targets import PLANNED_AGREEMENT, PLANNED_HALF_WIDTH, units_to_meet
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
 from app.studies.worklist import all_studies, get_study, study_progress, study_reader
 from app.web.deps import CaseFilterDep, IdPath, SessionDep, SettingsDep
@@ -105,7 +105,8 @@ def new_study_form(request: Request, session: SessionDep, case_filter: CaseFilte
         return redirect(request, "/studies/new/pairwise")
     design, chosen = _design_args(design, facets)
     form = {"seed": 42, "blinded": True, "primary_question": "overall",
-            "plan_agreement": "0.81", "plan_half_width": "0.05", "viewer_tools": list(VIEWER_TOOLS),
+            "plan_agreement": f"{PLANNED_AGREEMENT:g}", "plan_half_width": f"{PLANNED_HALF_WIDTH:g}",
+            "viewer_tools": list(VIEWER_TOOLS),
             # The default share, when there are settled cases to draw it from.
             "known_share": round(DEFAULT_SHARE * 100)
             if design.takes_known_answers and pool_size(session) else 0}

@@ -222,7 +222,16 @@ def test_admin_creates_a_stratified_study_from_a_filter(demo_engine: Engine, set
     pools = {r["data-stratum"]: int(r.select_one(".pool").text) for r in rows}
     assert pools == {"fail/add/chest_xray": 84, "fail/remove/chest_xray": 79,
                      "pass/add/chest_xray": 53, "pass/remove/chest_xray": 52}
-    assert {i["value"] for i in form.select('#strata-table input[type="number"]')} == {"25"}
+    # Counts in proportion to the pool (here the whole pool: 268 of the 300 offered), so the
+    # figures are the data set's at no cost in reads; the form says both.
+    assert {i["name"][2:]: int(i["value"]) for i in form.select('#strata-table input')} == pools
+    assert "the data set's agreement" in form.select_one("#figure-scope").text
+    assert "as efficient as drawing single edits" in form.select_one("#allocation-cost").text
+    uneven = BeautifulSoup(admin.get(
+        "/studies/new/allocation?modality=chest_xray&design=validation&facets=verdict"
+        "&facets=direction&facets=modality&n:fail/add/chest_xray=84&n:fail/remove/chest_xray=5"
+        "&n:pass/add/chest_xray=53&n:pass/remove/chest_xray=52").text, "html.parser")
+    assert "% more reads" in uneven.select_one("#allocation-cost").text
     readers = [r.id for r in study.readers]
     data = {"name": "second", "design": "validation", "facets": ["verdict", "direction"],
             "n:pass/add": "3", "n:fail/add": "3", "n:pass/remove": "3", "n:fail/remove": "3",
@@ -234,6 +243,7 @@ def test_admin_creates_a_stratified_study_from_a_filter(demo_engine: Engine, set
     detail = BeautifulSoup(admin.get(created.headers["location"]).text, "html.parser")
     assert [r.select_one(".done").text for r in detail.select(".reader-progress")] == ["0", "0"]
     assert "verdict fail · direction add: 3 of 84" in detail.select_one("#study-strata").text
+    assert "the data set's agreement" in detail.select_one("#figure-scope").text
     assert detail.select_one("#strata-list") is None  # four strata: shown in the open
     # Many strata were a wall that pushed the live figures below the fold at 1024 wide.
     wide = {"name": "by disease", "design": "validation", "facets": ["verdict", "disease"],
