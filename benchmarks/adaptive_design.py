@@ -45,7 +45,6 @@ from app.confidence_sequence import ratio_sequence
 from app.designs.adaptive.draws import EditPool, Read, replay_steered, rule_target, state_of
 from app.designs.adaptive.edits import draw_edits
 from app.designs.adaptive.prior import PoolEdit, PoolImage
-from app.designs.rubric.variants import VALIDATION
 from app.image_order import CASE_BLOCK, fixed_order
 from app.studies.allocation import stratum_weights
 from app.studies.allocation_outlook import default_counts
@@ -170,7 +169,7 @@ def _outcome(data: Synthetic, a: np.ndarray, b: np.ndarray, ends: np.ndarray,
                    bool(held[:stop + 1].all()), bool(held.all()), estimate - data.truth)
 
 
-def default_study(data: Synthetic, seed: int) -> Outcome:
+def default_study(data: Synthetic, seed: int, budget: int = BUDGET) -> Outcome:
     """The form's default: counts in proportion to the pool over the default facets, drawn per
     stratum with the plan's seed, each case its own unit in a fixed random order, weighted
     to its stratum's share; readers read blocks of CASE_BLOCK cases."""
@@ -178,7 +177,7 @@ def default_study(data: Synthetic, seed: int) -> Outcome:
     for e, key in enumerate(data.strata):
         members.setdefault(key, []).append(e)
     rows = [StratumRow(k, k, len(v)) for k, v in sorted(members.items())]
-    counts = default_counts(VALIDATION, rows, total=min(BUDGET, len(data.agree)))
+    counts = default_counts(DEFAULT.traits, rows, total=min(budget, len(data.agree)))
     sample = [members[k][i] for k, n in counts.items() if n
               for i in sample_positions(seed, k, len(members[k]), n)]
     weights = stratum_weights({r.key: r.pool for r in rows}, counts)
@@ -191,7 +190,8 @@ def default_study(data: Synthetic, seed: int) -> Outcome:
                     READERS * (ends + 1), planned=min(PLANNED, len(cases)))
 
 
-def drawn_study(data: Synthetic, seed: int, batch: int, adaptive: bool) -> Outcome:
+def drawn_study(data: Synthetic, seed: int, batch: int, adaptive: bool,
+                budget: int = BUDGET) -> Outcome:
     """The adaptive design's batches (``adaptive``: its evidence rule; else every q uniform),
     each batch drawn from the reads of the batches before the one being read (the app draws
     the next batch when half of the current one is left)."""
@@ -201,7 +201,7 @@ def drawn_study(data: Synthetic, seed: int, batch: int, adaptive: bool) -> Outco
     previous = None
     steer_of: dict[int, np.ndarray] = {}
     weight_of = np.zeros(n)
-    for number in range(BUDGET // batch):
+    for number in range(budget // batch):
         if adaptive:
             state = state_of(number, batch, seed, read, rule_target({"agreement": TARGET}), previous)
             key = id(state["observed"])
@@ -231,7 +231,7 @@ def drawn_study(data: Synthetic, seed: int, batch: int, adaptive: bool) -> Outco
     read_at = READERS * new_edits[np.minimum(np.arange(len(order)) // batch * batch + batch - 1,
                                              len(order) - 1)]
     return _outcome(data, np.concatenate(a), np.concatenate(b), ends, read_at,
-                    planned=min(PLANNED, BUDGET))
+                    planned=min(PLANNED, budget))
 
 
 DESIGNS = ("default", *(f"uniform, batch {k}" for k in BATCHES),

@@ -1,9 +1,11 @@
 """Watching a running study: which images count and when, the anytime-valid figures, targets,
 and the projection of reads still needed."""
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+import pytest
 
 from app.agreement.monitoring import MIN_IMAGES_TO_PROJECT, PATH_POINTS, _first_times, _path, watch
 from app.agreement.reads import Case, Read, StudyReads
@@ -211,3 +213,27 @@ def test_the_outcome_says_when_and_why_the_study_stopped():
     assert stopping_outcome(untargeted, locked=True, locked_at=None) == (
         "Locked by the study's administrator after 7 of 8 planned reads, before every planned "
         "read was done.")
+
+
+def test_a_study_weighted_to_its_pool_takes_each_case_as_a_unit_at_its_strata_weight():
+    """The default validation study: each case its own unit in the study's fixed order of
+    cases, scaled by its stratum's weight over the largest, so the figure is the pool's share
+    (two cases of one image are two units, not one scaled by the largest image)."""
+    rng = np.random.default_rng(9)
+    judges = [bool(j) for j in rng.random(60) < 0.7]
+    references = [j if rng.random() < 0.8 else not j for j in judges]
+    cases = [replace(case(i, i // 2, j), stratum="pass" if j else "fail")
+             for i, j in enumerate(judges)]
+    reads = [read(i, n, r, i) for i, r in enumerate(references) for n in ("a", "b")]
+    weights = {"pass": 0.6, "fail": 1.5}
+    result = watch(StudyReads(cases, reads, ["a", "b"]), "overall", {}, secret="s",
+                   weights=weights)
+    order = sorted(range(60), key=lambda item: image_rank("s", item))
+    hits = np.array([judges[i] == references[i] for i in order], dtype=float)
+    scale = np.array([weights["pass" if judges[i] else "fail"] for i in order]) / 1.5
+    sequence = ratio_sequence(hits * scale, scale, planned=60)
+    agreement = result.endpoints[0]
+    assert (agreement.low, agreement.high) == (sequence.low[-1], sequence.high[-1])
+    assert agreement.estimate == pytest.approx((hits * scale).sum() / scale.sum())
+    assert (agreement.cases, agreement.images, result.unit) == (60, 30, "case")
+    assert result.as_dict()["weighted_to_pool"] is True

@@ -176,9 +176,10 @@ def predicted_units(evidence: Evidence, own: np.ndarray, share: float, theta: fl
     drawing with q = (1 - share) / N + share * own / N (``own``: each read edit's allocation
     relative to uniform): 1 / the slower side's growth of log-capital per draw, its bet the
     best within the sequence's truncation, on the residual w (y - m) / B. B is the largest
-    weight, which the truncation scales: larger weights cost bets, not only variance. The expectation over the pool is estimated from the read edits, each weighted
-    by the inverse probability of its draws, with the allocation of a model fitted without it;
-    ``lowest``: the pool's least allocation relative to uniform, which sets B."""
+    weight, which the truncation scales: larger weights cost bets, not only variance. The
+    expectation over the pool is estimated from the read edits, each weighted by the inverse
+    probability of its draws, with the allocation of a model fitted without it; ``lowest``:
+    the pool's least allocation relative to uniform, which sets B."""
     relative = (1 - share) + share * own  # N q at each read edit
     bound = 1 / ((1 - share) + share * lowest)
     agree = 1 - evidence.flipped

@@ -6,11 +6,14 @@ import numpy as np
 import pytest
 
 from app.designs.adaptive.edits import (
+    MIN_EACH,
     MIN_FIT,
     EditFeatures,
+    Evidence,
     draw_edits,
     edit_probabilities,
     predicted_overturn,
+    steered_probabilities,
 )
 from app.designs.adaptive.prior import UNIFORM_SHARE, Pool, PoolEdit, PoolImage
 
@@ -107,3 +110,42 @@ def test_an_unmeasured_edit_is_not_taken_for_a_typical_one() -> None:
     column, known = measured_column([0.2, None, 0.4])
     np.testing.assert_allclose(column, [0.2, 0.3, 0.4])
     np.testing.assert_array_equal(known, [1.0, 0.0, 1.0])
+
+
+def _evidence(p: Pool, flipped_of, count: int, seed: int = 3) -> Evidence:
+    """``count`` read edits drawn uniformly, each overturned by ``flipped_of(position)``."""
+    rng = np.random.default_rng(seed)
+    where = np.unique(rng.integers(0, len(p.edit_image), count))
+    flipped = np.array([float(flipped_of(int(e), rng)) for e in where])
+    return Evidence(where, flipped, np.ones(len(where)))
+
+
+def test_the_draws_stay_uniform_until_the_evidence_rule_allows_them_to_move() -> None:
+    """Overturns that the score predicts perfectly: the model may not steer before MIN_EACH
+    read edits of each outcome, and steers once it has them."""
+    p = pool(400)
+    features = EditFeatures.of(p)
+    near = p.score_weight > 1.5  # the edits whose score lies at the threshold
+
+    def overturned(e: int, rng: np.random.Generator) -> bool:
+        return bool(rng.random() < (0.7 if near[e] else 0.02))
+
+    scarce = _evidence(p, overturned, 60)
+    assert int(scarce.flipped.sum()) < MIN_EACH  # the rule's floor is what is tested
+    steer = steered_probabilities(features, scarce, target=0.05)
+    assert steer.share == 0 and np.allclose(steer.q, 1 / len(steer.q))
+    assert f"fewer than {MIN_EACH}" in steer.reason
+    plenty = _evidence(p, overturned, 700)
+    steer = steered_probabilities(features, plenty, target=0.05)
+    assert steer.share > 0 and steer.q[near].mean() > steer.q[~near].mean()
+    assert steer.q.sum() == pytest.approx(1.0) and "targeting" in steer.reason
+    # Every weight within the bound its share sets.
+    assert ((1 / len(steer.q)) / steer.q).max() <= 1 / (1 - steer.share) + 1e-9
+
+
+def test_overturns_the_features_do_not_predict_leave_the_draws_uniform() -> None:
+    """Plenty of evidence, but overturns at random: nothing to gain, so no weight moves."""
+    p = pool(400)
+    steer = steered_probabilities(EditFeatures.of(p),
+                                  _evidence(p, lambda e, rng: rng.random() < 0.2, 900), target=0.05)
+    assert steer.share == 0 and np.allclose(steer.q, 1 / len(steer.q))

@@ -13,7 +13,7 @@ from sqlmodel import Session, col, select
 from app.cases.filters import CaseFilter
 from app.designs import design_of
 from app.designs.adaptive.batches import place_batch
-from app.designs.adaptive.draws import draw_edit_batch, frozen_edits, replay
+from app.designs.adaptive.draws import Read, draw_edit_batch, frozen_edits, replay
 from app.models import Role
 from app.studies.design import StudyError, StudyPlan, create_study
 from app.studies.models import Assignment, Design, Study, StudyBatch, StudyDraw, StudyItem
@@ -73,7 +73,7 @@ def test_a_later_batch_goes_behind_the_case_each_reader_has_open(demo_engine: En
         before = {a.sequence: a.item_id for a in session.scalars(select(Assignment).where(
             col(Assignment.study_id) == study.id, col(Assignment.user_id) == reader.id))}
         edits = frozen_edits(session, study)
-        batch, items = draw_edit_batch(session, study, edits, {int(edits.attempt[0]): False}, 1, 5)
+        batch, items = draw_edit_batch(session, study, edits, {int(edits.attempt[0]): Read(False)}, 1, 5)
         assert place_batch(session, study, batch)
         session.commit()
         after = {a.sequence: a.item_id for a in session.scalars(select(Assignment).where(
