@@ -70,7 +70,7 @@ def check_facets(design: Design, facets: Iterable[str]) -> str | None:
     if len(set(facets)) != len(facets):
         return "each stratum facet can be chosen once"
     if design.draws_in_batches and facets != ("modality",):
-        return ("an adaptive study draws source images, so its strata are image-level: "
+        return ("an adaptive study draws edits from the whole pool; its strata are the "
                 "modality only")
     if design.traits.strata_by_verdict and "verdict" not in facets:
         return (f"a {design.label} study stratifies by the judge's verdict, so that rejected "

@@ -11,19 +11,21 @@ from app.studies.design import StudyPlan
 from app.studies.design_traits import Design, DesignTraits, DesignWords
 from app.studies.models import Study
 
-# Judged edits like a validation study, but source images are drawn in batches as reading
+# Judged edits like a validation study, but edits are drawn in batches as reading
 # goes, each at a recorded probability chosen to narrow the target figure fastest
 # (prior.py, edits.py); the figures weight each draw by its inverse probability.
 ADAPTIVE = DesignTraits(
     kind=Design.adaptive, judged=True, draws_in_batches=True, default_facets=("modality",),
     words=DesignWords(
-        name="adaptive: judged attempts, source images drawn in batches as reading goes, each "
-             "at a recorded probability that favours the images where the judge is least "
-             "certain, mixed half and half with a uniform draw",
+        name="adaptive: judged edits drawn in batches as reading goes, each at a recorded "
+             "probability: uniform until the reads show which edits the readers overturn, "
+             "then more often where they are least predictable, but only where that is "
+             "predicted to save reads",
         estimates="agreement, too strict and too lenient of the whole pool, each draw weighted "
                   "by its inverse probability, with intervals valid at every look",
-        cannot="the unweighted tables describe the cases read, which over-represent uncertain "
-               "cases by design; only the weighted figures estimate the pool",
+        cannot="nothing of the above is out of reach; every figure of its report weights each "
+               "case by its draws' inverse probability, so the figures estimate the pool, and "
+               "the case counts (n) are the cases read",
         pool=JUDGED_POOL, eligible=f"every {JUDGED_ATTEMPT}"))
 
 
