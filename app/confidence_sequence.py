@@ -63,19 +63,34 @@ class _Residuals:
     bb: np.ndarray
     count: np.ndarray  # t: the units before, plus the pseudo-unit
 
+    # With ``bounds``: 1 / each unit's bound squared (a and b were divided by the bound). The
+    # sums are then of the units' unscaled values, and each unit's variance is put on its own
+    # scale: units scaled by different bounds (an adaptive study's batches) share one estimate.
+    scale: np.ndarray | None = None
+
     @classmethod
-    def of(cls, a: np.ndarray, b: np.ndarray) -> "_Residuals":
+    def of(cls, a: np.ndarray, b: np.ndarray, bounds: np.ndarray | None = None) -> "_Residuals":
         t = np.arange(1, len(a) + 1)
-        da = a - (0.5 + np.cumsum(a)) / (t + 1)
-        db = b - (1.0 + np.cumsum(b)) / (t + 1)
+        unit = 1.0 if bounds is None else float(bounds[0])  # the pseudo-unit's scale
+        if bounds is not None:
+            a, b = a * bounds, b * bounds
+        da = a - (0.5 * unit + np.cumsum(a)) / (t + 1)
+        db = b - (1.0 * unit + np.cumsum(b)) / (t + 1)
         aa, ab, bb = (np.append(0.0, np.cumsum(v)[:-1]) for v in (da * da, da * db, db * db))
-        return cls(aa, ab, bb, t.astype(float))
+        if bounds is None:
+            return cls(aa, ab, bb, t.astype(float))
+        return cls(aa, ab, bb, t.astype(float), 1 / bounds**2)
 
     def variance(self, rows: slice, shares: np.ndarray, out: np.ndarray) -> np.ndarray:
         np.multiply.outer(self.bb[rows], shares, out=out)
         out -= 2 * self.ab[rows, None]
         out *= shares
-        out += 0.25 + self.aa[rows, None]
+        if self.scale is None:
+            out += 0.25 + self.aa[rows, None]
+        else:  # unscaled sums, put on this unit's scale; the pseudo-unit's 1/4 is a scaled one
+            out += self.aa[rows, None]
+            out *= self.scale[rows, None]
+            out += 0.25
         out /= self.count[rows, None]
         return out
 
@@ -114,14 +129,20 @@ class Sequence:
 
 def ratio_sequence(a: np.ndarray, b: np.ndarray, *, alpha: float = ALPHA, grid: int = GRID,
                    running_intersection: bool = True, planned: int | None = None,
-                   bets_on: str = "residual") -> Sequence:
+                   bets_on: str = "residual", bounds: np.ndarray | None = None) -> Sequence:
     """The confidence sequence of sum(a) / sum(b) over units arriving in the given order.
 
     ``a`` and ``b`` are each unit's hits and cases, scaled by a bound fixed before the unit
     arrived, so that 0 <= a <= b <= 1. A unit with b = 0 (nothing compared) bets nothing.
     ``planned``: the units the bets are tuned for (see ``predictable_bets``). ``bets_on``:
     "residual" sizes each candidate share's bets by its residual's variance (the method);
-    "hits" by the hits' (the earlier sizing, kept for the benchmark that compares them)."""
+    "hits" by the hits' (the earlier sizing, kept for the benchmark that compares them).
+    ``bounds``: the scale each unit's a and b were divided by, where it changes between units
+    (an adaptive study's batches): the residual's running variance is then taken on the
+    unscaled values and put on each unit's own scale. Without it, a study whose weights grew
+    mid-way sized its later bets by the variance of its earlier, larger-scaled units, and bet
+    too little (benchmarks/adaptive_design.py). Each bet still uses the units before it and
+    its own unit's bound, known before the unit arrives, so the guarantee is unchanged."""
     if bets_on not in ("residual", "hits"):
         raise ValueError("the bets are sized on the residual or the hits")
     a = np.asarray(a, dtype=float)
@@ -135,7 +156,10 @@ def ratio_sequence(a: np.ndarray, b: np.ndarray, *, alpha: float = ALPHA, grid: 
     shares = np.linspace(0.0, 1.0, grid + 1)
     on_hits = bets_on == "hits"
     bets = predictable_bets(a, alpha / 2, planned) if on_hits else None
-    residuals = None if on_hits else _Residuals.of(a, b)
+    if bounds is not None and (len(bounds) != len(a) or (np.asarray(bounds) <= 0).any()):
+        raise ValueError("one positive bound per unit")
+    residuals = None if on_hits else _Residuals.of(
+        a, b, None if bounds is None else np.asarray(bounds, dtype=float))
     # Bet = sqrt(reach / variance), reach = 2 log(1 / (alpha / 2)) / scale, per unit.
     reach = 2 * np.log(2 / alpha) / _scale(len(a), planned)
     with np.errstate(divide="ignore"):

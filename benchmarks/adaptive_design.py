@@ -114,8 +114,10 @@ def synthetic(model: Model, seed: int) -> Synthetic:
     if model.hidden_hard:
         logit = logit + 2.0 * (rng.random(n) < 0.15)
     if model.score_informative:
-        near = np.exp(-((score - 0.7) / 0.04) ** 2)
-        logit = 6.0 * near + 15.0 * (changed - 0.14) + 0.3 * effect
+        # In the terms the model sees: the score's nearness to the threshold as the app
+        # measures it (app/designs/adaptive/prior.py), and the share of the image changed.
+        near = np.exp(-np.abs(score - 0.7) / 0.1)
+        logit = 10.0 * near + 25.0 * (changed - 0.14) + 0.3 * effect
     else:
         logit = logit + 0.6 * np.exp(-np.abs(score - 0.7) / 0.05)
     # The intercept that gives the model's agreement (bisection on the pool's mean).
@@ -157,10 +159,11 @@ PLANNED = units_to_meet({"agreement": TARGET}, anticipated_agreement=PLANNED_AGR
 
 
 def _outcome(data: Synthetic, a: np.ndarray, b: np.ndarray, ends: np.ndarray,
-             read_at: np.ndarray, planned: int) -> Outcome:
+             read_at: np.ndarray, planned: int, bounds: np.ndarray | None = None) -> Outcome:
     """``ends``: the units at which the study's figures are seen (ends of batches or
-    blocks); ``read_at``: the reads spent by the end of each unit."""
-    sequence = ratio_sequence(a, b, planned=planned)
+    blocks); ``read_at``: the reads spent by the end of each unit; ``bounds``: each unit's
+    batch bound, as the watch gives the sequence."""
+    sequence = ratio_sequence(a, b, planned=planned, bounds=bounds)
     seen = ends[sequence.half_width[ends] <= TARGET]
     stop = int(seen[0]) if len(seen) else len(a) - 1
     held = (sequence.low <= data.truth) & (data.truth <= sequence.high)
@@ -196,18 +199,20 @@ def drawn_study(data: Synthetic, seed: int, batch: int, adaptive: bool,
     each batch drawn from the reads of the batches before the one being read (the app draws
     the next batch when half of the current one is left)."""
     n = len(data.agree)
-    a, b, drawn = [], [], []
+    a, b, bounds, drawn = [], [], [], []
     read: dict[int, Read] = {}
     previous = None
-    steer_of: dict[int, np.ndarray] = {}
+    # q per evidence: a state whose evidence is the previous batch's draws with that q
+    # (replay's own work, done once); the evidence itself is kept, so its id stays its own.
+    steer_of: dict[int, tuple[list[object], np.ndarray]] = {}
     weight_of = np.zeros(n)
     for number in range(budget // batch):
         if adaptive:
             state = state_of(number, batch, seed, read, rule_target({"agreement": TARGET}), previous)
             key = id(state["observed"])
-            if key not in steer_of:  # the same evidence gives the same q (replay's own work)
-                steer_of[key] = replay_steered(data.edits, state)[1].q
-            q = steer_of[key]
+            if key not in steer_of:
+                steer_of[key] = (state["observed"], replay_steered(data.edits, state)[1].q)
+            q = steer_of[key][1]
             positions = draw_edits(q, batch, seed, number)
             previous = state
         else:
@@ -218,6 +223,7 @@ def drawn_study(data: Synthetic, seed: int, batch: int, adaptive: bool,
         chosen = np.array(positions)
         a.append(data.agree[chosen] * weights[chosen] / bound)
         b.append(weights[chosen] / bound)
+        bounds.append(np.full(len(chosen), bound))
         drawn.append(chosen)
         if number >= 1:  # the batch before this one is read by now
             for e in drawn[number - 1]:
@@ -231,7 +237,7 @@ def drawn_study(data: Synthetic, seed: int, batch: int, adaptive: bool,
     read_at = READERS * new_edits[np.minimum(np.arange(len(order)) // batch * batch + batch - 1,
                                              len(order) - 1)]
     return _outcome(data, np.concatenate(a), np.concatenate(b), ends, read_at,
-                    planned=min(PLANNED, budget))
+                    planned=min(PLANNED, budget), bounds=np.concatenate(bounds))
 
 
 DESIGNS = ("default", *(f"uniform, batch {k}" for k in BATCHES),

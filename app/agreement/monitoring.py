@@ -179,6 +179,9 @@ class _Series:
     cases: int  # compared cases behind them (each image once)
     images: int  # source images among them holding a compared case
     sizes: np.ndarray  # the compared cases each observation adds (a repeated draw: none)
+    # Each observation's bound where the bounds differ (an adaptive study's batches), for
+    # the sequence's bets (app/confidence_sequence.py); None where one bound scales them all.
+    bounds: np.ndarray | None = None
 
     @property
     def estimate(self) -> float | None:
@@ -222,7 +225,8 @@ def _series(images: list[ImageObservation], hit: Callable[[bool, bool], bool], s
                    sizes[index] * scale if len(index) else np.zeros(0),
                    [images[i].completed_at for i in index],
                    int(sizes[distinct].sum()) if distinct else 0,
-                   _images_of(images, compared, cluster_of), _first_times(index, sizes))
+                   _images_of(images, compared, cluster_of), _first_times(index, sizes),
+                   np.array([d.bound for d in taken]) if taken else None)
 
 
 def _project(series: _Series, left: int, target: float,
@@ -237,7 +241,10 @@ def _project(series: _Series, left: int, target: float,
         pick = rng.integers(0, observed, left)
         a = np.concatenate([series.a, series.a[pick]])
         b = np.concatenate([series.b, series.b[pick]])
-        half = ratio_sequence(a, b, grid=PROJECTION_GRID, planned=planned).half_width
+        bounds = (None if series.bounds is None
+                  else np.concatenate([series.bounds, series.bounds[pick]]))
+        half = ratio_sequence(a, b, grid=PROJECTION_GRID, planned=planned,
+                              bounds=bounds).half_width
         finals.append(float(half[-1]))
         reached = np.nonzero(half[observed:] <= target)[0]
         needed.append(float(reached[0] + 1) if len(reached) else math.inf)
@@ -271,7 +278,7 @@ def _endpoint(images: list[ImageObservation], name: str, target: float | None,
     # Bets tuned to the study's size, narrowest when every image is read; or, where the study
     # stops at a target, to the units that target needs.
     planned = max(1, shape.tuned_to or shape.images)
-    sequence = ratio_sequence(series.a, series.b, planned=planned)
+    sequence = ratio_sequence(series.a, series.b, planned=planned, bounds=series.bounds)
     cases = series.cases
     met_index = (np.nonzero(sequence.half_width <= target)[0] if target is not None and cases
                  else np.zeros(0, dtype=int))

@@ -10,12 +10,15 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from app.agreement.reads import load
+from app.agreement.resample import ClusterBootstrap
 from app.cases.filters import CaseFilter
 from app.designs import design_of
 from app.designs.adaptive.batches import place_batch
 from app.designs.adaptive.draws import Read, draw_edit_batch, frozen_edits, replay
 from app.models import Role
 from app.studies.design import StudyError, StudyPlan, create_study
+from app.studies.draw_plan import scope_of
 from app.studies.models import Assignment, Design, Study, StudyBatch, StudyDraw, StudyItem
 from tests.accounts import add_user
 
@@ -125,3 +128,30 @@ def test_the_shared_draw_refuses_an_adaptive_plan(demo_engine: Engine) -> None:
     assert refused.value.field == "design"
     with Session(demo_engine) as session:
         assert session.scalars(select(Study)).all() == []
+
+
+def test_every_figure_of_its_report_is_weighted_by_its_draws(demo_engine: Engine) -> None:
+    """A case's weight is the sum of its draws' inverse probabilities (an edit drawn twice
+    counts twice), so the report's shares are the Hansen-Hurwitz estimate its watch gives,
+    not the unweighted share of the cases read; the page says the figures are the pool's."""
+    study = make_adaptive(demo_engine, batch=20, total=40)
+    with Session(demo_engine) as session:
+        draws = list(session.scalars(select(StudyDraw).where(col(StudyDraw.study_id) == study.id)))
+        data = load(session, study)
+        per_item: dict[int, float] = {}
+        attempt_item = {c.item_id: c for c in data.cases}
+        items = dict(session.execute(select(col(StudyItem.attempt_id), col(StudyItem.id)).where(
+            col(StudyItem.study_id) == study.id)).all())
+        for d in draws:
+            per_item[items[d.attempt_id]] = per_item.get(items[d.attempt_id], 0.0) + (
+                (1 / d.pool_images) / d.probability)
+        mean = sum(per_item.values()) / len(draws)
+        assert {i: pytest.approx(w / mean) for i, w in per_item.items()} == {
+            i: c.weight for i, c in attempt_item.items()}
+        assert scope_of(study) is not None and "each read is weighted" in (scope_of(study) or "")
+    # The bootstrap takes the weights: a weighted share, not the cases' plain mean.
+    weights = np.array([2.0, 1.0, 1.0, 0.5])
+    hits = np.array([[1.0], [0.0], [1.0], [0.0]])
+    boot = ClusterBootstrap(["a", "b", "c", "d"], weights=weights)
+    figure = boot.figure(np.hstack([hits, np.ones((4, 1))]), lambda t: t[..., 0] / t[..., 1], n=4)
+    assert figure.value == pytest.approx(3 / 4.5)
