@@ -167,7 +167,8 @@ def _outcome(data: Synthetic, a: np.ndarray, b: np.ndarray, ends: np.ndarray,
     seen = ends[sequence.half_width[ends] <= TARGET]
     stop = int(seen[0]) if len(seen) else len(a) - 1
     held = (sequence.low <= data.truth) & (data.truth <= sequence.high)
-    estimate = float(a[:stop + 1].sum() / b[:stop + 1].sum())
+    scale = np.ones(len(a)) if bounds is None else bounds  # each unit on its own scale
+    estimate = float((a * scale)[:stop + 1].sum() / (b * scale)[:stop + 1].sum())
     return Outcome(int(read_at[stop]), bool(len(seen)), bool(held[stop]),
                    bool(held[:stop + 1].all()), bool(held.all()), estimate - data.truth)
 

@@ -169,3 +169,28 @@ def test_bets_tuned_to_the_target_reach_it_with_fewer_units_than_bets_tuned_to_t
             half = mean_sequence(x, planned=planned, grid=500).half_width
             stops[planned].append(int(np.argmax(half <= 0.05)))
     assert np.median(stops[needed]) <= 0.8 * np.median(stops[2000])
+
+
+def test_units_scaled_by_bounds_that_change_share_one_variance_and_keep_the_guarantee():
+    """An adaptive study's batches are scaled by their own largest weight: 200 units at scale
+    1, then 300 scaled by 1/2 (their weights doubled, the values are the same draws). Given
+    the bounds, the later bets are sized on the unscaled values, so the sequence is as
+    narrow as if no scale had changed, and narrower than without them; one bound for all is
+    the sequence without bounds; and the truth stays inside at every look."""
+    rng = np.random.default_rng(56)
+    widths, plain, missed = [], [], 0
+    for _ in range(40):
+        y = (rng.random(500) < 0.8).astype(float)
+        bounds = np.r_[np.ones(200), np.full(300, 2.0)]
+        with_bounds = ratio_sequence(y / bounds, 1 / bounds, planned=400, bounds=bounds, grid=500)
+        widths.append(with_bounds.half_width[-1])
+        plain.append(ratio_sequence(y / bounds, 1 / bounds, planned=400, grid=500).half_width[-1])
+        missed += bool(((with_bounds.low > 0.8) | (with_bounds.high < 0.8)).any())
+    assert np.median(widths) < 0.97 * np.median(plain)
+    assert missed <= 4
+    y = (rng.random(100) < 0.7).astype(float)
+    same = ratio_sequence(y / 3, np.full(100, 1 / 3), planned=100, bounds=np.full(100, 3.0))
+    alone = ratio_sequence(y / 3, np.full(100, 1 / 3), planned=100)
+    assert (same.low == alone.low).all() and (same.high == alone.high).all()
+    with pytest.raises(ValueError, match="one positive bound per unit"):
+        ratio_sequence(y, np.ones(100), bounds=np.zeros(100))

@@ -185,7 +185,11 @@ class _Series:
 
     @property
     def estimate(self) -> float | None:
-        return float(self.a.sum() / self.b.sum()) if self.b.sum() > 0 else None
+        """The weighted share (Hansen-Hurwitz): each observation back on its own scale, so
+        a batch with a larger bound is not counted for less."""
+        a, b = (self.a, self.b) if self.bounds is None else (self.a * self.bounds,
+                                                              self.b * self.bounds)
+        return float(a.sum() / b.sum()) if b.sum() > 0 else None
 
 
 def _images_of(images: list[ImageObservation], units: list[int],

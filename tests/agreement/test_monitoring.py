@@ -7,7 +7,14 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from app.agreement.monitoring import MIN_IMAGES_TO_PROJECT, PATH_POINTS, _first_times, _path, watch
+from app.agreement.monitoring import (
+    MIN_IMAGES_TO_PROJECT,
+    PATH_POINTS,
+    Draw,
+    _first_times,
+    _path,
+    watch,
+)
 from app.agreement.reads import Case, Read, StudyReads
 from app.confidence_sequence import mean_sequence, ratio_sequence
 from app.image_order import image_rank
@@ -237,3 +244,24 @@ def test_a_study_weighted_to_its_pool_takes_each_case_as_a_unit_at_its_strata_we
     assert agreement.estimate == pytest.approx((hits * scale).sum() / scale.sum())
     assert (agreement.cases, agreement.images, result.unit) == (60, 30, "case")
     assert result.as_dict()["weighted_to_pool"] is True
+
+
+def test_an_adaptive_studys_draws_enter_batch_by_batch_with_their_batches_bounds():
+    """Two batches of edit draws, the second with weights up to 2 (its bound): the sequence is
+    the weighted draws in draw order, each scaled by its batch's bound, and the bets are
+    told the bounds (app/confidence_sequence.py)."""
+    judges = [True, True, False, True, True, False, True, True]
+    references = [True, False, False, True, True, True, True, True]
+    cases = [case(i, i, j) for i, j in enumerate(judges)]
+    reads = [read(i, n, r, i) for i, r in enumerate(references) for n in ("a", "b")]
+    weights = [1.0] * 4 + [0.5, 2.0, 1.5, 0.5]
+    draws = [Draw(i // 4, i % 4, i, w, 1.0 if i < 4 else 2.0) for i, w in enumerate(weights)]
+    result = watch(StudyReads(cases, reads, ["a", "b"]), "overall", {}, draws=draws, budget=8,
+                   by_item=True)
+    hits = np.array([j == r for j, r in zip(judges, references, strict=True)], dtype=float)
+    bounds = np.array([d.bound for d in draws])
+    scale = np.array(weights) / bounds
+    sequence = ratio_sequence(hits * scale, scale, planned=8, bounds=bounds)
+    agreement = result.endpoints[0]
+    assert (agreement.low, agreement.high) == (sequence.low[-1], sequence.high[-1])
+    assert agreement.estimate == pytest.approx((hits * weights).sum() / sum(weights))
