@@ -8,7 +8,7 @@ reader sees one image) are declared with the design itself (app/studies/design_t
 what it does is here, one module per kind of design, registered in app/designs/registry.py.
 """
 
-from app.designs.adaptive.batches import planned_budget
+from app.designs.adaptive.batches import latest_steer, planned_budget
 from app.designs.adaptive.budget import recorded_budget
 from app.designs.adaptive.top_up import more_coming, top_up
 from app.designs.base import StudyDesign
@@ -48,6 +48,7 @@ __all__ = [
     "design_of",
     "disagreements",
     "iter_long_csv",
+    "latest_steer",
     "more_coming",
     "pairs_left_out",
     "pairwise_figures",

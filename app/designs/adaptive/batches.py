@@ -219,3 +219,13 @@ def _images_of(session: Session, item_ids: list[int]) -> dict[int, int]:
         select(col(StudyItem.id), col(Task.source_image_id)).join(
             Task, col(Task.id) == StudyItem.task_id).where(col(StudyItem.id).in_(item_ids))).all()
         if image is not None}
+
+
+def latest_steer(session: Session, study: Study) -> str | None:
+    """How the study's last batch was drawn, in words (the evidence rule's reason); None for
+    a study without batches, or drawn before the rule recorded one."""
+    found = batches(session, study)
+    if not found:
+        return None
+    state = json.loads(found[-1].state)
+    return f"batch {found[-1].batch + 1}: {state['reason']}" if "reason" in state else None

@@ -14,7 +14,7 @@ from app.agreement.reads import require_rubric
 from app.agreement.service import observed_in_finished, watch_for, watch_plot
 from app.background import run_in_background
 from app.cases.filters import CaseFilter, recorded_criteria
-from app.designs import design_of, iter_long_csv, planned_budget, recorded_budget
+from app.designs import design_of, iter_long_csv, latest_steer, planned_budget, recorded_budget
 from app.errors import Invalid
 from app.readers.checks import reader_checks
 from app.readers.detectable import outlook
@@ -312,7 +312,7 @@ def _study_context(session: SessionDep, study: Study) -> dict[str, Any]:
                "standings": {r.id: standing(session, requirement, r.id or 0)
                              for r, _ in progress} if (requirement := requirement_of(study)) else {},
                "budget": recorded_budget(selection.budget, len(progress), study.readers_per_case),
-               "scope": scope_of(study)}
+               "scope": scope_of(study), "steer": latest_steer(session, study)}
     return context
 
 

@@ -78,7 +78,10 @@ def test_the_report_and_pages_of_an_adaptive_study_say_what_is_weighted(
     assert "inverse of its probability" in report.select_one("#adaptive-methods").text
     assert report.select_one("#adaptive-headline").text.startswith("Adaptive design:")
     results = BeautifulSoup(admin.get(f"/studies/{study_id}/agreement").text, "html.parser")
-    assert "unweighted" in results.select_one("#adaptive-note").text
+    assert "estimates the pool" in results.select_one("#adaptive-note").text
+    assert "weight every case" in report.select_one("#adaptive-headline").text
+    assert "each read is weighted" in page.select_one("#figure-scope").text
+    assert page.select_one("#study-steer").text.startswith("How the last batch was drawn: batch")
 
 
 def made_and_opened(engine: Engine, settings: Settings, readers: list[int]
