@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from app.agreement.completion import ImageObservation, completed_by_question, in_fixed_order
+from app.agreement.projection import projected
 from app.agreement.reads import StudyReads
 from app.confidence_sequence import ALPHA, METHOD, ratio_sequence
 from app.image_order import fixed_order
@@ -46,9 +47,6 @@ ENDPOINTS: dict[str, tuple[str, Callable[[bool, bool], bool]]] = {
                     lambda judge, ref: judge and not ref),
 }
 MIN_IMAGES_TO_PROJECT = 10
-PROJECTIONS = 15
-PROJECTION_GRID = 250  # coarser than the figures' grid: a projection, not a figure
-SEED = 20240
 
 
 def parse_targets(raw: str | None) -> dict[str, float]:
@@ -233,29 +231,6 @@ def _series(images: list[ImageObservation], hit: Callable[[bool, bool], bool], s
                    np.array([d.bound for d in taken]) if taken else None)
 
 
-def _project(series: _Series, left: int, target: float,
-             planned: int) -> tuple[int | None, float | None]:
-    """(further images needed, median; None when most projections do not get there with the
-    images left) and the median half-width once every image left is read."""
-    rng = np.random.default_rng(SEED)
-    needed: list[float] = []
-    finals = []
-    observed = len(series.a)
-    for _ in range(PROJECTIONS):
-        pick = rng.integers(0, observed, left)
-        a = np.concatenate([series.a, series.a[pick]])
-        b = np.concatenate([series.b, series.b[pick]])
-        bounds = (None if series.bounds is None
-                  else np.concatenate([series.bounds, series.bounds[pick]]))
-        half = ratio_sequence(a, b, grid=PROJECTION_GRID, planned=planned,
-                              bounds=bounds).half_width
-        finals.append(float(half[-1]))
-        reached = np.nonzero(half[observed:] <= target)[0]
-        needed.append(float(reached[0] + 1) if len(reached) else math.inf)
-    median = float(np.median(needed))
-    return (None if math.isinf(median) else math.ceil(median)), float(np.median(finals))
-
-
 @dataclass(frozen=True)
 class _Study:
     """What every endpoint's sequence shares: the images' bound, the study's size, and what
@@ -289,7 +264,8 @@ def _endpoint(images: list[ImageObservation], name: str, target: float | None,
     met = bool(len(met_index))
     images_needed = final = None
     if target is not None and not met and series.images >= MIN_IMAGES_TO_PROJECT:
-        images_needed, final = _project(series, shape.left, target, planned)
+        images_needed, final = projected(series.a, series.b, series.bounds, shape.left,
+                                         target, planned)
     return EndpointWatch(
         endpoint=name, label=label, estimate=series.estimate,
         low=float(sequence.low[-1]) if cases else None,

@@ -6,7 +6,6 @@ item freezes the judge verdict it is compared with (app/studies/pool.py: the ver
 """
 
 import json
-import math
 import random
 import secrets
 from collections import Counter
@@ -27,6 +26,7 @@ from app.studies.draw_plan import CASE_UNIT
 from app.studies.judged_pool import admitted, judged_pool, stratum_keys, values_of
 from app.studies.known_answers import check_share, draw_known, kinds_of, planned_known
 from app.studies.models import Design, Reveal, Study
+from app.studies.originals import originals_shown
 from app.studies.pool import (
     Candidate,
     admitted_candidates,
@@ -248,7 +248,9 @@ def create_study(*, session: Session, plan: StudyPlan, created_by: User) -> Stud
     apart = plan_apart(session, plan)
     sample, pool = draw_sample(session, plan, apart)
     check_people(session, plan)
-    items = item_rows(session, sample, _originals(plan, sample))
+    originals = (originals_shown(plan.original_share, plan.seed, sample)
+                 if plan.design.traits.shows_originals else set())
+    items = item_rows(session, sample, originals)
     check_planned_targets(plan, len(items))
     items, known = _with_known(session, plan, items, apart)
     selection = json.dumps(json.loads(selection_json(plan, pool)) | known
@@ -380,26 +382,3 @@ def selection_json(plan: StudyPlan, pool: dict[str, int]) -> str:
     if plan.design.traits.shows_originals:
         selection["original_share"] = plan.original_share
     return json.dumps(selection, sort_keys=True)
-
-
-def _originals(plan: StudyPlan, sample: dict[str, list[Candidate]]) -> set[int]:
-    """The tasks of a real-or-edited study whose original is shown instead of their edit: the
-    plan's share of the whole sample (half up), spread over the strata in proportion (each
-    its share's whole part, the rest to the largest remainders, ties in a seeded order), and
-    drawn within each stratum with the seed: truth is balanced within every stratum and
-    reproducible, and three strata of 3 at a half give 4 or 5 originals, never 6."""
-    if not plan.design.traits.shows_originals:
-        return set()
-    total = sum(len(units) for units in sample.values())
-    target = math.floor(total * plan.original_share + 0.5)
-    counts = {key: math.floor(len(units) * plan.original_share) for key, units in sample.items()}
-    keys = sorted(sample)
-    random.Random(f"{plan.seed}:originals").shuffle(keys)
-    keys.sort(key=lambda k: len(sample[k]) * plan.original_share - counts[k], reverse=True)
-    for key in keys[:max(0, target - sum(counts.values()))]:
-        counts[key] += 1
-    chosen: set[int] = set()
-    for key, units in sample.items():
-        rng = random.Random(f"{plan.seed}:originals:{key}")
-        chosen.update(c.task_id for c in rng.sample(units, counts[key]))
-    return chosen
