@@ -22,9 +22,9 @@ from typing import TypeVar
 BLOCKS = 10
 MIN_BLOCK = 10
 # A study whose cases are its units (app/studies/allocation.py) reads blocks of this many
-# cases: its figures can stop it within a block of the target, and 20 cases still give each
-# reader an order of their own.
-CASE_BLOCK = 20
+# cases, the form's batch of an adaptive study: its figures can stop it within a block of
+# the target, and 10 cases still give each reader an order of their own.
+CASE_BLOCK = 10
 
 
 def image_rank(secret: str, cluster: object) -> bytes:

@@ -293,17 +293,18 @@ def main() -> None:
           f"or the whole pool); bets tuned to {PLANNED} units (the form's planned agreement "
           f"{PLANNED_AGREEMENT:g}); {READERS} reads per edit, counted by whole batch or block")
     print(f"{'pool':<28}{'design':<21}{'studies':>8}{'median reads':>13}{'p90':>7}"
-          f"{'vs uniform':>11}{'reached':>9}{'held stop':>10}{'every look':>11}"
-          f"{'over budget':>12}{'bias':>9}")
+          f"{'vs uniform':>11}{'mean reads':>11}{'vs uniform':>11}{'reached':>9}"
+          f"{'held stop':>10}{'every look':>11}{'over budget':>12}{'bias':>9}")
     for m in chosen:
-        uniform = {k: np.median([r.reads for r in results[(m, f"uniform, batch {k}")]])
-                   for k in BATCHES}
+        uniform = {k: [r.reads for r in results[(m, f"uniform, batch {k}")]] for k in BATCHES}
         for design in DESIGNS:
             rows = results[(m, design)]
             reads = np.array([r.reads for r in rows])
-            batch = int(design.rsplit(" ", 1)[1]) if "batch" in design else BATCHES[0]
+            # The default against uniform draws at the form's batch; the others at their own.
+            base = uniform[int(design.rsplit(" ", 1)[1]) if "batch" in design else BATCHES[0]]
             print(f"{MODELS[m].name:<28}{design:<21}{len(rows):>8}{np.median(reads):>13,.0f}"
-                  f"{np.percentile(reads, 90):>7,.0f}{np.median(reads) / uniform[batch]:>10.2f}x"
+                  f"{np.percentile(reads, 90):>7,.0f}{np.median(reads) / np.median(base):>10.2f}x"
+                  f"{reads.mean():>11,.0f}{reads.mean() / np.mean(base):>10.2f}x"
                   f"{np.mean([r.reached for r in rows]):>9.0%}"
                   f"{np.mean([r.held_stop for r in rows]):>10.1%}"
                   f"{np.mean([r.held_every for r in rows]):>11.1%}"
