@@ -37,15 +37,23 @@ def create_pilot(admin: Page, base: str, reader_ids: list[int]) -> int:
     expect(admin).to_have_url(re.compile(r"modality=chest_xray"))
     expect(admin.locator("#total")).to_have_text(str(CHEST_TASKS))
     admin.click("#new-study-from-filter")
-    # The form's defaults are the paper's design: 25 per verdict x direction, both verdicts.
+    # The form's defaults: both verdicts, counts in proportion to the pool (here all of it),
+    # so the figures are the data set's at no cost in reads.
     expect(admin.locator('input[name="design"][value="validation"]')).to_be_checked()
     expect(admin.locator("#strata-table tbody tr")).to_have_count(4)
     for row in admin.locator("#strata-table tbody tr").all():
-        expect(row.locator('input[type="number"]')).to_have_value("25")
+        expect(row.locator('input[type="number"]')).to_have_value(row.locator(".pool").inner_text())
+    expect(admin.locator("#allocation-cost")).to_contain_text("in proportion to the pool")
+    # The paper's design instead, 25 per verdict x direction: the form says what it costs.
+    for row in admin.locator("#strata-table tbody tr").all():
+        row.locator('input[type="number"]').fill("25")
+        row.locator('input[type="number"]').dispatch_event("change")
+    expect(admin.locator("#allocation-cost")).to_contain_text("% more reads")
     expect(admin.locator('input[name="seed"]')).to_have_value("42")
-    # 0.81 ± 0.05 planned, with the clustering a 100-case sample of this pool would have.
+    # 0.81 ± 0.05 planned, with the clustering the default sample of this pool would have
+    # (all 268 of its edits, on 75 images).
     edits = float(admin.locator('input[name="plan_edits_per_image"]').input_value())
-    assert 1 < edits < 4
+    assert 1 < edits < 8
     expect(admin.locator("#plan-cases strong")).to_have_text(
         str(plan_cases(0.81, 0.05, edits_per_image=edits).cases))
     expect(admin.locator('input[name="blinded"]')).to_be_checked()

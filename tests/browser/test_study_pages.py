@@ -114,6 +114,8 @@ def test_the_form_says_how_many_known_answer_cases_each_reader_gets(
     log_in(page, live_server, "browser-admin", "/studies/new?modality=chest_xray")
     for box in page.locator('input[name="readers"]').all()[:2]:
         box.check()
+    for box in page.locator("#strata-table input[type=number]").all():
+        box.fill("25")  # the paper's 100 cases: too few known-answer cases to expect a pause
     page.fill('input[name="known_share"]', "10")
     page.locator('input[name="known_share"]').dispatch_event("change")
     line = page.locator("#known-outlook-line")
