@@ -38,7 +38,7 @@ MIN_FIT = 30  # edits with a consensus, of both outcomes, before the model is fi
 PENALTY = 1.0  # scikit-learn's C: the inverse strength of the L2 penalty
 # The evidence rule (``steered_probabilities``): read edits of each outcome before the model
 # may move the draws, the folds of its cross-fitting, the targeting shares it weighs (the
-# largest keeps every weight within 2), and the share of uniform draws' predicted reads a
+# largest keeps every weight within 4), and the share of uniform draws' predicted reads a
 # targeting share must come within to be taken.
 MIN_EACH = 10
 FOLDS = 5
