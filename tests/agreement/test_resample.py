@@ -6,14 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from app.agreement.resample import (
-    FEW_CLUSTERS,
-    ClusterBootstrap,
-    bca_interval,
-    bca_intervals,
-    expanded_tail,
-    row_percentiles,
-)
+from app.agreement.bca import bca_interval, bca_intervals, expanded_tail, row_percentiles
+from app.agreement.resample import FEW_CLUSTERS, ClusterBootstrap
 from app.agreement.two_raters import compare, compare_many
 
 
