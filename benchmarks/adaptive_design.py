@@ -42,7 +42,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.cli.progress import progress
 from app.confidence_sequence import ratio_sequence
-from app.designs.adaptive.draws import EditPool, Read, replay_steered, rule_target, state_of
+from app.designs.adaptive.draws import (
+    EditPool,
+    Read,
+    replay_steered,
+    rule_target,
+    state_of,
+    weights_of,
+)
 from app.designs.adaptive.edits import draw_edits
 from app.designs.adaptive.prior import PoolEdit, PoolImage
 from app.image_order import CASE_BLOCK, fixed_order
@@ -219,7 +226,7 @@ def drawn_study(data: Synthetic, seed: int, batch: int, adaptive: bool,
         else:
             q = np.full(n, 1 / n)
             positions = draw_edits(q, batch, seed, number)
-        weights = (1 / n) / q
+        weights = weights_of(q)
         bound = float(weights.max())
         chosen = np.array(positions)
         a.append(data.agree[chosen] * weights[chosen] / bound)

@@ -90,6 +90,12 @@ REFIT_GROWTH = 1.25  # the evidence grows by a quarter before the model is fitte
 DEFAULT_TARGET = 0.05  # the half-width the rule weighs reads against, without a study target
 
 
+def weights_of(q: np.ndarray) -> np.ndarray:
+    """Each pool edit's weight in a batch drawn by q, (1 / N) / q; the largest is the batch's
+    bound, the scale of its draws in the sequence, fixed before the draw."""
+    return (1 / len(q)) / q
+
+
 def rule_target(targets: dict[str, float]) -> float:
     """The half-width the evidence rule weighs reads against: the study's target on
     agreement, else its tightest target, else the rule's default."""
@@ -154,9 +160,7 @@ def draw_edit_batch(session: Session, study: Study, edits: EditPool, observed: d
     state = state_of(number, size, study.seed, observed, target, previous)
     positions, steer = replay_steered(edits, state)
     q = steer.q
-    weights = (1 / len(edits)) / q
-    # The largest weight one draw of the batch can carry: its scale, fixed before the draw.
-    batch = StudyBatch(study_id=study.id, batch=number, bound=float(weights.max()),
+    batch = StudyBatch(study_id=study.id, batch=number, bound=float(weights_of(q).max()),
                        state=json.dumps(state | {"pool_edits": len(edits), "share": steer.share,
                                                  "reason": steer.reason}))
     session.add(batch)
