@@ -60,7 +60,7 @@ def case_weights(study: Study) -> dict[str, float] | None:
 def weighted_to_pool(study: Study) -> bool:
     """Whether the study's figures estimate its pool (weighted), not its sample: an adaptive
     study's always do, a fixed study's when it was made so."""
-    return bool(json.loads(study.selection).get("budget_draws")) or case_weights(study) is not None
+    return Design(study.design).draws_in_batches or case_weights(study) is not None
 
 
 def figure_scope(weighted: bool, adaptive: bool = False) -> str:
