@@ -117,6 +117,17 @@ class Settings(BaseSettings):
                     "pipeline worker` runs them elsewhere.",
     )
 
+    c2pa_cert: Path | None = Field(
+        default=None,
+        description="PEM file: the certificate that signs the C2PA manifest of every edit the "
+                    "app writes out, followed by its issuers; empty means one this server "
+                    "makes for itself (named as self-signed) in var_dir/c2pa.",
+    )
+    c2pa_key: Path | None = Field(
+        default=None,
+        description="PEM file: the unencrypted private key of MEDBANANA_C2PA_CERT.",
+    )
+
     gemini_api_key: SecretStr = Field(
         default=SecretStr(""),
         validation_alias=AliasChoices("MEDBANANA_GEMINI_API_KEY", "GOOGLE_API_KEY",

@@ -23,14 +23,17 @@ from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from app.db import make_engine
 from app.exports import CuratedFilter, write_curated, write_pairs
+from app.provenance.marker import Marker
+from app.provenance.signing import own_identity
 
 engine = make_engine(sys.argv[2])
 target, kind = Path(sys.argv[3]), sys.argv[4]
+marker = Marker(own_identity(target.parent / "c2pa"))
 start = time.perf_counter()
 if kind == "pairs":
-    summary = write_pairs(engine, target, link=True)
+    summary = write_pairs(engine, target, marker, link=True)
 else:
-    summary = write_curated(engine, target, CuratedFilter(), link=True)
+    summary = write_curated(engine, target, CuratedFilter(), marker, link=True)
 seconds = time.perf_counter() - start
 peak = next(int(line.split()[1]) / 1024 for line in Path("/proc/self/status").read_text().splitlines()
             if line.startswith("VmHWM:"))

@@ -30,6 +30,7 @@ from app.web.main import create_app
 from tests.accounts import token_client
 from tests.agreement.test_report import answer_all
 from tests.config import server_settings
+from tests.signing import signing_marker
 from tests.studies.conftest import make_study
 
 GOLDEN = Path(__file__).parent / "golden" / "fixed_study"
@@ -65,10 +66,11 @@ def outputs(engine: Engine, tmp_path: Path) -> dict[str, Any]:
         response = client.get(f"/studies/{sid}/{name}")
         assert response.status_code == 200, name
         found[name] = response.text.splitlines()
-    pairs = write_pairs(engine, tmp_path / "pairs")
+    pairs = write_pairs(engine, tmp_path / "pairs", signing_marker())
     found["pairs.jsonl"] = [json.loads(line) for line in
                             (pairs.target / "pairs.jsonl").read_text().splitlines()]
-    curated = write_curated(engine, tmp_path / "curated", CuratedFilter(modality=("chest_xray",)))
+    curated = write_curated(engine, tmp_path / "curated", CuratedFilter(modality=("chest_xray",)),
+                            signing_marker())
     found["curated.manifest.json"] = json.loads((curated.target / "manifest.json").read_text())
     return {name: masked(value) for name, value in found.items()}
 

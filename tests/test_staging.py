@@ -11,13 +11,14 @@ from sqlalchemy.engine import Engine
 from app.exports import CuratedFilter, PairRule, write_curated, write_pairs
 from app.exports.curated import Layout
 from app.jobs.export import export_runs
+from tests.signing import signing_marker
 
 EXPORTS: dict[str, Callable[[Engine, Path], Any]] = {
-    "export-pairs": lambda engine, target: write_pairs(engine, target, rule=PairRule.flip),
-    "export-curated": lambda engine, target: write_curated(engine, target, CuratedFilter()),
+    "export-pairs": lambda engine, target: write_pairs(engine, target, signing_marker(), rule=PairRule.flip),
+    "export-curated": lambda engine, target: write_curated(engine, target, CuratedFilter(), signing_marker()),
     "export-curated --layout scripts": lambda engine, target: write_curated(
-        engine, target, CuratedFilter(), layout=Layout.scripts),
-    "export-run": export_runs,
+        engine, target, CuratedFilter(), signing_marker(), layout=Layout.scripts),
+    "export-run": lambda engine, target: export_runs(engine, target, signing_marker()),
 }
 
 
@@ -51,11 +52,11 @@ def test_a_folder_it_did_not_make_is_never_deleted(demo_engine: Engine, tmp_path
 
     with pytest.raises(KeyboardInterrupt):
         if export == "export-pairs":
-            write_pairs(demo_engine, out / "export", on_progress=stop)
+            write_pairs(demo_engine, out / "export", signing_marker(), on_progress=stop)
         elif export == "export-run":
-            export_runs(demo_engine, out / "export", on_progress=stop)
+            export_runs(demo_engine, out / "export", signing_marker(), on_progress=stop)
         else:
-            write_curated(demo_engine, out / "export", CuratedFilter(), on_progress=stop,
+            write_curated(demo_engine, out / "export", CuratedFilter(), signing_marker(), on_progress=stop,
                           layout=Layout.scripts if "scripts" in export else Layout.parquet)
     assert (kept / "notes.txt").read_text() == "someone's work"
     # What the broken run staged is gone; nothing else appeared.

@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
+from app.cli.marking import cli_marker
 from app.exports import (
     CuratedFilter,
     ExportError,
@@ -61,7 +62,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
                 typer.echo(f"error: no pairwise study with id or name {study!r}", err=True)
                 raise typer.Exit(1)
             study_id = found.id or 0
-        summary = _run("pairs", lambda progress: write_pairwise(engine, study_id, target))
+        summary = _run("pairs", lambda progress: write_pairwise(engine, study_id, target, cli_marker()))
         typer.echo(f"wrote {summary.rows:,} pairs and {summary.images:,} images to {target} "
                    f"({_counts(summary)})")
 
@@ -72,7 +73,8 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         modality: list[Modality] = typer.Option([], help="Only these modalities (repeatable)."),
         direction: list[Direction] = typer.Option([], help="Only additions or removals."),
         disease: list[str] = typer.Option([], help="Only these diseases (repeatable)."),
-        link: bool = typer.Option(False, help="Hard-link the images instead of copying them."),
+        link: bool = typer.Option(False, help="Hard-link the originals instead of copying them "
+                                                "(edits are written marked)."),
     ) -> None:
         """Preference pairs: each task's accepted edit against each failed round of its run
         (EditReward layout: path_src, path1 preferred, path2, tie)."""
@@ -81,8 +83,9 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         engine = engine_factory()  # type: ignore[operator]
         chosen = CaseFilter(modality=tuple(m.value for m in modality),
                             direction=tuple(d.value for d in direction), disease=tuple(disease))
+        marker = cli_marker()
         summary = _run("pairs", lambda progress: write_pairs(
-            engine, target, rule=rule, case_filter=chosen, link=link, on_progress=progress))
+            engine, target, marker, rule=rule, case_filter=chosen, link=link, on_progress=progress))
         typer.echo(f"wrote {summary.rows:,} pairs and {summary.images:,} images to {target} "
                    f"({_counts(summary)})")
 
@@ -99,7 +102,8 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         disease: list[str] = typer.Option([], help="Only these diseases (repeatable)."),
         layout: Layout = typer.Option(Layout.parquet,
                                       help="parquet (with JSON Lines) or the scripts' layout."),
-        link: bool = typer.Option(False, help="Hard-link the images instead of copying them."),
+        link: bool = typer.Option(False, help="Hard-link the originals instead of copying them "
+                                                "(edits are written marked)."),
     ) -> None:
         """Accepted edits filtered by the readers and the preservation metrics, with a manifest
         stating the filter, the counts and the subset's estimated quality."""
@@ -108,6 +112,7 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
                                direction=tuple(d.value for d in direction), disease=tuple(disease),
                                readers=readers, ssim_outside_min=ssim_outside_min,
                                changed_max=changed_max, psnr_min=psnr_min)
+        marker = cli_marker()
         summary = _run("curated", lambda progress: write_curated(
-            engine, target, chosen, layout=layout, link=link, on_progress=progress))
+            engine, target, chosen, marker, layout=layout, link=link, on_progress=progress))
         typer.echo(f"wrote {summary.rows:,} edits to {target} ({_counts(summary)})")

@@ -259,21 +259,26 @@ def register_export(cli: typer.Typer, engine_factory: object) -> None:
         only_regenerated: bool = typer.Option(False, help="Only tasks with a regenerated run."),
     ) -> None:
         """Write each task's latest run in the generation scripts' layout (JSON and images)."""
+        from app.cli.marking import cli_marker
         from app.jobs import ExportError, export_runs
 
         engine = engine_factory()  # type: ignore[operator]
+        marker = cli_marker()
         with Progress("[progress.description]{task.description}", BarColumn(),
                       MofNCompleteColumn(), console=console,
                       disable=not console.is_terminal) as bar:
             progress = bar.add_task("exporting", total=None)
             try:
-                written = export_runs(engine, target, only_regenerated=only_regenerated,
+                written = export_runs(engine, target, marker, only_regenerated=only_regenerated,
                                       on_progress=lambda d, t: bar.update(progress, completed=d,
                                                                           total=t))
             except ExportError as error:
                 typer.echo(f"error: {error}", err=True)
                 raise typer.Exit(1) from None
-        typer.echo(f"wrote {written} tasks to {target}")
+        left_out = (f"; {len(written.left_out)} edits left out, an image unreadable (named in "
+                    f"{target / 'manifest.json'})" if written.left_out else "")
+        typer.echo(f"wrote {written.tasks} tasks and {written.edits} marked edits to {target}"
+                   f"{left_out}")
 
 
 def register_metrics(cli: typer.Typer, engine_factory: object) -> None:

@@ -126,9 +126,12 @@ def serve(
     """Serve the web app with uvicorn on the database named by the settings."""
     import uvicorn
 
+    from app.provenance.marker import Marker
+
     settings = get_settings()
     try:
         settings.resolved_secret_key()
+        Marker.from_settings(settings)  # the C2PA signer, checked (or made) once here
     except SettingsError as error:
         _say(f"error: {error}")
         raise typer.Exit(2) from None

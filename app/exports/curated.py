@@ -28,6 +28,7 @@ from app.exports.folder import ExportError, ExportFolder, ExportSummary
 from app.exports.records import answer_columns, rounds_of, task_chunks
 from app.jobs import export_runs
 from app.models import Task
+from app.provenance.marker import Marker
 from app.quality.report import SubsetEstimate, subset_estimate
 from pipeline.vocabulary import QUESTIONS
 
@@ -91,7 +92,7 @@ SCHEMA = pa.schema([
 ])
 
 
-def write_curated(engine: Engine, target: Path, chosen: CuratedFilter, *,
+def write_curated(engine: Engine, target: Path, chosen: CuratedFilter, marker: Marker, *,
                   layout: Layout = Layout.parquet, link: bool = False,
                   on_progress: Callable[[int, int], None] | None = None) -> ExportSummary:
     chosen = chosen.checked()
@@ -110,8 +111,8 @@ def write_curated(engine: Engine, target: Path, chosen: CuratedFilter, *,
         "kind": "curated accepted edits", "filter": chosen.as_dict(), "counts": counts,
         "quality": _quality(quality, outside, chosen.readers, counts)}
     if layout is Layout.scripts:
-        return _scripts(engine, target, kept_ids, manifest, on_progress)
-    folder = ExportFolder(target, "curated", SCHEMA, link=link)
+        return _scripts(engine, target, kept_ids, manifest, marker, on_progress)
+    folder = ExportFolder(target, "curated", SCHEMA, marker, link=link)
     try:
         with Session(engine) as session:
             done, skipped = 0, 0
@@ -213,8 +214,9 @@ def _quality(found: SubsetEstimate | None, outside: dict[str, int], rule: Reader
 
 
 def _scripts(engine: Engine, target: Path, kept: set[int], manifest: dict[str, Any],
-             on_progress: Callable[[int, int], None] | None) -> ExportSummary:
-    written = export_runs(engine, target, only_attempts=kept, on_progress=on_progress)
-    manifest["counts"]["written_tasks"] = written
+             marker: Marker, on_progress: Callable[[int, int], None] | None) -> ExportSummary:
+    written = export_runs(engine, target, marker, only_attempts=kept, on_progress=on_progress)
+    manifest["counts"] |= {"written_tasks": written.tasks, "skipped_missing_image": len(written.left_out)}
+    manifest |= {"left_out": written.left_out, "marking": marker.note()}
     (target / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    return ExportSummary(target, written, 0, manifest["counts"])
+    return ExportSummary(target, written.tasks, written.edits, manifest["counts"])

@@ -1,6 +1,7 @@
 """An export folder, written as a stream and moved into place at the end: rows go to JSON
 Lines and to Parquet (pyarrow, a row group at a time), images are copied (or hard-linked)
-once each under ``images/``, and ``manifest.json`` says what was written and by which rule.
+once each under ``images/`` (each edit marked as synthetic: app/provenance), and
+``manifest.json`` says what was written, by which rule, and which images were left out.
 
 Nothing appears under TARGET until the end: the folder is staged beside it under a fresh,
 unique name and moved there whole (app/staging.py), and a failure removes only that.
@@ -21,6 +22,7 @@ from sqlmodel import Session
 
 from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.jobs import ExportError  # one refusal for every export: export-run's too
+from app.provenance.marker import Marker
 from app.staging import discard_folder, place_folder, stage_folder
 
 __all__ = ["ExportError", "ExportFolder", "ExportSummary"]
@@ -38,7 +40,8 @@ class ExportSummary:
 
 
 class ExportFolder:
-    def __init__(self, target: Path, name: str, schema: pa.Schema, *, link: bool = False) -> None:
+    def __init__(self, target: Path, name: str, schema: pa.Schema, marker: Marker, *,
+                 link: bool = False) -> None:
         if target.exists():
             raise ExportError(f"{target} already exists; choose a new folder")
         if not target.parent.is_dir():
@@ -46,7 +49,8 @@ class ExportFolder:
         self.target = target
         self.partial = stage_folder(target)
         (self.partial / "images").mkdir()
-        self.name, self.schema, self.link = name, schema, link
+        self.name, self.schema, self.link, self.marker = name, schema, link, marker
+        self.skipped: list[dict[str, str]] = []  # what was left out, and why
         self._jsonl = (self.partial / f"{name}.jsonl").open("w", encoding="utf-8")
         self._parquet = pq.ParquetWriter(self.partial / f"{name}.parquet", schema)
         self._pending: list[dict[str, Any]] = []
@@ -54,7 +58,9 @@ class ExportFolder:
         self.rows = 0
 
     def image(self, session: Session, kind: ImageKind, image_id: int) -> str:
-        """The image's path in the export (relative to the folder), written once."""
+        """The image's path in the export (relative to the folder), written once: an
+        original as stored (or hard-linked), an edit marked. ImageNotFound when it cannot
+        be read or marked."""
         key = (kind, image_id)
         if key in self._written:
             return self._written[key]
@@ -63,6 +69,10 @@ class ExportFolder:
         relative = f"images/{'src' if kind is ImageKind.source else 'edit'}/{image_id}{suffix}"
         out = self.partial / relative
         out.parent.mkdir(parents=True, exist_ok=True)
+        if kind is ImageKind.attempt:  # never linked: the file written is not the stored one
+            out.write_bytes(self.marker.edit(session, image_id, found.read_bytes()))
+            self._written[key] = relative
+            return relative
         # Opened through the data root's safe open; a hard link by name is kept only if it
         # is that very file (a link planted under the root could lead out of it).
         with found.open() as source:
@@ -97,9 +107,14 @@ class ExportFolder:
             return (self.image(session, ImageKind.source, source_id),
                     self.image(session, ImageKind.attempt, attempt_id))
         except ImageNotFound as error:
-            logger.warning("%s export: %s left out, an image cannot be read: %s",
-                           self.name, what, error)
+            self.left_out(what, error)
             return None
+
+    def left_out(self, what: str, error: Exception) -> None:
+        """A row left out for an image that cannot be read: logged, and named in the
+        manifest."""
+        logger.warning("%s export: %s left out, an image cannot be read: %s", self.name, what, error)
+        self.skipped.append({"what": what, "why": str(error)})
 
     def add(self, row: dict[str, Any]) -> None:
         self._jsonl.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -118,6 +133,8 @@ class ExportFolder:
         self._jsonl.close()
         self._parquet.close()
         manifest = {**manifest, "rows": self.rows, "images": len(self._written),
+                    "left_out": self.skipped,
+                    "marking": self.marker.note(),
                     "files": {"jsonl": f"{self.name}.jsonl", "parquet": f"{self.name}.parquet",
                               "images": "images/"}}
         (self.partial / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")

@@ -30,6 +30,7 @@ from app.exports.consensus import Consensus, consensus_by_attempt
 from app.exports.folder import ExportFolder, ExportSummary
 from app.exports.records import Round, answer_columns, rounds_of, task_chunks
 from app.models import Task
+from app.provenance.marker import Marker
 from pipeline.vocabulary import QUESTIONS
 
 
@@ -63,11 +64,11 @@ def order(chosen: bool | None, rejected: bool | None, rule: PairRule) -> tuple[s
     return "drop", False, True
 
 
-def write_pairs(engine: Engine, target: Path, *, rule: PairRule = PairRule.flip,
+def write_pairs(engine: Engine, target: Path, marker: Marker, *, rule: PairRule = PairRule.flip,
                 case_filter: CaseFilter | None = None, link: bool = False,
                 on_progress: Callable[[int, int], None] | None = None) -> ExportSummary:
     case_filter = case_filter or CaseFilter()
-    folder = ExportFolder(target, "pairs", SCHEMA, link=link)
+    folder = ExportFolder(target, "pairs", SCHEMA, marker, link=link)
     counts = {"tasks": 0, "pairs": 0, "flipped": 0, "ties": 0, "dropped_overturned": 0,
               "dropped_unordered": 0, "skipped_missing_image": 0}
     try:

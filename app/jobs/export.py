@@ -3,12 +3,17 @@ regenerated output stays compatible with the published data set and with this im
 
 One record per task: its latest run, or its latest regenerated run with ``only_regenerated``.
 The JSON holds exactly the scripts' fields; fidelity, which the scripts never wrote, stays in
-the database. Files are written under a temporary folder and moved into place at the end,
-so an interrupted export leaves nothing half-written under DIR.
+the database. Every edit is written marked as synthetic (app/provenance); an edit that
+cannot be read or marked is left out, named in ``manifest.json`` and counted. Files are
+written under a temporary folder and moved into place at the end, so an interrupted export
+leaves nothing half-written under DIR.
 """
 
+import json
+import logging
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,16 +21,26 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
-from app.images.files import ImageKind, ImageNotFound, resolve_image
+from app.images.files import ImageNotFound
 from app.importer import layout
 from app.importer.scripts_files import ScriptsFolder, final_image
 from app.models import Attempt, Direction, JudgeVerdict, Run, SourceImage, Task
+from app.provenance.marker import Marker
 from app.staging import discard_folder, place_folder, stage_folder
 from pipeline.vocabulary import ENDS, Outcome
+
+logger = logging.getLogger(__name__)
 
 
 class ExportError(Exception):
     pass
+
+
+@dataclass
+class ExportedRuns:
+    tasks: int = 0
+    edits: int = 0
+    left_out: list[dict[str, str]] = field(default_factory=list)  # an image and why
 
 
 def _verification(verdict: JudgeVerdict | None, direction: Direction) -> dict[str, Any] | None:
@@ -45,10 +60,10 @@ def _verification(verdict: JudgeVerdict | None, direction: Direction) -> dict[st
     return found
 
 
-def export_runs(engine: Engine, target: Path, *, only_regenerated: bool = False,
+def export_runs(engine: Engine, target: Path, marker: Marker, *, only_regenerated: bool = False,
                 only_attempts: set[int] | None = None,
-                on_progress: Callable[[int, int], None] | None = None) -> int:
-    """Write the runs under ``target`` (which must not exist yet); returns tasks written.
+                on_progress: Callable[[int, int], None] | None = None) -> ExportedRuns:
+    """Write the runs under ``target`` (which must not exist yet).
     With ``only_attempts``, only the tasks whose accepted edit is one of them (a curated
     subset, app/exports/curated.py)."""
     if target.exists():
@@ -57,7 +72,12 @@ def export_runs(engine: Engine, target: Path, *, only_regenerated: bool = False,
         raise ExportError(f"{target.parent} is not a folder")
     partial = stage_folder(target)
     try:
-        written = _write_runs(engine, partial, only_regenerated, only_attempts, on_progress)
+        written = _write_runs(engine, partial, marker, only_regenerated, only_attempts,
+                              on_progress)
+        (partial / "manifest.json").write_text(json.dumps({
+            "kind": "runs in the generation scripts' layout", "tasks": written.tasks,
+            "edits": written.edits, "left_out": written.left_out,
+            "marking": marker.note()}, indent=2) + "\n")
         place_folder(partial, target)
     except FileExistsError as error:
         raise ExportError(str(error)) from None
@@ -67,11 +87,11 @@ def export_runs(engine: Engine, target: Path, *, only_regenerated: bool = False,
     return written
 
 
-def _write_runs(engine: Engine, partial: Path, only_regenerated: bool,
+def _write_runs(engine: Engine, partial: Path, marker: Marker, only_regenerated: bool,
                 only_attempts: set[int] | None,
-                on_progress: Callable[[int, int], None] | None) -> int:
+                on_progress: Callable[[int, int], None] | None) -> ExportedRuns:
     folders: dict[tuple[str, Direction], ScriptsFolder] = defaultdict(ScriptsFolder)
-    written = 0
+    written = ExportedRuns()
     with Session(engine) as session:
         query = select(Task, SourceImage).join(SourceImage, col(SourceImage.id) == Task.source_image_id)
         if only_attempts is not None:  # tens of thousands of ids: no IN list, a set test
@@ -82,8 +102,8 @@ def _write_runs(engine: Engine, partial: Path, only_regenerated: bool,
         for n, (task, source) in enumerate(rows, start=1):
             run = _chosen_run(session, task, only_regenerated)
             if run is not None:
-                _write_task(session, partial, folders, task, source, run)
-                written += 1
+                _write_task(session, partial, folders, task, source, run, marker, written)
+                written.tasks += 1
             if on_progress:
                 on_progress(n, len(rows))
     for (dataset, direction), files in folders.items():
@@ -99,7 +119,8 @@ def _chosen_run(session: Session, task: Task, only_regenerated: bool) -> Run | N
 
 
 def _write_task(session: Session, out: Path, folders: dict[tuple[str, Direction], ScriptsFolder],
-                task: Task, source: SourceImage, run: Run) -> None:
+                task: Task, source: SourceImage, run: Run, marker: Marker,
+                written: ExportedRuns) -> None:
     direction = Direction(task.direction)
     files = folders[(task.dataset, direction)]
     stem, image = layout.stem_of(source.filename), source.filename
@@ -135,14 +156,19 @@ def _write_task(session: Session, out: Path, folders: dict[tuple[str, Direction]
                        else layout.failed_relpath(task.dataset, direction, stem, task.disease,
                                                   attempt.round))
             try:
-                data = resolve_image(session, ImageKind.attempt, attempt.id or 0).read_bytes()
-            except ImageNotFound:
+                data = marker.edit(session, attempt.id or 0)
+            except ImageNotFound as error:
+                logger.warning("export-run: %s round %d left out: %s", task.task_key,
+                               attempt.round, error)
+                written.left_out.append({"what": f"{task.task_key} round {attempt.round}",
+                                         "why": str(error)})
                 continue
             # The scripts' names end in .jpeg; an edit that is a PNG keeps its own suffix
             # (the importer looks for both).
             target = (out / relpath).with_suffix(Path(attempt.image_relpath or relpath).suffix)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
+            written.edits += 1
     ordered = [rounds[k] for k in sorted(rounds)]
     final = final_image(task.dataset, direction, stem, task.disease, success=success,
                         rounds=len(ordered))

@@ -14,6 +14,7 @@ from sqlmodel import Session
 
 from app.cases.filters import CaseFilter
 from app.models import MAX_DB_ID, Direction, Modality
+from app.provenance.marker import Marker
 from app.settings import Settings
 from pipeline.vocabulary import QUESTIONS, Dimension, TaskOutcome
 
@@ -69,8 +70,14 @@ async def get_app_settings(request: Request) -> Settings:
     return settings
 
 
+async def get_marker(request: Request) -> Marker:
+    marker: Marker = request.app.state.marker
+    return marker
+
+
 SessionDep = Annotated[Session, Depends(get_session)]
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
+MarkerDep = Annotated[Marker, Depends(get_marker)]
 
 
 # Every list parameter may repeat: values of one parameter are alternatives, and

@@ -12,11 +12,13 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy.engine import Engine
 from starlette.middleware.sessions import SessionMiddleware
 
+from app import __version__
 from app.agreement.warm import warm_figures
 from app.db import make_engine
 from app.jobs import warm_judge_renders
 from app.logging_setup import configure_logging
 from app.memo import settle_heap
+from app.provenance.marker import Marker
 from app.quality.report import warm as warm_quality
 from app.readers.warm import warm_bars
 from app.resources import STATIC_DIR
@@ -132,13 +134,16 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None, *
     # The docs are served by routes/auth.py, behind a login like every other page.
     configure_logging(settings)
     secret_key = settings.resolved_secret_key()  # SettingsError stops start-up, with its reason
-    app = FastAPI(title="MedBanana Review", version="0.1.0", docs_url=None, redoc_url=None,
+    app = FastAPI(title="MedBanana Review", version=__version__, docs_url=None, redoc_url=None,
                   openapi_url=None, lifespan=lifespan, root_path=settings.root_path.rstrip("/"),
                   # A trailing-slash redirect is built from the Host header; none is made.
                   redirect_slashes=False,
                   description="Review Med-Banana-50K edits: cases, runs, rounds and judge verdicts. "
                               "Send 'Authorization: Bearer TOKEN' (medbanana users token NAME).")
     app.state.settings = settings
+    # Made (or checked) before the first request: a certificate that cannot sign stops
+    # start-up with the setting's name, like a bad secret key.
+    app.state.marker = Marker.from_settings(settings)
     app.state.engine = engine or make_engine(settings.resolved_database_url(),
                                              settings.request_threads)
     app.state.settle = engine is None if settle is None else settle

@@ -22,6 +22,7 @@ from app.studies.design import StudyPlan, create_study
 from app.studies.models import Design
 from tests.accounts import add_user
 from tests.quality.conftest import read_study, validation_study
+from tests.signing import signing_marker
 
 
 @pytest.mark.parametrize(("chosen", "words"), [
@@ -32,7 +33,7 @@ from tests.quality.conftest import read_study, validation_study
 def test_out_of_range_filters_are_named(demo_engine: Engine, tmp_path: Path,
                                         chosen: CuratedFilter, words: str) -> None:
     with pytest.raises(ExportError, match=words):
-        write_curated(demo_engine, tmp_path / "x", chosen)
+        write_curated(demo_engine, tmp_path / "x", chosen, signing_marker())
     assert not (tmp_path / "x").exists()
 
 
@@ -40,9 +41,12 @@ def test_the_readers_and_the_metrics_choose_the_edits(demo_engine: Engine, tmp_p
     study = validation_study(demo_engine)
     read_study(demo_engine, study)
     compute_pending(demo_engine, limit=10_000)  # the preservation metrics the filter reads
-    every = write_curated(demo_engine, tmp_path / "every", CuratedFilter(readers=ReadersRule.any))
-    passed = write_curated(demo_engine, tmp_path / "passed", CuratedFilter(readers=ReadersRule.accepted))
-    kept = write_curated(demo_engine, tmp_path / "kept", CuratedFilter(ssim_outside_min=0.9995))
+    every = write_curated(demo_engine, tmp_path / "every", CuratedFilter(readers=ReadersRule.any),
+                          signing_marker())
+    passed = write_curated(demo_engine, tmp_path / "passed", CuratedFilter(readers=ReadersRule.accepted),
+                           signing_marker())
+    kept = write_curated(demo_engine, tmp_path / "kept", CuratedFilter(ssim_outside_min=0.9995),
+                         signing_marker())
     assert kept.rows < every.rows and passed.rows < every.rows
     rows = [json.loads(line) for line in (tmp_path / "passed" / "curated.jsonl").read_text().splitlines()]
     assert rows and all(r["readers"]["overall"] is True for r in rows)
@@ -68,13 +72,14 @@ def test_the_readers_and_the_metrics_choose_the_edits(demo_engine: Engine, tmp_p
 
 
 def test_without_a_read_study_the_manifest_says_why(demo_engine: Engine, tmp_path: Path) -> None:
-    write_curated(demo_engine, tmp_path / "c", CuratedFilter())
+    write_curated(demo_engine, tmp_path / "c", CuratedFilter(), signing_marker())
     quality = json.loads((tmp_path / "c" / "manifest.json").read_text())["quality"]
     assert quality["estimate"] is None and "no read" in quality["reason"]
 
 
 def test_the_scripts_layout_imports_again(demo_engine: Engine, tmp_path: Path, demo_dir: Path) -> None:
     summary = write_curated(demo_engine, tmp_path / "scripts", CuratedFilter(modality=("fundus",)),
+                            signing_marker(),
                             layout=Layout.scripts)
     assert summary.rows > 0 and (tmp_path / "scripts" / "manifest.json").is_file()
     engine = make_engine(f"sqlite:///{tmp_path / 'again.db'}")
@@ -94,7 +99,7 @@ def test_the_estimate_is_claimed_only_inside_the_sampled_frame(demo_engine: Engi
     with Session(demo_engine) as session:
         study = create_study(session=session, plan=plan, created_by=admin)
     read_study(demo_engine, study)
-    write_curated(demo_engine, tmp_path / "all", CuratedFilter(readers=ReadersRule.any))
+    write_curated(demo_engine, tmp_path / "all", CuratedFilter(readers=ReadersRule.any), signing_marker())
     manifest = json.loads((tmp_path / "all" / "manifest.json").read_text())
     quality, counts = manifest["quality"], manifest["counts"]
     frame = quality["frame"]
@@ -104,7 +109,8 @@ def test_the_estimate_is_claimed_only_inside_the_sampled_frame(demo_engine: Engi
     assert quality["of"].startswith(f"the {frame['inside']:,} of the {counts['after_metrics']:,}")
     assert quality["estimate"] is not None
     only_fundus = write_curated(demo_engine, tmp_path / "fundus",
-                                CuratedFilter(modality=("fundus",), readers=ReadersRule.any))
+                                CuratedFilter(modality=("fundus",), readers=ReadersRule.any),
+                                signing_marker())
     assert only_fundus.rows > 0
     fundus = json.loads((tmp_path / "fundus" / "manifest.json").read_text())["quality"]
     assert fundus["estimate"] is None and "none of the kept edits" in fundus["reason"]

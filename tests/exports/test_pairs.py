@@ -13,6 +13,7 @@ from sqlalchemy.engine import Engine
 from app.exports import ExportError, PairRule, write_pairs
 from app.exports.pairs import order
 from tests.quality.conftest import read_study, validation_study
+from tests.signing import signing_marker
 
 
 @pytest.mark.parametrize(("chosen", "rejected", "rule", "expected"), [
@@ -40,7 +41,7 @@ def test_pairs_load_back_with_every_image(demo_engine: Engine, tmp_path: Path) -
     study = validation_study(demo_engine)
     read_study(demo_engine, study)  # the readers fail every third removal the judge passed
     target = tmp_path / "pairs"
-    summary = write_pairs(demo_engine, target, rule=PairRule.flip)
+    summary = write_pairs(demo_engine, target, signing_marker(), rule=PairRule.flip)
     rows = _rows(target)
     manifest = json.loads((target / "manifest.json").read_text())
     assert manifest["rule"] == "flip" and manifest["counts"]["pairs"] == len(rows) == summary.rows > 50
@@ -61,7 +62,7 @@ def test_pairs_load_back_with_every_image(demo_engine: Engine, tmp_path: Path) -
     assert any(r["tie"] for r in rows) and manifest["counts"]["dropped_unordered"] > 0
     assert not (tmp_path / "pairs.partial").exists()
 
-    dropped = write_pairs(demo_engine, tmp_path / "strict", rule=PairRule.drop)
+    dropped = write_pairs(demo_engine, tmp_path / "strict", signing_marker(), rule=PairRule.drop)
     assert dropped.rows < summary.rows and not any(r["tie"] for r in _rows(tmp_path / "strict"))
 
 
@@ -72,7 +73,7 @@ def test_hugging_face_datasets_reads_the_parquet(demo_engine: Engine, tmp_path: 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     target = tmp_path / "pairs"
-    write_pairs(demo_engine, target)
+    write_pairs(demo_engine, target, signing_marker())
     loaded = datasets.load_dataset("parquet", data_files=str(target / "pairs.parquet"),
                                    split="train", cache_dir=str(tmp_path / "hf-cache"))
     assert loaded.num_rows == len(_rows(target))
@@ -85,21 +86,23 @@ def test_an_existing_folder_is_refused_and_a_broken_run_leaves_nothing(demo_engi
                                                                      tmp_path: Path) -> None:
     (tmp_path / "taken").mkdir()
     with pytest.raises(ExportError, match="already exists"):
-        write_pairs(demo_engine, tmp_path / "taken")
+        write_pairs(demo_engine, tmp_path / "taken", signing_marker())
 
     def stop(done: int, total: int) -> None:
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        write_pairs(demo_engine, tmp_path / "cut", on_progress=stop)
+        write_pairs(demo_engine, tmp_path / "cut", signing_marker(), on_progress=stop)
     assert not (tmp_path / "cut").exists() and not (tmp_path / "cut.partial").exists()
 
 
 def test_hard_links_share_the_files(demo_engine: Engine, tmp_path: Path) -> None:
     target = tmp_path / "linked"
-    write_pairs(demo_engine, target, link=True)
+    write_pairs(demo_engine, target, signing_marker(), link=True)
     row = _rows(target)[0]
-    assert (target / row["path1"]).stat().st_nlink >= 2
+    # The originals are linked; an edit is never: the file written is the marked one.
+    assert (target / row["path_src"]).stat().st_nlink >= 2
+    assert (target / row["path1"]).stat().st_nlink == 1
 
 
 def test_a_link_planted_under_the_root_is_neither_linked_nor_copied(demo_engine: Engine,
@@ -110,7 +113,7 @@ def test_a_link_planted_under_the_root_is_neither_linked_nor_copied(demo_engine:
 
     from app.images.files import ImageKind, resolve_image
 
-    first = write_pairs(demo_engine, tmp_path / "before")
+    first = write_pairs(demo_engine, tmp_path / "before", signing_marker())
     row = _rows(tmp_path / "before")[0]
     attempt_id = int(Path(row["path2"]).stem)
     with Session(demo_engine) as session:
@@ -125,7 +128,7 @@ def test_a_link_planted_under_the_root_is_neither_linked_nor_copied(demo_engine:
     try:
         for link in (False, True):
             target = tmp_path / f"after-{link}"
-            summary = write_pairs(demo_engine, target, link=link)
+            summary = write_pairs(demo_engine, target, signing_marker(), link=link)
             assert summary.rows == first.rows - 1
             assert summary.counts["skipped_missing_image"] == first.counts["skipped_missing_image"] + 1
             inodes = {p.stat().st_ino for p in (target / "images").rglob("*") if p.is_file()}

@@ -19,6 +19,7 @@ from pipeline.loop import RetryPolicy
 from pipeline.offline import OfflineBackend
 from tests import aio
 from tests import demo_counts as demo
+from tests.signing import signing_marker
 
 
 def test_round_trip_through_the_scripts_layout(demo_engine: Engine, template_db: Path,
@@ -35,10 +36,17 @@ def test_round_trip_through_the_scripts_layout(demo_engine: Engine, template_db:
     aio.run(run_job(demo_engine, lease, lambda _: OfflineBackend(), tmp_path / "pipeline",
                     policy=RetryPolicy(attempts=2, base_seconds=0.0)))
     target = tmp_path / "export"
-    assert export_runs(demo_engine, target) == demo.TASKS
+    written = export_runs(demo_engine, target, signing_marker())
+    assert written.tasks == demo.TASKS
+    # The demo's one task without its original: its edits cannot name their parent, so
+    # they are left out, each named.
+    assert {entry["what"].rsplit(" round", 1)[0] for entry in written.left_out} == {"Te-gl_0002-glioma"}
+    manifest = json.loads((target / "manifest.json").read_text())
+    assert manifest["left_out"] == written.left_out and manifest["edits"] == written.edits
     report = import_tree(engine, target, demo_dir / "source")
     assert report.tasks_added == demo.TASKS
-    assert dict(report.problem_counts) == {"missing_original": 1}  # as in the demo itself
+    # As in the demo itself, and its three rounds whose files were left out.
+    assert dict(report.problem_counts) == {"missing_original": 1, "missing_image": 3}
     with Session(demo_engine) as session:
         regenerated = session.exec(select(Run).where(Run.origin == "regeneration")).all()
     with Session(engine) as session:
@@ -56,5 +64,5 @@ def test_round_trip_through_the_scripts_layout(demo_engine: Engine, template_db:
 def test_an_existing_folder_is_never_overwritten(demo_engine: Engine, tmp_path: Path) -> None:
     (tmp_path / "taken").mkdir()
     with pytest.raises(ExportError, match="already exists"):
-        export_runs(demo_engine, tmp_path / "taken")
+        export_runs(demo_engine, tmp_path / "taken", signing_marker())
     assert list((tmp_path / "taken").iterdir()) == []

@@ -29,6 +29,7 @@ from tests.fake_gemini import (
     text_reply,
 )
 from tests.pipeline.test_loop import a_task
+from tests.signing import signing_marker
 
 KEY = "fake-key-never-stored-7f3a"
 QUICK = loop.Options(rounds=3, policy=loop.RetryPolicy(attempts=3, base_seconds=0.0))
@@ -317,7 +318,7 @@ def test_a_png_edit_stays_a_png_in_the_store_the_judge_request_and_the_export(
     assert labels == [
         "image/png", "image/jpeg"]  # the edit, then the original
     out = tmp_path / "exported"
-    export_runs(demo_engine, out, only_regenerated=True)
+    export_runs(demo_engine, out, signing_marker(), only_regenerated=True)
     assert [p.name for p in out.rglob("*-edit.png")] and not list(out.rglob("*-edit.jpeg"))
 
 

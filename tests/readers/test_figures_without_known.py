@@ -20,6 +20,7 @@ from app.web.main import create_app
 from tests.accounts import add_user, token_client
 from tests.agreement.test_report import answer_all
 from tests.config import server_settings
+from tests.signing import signing_marker
 from tests.studies.conftest import make_study
 
 FIGURES = ("agreement.json", "answers-long.csv", "reference.csv", "disagreements.csv")
@@ -60,9 +61,10 @@ def figures(engine: Engine, tmp_path: Path, study_id: int, tag: str) -> dict[str
         response = client.get(f"/studies/{study_id}/{name}")
         assert response.status_code == 200, name
         found[name] = response.text
-    pairs = write_pairs(engine, tmp_path / f"pairs-{tag}")
+    pairs = write_pairs(engine, tmp_path / f"pairs-{tag}", signing_marker())
     found["pairs.jsonl"] = (pairs.target / "pairs.jsonl").read_text()
-    curated = write_curated(engine, tmp_path / f"curated-{tag}", CuratedFilter(modality=("chest_xray",)))
+    curated = write_curated(engine, tmp_path / f"curated-{tag}", CuratedFilter(modality=("chest_xray",)),
+                            signing_marker())
     manifest = json.loads((curated.target / "manifest.json").read_text())
     found["curated"] = {k: v for k, v in manifest.items() if k not in ("exported_at", "target")}
     for value in (found["agreement.json"], found["quality.json"]):

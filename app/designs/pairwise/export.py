@@ -24,6 +24,7 @@ from app.designs.pairwise.figures import editors_of, reads_of
 from app.exports.folder import ExportFolder, ExportSummary
 from app.images.files import ImageKind, ImageNotFound
 from app.models import Task
+from app.provenance.marker import Marker
 from app.studies.models import Study, StudyItem, StudyPair
 
 VOTE = pa.struct([("reader", pa.string()), ("choice", pa.string()), ("confidence", pa.int32()),
@@ -41,9 +42,9 @@ SCHEMA = pa.schema([
 ])
 
 
-def write_pairwise(engine: Engine, study_id: int, target: Path) -> ExportSummary:
+def write_pairwise(engine: Engine, study_id: int, target: Path, marker: Marker) -> ExportSummary:
     """The study's pairs into a new folder ``target`` (written whole, or not at all)."""
-    folder = ExportFolder(target, "pairs", SCHEMA)
+    folder = ExportFolder(target, "pairs", SCHEMA, marker)
     counts = {"pairs": 0, "ties": 0, "both_unacceptable": 0, "split": 0, "unread": 0,
               "skipped_missing_image": 0}
     try:
@@ -74,13 +75,13 @@ def write_pairwise(engine: Engine, study_id: int, target: Path) -> ExportSummary
         raise
 
 
-def zipped_pairwise(engine: Engine, study_id: int, archive: Path) -> None:
+def zipped_pairwise(engine: Engine, study_id: int, archive: Path, marker: Marker) -> None:
     """The export folder as one zip file at ``archive``, for a download: written to disk, not
     held in memory, since a large study's images run to gigabytes. Images are stored as they
     are (they are compressed already); the tables are deflated."""
     with tempfile.TemporaryDirectory(dir=archive.parent) as scratch:
         target = Path(scratch) / "pairs"
-        write_pairwise(engine, study_id, target)
+        write_pairwise(engine, study_id, target, marker)
         with zipfile.ZipFile(archive, "w") as zipped:
             for path in sorted(target.rglob("*")):
                 if path.is_file():
@@ -118,7 +119,8 @@ def _row(session: Session, folder: ExportFolder, item: StudyItem, pair: StudyPai
         source = folder.image(session, ImageKind.source, task.source_image_id)
         first = folder.image(session, ImageKind.attempt, pair.first_attempt_id)
         second = folder.image(session, ImageKind.attempt, item.attempt_id)
-    except ImageNotFound:
+    except ImageNotFound as error:
+        folder.left_out(f"pair of item {item.id} ({task.task_key})", error)
         counts["skipped_missing_image"] += 1
         return None
     agreeing = sum(a[1] == b[1] for i, a in enumerate(votes) for b in votes[i + 1:])

@@ -18,7 +18,7 @@ from app.images.files import (
     sized_file,
 )
 from app.images.read_marks import marked, read_mark
-from app.web.deps import IdPath, SessionDep, SettingsDep
+from app.web.deps import IdPath, MarkerDep, SessionDep, SettingsDep
 from app.web.schemas import ErrorOut
 
 router = APIRouter(tags=["images"])
@@ -88,8 +88,29 @@ def cached_response(request: Request, path: Path, etag: str, *, blind: str = "",
     200: {"content": {"image/jpeg": {}, "image/png": {}, "image/webp": {}}, "description": "The image"},
     304: {"description": "Not modified"},
     404: {"model": ErrorOut, "description": "No such image, or it cannot be read"}})
-def get_image(request: Request, session: SessionDep, settings: SettingsDep,
-                    kind: ImageKind, image_id: IdPath,
-                    size: Annotated[ImageSize, Query()] = ImageSize.preview) -> Response:
+def get_image(request: Request, session: SessionDep, settings: SettingsDep, marker: MarkerDep,
+              kind: ImageKind, image_id: IdPath,
+              size: Annotated[ImageSize, Query()] = ImageSize.preview,
+              download: Annotated[bool, Query()] = False) -> Response:
+    """An original as stored; an edit, at every size, with its C2PA manifest and XMP saying
+    it is synthetic (app/provenance). ``download``: sent as an attachment."""
     image = resolve_image(session, kind, image_id)
-    return image_response(request, image, size, settings.resolved_cache_dir())
+    if kind is ImageKind.source and not download:
+        return image_response(request, image, size, settings.resolved_cache_dir())
+    etag = f'"{image.etag}-{size.value}-{marker.fingerprint if kind is ImageKind.attempt else ""}"'
+    headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL}
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    suffix = image.path.suffix.lower() or ".jpeg"
+    media_type = SUFFIX_TYPES.get(suffix, "image/jpeg") if size is ImageSize.full else "image/jpeg"
+    if download:
+        name = f"{'original' if kind is ImageKind.source else 'edit-synthetic'}-{image_id}"
+        headers["Content-Disposition"] = (
+            f'attachment; filename="{name}{suffix if size is ImageSize.full else ".jpeg"}"')
+    if kind is ImageKind.source:  # the original, as stored
+        if size is ImageSize.full:
+            return Response(image.read_bytes(), media_type=media_type, headers=headers)
+        return FileResponse(sized_file(image, size, settings.resolved_cache_dir()),
+                            media_type=media_type, headers=headers)
+    path = marker.served(session, image_id, image, size, settings.resolved_cache_dir())
+    return FileResponse(path, media_type=media_type, headers=headers)

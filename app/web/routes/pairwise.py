@@ -121,7 +121,7 @@ def pairwise_pairs(request: Request, session: SessionDep, study_id: IdPath) -> R
     scratch = Path(tempfile.mkdtemp(prefix="pairwise-"))
     archive = scratch / "pairs.zip"
     try:
-        zipped_pairwise(request.app.state.engine, study_id, archive)
+        zipped_pairwise(request.app.state.engine, study_id, archive, request.app.state.marker)
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise

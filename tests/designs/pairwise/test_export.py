@@ -19,6 +19,7 @@ from app.models import Attempt, Role
 from app.studies.design import StudyError, StudyPlan
 from app.studies.models import Assignment, Design, Study
 from tests.accounts import add_user
+from tests.signing import signing_marker
 
 CALLS = ["a", "b", "equal", "neither"]
 
@@ -48,7 +49,7 @@ def read_study(engine: Engine) -> int:
 
 def test_the_pairs_load_with_datasets_and_keep_every_vote(demo_engine: Engine, tmp_path: Path) -> None:
     study_id = read_study(demo_engine)
-    summary = write_pairwise(demo_engine, study_id, tmp_path / "out")
+    summary = write_pairwise(demo_engine, study_id, tmp_path / "out", signing_marker())
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     # a vs b and b vs a split the readers (when both sides were drawn the same way they agree).
     assert manifest["counts"]["pairs"] + manifest["counts"]["split"] == 4
@@ -77,7 +78,7 @@ def test_the_pairs_load_with_datasets_and_keep_every_vote(demo_engine: Engine, t
 
 def test_the_download_is_the_same_folder_zipped(demo_engine: Engine, tmp_path: Path) -> None:
     study_id = read_study(demo_engine)
-    zipped_pairwise(demo_engine, study_id, tmp_path / "pairs.zip")
+    zipped_pairwise(demo_engine, study_id, tmp_path / "pairs.zip", signing_marker())
     archive = zipfile.ZipFile(tmp_path / "pairs.zip")
     names = set(archive.namelist())
     assert {"pairs.jsonl", "pairs.parquet", "manifest.json"} <= names

@@ -7,7 +7,10 @@ from PIL import Image
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from app.images.files import ImageKind, resolve_image
 from app.models import Attempt
+from app.provenance.facts import TRAINED_EDIT
+from app.provenance.marks import read_mark
 from tests.accounts import token_client
 from tests.config import server_settings
 
@@ -17,6 +20,31 @@ def first_attempt_id(engine: Engine) -> int:
         attempt = s.exec(select(Attempt).where(Attempt.image_present == True)).first()  # noqa: E712
     assert attempt is not None and attempt.id is not None
     return attempt.id
+
+
+def resolve_image_bytes(engine: Engine, attempt_id: int) -> bytes:
+    with Session(engine) as s:
+        return resolve_image(s, ImageKind.attempt, attempt_id).read_bytes()
+
+
+def decoded(data: bytes) -> bytes:
+    with Image.open(io.BytesIO(data)) as image:
+        return image.tobytes()
+
+
+def test_every_size_of_an_edit_says_it_is_synthetic_and_a_download_is_an_attachment(
+        client: TestClient, demo_engine: Engine) -> None:
+    attempt_id = first_attempt_id(demo_engine)
+    for size in ("thumb", "preview", "full"):
+        response = client.get(f"/images/attempt/{attempt_id}?size={size}")
+        reading = read_mark(response.content)
+        assert reading is not None and reading.state == "Valid" and reading.self_signed
+        assert reading.source_type == TRAINED_EDIT  # an imported edit: Gemini made it
+    download = client.get(f"/images/attempt/{attempt_id}?size=full&download=true")
+    assert download.headers["content-disposition"].startswith('attachment; filename="edit-synthetic-')
+    original = client.get("/images/source/1?size=full&download=true")
+    assert read_mark(original.content) is None  # an original is left as it is
+    assert original.headers["content-disposition"].startswith('attachment; filename="original-1')
 
 
 def test_thumb_is_small_and_cached_with_etag(client: TestClient, demo_engine: Engine) -> None:
@@ -37,6 +65,9 @@ def test_full_size_is_the_file_itself(client: TestClient, demo_engine: Engine) -
     response = client.get(f"/images/attempt/{attempt_id}?size=full")
     assert response.status_code == 200 and response.content[:2] == b"\xff\xd8"
     assert attempt is not None
+    # Its pixels are the stored file's: the marking adds segments, never re-encodes.
+    stored = resolve_image_bytes(demo_engine, attempt_id)
+    assert decoded(response.content) == decoded(stored)
 
 
 def test_unknown_ids_and_kinds(client: TestClient) -> None:
@@ -99,5 +130,8 @@ def test_full_size_1024_jpeg_in_every_size(engine: Engine, tmp_path) -> None:  #
         assert response.status_code == 200
         sizes[size] = Image.open(io.BytesIO(response.content)).size
     assert sizes == {"thumb": (160, 160), "preview": (768, 768), "full": (1024, 1024)}
-    cached = list((tmp_path / "var" / "cache").rglob("*.jpeg"))
-    assert len(cached) == 2  # thumb and preview; full is the file itself
+    cache = tmp_path / "var" / "cache"
+    # thumb and preview as drawn, then each size marked once; the marked full size is the
+    # file itself with the marking
+    assert len(list((cache / "thumb").rglob("*.jpeg")) + list((cache / "preview").rglob("*.jpeg"))) == 2
+    assert len(list((cache / "marked").rglob("*.jpeg"))) == 3
