@@ -88,3 +88,45 @@ def test_both_edits_of_a_pair_of_runs_come_as_png_without_metadata(
             # the image data and the read's mark, nothing of the stored file
             assert set(_chunks(got.content)) <= {b"IHDR", b"IDAT", b"IEND", b"mbRd"}
     assert formats == {"image/png"}
+
+
+MARKING = (b"caBX", b"jumb", b"c2pa", b"XML:com.adobe.xmp", b"Iptc4xmpExt", b"http://ns.adobe.com/xap")
+
+
+def _segments(jpeg: bytes) -> list[int]:
+    """The JPEG's markers up to the scan."""
+    found, at = [], 2
+    while at + 4 <= len(jpeg) and jpeg[at] == 0xFF and jpeg[at + 1] != 0xDA:
+        found.append(jpeg[at + 1])
+        at += 2 + int.from_bytes(jpeg[at + 2:at + 4], "big")
+    return found
+
+
+def test_a_blinded_edit_carries_nothing_of_the_marking_an_original_lacks(
+        demo_engine: Engine, settings: Settings) -> None:
+    """The marking would tell an edit from an original at a glance at the bytes: a blinded
+    read's edit and original are made alike, and the admin's marked copies (fetched first,
+    so they are in the cache) never reach a reader."""
+    admin = client_for(demo_engine, settings, "chief", Role.admin)
+    reader = client_for(demo_engine, settings, "dr-a", Role.reader)
+    with Session(demo_engine) as session:
+        chief = session.exec(select(User).where(User.name == "chief")).one()
+        dr_a = session.exec(select(User).where(User.name == "dr-a")).one()
+        plan = StudyPlan(name="marks", case_filter=CaseFilter(outcome=("success",)),
+                         reader_ids=[dr_a.id or 0], design=Design.accepted,
+                         strata_facets=("direction",), per_stratum={"add": 1, "remove": 1})
+        study = design_of(Design.accepted).create(session, plan, chief)
+        study_id = study.id
+    opened(demo_engine, study)
+    screen = BeautifulSoup(reader.get(f"/read/{study_id}/1").text, "html.parser")
+    uid = screen.select_one("#img-edit")["src"].split("/image/")[1].split("/")[0]
+    with Session(demo_engine) as session:
+        attempts = [a.id for a in session.exec(select(Attempt).where(Attempt.image_present == True)).all()]  # noqa: E712
+    for attempt_id in attempts[:20]:  # the marked copies, in the shared cache
+        for size in ("preview", "full"):
+            assert admin.get(f"/images/attempt/{attempt_id}?size={size}").status_code == 200
+    for size, shape in (("full", _chunks), ("preview", _segments)):
+        edit = reader.get(f"/read/{study_id}/image/{uid}/edit?size={size}").content
+        original = reader.get(f"/read/{study_id}/image/{uid}/original?size={size}").content
+        assert shape(edit) == shape(original), size
+        assert not any(mark in image for mark in MARKING for image in (edit, original)), size
