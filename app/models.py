@@ -259,6 +259,24 @@ class AuditEvent(SQLModel, table=True):
     detail: str = Field(default="", sa_column=Column(Text, nullable=False))
 
 
+class AuditRecord(SQLModel, table=True):
+    """One record of the tamper-evident audit log (app/audit): what was done, by whom, with
+    the SHA-256 of the record before it in ``prev`` and its own in ``digest``. Appended in
+    the transaction of the change it records; never updated."""
+
+    __tablename__ = "audit_record"
+    id: int | None = Field(default=None, primary_key=True)
+    at: datetime = Field(default_factory=utcnow)
+    actor: str = Field(sa_column=Column(String(200), nullable=False))
+    action: str = Field(sa_column=Column(String(40), nullable=False))
+    subject: str = Field(default="", sa_column=Column(Text, nullable=False))
+    # Canonical JSON (sorted keys): what the record says; a row's digest where it records one.
+    body: str = Field(default="{}", sa_column=Column(Text, nullable=False))
+    prev: str = Field(sa_column=Column(String(64), nullable=False))
+    # Unique: two records can never follow one head, so the log cannot fork.
+    digest: str = Field(sa_column=Column(String(64), nullable=False, unique=True))
+
+
 class ApiToken(SQLModel, table=True):
     """A bearer token for scripts. Only its SHA-256 is stored; the token is shown once.
     Revoked, never deleted, so the list of tokens an account ever had stays complete."""

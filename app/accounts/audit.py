@@ -1,6 +1,7 @@
-"""The accounts audit log: who did what to which account, and when. Appended in the same
+"""The accounts' lines: who did what to which account, and when. Appended in the same
 transaction as the change it records, so a change never lands without its line (or the
-reverse); the accounts page lists it newest first."""
+reverse); the accounts page lists them newest first. Each is also a record of the
+tamper-evident audit log (app/audit), which a reviewer can verify."""
 
 from dataclasses import dataclass
 from datetime import datetime
@@ -9,14 +10,18 @@ from sqlalchemy import func
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, col, select
 
+from app.audit import append
 from app.models import AuditEvent, User, as_utc
 
 
 def note(session: Session, action: str, subject: User | None, actor: User | None,
          detail: str = "") -> None:
-    """Add the line to the session; the caller's commit writes it with the change."""
+    """Add the line to the session, and its record to the tamper-evident log (app/audit);
+    the caller's commit writes both with the change."""
     session.add(AuditEvent(actor_id=actor.id if actor else None, action=action,
                            subject_id=subject.id if subject else None, detail=detail))
+    append(session, action, actor=actor.name if actor else "shell",
+           subject=subject.name if subject else "", body={"detail": detail} if detail else {})
 
 
 @dataclass(frozen=True)

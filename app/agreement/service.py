@@ -22,6 +22,7 @@ from app.agreement.reads import StudyReads, load
 from app.agreement.report import Slice, study_report
 from app.agreement.report_types import AgreementReport
 from app.agreement.stopping import stopping_outcome, stopping_rule
+from app.audit import Head
 from app.charts import narrowing_chart
 from app.fingerprints import study_state
 from app.memo import Memo, paused_collection
@@ -205,7 +206,10 @@ def charts_for(session: Session, study: Study, scope: Slice) -> dict[str, str]:
     return _charts.get_or_make(key, lambda: report_charts(report_for(session, study, scope)[1]))
 
 
-def report_json(study: Study, report: AgreementReport) -> dict[str, Any]:
-    """The report as the JSON download and `medbanana stats --format json` give it."""
+def report_json(study: Study, report: AgreementReport,
+                audit: Head | None = None) -> dict[str, Any]:
+    """The report as the JSON download and `medbanana stats --format json` give it, with the
+    audit log's head when it was made."""
+    stamp = {"audit_log": {"records": audit.records, "head_sha256": audit.digest}} if audit else {}
     return {"study": {"id": study.id, "name": study.name, "status": study.status},
-            **report.as_dict()}
+            **report.as_dict(), **stamp}

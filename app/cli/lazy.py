@@ -26,6 +26,7 @@ LAZY: dict[str, tuple[str, str, bool]] = {
     "export-pairwise": ("app.cli.exports", "register", True),
     "export-pairs": ("app.cli.exports", "register", True),
     "export-curated": ("app.cli.exports", "register", True),
+    "audit": ("app.cli.audit", "register", True),
 }
 
 _engine_factory: list[Callable[[], Any]] = []

@@ -22,6 +22,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
+from app.audit import record_export
 from app.cases.filters import CaseFilter, where_clauses
 from app.exports.consensus import consensus_by_attempt
 from app.exports.folder import ExportError, ExportFolder, ExportSummary
@@ -112,7 +113,7 @@ def write_curated(engine: Engine, target: Path, chosen: CuratedFilter, marker: M
         "quality": _quality(quality, outside, chosen.readers, counts)}
     if layout is Layout.scripts:
         return _scripts(engine, target, kept_ids, manifest, marker, on_progress)
-    folder = ExportFolder(target, "curated", SCHEMA, marker, link=link)
+    folder = ExportFolder(target, "curated", SCHEMA, marker, link=link, engine=engine)
     try:
         with Session(engine) as session:
             done, skipped = 0, 0
@@ -217,6 +218,8 @@ def _scripts(engine: Engine, target: Path, kept: set[int], manifest: dict[str, A
              marker: Marker, on_progress: Callable[[int, int], None] | None) -> ExportSummary:
     written = export_runs(engine, target, marker, only_attempts=kept, on_progress=on_progress)
     manifest["counts"] |= {"written_tasks": written.tasks, "skipped_missing_image": len(written.left_out)}
-    manifest |= {"left_out": written.left_out, "marking": marker.note()}
+    manifest |= {"left_out": written.left_out, "marking": marker.note(),
+                 "audit_log": written.audit_log}
     (target / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    record_export(engine, manifest["kind"], str(target), manifest, actor="shell")
     return ExportSummary(target, written.tasks, written.edits, manifest["counts"])

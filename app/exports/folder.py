@@ -18,8 +18,10 @@ from typing import Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from app.audit import manifest_stamp, record_export
 from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.jobs import ExportError  # one refusal for every export: export-run's too
 from app.provenance.marker import Marker
@@ -41,7 +43,7 @@ class ExportSummary:
 
 class ExportFolder:
     def __init__(self, target: Path, name: str, schema: pa.Schema, marker: Marker, *,
-                 link: bool = False) -> None:
+                 link: bool = False, engine: Engine, actor: str = "shell") -> None:
         if target.exists():
             raise ExportError(f"{target} already exists; choose a new folder")
         if not target.parent.is_dir():
@@ -50,6 +52,7 @@ class ExportFolder:
         self.partial = stage_folder(target)
         (self.partial / "images").mkdir()
         self.name, self.schema, self.link, self.marker = name, schema, link, marker
+        self.engine, self.actor = engine, actor
         self.skipped: list[dict[str, str]] = []  # what was left out, and why
         self._jsonl = (self.partial / f"{name}.jsonl").open("w", encoding="utf-8")
         self._parquet = pq.ParquetWriter(self.partial / f"{name}.parquet", schema)
@@ -134,7 +137,7 @@ class ExportFolder:
         self._parquet.close()
         manifest = {**manifest, "rows": self.rows, "images": len(self._written),
                     "left_out": self.skipped,
-                    "marking": self.marker.note(),
+                    "marking": self.marker.note(), "audit_log": manifest_stamp(self.engine),
                     "files": {"jsonl": f"{self.name}.jsonl", "parquet": f"{self.name}.parquet",
                               "images": "images/"}}
         (self.partial / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
@@ -142,6 +145,8 @@ class ExportFolder:
             place_folder(self.partial, self.target)
         except FileExistsError as error:
             raise ExportError(str(error)) from None
+        record_export(self.engine, manifest.get("kind", self.name), str(self.target), manifest,
+                      actor=self.actor)
         return ExportSummary(self.target, self.rows, len(self._written), manifest.get("counts", {}))
 
     def abandon(self) -> None:

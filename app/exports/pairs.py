@@ -68,7 +68,7 @@ def write_pairs(engine: Engine, target: Path, marker: Marker, *, rule: PairRule 
                 case_filter: CaseFilter | None = None, link: bool = False,
                 on_progress: Callable[[int, int], None] | None = None) -> ExportSummary:
     case_filter = case_filter or CaseFilter()
-    folder = ExportFolder(target, "pairs", SCHEMA, marker, link=link)
+    folder = ExportFolder(target, "pairs", SCHEMA, marker, link=link, engine=engine)
     counts = {"tasks": 0, "pairs": 0, "flipped": 0, "ties": 0, "dropped_overturned": 0,
               "dropped_unordered": 0, "skipped_missing_image": 0}
     try:

@@ -21,6 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
+from app.audit import manifest_stamp, record_export
 from app.images.files import ImageNotFound
 from app.importer import layout
 from app.importer.scripts_files import ScriptsFolder, final_image
@@ -30,6 +31,7 @@ from app.staging import discard_folder, place_folder, stage_folder
 from pipeline.vocabulary import ENDS, Outcome
 
 logger = logging.getLogger(__name__)
+KIND = "runs in the generation scripts' layout"
 
 
 class ExportError(Exception):
@@ -41,6 +43,7 @@ class ExportedRuns:
     tasks: int = 0
     edits: int = 0
     left_out: list[dict[str, str]] = field(default_factory=list)  # an image and why
+    audit_log: dict[str, object] = field(default_factory=dict)  # the log's head when written
 
 
 def _verification(verdict: JudgeVerdict | None, direction: Direction) -> dict[str, Any] | None:
@@ -74,16 +77,19 @@ def export_runs(engine: Engine, target: Path, marker: Marker, *, only_regenerate
     try:
         written = _write_runs(engine, partial, marker, only_regenerated, only_attempts,
                               on_progress)
-        (partial / "manifest.json").write_text(json.dumps({
-            "kind": "runs in the generation scripts' layout", "tasks": written.tasks,
-            "edits": written.edits, "left_out": written.left_out,
-            "marking": marker.note()}, indent=2) + "\n")
+        written.audit_log = manifest_stamp(engine)
+        manifest = {"kind": KIND, "tasks": written.tasks,
+                    "edits": written.edits, "left_out": written.left_out,
+                    "marking": marker.note(), "audit_log": written.audit_log}
+        (partial / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
         place_folder(partial, target)
     except FileExistsError as error:
         raise ExportError(str(error)) from None
     except BaseException:
         discard_folder(partial)
         raise
+    if only_attempts is None:  # a curated subset records itself, with its own manifest
+        record_export(engine, KIND, str(target), manifest, actor="shell")
     return written
 
 

@@ -2,12 +2,14 @@
 transaction, and refused while a queued or running job does any of the same work
 (app/jobs/runner.py works it)."""
 
+import hashlib
 from dataclasses import replace
 
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
+from app.audit import append
 from app.db import serialised
 from app.errors import Conflict, NotFound
 from app.job_models import Job, JobStatus, JobTask
@@ -62,6 +64,12 @@ def add_job(session: Session, task_ids: list[int], options: JobOptions,
     session.add(job)
     session.flush()
     session.add_all([JobTask(job_id=job.id or 0, task_id=t) for t in ids])
+    # Last, before the caller's commit: the log's lock is held for as short a time as can be.
+    append(session, f"{options.kind} job queued", actor=f"user {created_by}" if created_by else "shell",
+           subject=f"job {job.id}", body={
+               "tasks": len(ids), "task_ids_sha256": hashlib.sha256(
+                   ",".join(map(str, ids)).encode()).hexdigest(),
+               "backend": options.backend, "judge_candidate": options.judge_candidate_id})
     return job.id or 0
 
 

@@ -61,8 +61,9 @@ class Marker:
         facts = edit_facts(session, attempt_id)
         if data is None:
             data = resolve_image(session, ImageKind.attempt, attempt_id).read_bytes()
+        original: bytes | None
         try:
-            original: bytes | None = self._original_of(session, facts.source_image_id)
+            original = self._original_of(session, facts.source_image_id)
             if without_original and sniff_image(original) is None:
                 original = None
         except ImageNotFound:

@@ -12,6 +12,7 @@ from sqlalchemy import func, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
+from app.audit import append, record_row
 from app.errors import Conflict, Invalid
 from app.images.roi import MAX_TEXT as ROI_TEXT
 from app.images.roi import Roi, parse_roi
@@ -155,12 +156,14 @@ def ensure_open(study: Study) -> None:
         raise StudyLocked(f"study {study.name!r} is locked; answers can no longer change")
 
 
-def commit_if_open(session: Session, study: Study) -> None:
+def commit_if_open(session: Session, study: Study, *,
+                   record: Callable[[], object] = lambda: None) -> None:
     """Commit the pending writes unless the study was locked meanwhile.
 
     The status is read again after the writes are flushed: SQLite then holds the write lock,
     and PostgreSQL's FOR SHARE waits for a lock being committed, so an answer either commits
-    before the lock or not at all.
+    before the lock or not at all. ``record`` appends to the audit log after that check:
+    the study's row first and the log's lock second, in the order a lock takes them too.
     """
     session.flush()
     status = session.scalar(select(Study.status).where(  # type: ignore[call-overload]
@@ -168,6 +171,7 @@ def commit_if_open(session: Session, study: Study) -> None:
     if status == StudyStatus.locked:
         session.rollback()
         raise StudyLocked(f"study {study.name!r} is locked; answers can no longer change")
+    record()
     session.commit()
 
 
@@ -246,7 +250,7 @@ def append_version(session: Session, study: Study, table: type[Versioned], owner
         try:
             session.flush()
             then()
-            commit_if_open(session, study)
+            commit_if_open(session, study, record=_recorder(session, study, row))
         except IntegrityError:
             session.rollback()
             continue
@@ -254,6 +258,18 @@ def append_version(session: Session, study: Study, table: type[Versioned], owner
         return row
     raise RuntimeError(f"could not store the {table.__name__.lower()} after repeated version "
                        "conflicts")
+
+
+def _recorder(session: Session, study: Study, row: Versioned) -> Callable[[], object]:
+    return lambda: record_row(session, row, actor=_actor(session, row), subject=f"study {study.id}")
+
+
+def _actor(session: Session, row: Answer | Adjudication | RealOrEditedAnswer | PairAnswer) -> str:
+    """Who stored the row: the decision's adjudicator, or the reader of the assignment."""
+    if isinstance(row, Adjudication):
+        return f"user {row.user_id}"
+    assignment = session.get(Assignment, row.assignment_id)
+    return f"user {assignment.user_id}" if assignment is not None else "unknown"
 
 
 def _revealed(study: Study, version: int) -> bool:
@@ -292,8 +308,10 @@ def retract_last(session: Session, study: Study, user_id: int, table: type[Answe
     if found is None:
         return None
     last, assignment = found
-    session.add(retraction(last, kept))
-    commit_if_open(session, study)
+    row = retraction(last, kept)
+    session.add(row)
+    session.flush()
+    commit_if_open(session, study, record=_recorder(session, study, row))
     return assignment
 
 
@@ -304,12 +322,14 @@ def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None
         return None
     last, assignment = found
     kept = (*DIMENSIONS, "overall", "confidence", "tags", "comment", "roi")
-    session.add(retraction(last, kept, after_reveal=_revealed(study, last.version + 1)))
+    row = retraction(last, kept, after_reveal=_revealed(study, last.version + 1))
+    session.add(row)
     values = {name: getattr(last, name) for name in kept}
     # The retracted answer comes back as the draft, so the reader can correct it.
     save_draft(session, study, assignment, DraftIn.model_validate(
         {**values, "tags": json.loads(last.tags), "roi": last.roi or ""}), commit=False)
-    commit_if_open(session, study)
+    session.flush()
+    commit_if_open(session, study, record=_recorder(session, study, row))
     return assignment
 
 
@@ -378,7 +398,18 @@ def load_draft(session: Session, assignment_id: int) -> dict[str, object] | None
         return None
 
 
-def lock_study(session: Session, study: Study) -> None:
+def lock_study(session: Session, study: Study, *, actor: str = "shell") -> None:
+    """Lock the study, recorded in the audit log with how many answers it holds."""
     study.status, study.locked_at = StudyStatus.locked.value, utcnow()
     session.add(study)
+    session.flush()  # the study's row first, then the log's lock: as an answer takes them
+    append(session, "study locked", actor=actor, subject=f"study {study.id}",
+           body={"study": study.name, "answers": _answer_count(session, study)})
     session.commit()
+
+
+def _answer_count(session: Session, study: Study) -> int:
+    tables = (Answer, RealOrEditedAnswer, PairAnswer)
+    return sum(int(session.scalar(
+        select(func.count()).select_from(table).join(Assignment, col(Assignment.id) == table.assignment_id)
+        .where(col(Assignment.study_id) == study.id)) or 0) for table in tables)

@@ -42,7 +42,8 @@ def operator_pair(folder: Path, *, signer_is_ca: bool = False,
             .sign(ca_key, hashes.SHA256()))
     folder.mkdir(parents=True, exist_ok=True)
     cert, key_file = folder / "signer.pem", folder / "signer.key"
-    cert.write_bytes(leaf.public_bytes(serialization.Encoding.PEM) + ca.public_bytes(serialization.Encoding.PEM))
+    pem = serialization.Encoding.PEM
+    cert.write_bytes(leaf.public_bytes(pem) + ca.public_bytes(pem))
     key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                            serialization.NoEncryption()))
     return cert, key_file

@@ -42,9 +42,10 @@ SCHEMA = pa.schema([
 ])
 
 
-def write_pairwise(engine: Engine, study_id: int, target: Path, marker: Marker) -> ExportSummary:
+def write_pairwise(engine: Engine, study_id: int, target: Path, marker: Marker, *,
+                   actor: str = "shell") -> ExportSummary:
     """The study's pairs into a new folder ``target`` (written whole, or not at all)."""
-    folder = ExportFolder(target, "pairs", SCHEMA, marker)
+    folder = ExportFolder(target, "pairs", SCHEMA, marker, engine=engine, actor=actor)
     counts = {"pairs": 0, "ties": 0, "both_unacceptable": 0, "split": 0, "unread": 0,
               "skipped_missing_image": 0}
     try:
@@ -75,13 +76,14 @@ def write_pairwise(engine: Engine, study_id: int, target: Path, marker: Marker) 
         raise
 
 
-def zipped_pairwise(engine: Engine, study_id: int, archive: Path, marker: Marker) -> None:
+def zipped_pairwise(engine: Engine, study_id: int, archive: Path, marker: Marker, *,
+                    actor: str = "shell") -> None:
     """The export folder as one zip file at ``archive``, for a download: written to disk, not
     held in memory, since a large study's images run to gigabytes. Images are stored as they
     are (they are compressed already); the tables are deflated."""
     with tempfile.TemporaryDirectory(dir=archive.parent) as scratch:
         target = Path(scratch) / "pairs"
-        write_pairwise(engine, study_id, target, marker)
+        write_pairwise(engine, study_id, target, marker, actor=actor)
         with zipfile.ZipFile(archive, "w") as zipped:
             for path in sorted(target.rglob("*")):
                 if path.is_file():

@@ -15,6 +15,7 @@ from app.agreement.checklist import ITEMS
 from app.agreement.facts import limitations, recorded_selection
 from app.agreement.report import Slice
 from app.agreement.service import charts_for, judge_as_reader_for, report_for
+from app.audit import head_of
 from app.cases.filters import recorded_criteria
 from app.resources import TEMPLATES_DIR
 from app.studies.adjudication import adjudicator_of
@@ -57,5 +58,6 @@ def standalone_html(session: Session, study: Study, scope: Slice = Slice(),
         "tools": [text for tool, text in VIEWER_TOOLS.items() if tool in tools_of(study)],
         "reader_checks": reader_checks,
         "random": random, "random_chart": random.chart() if random.readers else None,
+        "audit": head_of(session),
     }
     return _env.get_template("agreement/standalone.html").render(context)

@@ -16,6 +16,7 @@ from app.agreement.service import (
     report_for,
     report_json,
 )
+from app.audit import head_of
 from app.csv_cells import iter_dict_csv
 from app.designs import (
     AGREEMENT_TABLES,
@@ -174,7 +175,7 @@ def standalone_report(session: SessionDep, study_id: IdPath, scope: SliceDep) ->
 def agreement_json(session: SessionDep, study_id: IdPath, scope: SliceDep) -> StrictJSONResponse:
     study = get_study(session, study_id)
     _, report = report_for(session, study, scope)
-    return StrictJSONResponse(report_json(study, report))
+    return StrictJSONResponse(report_json(study, report, head_of(session)))
 
 
 @router.get("/studies/{study_id}/agreement/{table}.csv")

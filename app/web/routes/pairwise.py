@@ -113,7 +113,8 @@ def pairwise_page(request: Request, session: SessionDep, study_id: IdPath) -> HT
 
 
 @router.get("/studies/{study_id}/pairwise/pairs.zip")
-def pairwise_pairs(request: Request, session: SessionDep, study_id: IdPath) -> Response:
+def pairwise_pairs(request: Request, session: SessionDep, admin: AdminUser,
+                   study_id: IdPath) -> Response:
     """The human-verified preference pairs: JSON Lines, Parquet, the images and a manifest."""
     study = get_study(session, study_id)
     if not Design(study.design).pairs:
@@ -121,7 +122,8 @@ def pairwise_pairs(request: Request, session: SessionDep, study_id: IdPath) -> R
     scratch = Path(tempfile.mkdtemp(prefix="pairwise-"))
     archive = scratch / "pairs.zip"
     try:
-        zipped_pairwise(request.app.state.engine, study_id, archive, request.app.state.marker)
+        zipped_pairwise(request.app.state.engine, study_id, archive, request.app.state.marker,
+                        actor=admin.name)
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise

@@ -376,8 +376,9 @@ def describe_reader(request: Request, session: SessionDep, admin: AdminUser, stu
 
 
 @router.post("/studies/{study_id}/lock")
-def lock_study_route(request: Request, session: SessionDep, study_id: IdPath) -> RedirectResponse:
+def lock_study_route(request: Request, session: SessionDep, admin: AdminUser,
+                     study_id: IdPath) -> RedirectResponse:
     study = get_study(session, study_id)
-    lock_study(session, study)
+    lock_study(session, study, actor=admin.name)
     settle_from(session, study)  # its settled edits join the known-answer pool
     return redirect(request, f"/studies/{study_id}")

@@ -1,0 +1,1 @@
+"""DICOM of the originals and their edits (to be filled)."""
