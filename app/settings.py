@@ -2,12 +2,13 @@
 Gemini key and base URL also from the variables Google's own tools read."""
 
 import os
+import re
 import secrets
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Relative to the working directory, as `make demo` and `medbanana serve` are run from the repo.
@@ -19,6 +20,20 @@ MIN_SECRET_DISTINCT = 12
 # Words of the placeholders that README examples and compose files are copied with.
 PLACEHOLDER_WORDS = ("change", "placeholder", "example", "replace", "secret", "your", "todo",
                      "default", "insecure", "xxxx", "password")
+
+
+# An operator's UID root leaves room for the part derived under it (at most 64 characters).
+MAX_UID_ROOT = 40
+UID_ROOT_FORM = re.compile(r"^(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*))*$")
+
+
+def uid_root_problem(root: str) -> str | None:
+    """Why ``root`` cannot be a DICOM UID root, or None."""
+    if not UID_ROOT_FORM.match(root):
+        return "is not a UID root: digits in dot-separated parts, none with a leading zero"
+    if len(root) > MAX_UID_ROOT:
+        return f"has {len(root)} characters; at most {MAX_UID_ROOT} leave room for the UIDs under it"
+    return None
 
 
 class SettingsError(ValueError):
@@ -128,6 +143,21 @@ class Settings(BaseSettings):
         description="PEM file: the unencrypted private key of MEDBANANA_C2PA_CERT.",
     )
 
+    dicom_uid_root: str = Field(
+        default="",
+        description="The UID root (your organisation's, registered) under which every exported "
+                    "DICOM UID is made; empty means 2.25 UIDs derived from UUIDs, which need "
+                    "none.",
+    )
+    dicomweb_url: str = Field(
+        default="",
+        description="The DICOMweb server (its STOW-RS, QIDO-RS and WADO-RS base URL) that "
+                    "admins may send a study's cases to; empty means no sending.",
+    )
+    dicomweb_username: str = Field(default="", description="HTTP Basic user for MEDBANANA_DICOMWEB_URL.")
+    dicomweb_password: SecretStr = Field(default=SecretStr(""),
+                                         description="Its password.")
+
     gemini_api_key: SecretStr = Field(
         default=SecretStr(""),
         validation_alias=AliasChoices("MEDBANANA_GEMINI_API_KEY", "GOOGLE_API_KEY",
@@ -150,6 +180,15 @@ class Settings(BaseSettings):
         default=None, ge=1, description="Each model's requests per day for every job.")
     gemini_tokens_per_minute: int | None = Field(
         default=None, ge=1, description="Each model's input tokens per minute for every job.")
+
+    @field_validator("dicom_uid_root")
+    @classmethod
+    def _uid_root(cls, root: str) -> str:
+        root = root.strip().rstrip(".")
+        problem = root and uid_root_problem(root)
+        if problem:
+            raise ValueError(f"MEDBANANA_DICOM_UID_ROOT {root!r} {problem}")
+        return root
 
     def resolved_database_url(self) -> str:
         if self.database_url:

@@ -116,3 +116,45 @@ def register(cli: typer.Typer, engine_factory: object) -> None:
         summary = _run("curated", lambda progress: write_curated(
             engine, target, chosen, marker, layout=layout, link=link, on_progress=progress))
         typer.echo(f"wrote {summary.rows:,} edits to {target} ({_counts(summary)})")
+
+
+def register_dicom(cli: typer.Typer, engine_factory: object) -> None:
+    @cli.command("export-dicom")
+    def export_dicom(
+        target: Path = typer.Argument(..., help="A new folder for the DICOM files."),
+        study: int | None = typer.Option(None, help="The edits a study's readers read."),
+        modality: Modality | None = typer.Option(None, help="Every round of one modality's tasks."),
+        task: list[int] = typer.Option([], help="Every round of these tasks (repeatable)."),
+    ) -> None:
+        """The originals and their edits as DICOM Part 10 files: Secondary Capture with
+        Synthetic Data YES on every edit and NO on every original, and a Structured Report of
+        the judge's verdict and the readers' consensus per edit."""
+        from app.dicom.export import write_dicom
+        from app.dicom.selection import DicomSelection
+        from app.dicom.uids import Uids
+        from app.errors import Invalid, NotFound
+        from app.settings import get_settings
+
+        engine = engine_factory()  # type: ignore[operator]
+        chosen = DicomSelection(study_id=study, modality=modality.value if modality else None,
+                                task_ids=tuple(task))
+        uids = Uids(get_settings().dicom_uid_root)
+        try:
+            built = _run("DICOM", lambda progress: _as_summary(target, write_dicom(
+                engine, target, chosen, uids, on_progress=progress)))
+        except (Invalid, NotFound) as error:
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(1) from None
+        typer.echo(f"wrote {built.counts['originals']:,} originals, {built.counts['edits']:,} edits "
+                   f"and {built.counts['reports']:,} reports to {target}"
+                   + (f"; {built.counts['left_out']:,} images left out, named in "
+                      f"{target / 'manifest.json'}" if built.counts["left_out"] else ""))
+
+
+def _as_summary(target: Path, built: object) -> ExportSummary:
+    from app.dicom.build import Built
+
+    assert isinstance(built, Built)
+    return ExportSummary(target, built.edits, built.originals + built.edits, {
+        "originals": built.originals, "edits": built.edits, "reports": built.reports,
+        "left_out": len(built.left_out)})

@@ -27,6 +27,7 @@ LAZY: dict[str, tuple[str, str, bool]] = {
     "export-pairs": ("app.cli.exports", "register", True),
     "export-curated": ("app.cli.exports", "register", True),
     "audit": ("app.cli.audit", "register", True),
+    "export-dicom": ("app.cli.exports", "register_dicom", True),
 }
 
 _engine_factory: list[Callable[[], Any]] = []

@@ -8,15 +8,18 @@ from sqlmodel import Session, col
 from app.agreement.reads import load
 from app.agreement.report import settled_consensus
 from app.studies.design_traits import rubric_kinds
-from app.studies.models import Study, StudyItem
+from app.studies.models import Study, StudyItem, StudyStatus
 
 Consensus = dict[str, bool | None]
 
 
-def consensus_by_attempt(session: Session) -> dict[int, Consensus]:
+def consensus_by_attempt(session: Session, *, locked_only: bool = False) -> dict[int, Consensus]:
+    """``locked_only``: only studies whose answers can no longer change (the DICOM report's)."""
     found: dict[int, Consensus] = {}
-    studies = session.scalars(select(Study).where(col(Study.design).in_(rubric_kinds()))
-                              .order_by(col(Study.id)))
+    query = select(Study).where(col(Study.design).in_(rubric_kinds()))
+    if locked_only:
+        query = query.where(col(Study.status) == StudyStatus.locked.value)
+    studies = session.scalars(query.order_by(col(Study.id)))
     for study in list(studies):
         attempt_of = {item_id: attempt_id for item_id, attempt_id in session.execute(
             select(col(StudyItem.id), col(StudyItem.attempt_id))

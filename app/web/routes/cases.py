@@ -1,11 +1,18 @@
-"""The case browser and the case page."""
+"""The case browser, the case page, and the case as DICOM."""
 
+import shutil
+import tempfile
+from pathlib import Path
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import FileResponse, HTMLResponse, Response
+from starlette.background import BackgroundTask
 
 from app.cases.detail import get_case
 from app.cases.listing import browser_view, neighbours
+from app.dicom.export import zipped_dicom
+from app.dicom.selection import DicomSelection
+from app.dicom.uids import Uids
 from app.web.deps import (
     CursorQuery,
     IdPath,
@@ -14,6 +21,7 @@ from app.web.deps import (
     SessionDep,
     SettingsDep,
 )
+from app.web.security import AdminUser
 from app.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -29,6 +37,24 @@ def cases_page(
     context = {"filter": view.filter, "page": view.page, "facets": view.facets,
                "ignored": given.ignored}
     return render(request, "cases/list.html", context, partial="cases/_browser.html")
+
+
+@router.get("/cases/{case_id}/dicom.zip", responses={
+    200: {"content": {"application/zip": {}}, "description": "The case as DICOM"}})
+def case_dicom(session: SessionDep, settings: SettingsDep, admin: AdminUser, request: Request,
+               case_id: IdPath) -> Response:
+    """The original and every edit of the case's latest run as DICOM, with a report per edit."""
+    get_case(session, case_id, None)  # a 404 for a case that does not exist
+    scratch = Path(tempfile.mkdtemp(prefix="dicom-"))
+    try:
+        zipped_dicom(request.app.state.engine, scratch / "case.zip", DicomSelection(task_ids=(case_id,)),
+                     Uids(settings.dicom_uid_root), actor=admin.name)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    return FileResponse(scratch / "case.zip", media_type="application/zip",
+                        filename=f"case-{case_id}-dicom.zip",
+                        background=BackgroundTask(shutil.rmtree, scratch, ignore_errors=True))
 
 
 @router.get("/cases/{case_id}", response_class=HTMLResponse)

@@ -1,0 +1,65 @@
+"""Which edits a DICOM export or send holds: a study's (the edits its readers read), every
+round of the latest runs of one modality's tasks, or of the tasks named."""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlmodel import Session, col
+
+from app.errors import Invalid, NotFound
+from app.models import Attempt, Task
+from app.studies.models import Study, StudyItem, StudyPair
+
+
+@dataclass(frozen=True)
+class DicomSelection:
+    study_id: int | None = None
+    modality: str | None = None
+    task_ids: tuple[int, ...] = field(default_factory=tuple)
+
+    def describe(self) -> dict[str, object]:
+        return {k: v for k, v in (("study", self.study_id), ("modality", self.modality),
+                                  ("tasks", list(self.task_ids))) if v}
+
+
+def chosen_edits(session: Session, chosen: DicomSelection) -> dict[int, list[int]]:
+    """task id -> its chosen edits' attempt ids, in round order. Exactly one way of choosing
+    is given (Invalid otherwise); NotFound names a study or tasks that do not exist."""
+    ways = sum(bool(w) for w in (chosen.study_id, chosen.modality, chosen.task_ids))
+    if ways != 1:
+        raise Invalid("choose the edits one way: a study, a modality, or tasks")
+    if chosen.study_id is not None:
+        return _study_edits(session, chosen.study_id)
+    if chosen.task_ids:
+        found = set(session.scalars(select(col(Task.id)).where(col(Task.id).in_(chosen.task_ids))))
+        missing = sorted(set(chosen.task_ids) - found)
+        if missing:
+            raise NotFound(f"no task {', '.join(map(str, missing[:10]))}")
+        where: Any = col(Task.id).in_(chosen.task_ids)
+    else:
+        where = col(Task.modality) == chosen.modality
+    rows = session.execute(
+        select(col(Task.id), col(Attempt.id)).join(Attempt, col(Attempt.run_id) == Task.latest_run_id)
+        .where(where, col(Attempt.image_present).is_(True))
+        .order_by(col(Task.id), col(Attempt.round)))
+    edits: dict[int, list[int]] = {}
+    for task_id, attempt_id in rows:
+        edits.setdefault(int(task_id), []).append(int(attempt_id))
+    return edits
+
+
+def _study_edits(session: Session, study_id: int) -> dict[int, list[int]]:
+    if session.get(Study, study_id) is None:
+        raise NotFound(f"no study {study_id}")
+    rows = session.execute(
+        select(col(StudyItem.task_id), col(StudyItem.attempt_id), col(StudyPair.first_attempt_id))
+        .outerjoin(StudyPair, col(StudyPair.item_id) == StudyItem.id)
+        .where(col(StudyItem.study_id) == study_id).order_by(col(StudyItem.task_id)))
+    edits: dict[int, set[int]] = {}
+    for task_id, attempt_id, first in rows:
+        chosen = edits.setdefault(int(task_id), set())
+        chosen.update(a for a in (attempt_id, first) if a is not None)
+    rounds = dict(session.execute(select(col(Attempt.id), col(Attempt.round)).where(
+        col(Attempt.id).in_({a for ids in edits.values() for a in ids}))).tuples().all())
+    return {task: sorted(ids, key=lambda a: rounds.get(a, 0)) for task, ids in edits.items()}
