@@ -3,7 +3,6 @@ returns the edit marked (app/provenance/marks.py). Every export and the admin's 
 take a Marker; blinded reads never do, so nothing of the marking reaches a reader."""
 
 import hashlib
-import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,8 +23,6 @@ from app.provenance.marks import UnmarkableImage, check_signs, mark_edit
 from app.provenance.signing import SigningIdentity, signing_identity
 from app.settings import Settings
 
-logger = logging.getLogger(__name__)
-
 
 @dataclass
 class Marker:
@@ -39,7 +36,6 @@ class Marker:
         identity = signing_identity(settings)
         check_signs(identity, "MEDBANANA_C2PA_CERT" if not identity.self_signed
                     else f"the self-signed certificate in {settings.var_dir / 'c2pa'}")
-        logger.info("C2PA manifests are signed with %s", identity.source)
         return cls(identity)
 
     @property

@@ -2,6 +2,7 @@
 
 import asyncio
 import contextlib
+import logging
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
@@ -52,6 +53,8 @@ from app.web.schemas import ErrorOut
 from app.web.security import current_user, require_admin
 from app.web.security_headers import SecurityHeaders
 from app.web.templating import compile_templates
+
+logger = logging.getLogger(__name__)
 
 
 def _warm_pool_and_quality(engine: Engine) -> None:
@@ -144,6 +147,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None, *
     # Made (or checked) before the first request: a certificate that cannot sign stops
     # start-up with the setting's name, like a bad secret key.
     app.state.marker = Marker.from_settings(settings)
+    logger.info("C2PA manifests are signed with %s", app.state.marker.identity.source)
     app.state.engine = engine or make_engine(settings.resolved_database_url(),
                                              settings.request_threads)
     app.state.settle = engine is None if settle is None else settle

@@ -66,9 +66,12 @@ def figures(engine: Engine, tmp_path: Path, study_id: int, tag: str) -> dict[str
     curated = write_curated(engine, tmp_path / f"curated-{tag}", CuratedFilter(modality=("chest_xray",)),
                             signing_marker())
     manifest = json.loads((curated.target / "manifest.json").read_text())
-    found["curated"] = {k: v for k, v in manifest.items() if k not in ("exported_at", "target")}
+    # The audit log is not a figure: marking edits as known answers is recorded in it.
+    found["curated"] = {k: v for k, v in manifest.items()
+                        if k not in ("exported_at", "target", "audit_log")}
     for value in (found["agreement.json"], found["quality.json"]):
         value.pop("generated_at", None)
+        value.pop("audit_log", None)
     return found
 
 
