@@ -277,6 +277,19 @@ class AuditRecord(SQLModel, table=True):
     digest: str = Field(sa_column=Column(String(64), nullable=False, unique=True))
 
 
+class DicomSent(SQLModel, table=True):
+    """An instance a DICOMweb server acknowledged storing (STOW-RS): what a retry skips.
+    Only what the server's answer names is recorded, so nothing unsent counts as sent."""
+
+    __tablename__ = "dicom_sent"
+    __table_args__ = (UniqueConstraint("server", "sop_instance_uid"),)
+    id: int | None = Field(default=None, primary_key=True)
+    server: str = Field(sa_column=Column(String(500), nullable=False))
+    sop_instance_uid: str = Field(sa_column=Column(String(64), nullable=False))
+    job_id: int | None = None
+    sent_at: datetime = Field(default_factory=utcnow)
+
+
 class ApiToken(SQLModel, table=True):
     """A bearer token for scripts. Only its SHA-256 is stored; the token is shown once.
     Revoked, never deleted, so the list of tokens an account ever had stays complete."""

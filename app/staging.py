@@ -13,6 +13,11 @@ import tempfile
 from pathlib import Path
 
 
+class ExportError(Exception):
+    """An export refused before anything was written (its folder exists, or its parent does
+    not): one refusal for every export."""
+
+
 def stage_folder(target: Path) -> Path:
     """A new, empty, private folder beside ``target``."""
     return Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))

@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import Engine
 
-from app.exports import CuratedFilter, PairRule, write_curated, write_pairs
+from app.exports import CuratedFilter, PairRule, export_runs, write_curated, write_pairs
 from app.exports.curated import Layout
-from app.jobs.export import export_runs
 from tests.signing import signing_marker
 
 EXPORTS: dict[str, Callable[[Engine, Path], Any]] = {

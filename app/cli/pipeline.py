@@ -260,7 +260,7 @@ def register_export(cli: typer.Typer, engine_factory: object) -> None:
     ) -> None:
         """Write each task's latest run in the generation scripts' layout (JSON and images)."""
         from app.cli.marking import cli_marker
-        from app.jobs import ExportError, export_runs
+        from app.exports import ExportError, export_runs
 
         engine = engine_factory()  # type: ignore[operator]
         marker = cli_marker()

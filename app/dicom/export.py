@@ -17,8 +17,7 @@ from app.audit import manifest_stamp, record_export
 from app.dicom.build import Built, instances
 from app.dicom.selection import DicomSelection
 from app.dicom.uids import Uids
-from app.jobs import ExportError
-from app.staging import discard_folder, place_folder, stage_folder
+from app.staging import ExportError, discard_folder, place_folder, stage_folder
 
 KIND = "DICOM: originals (Synthetic Data NO), edits (Synthetic Data YES) and their reports"
 

@@ -25,15 +25,17 @@ class DicomSelection:
 
 def chosen_edits(session: Session, chosen: DicomSelection) -> dict[int, list[int]]:
     """task id -> its chosen edits' attempt ids, in round order. Exactly one way of choosing
-    is given (Invalid otherwise); NotFound names a study or tasks that do not exist."""
+    is given (Invalid otherwise; tasks may narrow a study); NotFound names a study or tasks
+    that do not exist."""
     ways = sum(bool(w) for w in (chosen.study_id, chosen.modality, chosen.task_ids))
-    if ways != 1:
+    if ways != 1 and not (ways == 2 and chosen.study_id and chosen.task_ids):
         raise Invalid("choose the edits one way: a study, a modality, or tasks")
     if chosen.study_id is not None:
-        return _study_edits(session, chosen.study_id)
+        of_study = _study_edits(session, chosen.study_id)
+        return {t: ids for t, ids in of_study.items() if not chosen.task_ids or t in chosen.task_ids}
     if chosen.task_ids:
-        found = set(session.scalars(select(col(Task.id)).where(col(Task.id).in_(chosen.task_ids))))
-        missing = sorted(set(chosen.task_ids) - found)
+        known = set(session.scalars(select(col(Task.id)).where(col(Task.id).in_(chosen.task_ids))))
+        missing = sorted(set(chosen.task_ids) - known)
         if missing:
             raise NotFound(f"no task {', '.join(map(str, missing[:10]))}")
         where: Any = col(Task.id).in_(chosen.task_ids)
@@ -60,6 +62,6 @@ def _study_edits(session: Session, study_id: int) -> dict[int, list[int]]:
     for task_id, attempt_id, first in rows:
         chosen = edits.setdefault(int(task_id), set())
         chosen.update(a for a in (attempt_id, first) if a is not None)
-    rounds = dict(session.execute(select(col(Attempt.id), col(Attempt.round)).where(
-        col(Attempt.id).in_({a for ids in edits.values() for a in ids}))).tuples().all())
+    rounds = {int(a): int(r) for a, r in session.execute(select(col(Attempt.id), col(Attempt.round))
+              .where(col(Attempt.id).in_({a for ids in edits.values() for a in ids})))}
     return {task: sorted(ids, key=lambda a: rounds.get(a, 0)) for task, ids in edits.items()}

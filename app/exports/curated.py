@@ -27,7 +27,7 @@ from app.cases.filters import CaseFilter, where_clauses
 from app.exports.consensus import consensus_by_attempt
 from app.exports.folder import ExportError, ExportFolder, ExportSummary
 from app.exports.records import answer_columns, rounds_of, task_chunks
-from app.jobs import export_runs
+from app.exports.runs import export_runs
 from app.models import Task
 from app.provenance.marker import Marker
 from app.quality.report import SubsetEstimate, subset_estimate

@@ -23,9 +23,8 @@ from sqlmodel import Session
 
 from app.audit import manifest_stamp, record_export
 from app.images.files import ImageKind, ImageNotFound, resolve_image
-from app.jobs import ExportError  # one refusal for every export: export-run's too
 from app.provenance.marker import Marker
-from app.staging import discard_folder, place_folder, stage_folder
+from app.staging import ExportError, discard_folder, place_folder, stage_folder
 
 __all__ = ["ExportError", "ExportFolder", "ExportSummary"]
 

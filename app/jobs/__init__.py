@@ -6,7 +6,7 @@ This package is the one door the web edge and the CLI use to start and follow jo
 import from here, never from its modules or from the pipeline."""
 
 from app.jobs.batch_records import BatchView, job_batches
-from app.jobs.export import ExportError, export_runs
+from app.jobs.dicom_send import start_sending
 from app.jobs.forms import JobForm, job_selection
 from app.jobs.lease import Lease
 from app.jobs.options import JobOptions, job_estimate
@@ -35,7 +35,6 @@ __all__ = [
     "PRICES_AS_OF",
     "BatchView",
     "Estimate",
-    "ExportError",
     "JobForm",
     "JobOptions",
     "Lease",
@@ -46,7 +45,6 @@ __all__ = [
     "describe",
     "dollars",
     "duration",
-    "export_runs",
     "get_job",
     "job_batches",
     "job_estimate",
@@ -61,6 +59,7 @@ __all__ = [
     "run_job",
     "start_drift_check",
     "start_scoring",
+    "start_sending",
     "tokens",
     "warm_judge_renders",
     "work",

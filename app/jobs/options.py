@@ -29,9 +29,12 @@ class JobOptions:
     tokens_per_minute: int | None = None
     use_reader_feedback: bool = False
     models: dict[str, str] = field(default_factory=dict)
-    # "regenerate" (the refinement loop), "rejudge" (the judge again, on the latest edit) or
-    # "score" (a candidate judge on a locked study's edits, app/judges/scoring.py)
+    # "regenerate" (the refinement loop), "rejudge" (the judge again, on the latest edit),
+    # "score" (a candidate judge on a locked study's edits, app/judges/scoring.py) or
+    # "dicom" (a study's cases sent to a DICOMweb server, app/jobs/dicom_send.py)
     kind: str = "regenerate"
+    # A "dicom" job's server: where it sends, and what its acknowledgements are recorded for.
+    dicomweb_url: str | None = None
     # A "score" job's candidate judge and reference study; a regeneration's study whose
     # readers rejected what the judge accepted (app/judges/targets.py), when it came from one.
     candidate_id: int | None = None

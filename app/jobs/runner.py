@@ -27,6 +27,7 @@ from app.job_models import Job, JobStatus, JobTask, JobTaskStatus
 from app.jobs import store
 from app.jobs.batch_job import BatchRun
 from app.jobs.batch_score import BatchScore
+from app.jobs.dicom_send import send_case
 from app.jobs.feedback import reader_feedback
 from app.jobs.lease import Displaced, Lease
 from app.jobs.options import JobOptions
@@ -35,6 +36,7 @@ from app.jobs.rejudge import rejudge_task
 from app.judges.promotion import promoted_backend
 from app.judges.scoring import gemini_judge, offline_judge, score_task
 from app.models import Run, utcnow
+from app.settings import Settings
 from pipeline.backend import Backend
 from pipeline.gemini import GeminiBackend
 from pipeline.loop import CancelledWhileWaiting, Options, RetryPolicy, regenerate
@@ -157,6 +159,14 @@ async def run_job(engine: Engine, lease: Lease, make_backend: Callable[[JobOptio
                 cancel.set()
 
     async def task_of_job(job_task: JobTask) -> None:
+        if options.kind == "dicom":
+            problem = await asyncio.to_thread(send_case, engine, options, job_task.task_id,
+                                              Settings(), job_id)
+            await asyncio.to_thread(_finish_task, engine, lease, job_task.id or 0,
+                                    None if problem else Outcome.success, problem)
+            if on_progress is not None:
+                on_progress(await asyncio.to_thread(_job, engine, job_id))
+            return
         if options.kind == "score":
             judge = (gemini_judge(backend, policy, limiter, cancelled=cancel.is_set)
                      if isinstance(backend, GeminiBackend) else offline_judge)

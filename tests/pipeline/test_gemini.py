@@ -289,8 +289,8 @@ def test_a_png_edit_stays_a_png_in_the_store_the_judge_request_and_the_export(
 
     from PIL import Image
 
+    from app.exports import export_runs
     from app.images.files import ImageKind, resolve_image
-    from app.jobs.export import export_runs
     from tests.fake_gemini import edited
 
     def respond(model: str, body: dict[str, Any], n: int) -> Reply:

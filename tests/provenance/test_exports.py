@@ -8,9 +8,8 @@ from pathlib import Path
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from app.exports import CuratedFilter, write_curated, write_pairs
+from app.exports import CuratedFilter, export_runs, write_curated, write_pairs
 from app.images.files import ImageKind, resolve_image
-from app.jobs import export_runs
 from app.models import Attempt, DataRoot, Task
 from app.provenance.marks import read_mark
 from tests.signing import signing_marker

@@ -22,8 +22,10 @@ from app.jobs import (
     job_summary,
     recent_jobs,
     request_cancel,
+    start_sending,
 )
 from app.judges.candidates import candidate_names
+from app.studies.worklist import get_study
 from app.web.deps import CaseFilterDep, IdPath, SessionDep, SettingsDep
 from app.web.forms import posted_form, read_form
 from app.web.security import AdminUser
@@ -102,6 +104,15 @@ def job_page(request: Request, session: SessionDep, job_id: IdPath) -> HTMLRespo
                "live": job.status in (JobStatus.queued, JobStatus.running),
                "names": candidate_names(session, named), "reference": options.reference}
     return render(request, "jobs/detail.html", context, partial="jobs/_progress.html")
+
+
+@router.post("/studies/{study_id}/dicomweb")
+def send_study_to_dicomweb(request: Request, session: SessionDep, settings: SettingsDep,
+                           admin: AdminUser, study_id: IdPath) -> RedirectResponse:
+    """A job that sends the study's cases to the configured DICOMweb server."""
+    get_study(session, study_id)  # a 404 for a study that does not exist
+    job_id = start_sending(request.app.state.engine, study_id, settings, admin.id)
+    return redirect(request, f"/jobs/{job_id}")
 
 
 @router.post("/jobs/{job_id}/cancel")

@@ -320,7 +320,8 @@ def _study_context(session: SessionDep, study: Study) -> dict[str, Any]:
 def study_page(request: Request, session: SessionDep, study_id: IdPath,
                saved: Annotated[str, Query(max_length=40)] = "") -> HTMLResponse:
     """``saved`` names what a form just saved ("setup", "reader-7"), to confirm it there."""
-    context = _study_context(session, get_study(session, study_id)) | {"saved": saved}
+    context = _study_context(session, get_study(session, study_id)) | {
+        "saved": saved, "dicomweb": request.app.state.settings.dicomweb_url}
     return render(request, "studies/detail.html", context, partial="studies/_progress.html")
 
 

@@ -27,15 +27,11 @@ from app.importer import layout
 from app.importer.scripts_files import ScriptsFolder, final_image
 from app.models import Attempt, Direction, JudgeVerdict, Run, SourceImage, Task
 from app.provenance.marker import Marker
-from app.staging import discard_folder, place_folder, stage_folder
+from app.staging import ExportError, discard_folder, place_folder, stage_folder
 from pipeline.vocabulary import ENDS, Outcome
 
 logger = logging.getLogger(__name__)
 KIND = "runs in the generation scripts' layout"
-
-
-class ExportError(Exception):
-    pass
 
 
 @dataclass

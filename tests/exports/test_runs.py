@@ -9,8 +9,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from app.db import make_engine
+from app.exports import ExportError, export_runs
 from app.importer import import_tree
-from app.jobs.export import ExportError, export_runs
 from app.jobs.options import JobOptions
 from app.jobs.queue import create_job
 from app.jobs.runner import claim, run_job
