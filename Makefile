@@ -38,13 +38,18 @@ $(STAMP): pyproject.toml $(RUNTIME)
 install: $(STAMP)
 install-runtime: $(RUNTIME)
 
-# Debian packages the browser and PostgreSQL tests need; installed only when missing.
+# Debian packages the browser, PostgreSQL and DICOM tests need (dciodvfy, dcmdump, Orthanc
+# with its DICOMweb plugin); installed only when missing.
 system-deps:
 	@need=""; \
 	[ -x /usr/bin/chromium ] || need="$$need chromium"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need="$$need postgresql"; \
 	[ -d /usr/share/fonts/truetype/dejavu ] || need="$$need fonts-dejavu-core"; \
 	[ -d /usr/include/boost ] || need="$$need libboost-dev"; \
+	[ -x /usr/bin/dciodvfy ] || need="$$need dicom3tools"; \
+	[ -x /usr/bin/dcmdump ] || need="$$need dcmtk"; \
+	[ -x /usr/sbin/Orthanc ] || need="$$need orthanc"; \
+	[ -f /usr/share/orthanc/plugins/libOrthancDicomWeb.so ] || need="$$need orthanc-dicomweb"; \
 	if [ -n "$$need" ]; then \
 	  echo "installing:$$need"; \
 	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
