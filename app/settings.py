@@ -126,6 +126,13 @@ class Settings(BaseSettings):
         description="Test a reader after each known-answer case and pause them if their "
                     "accuracy drops; false only to measure what the checks cost.",
     )
+    audit_log: bool = Field(
+        default=True,
+        description="Append every answer, decision, lock, export and account change to the "
+                    "tamper-evident audit log; false only to measure what it costs "
+                    "(benchmarks/many_readers.py --log on,off): `medbanana audit verify` then "
+                    "names each answer stored without its record.",
+    )
     worker: bool = Field(
         default=True,
         description="Run pipeline jobs in the web app's process; false when `medbanana "

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/many_readers.py [--url sqlite|postgres|URL] [--workers 1]
         [--levels 1,10,25,50,100] [--seconds 15] [--think 0,5] [--think-seconds 60] [--rounds 2]
-        [--busy 0] [--checks on,off] [--threads 4,8]
+        [--busy 0] [--checks on,off] [--log on,off] [--threads 4,8]
 
 Each simulated reader is its own account reading its own list of one study: it answers the
 case it is on and follows the redirect to its next case, which is what is timed ("next
@@ -22,6 +22,9 @@ server is never alone on its machine.
 
 --workers 1,2 starts a server of each size at once, on the same database, and loads them in
 turn (one idles while the other is read), so the two are compared in the same conditions.
+
+--log on,off: with and without the tamper-evident audit log (MEDBANANA_AUDIT_LOG=false), to
+measure what a record per answer costs a submit.
 
 --threads 4,8 starts a server with each number of request threads
 (MEDBANANA_REQUEST_THREADS), to size the default.
@@ -135,7 +138,8 @@ def study(url: str, readers: int) -> tuple[int, list[str]]:
 def serve(url: str, port: int, variant: Variant) -> subprocess.Popen[bytes]:
     env = dict(MEDBANANA_DEMO="true", MEDBANANA_WORKER="false",
                MEDBANANA_VAR_DIR=str(BASE / "var"),
-               MEDBANANA_READER_CHECKS=str(variant.checks).lower())
+               MEDBANANA_READER_CHECKS=str(variant.checks).lower(),
+               MEDBANANA_AUDIT_LOG=str(variant.log).lower())
     if variant.threads is not None:
         env["MEDBANANA_REQUEST_THREADS"] = str(variant.threads)
     return served(url, port, env, "--workers", str(variant.workers), wait=60)
@@ -168,10 +172,12 @@ class Variant:
     workers: int
     checks: bool
     threads: int | None = None  # None: the server's default
+    log: bool = True
 
     @property
     def label(self) -> str:
         return (f"{self.workers} proc{'' if self.checks else ', no checks'}"
+                f"{'' if self.log else ', no audit log'}"
                 f"{'' if self.threads is None else f', {self.threads} threads'}")
 
 
@@ -250,6 +256,7 @@ def main() -> None:
     parser.add_argument("--url", default="sqlite")
     parser.add_argument("--workers", default="1", help="server processes; 1,2 compares them")
     parser.add_argument("--checks", default="on", help="reader checks; on,off compares them")
+    parser.add_argument("--log", default="on", help="the audit log; on,off compares them")
     parser.add_argument("--threads", default="",
                         help="request threads per process; 4,8 compares them (default: the "
                              "server's own)")
@@ -265,9 +272,9 @@ def main() -> None:
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     thinks = [float(x) for x in args.think.split(",")]
-    variants = [Variant(int(w), c == "on", int(t) if t else None)
+    variants = [Variant(int(w), c == "on", int(t) if t else None, g == "on")
                 for w in args.workers.split(",") for c in args.checks.split(",")
-                for t in args.threads.split(",")]
+                for t in args.threads.split(",") for g in args.log.split(",")]
     url = database(args.url)
     study_id, tokens = study(url, max(levels))
     servers = {v: (serve(url, args.port + i, v), args.port + i)

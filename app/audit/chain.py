@@ -23,6 +23,7 @@ from sqlmodel import Session, SQLModel, col, select
 
 from app.audit.rows import VOUCHED, canonical, model_digest, vouched_table
 from app.models import AuditRecord
+from app.settings import get_settings
 
 GENESIS = "0" * 64
 # pg_advisory_xact_lock's key: "MBAUDIT" in ASCII, one number for the whole server.
@@ -48,8 +49,12 @@ def digest_of(prev: str, record: AuditRecord) -> str:
 
 
 def append(session: Session, action: str, *, actor: str, subject: str = "",
-           body: dict[str, Any] | None = None) -> AuditRecord:
-    """Add the record to the session's transaction, linked to the head; the caller commits."""
+           body: dict[str, Any] | None = None) -> AuditRecord | None:
+    """Add the record to the session's transaction, linked to the head; the caller commits.
+    None, with nothing added, in a process started with MEDBANANA_AUDIT_LOG=false (only to
+    measure the log's cost)."""
+    if not get_settings().audit_log:
+        return None
     postgres = session.get_bind().dialect.name == "postgresql"
     if postgres:
         session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK_KEY})
@@ -83,7 +88,7 @@ def _genesis(session: Session) -> None:
     session.flush()
 
 
-def record_row(session: Session, row: SQLModel, *, actor: str, subject: str) -> AuditRecord:
+def record_row(session: Session, row: SQLModel, *, actor: str, subject: str) -> AuditRecord | None:
     """An answer version or a decision, vouched for by its digest."""
     table, digest = model_digest(row)
     row_id = row.model_dump()["id"]
@@ -93,13 +98,14 @@ def record_row(session: Session, row: SQLModel, *, actor: str, subject: str) -> 
 
 
 def record_export(engine: Engine, kind: str, target: str, manifest: dict[str, Any], *,
-                  actor: str) -> AuditRecord:
+                  actor: str) -> AuditRecord | None:
     """An export, once written: its manifest's digest, which holds the head it was made at."""
     with Session(engine) as session:
         found = append(session, "export", actor=actor, subject=target, body={
             "kind": kind, "manifest_sha256": hashlib.sha256(canonical(manifest).encode()).hexdigest()})
         session.commit()
-        session.refresh(found)
+        if found is not None:
+            session.refresh(found)
         return found
 
 
