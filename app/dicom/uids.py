@@ -21,11 +21,14 @@ class Uids:
     root: str = ""  # empty: 2.25 UIDs
 
     def uid(self, *names: str) -> str:
+        # One joined source: generate_uid concatenates its sources bare, so ("a", "bc") and
+        # ("ab", "c") would name the same UID.
+        named = chr(0).join(names)
         if self.root:
-            return str(generate_uid(prefix=f"{self.root}.", entropy_srcs=["medbanana", *names]))
+            return str(generate_uid(prefix=f"{self.root}.", entropy_srcs=[f"medbanana{chr(0)}{named}"]))
         # generate_uid makes a 2.25 UID from a random UUID whatever it is given: a name-based
         # UUID (version 5) is the same for the same names.
-        return f"2.25.{uuid.uuid5(NAMESPACE, chr(0).join(names)).int}"
+        return f"2.25.{uuid.uuid5(NAMESPACE, named).int}"
 
     def patient_id(self, source_key: str) -> str:
         """A pseudonym per source image: the same for its original and every edit of it, and

@@ -27,8 +27,9 @@ from app.settings import Settings
 @dataclass
 class Marker:
     identity: SigningIdentity
-    # The last original read: an export writes a task's rounds one after another.
-    _original: tuple[int, bytes] | None = field(default=None, repr=False)
+    # The last original read (its file's identity, its bytes): an export writes a task's
+    # rounds one after another.
+    _original: tuple[str, bytes] | None = field(default=None, repr=False)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "Marker":
@@ -69,10 +70,15 @@ class Marker:
         return mark_edit(data, original, facts, self.identity)
 
     def _original_of(self, session: Session, source_id: int) -> bytes:
-        if self._original is None or self._original[0] != source_id:
-            self._original = (source_id,
-                              resolve_image(session, ImageKind.source, source_id).read_bytes())
-        return self._original[1]
+        # Kept by the file's identity (its id, size and time), so a replaced file is read
+        # again; read into a local and stored whole, since a server's threads share one
+        # marker and each must sign with the original it read.
+        image = resolve_image(session, ImageKind.source, source_id)
+        cached = self._original
+        if cached is None or cached[0] != image.etag:
+            cached = (image.etag, image.read_bytes())
+            self._original = cached
+        return cached[1]
 
     def served(self, session: Session, attempt_id: int, image: ImageFile, size: ImageSize,
                cache_dir: Path) -> Path:
@@ -85,7 +91,7 @@ class Marker:
             return target
         data = (image.read_bytes() if size is ImageSize.full
                 else sized_file(image, size, cache_dir).read_bytes())
-        marked = Marker(self.identity).edit(session, attempt_id, data, without_original=True)
+        marked = self.edit(session, attempt_id, data, without_original=True)
         return write_cached(target, lambda out: out.write(marked))
 
 
