@@ -55,7 +55,10 @@ def make_engine(url: str, request_threads: int | None = None) -> Engine:
                                                   "factory": TurnConnection}, **pool)
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True, **pool)
+    # Times are stored as UTC without a zone: a server whose TimeZone is local would turn
+    # each aware UTC time into its own wall-clock time on the way in.
+    connect = {"options": "-c timezone=UTC"} if parsed.get_backend_name() == "postgresql" else {}
+    return create_engine(url, pool_pre_ping=True, connect_args=connect, **pool)
 
 
 # A worker stopped in the middle of a transaction (paused, swapped out, cut off) must not

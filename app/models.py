@@ -265,6 +265,8 @@ class AuditRecord(SQLModel, table=True):
     the transaction of the change it records; never updated."""
 
     __tablename__ = "audit_record"
+    # Unique: two records can never follow one head, so the log cannot fork.
+    __table_args__ = (UniqueConstraint("prev"),)
     id: int | None = Field(default=None, primary_key=True)
     at: datetime = Field(default_factory=utcnow)
     actor: str = Field(sa_column=Column(String(200), nullable=False))
@@ -273,7 +275,6 @@ class AuditRecord(SQLModel, table=True):
     # Canonical JSON (sorted keys): what the record says; a row's digest where it records one.
     body: str = Field(default="{}", sa_column=Column(Text, nullable=False))
     prev: str = Field(sa_column=Column(String(64), nullable=False))
-    # Unique: two records can never follow one head, so the log cannot fork.
     digest: str = Field(sa_column=Column(String(64), nullable=False, unique=True))
 
 

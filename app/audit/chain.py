@@ -1,33 +1,34 @@
 """Appending to the audit log, one chain however many processes write.
 
-A record's digest is the SHA-256 of the digest before it and its own content, so changing,
-removing or inserting a record breaks every digest after it. The record is added in the
+A record's digest is the SHA-256 of the digest before it (``prev``) and its own content, so
+changing, removing or inserting a record breaks the chain there. The record is added in the
 transaction of the change it records and written with it, or not at all.
 
-One chain: on PostgreSQL, an appender takes a transaction-scoped advisory lock before it
-takes its id, so ids follow the order of the chain and the lock is held until the change
-commits; the next appender then reads the head this one wrote. On SQLite, the record is
-inserted first, which takes the database's one write lock, and only then is the record
-before it read. The digest column is unique as well, so a second record after one head can
-never be stored. Appending is the last thing a transaction does before its commit, so the
-lock is held for as short a time as can be.
+One chain: the appender first takes the database's write turn (on PostgreSQL a
+transaction-scoped advisory lock, on SQLite the database's one write lock), then reads the
+head and inserts the record after it; the turn is held until the change commits, so the next
+appender reads the head this one wrote. ``prev`` is unique as well, so two records can never
+follow one head. Appending is the last thing a transaction does before its commit, so the
+turn is held for as short a time as can be: one read and one insert.
 """
 
 import hashlib
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, text
+from sqlalchemy import func, insert, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, SQLModel, col, select
 
 from app.audit.rows import VOUCHED, canonical, model_digest, vouched_table
-from app.models import AuditRecord
+from app.models import AuditRecord, utcnow
 from app.settings import get_settings
 
 GENESIS = "0" * 64
 # pg_advisory_xact_lock's key: "MBAUDIT" in ASCII, one number for the whole server.
 LOCK_KEY = 0x4D4241554449_54
+TABLE = AuditRecord.__table__  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -39,56 +40,60 @@ class Head:
         return f"{self.records} records, head {self.digest}"
 
 
-def content(record: AuditRecord) -> str:
-    return canonical({"id": record.id, "at": record.at, "actor": record.actor,
-                      "action": record.action, "subject": record.subject, "body": record.body})
+def digest_of(prev: str, at: datetime, actor: str, action: str, subject: str, body: str) -> str:
+    said = canonical({"at": at, "actor": actor, "action": action, "subject": subject, "body": body})
+    return hashlib.sha256(f"{prev}\n{said}".encode()).hexdigest()
 
 
-def digest_of(prev: str, record: AuditRecord) -> str:
-    return hashlib.sha256(f"{prev}\n{content(record)}".encode()).hexdigest()
+def record_digest(record: AuditRecord) -> str:
+    """What ``record``'s digest must be, from its stored content."""
+    return digest_of(record.prev, record.at, record.actor, record.action, record.subject,
+                     record.body)
 
 
 def append(session: Session, action: str, *, actor: str, subject: str = "",
-           body: dict[str, Any] | None = None) -> AuditRecord | None:
+           body: dict[str, Any] | None = None) -> str | None:
     """Add the record to the session's transaction, linked to the head; the caller commits.
-    None, with nothing added, in a process started with MEDBANANA_AUDIT_LOG=false (only to
-    measure the log's cost)."""
+    Returns its digest; None, with nothing added, in a process started with
+    MEDBANANA_AUDIT_LOG=false (only to measure the log's cost)."""
     if not get_settings().audit_log:
         return None
-    postgres = session.get_bind().dialect.name == "postgresql"
-    if postgres:
+    _take_turn(session)
+    head = session.scalar(select(col(AuditRecord.digest)).order_by(col(AuditRecord.id).desc())
+                          .limit(1))
+    if head is None:
+        head = _genesis(session)
+    return _insert(session, head, action, actor, subject, canonical(body or {}))
+
+
+def _take_turn(session: Session) -> None:
+    if session.get_bind().dialect.name == "postgresql":
         session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK_KEY})
-    if not session.exec(select(AuditRecord.id).limit(1)).first():
-        _genesis(session)
-    record = AuditRecord(actor=actor, action=action, subject=subject,
-                         body=canonical(body or {}), prev="", digest=f"pending-{id(session)}")
-    session.add(record)
-    session.flush()  # takes the id (and on SQLite the write lock) before the head is read
-    before = session.exec(select(AuditRecord).where(col(AuditRecord.id) < record.id)
-                          .order_by(col(AuditRecord.id).desc()).limit(1)).first()
-    record.prev = before.digest if before is not None else GENESIS
-    record.digest = digest_of(record.prev, record)
-    session.add(record)
-    session.flush()
-    return record
+    else:
+        # A write that changes nothing takes SQLite's write lock (and this process's write
+        # turn, app/sqlite_writes.py): no other writer can append until this one commits.
+        session.execute(text("UPDATE audit_record SET id = id WHERE 0 = 1"))
 
 
-def _genesis(session: Session) -> None:
+def _insert(session: Session, prev: str, action: str, actor: str, subject: str, body: str) -> str:
+    # Hashed as UTC to the microsecond, which every database here keeps and gives back.
+    at = utcnow()
+    digest = digest_of(prev, at, actor, action, subject, body)
+    session.execute(insert(TABLE).values(at=at, actor=actor, action=action, subject=subject,
+                                         body=body, prev=prev, digest=digest))
+    return digest
+
+
+def _genesis(session: Session) -> str:
     """The first record says which rows were there before the log: those the log cannot
     vouch for, so verify names how many and checks every row after them."""
     before = {name: int(session.scalar(select(func.coalesce(func.max(vouched_table(name).c.id), 0)))
                         or 0) for name in VOUCHED}
-    record = AuditRecord(actor="server", action="log started",
-                         body=canonical({"rows_before_the_log": before}), prev=GENESIS,
-                         digest=f"pending-genesis-{id(session)}")
-    session.add(record)
-    session.flush()
-    record.digest = digest_of(GENESIS, record)
-    session.add(record)
-    session.flush()
+    return _insert(session, GENESIS, "log started", "server", "",
+                   canonical({"rows_before_the_log": before}))
 
 
-def record_row(session: Session, row: SQLModel, *, actor: str, subject: str) -> AuditRecord | None:
+def record_row(session: Session, row: SQLModel, *, actor: str, subject: str) -> str | None:
     """An answer version or a decision, vouched for by its digest."""
     table, digest = model_digest(row)
     row_id = row.model_dump()["id"]
@@ -98,14 +103,12 @@ def record_row(session: Session, row: SQLModel, *, actor: str, subject: str) -> 
 
 
 def record_export(engine: Engine, kind: str, target: str, manifest: dict[str, Any], *,
-                  actor: str) -> AuditRecord | None:
+                  actor: str) -> str | None:
     """An export, once written: its manifest's digest, which holds the head it was made at."""
     with Session(engine) as session:
         found = append(session, "export", actor=actor, subject=target, body={
             "kind": kind, "manifest_sha256": hashlib.sha256(canonical(manifest).encode()).hexdigest()})
         session.commit()
-        if found is not None:
-            session.refresh(found)
         return found
 
 
@@ -124,5 +127,5 @@ def head_of(session: Session) -> Head:
     return Head(int(count), last.digest if last is not None else GENESIS)
 
 
-__all__ = ["GENESIS", "Head", "append", "content", "digest_of", "head_of", "manifest_stamp",
-           "record_export", "record_row"]
+__all__ = ["GENESIS", "Head", "append", "digest_of", "head_of", "manifest_stamp",
+           "record_digest", "record_export", "record_row"]

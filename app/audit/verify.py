@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import select as core_select
 from sqlmodel import Session, col, select
 
-from app.audit.chain import GENESIS, digest_of
+from app.audit.chain import GENESIS, record_digest
 from app.audit.rows import VOUCHED, row_digest, vouched_table
 from app.models import AuditRecord
 
@@ -43,7 +43,7 @@ def verify(session: Session) -> Verdict:
         if record.prev != prev:
             return Verdict(count, prev, f"{what} does not follow the record before it: records "
                                         "were removed, inserted or reordered")
-        if digest_of(prev, record) != record.digest:
+        if record_digest(record) != record.digest:
             return Verdict(count, prev, f"{what} was changed after it was written: its digest is "
                                         "not that of its content")
         body = json.loads(record.body)

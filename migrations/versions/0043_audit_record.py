@@ -28,6 +28,7 @@ def upgrade() -> None:
         sa.Column('digest', sa.String(length=64), nullable=False),
         sa.PrimaryKeyConstraint('id'),
         sa.UniqueConstraint('digest'),
+        sa.UniqueConstraint('prev'),
     )
 
 

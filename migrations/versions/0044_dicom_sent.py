@@ -9,7 +9,6 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-
 revision: str = '0044'
 down_revision: str | None = '0043'
 branch_labels: str | Sequence[str] | None = None
