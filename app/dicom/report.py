@@ -71,7 +71,8 @@ def assessment_report(edit: Dataset, assessment: Assessment, *, series_uid: str,
         sop_instance_uid=sop_uid, instance_number=instance_number, manufacturer=MANUFACTURER,
         is_complete=True, is_final=True)
     report.SeriesDescription = "Synthetic image assessment"
-    report.SyntheticData = "YES"  # it describes a synthetic image
+    # No Synthetic Data here: the report's content (the verdicts) is a faithful record; the
+    # image it refers to says YES itself.
     report.ContentDate, report.ContentTime = edit.ContentDate, edit.ContentTime
     report.InstanceCreationDate, report.InstanceCreationTime = edit.ContentDate, edit.ContentTime
     return report
