@@ -14,9 +14,11 @@ from datetime import datetime
 
 import highdicom as hd
 import numpy as np
-from PIL import Image
+from PIL import Image, JpegImagePlugin
 from pydicom.dataset import Dataset
+from pydicom.encaps import encapsulate
 from pydicom.sr.codedict import codes
+from pydicom.uid import JPEGBaseline8Bit
 from pydicom.valuerep import DA, TM
 
 from app import __version__
@@ -98,9 +100,16 @@ def _code(concept: object) -> Dataset:
 
 def _image(data: bytes, source: Source, *, series_uid: str, sop_uid: str, series_number: int,
            instance_number: int, when: datetime) -> hd.sc.SCImage:
-    array, photometric = pixels_of(data)
+    stored = baseline_jpeg(data)
+    if stored is not None:  # kept as it is: no second lossy step, and no decoding at all
+        rows, columns, photometric = stored
+        array = np.zeros((rows, columns) if photometric == "MONOCHROME2" else (rows, columns, 3),
+                         dtype=np.uint8)
+    else:
+        array, photometric = pixels_of(data)
+    decoded = "MONOCHROME2" if photometric == "MONOCHROME2" else "RGB"
     image = hd.sc.SCImage(
-        pixel_array=array, photometric_interpretation=photometric, bits_allocated=8,
+        pixel_array=array, photometric_interpretation=decoded, bits_allocated=8,
         coordinate_system="PATIENT", study_instance_uid=source.study_uid,
         series_instance_uid=series_uid, series_number=series_number, sop_instance_uid=sop_uid,
         instance_number=instance_number, manufacturer=MANUFACTURER,
@@ -109,6 +118,12 @@ def _image(data: bytes, source: Source, *, series_uid: str, sop_uid: str, series
         study_id=source.patient_id[-8:], study_date=when.date(), study_time=when.time(),
         referring_physician_name=None, patient_orientation=("L", "F"),  # emptied below
     )
+    if stored is not None:
+        image.PixelData = encapsulate([data])
+        image.file_meta.TransferSyntaxUID = JPEGBaseline8Bit
+        image.PhotometricInterpretation = photometric  # type: ignore[assignment]
+        image.LossyImageCompression = "01"  # the file was JPEG before it came here
+        image.LossyImageCompressionMethod = "ISO_10918_1"
     image.SoftwareVersions = __version__
     image.ContentDate, image.ContentTime = DA(when.strftime("%Y%m%d")), TM(when.strftime("%H%M%S"))
     image.InstanceCreationDate, image.InstanceCreationTime = image.ContentDate, image.ContentTime
@@ -120,3 +135,22 @@ def _image(data: bytes, source: Source, *, series_uid: str, sop_uid: str, series
     image.PatientIdentityRemoved = "YES"
     image.DeidentificationMethod = "Pseudonymous Patient ID derived from the data set's file name"
     return image
+
+
+def baseline_jpeg(data: bytes) -> tuple[int, int, str] | None:
+    """(rows, columns, photometric interpretation) of an 8-bit baseline JPEG that DICOM can
+    hold as it is (JPEG Baseline transfer syntax); None for anything else, which is decoded."""
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            if image.format != "JPEG" or image.mode not in ("L", "RGB") \
+                    or image.info.get("progressive") or image.info.get("progression"):
+                return None
+            if image.mode == "L":
+                return image.height, image.width, "MONOCHROME2"
+            if image.info.get("adobe_transform") == 0:  # RGB stored as RGB: not YCbCr
+                return None
+            # YCbCr as JFIF stores it; subsampled chroma is YBR_FULL_422 (PS3.5 8.2.1).
+            subsampled = JpegImagePlugin.get_sampling(image) in (1, 2)
+            return image.height, image.width, "YBR_FULL_422" if subsampled else "YBR_FULL"
+    except (OSError, Image.DecompressionBombError, ValueError):
+        return None

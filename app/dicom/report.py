@@ -57,6 +57,21 @@ def _said(answers: dict[str, bool | None]) -> str:
     return "; ".join(f"{question}: {word[value]}" for question, value in answers.items())
 
 
+# What the report takes from the edit: its identity, patient and study. Handed the whole
+# image, highdicom copied its megabyte of pixels too (the report took 10 ms, now 6).
+EVIDENCE = ("SOPClassUID", "SOPInstanceUID", "StudyInstanceUID", "SeriesInstanceUID",
+            "PatientID", "PatientName", "PatientBirthDate", "PatientSex", "StudyID",
+            "StudyDate", "StudyTime", "AccessionNumber", "ReferringPhysicianName")
+
+
+def _evidence(edit: Dataset) -> Dataset:
+    slim = Dataset()
+    for keyword in EVIDENCE:
+        if keyword in edit:
+            setattr(slim, keyword, edit.get(keyword))
+    return slim
+
+
 def assessment_report(edit: Dataset, assessment: Assessment, *, series_uid: str, sop_uid: str,
                       instance_number: int) -> hd.sr.ComprehensiveSR:
     root = ContainerContentItem(name=ASSESSMENT, template_id=None)
@@ -67,7 +82,7 @@ def assessment_report(edit: Dataset, assessment: Assessment, *, series_uid: str,
               for name, value in assessment.lines()]
     root.ContentSequence = ContentSequence(items)
     report = hd.sr.ComprehensiveSR(
-        evidence=[edit], content=root, series_instance_uid=series_uid, series_number=900,
+        evidence=[_evidence(edit)], content=root, series_instance_uid=series_uid, series_number=900,
         sop_instance_uid=sop_uid, instance_number=instance_number, manufacturer=MANUFACTURER,
         is_complete=True, is_final=True)
     report.SeriesDescription = "Synthetic image assessment"

@@ -9,10 +9,13 @@ import subprocess
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pydicom
 import pytest
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
+from PIL import Image
+from pydicom.encaps import generate_frames
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 from typer.testing import CliRunner
@@ -21,6 +24,7 @@ from app.cli.root import cli
 from app.dicom.export import write_dicom
 from app.dicom.selection import DicomSelection
 from app.dicom.uids import Uids
+from app.images.files import ImageKind, resolve_image
 from app.models import Attempt, Task
 from tests.provenance.test_exports import corrupt_one_accepted_edit
 
@@ -40,6 +44,10 @@ def chest_tasks(engine: Engine, count: int = 2) -> tuple[int, ...]:
 
 def datasets(folder: Path) -> list[pydicom.Dataset]:
     return [pydicom.dcmread(folder / f) for f in json.loads((folder / "manifest.json").read_text())["files"]]
+
+
+def encapsulated_frame(dataset: pydicom.Dataset) -> bytes:
+    return next(generate_frames(dataset.PixelData, number_of_frames=1))
 
 
 def dciodvfy_errors(path: Path) -> list[str]:
@@ -84,6 +92,18 @@ def test_edits_say_they_are_synthetic_and_name_their_original(demo_engine: Engin
         assert edit.PatientIdentityRemoved == "YES"
     for original in originals.values():
         assert list(original.ImageType) == ["ORIGINAL", "SECONDARY"]
+    # A JPEG is held as it is (JPEG Baseline): the frame is the stored file, byte for byte,
+    # and decodes to its pixels.
+    with Session(demo_engine) as session:
+        files = {resolve_image(session, ImageKind.attempt, a.id or 0).read_bytes()
+                 for a in session.exec(select(Attempt).where(Attempt.image_present == True))}  # noqa: E712
+        files |= {resolve_image(session, ImageKind.source, t.source_image_id).read_bytes()
+                  for t in session.exec(select(Task).where(col(Task.id).in_(tasks)))}
+    assert all(e.file_meta.TransferSyntaxUID == "1.2.840.10008.1.2.4.50" for e in edits)
+    for d in images:
+        frame = encapsulated_frame(d)
+        assert frame in files
+        assert (d.pixel_array == np.asarray(Image.open(io.BytesIO(frame)))).all()
     reports = [d for d in found if d.SOPClassUID == "1.2.840.10008.5.1.4.1.1.88.33"]
     assert len(reports) == len(edits)
     said = [item.TextValue for item in reports[0].ContentSequence if "TextValue" in item]
