@@ -102,7 +102,7 @@ def test_edits_say_they_are_synthetic_and_name_their_original(demo_engine: Engin
     assert all(e.file_meta.TransferSyntaxUID == "1.2.840.10008.1.2.4.50" for e in edits)
     for d in images:
         frame = encapsulated_frame(d)
-        assert frame in files
+        assert frame in files or (frame.endswith(b"\xff\xd9\x00") and frame[:-1] in files)  # padded even
         assert (d.pixel_array == np.asarray(Image.open(io.BytesIO(frame)))).all()
     reports = [d for d in found if d.SOPClassUID == "1.2.840.10008.5.1.4.1.1.88.33"]
     assert len(reports) == len(edits)
