@@ -3,8 +3,8 @@ judge promotion, regeneration and account change, each record holding the SHA-25
 before (chain.py); the rows it vouches for, by digest (rows.py); and the check of both
 (verify.py, `medbanana audit verify`)."""
 
-from app.audit.chain import Head, append, head_of, manifest_stamp, record_export, record_row
+from app.audit.chain import Head, append, head_of, keep_log, manifest_stamp, record_export, record_row
 from app.audit.verify import Verdict, verify
 
-__all__ = ["Head", "Verdict", "append", "head_of", "manifest_stamp", "record_export", "record_row",
-           "verify"]
+__all__ = ["Head", "Verdict", "append", "head_of", "keep_log", "manifest_stamp", "record_export",
+           "record_row", "verify"]

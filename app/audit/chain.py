@@ -23,12 +23,24 @@ from sqlmodel import Session, SQLModel, col, select
 
 from app.audit.rows import VOUCHED, canonical, model_digest, vouched_table
 from app.models import AuditRecord, utcnow
-from app.settings import get_settings
 
 GENESIS = "0" * 64
 # pg_advisory_xact_lock's key: "MBAUDIT" in ASCII, one number for the whole server.
 LOCK_KEY = 0x4D4241554449_54
 TABLE = AuditRecord.__table__  # type: ignore[attr-defined]
+
+
+class _Switch:
+    on = True
+
+
+# Off only in a server started with MEDBANANA_AUDIT_LOG=false (create_app sets it), to measure
+# what the log costs; read from no settings here, so the domain caches none of its own.
+_switch = _Switch()
+
+
+def keep_log(on: bool) -> None:
+    _switch.on = on
 
 
 @dataclass(frozen=True)
@@ -56,7 +68,7 @@ def append(session: Session, action: str, *, actor: str, subject: str = "",
     """Add the record to the session's transaction, linked to the head; the caller commits.
     Returns its digest; None, with nothing added, in a process started with
     MEDBANANA_AUDIT_LOG=false (only to measure the log's cost)."""
-    if not get_settings().audit_log:
+    if not _switch.on:
         return None
     _take_turn(session)
     head = session.scalar(select(col(AuditRecord.digest)).order_by(col(AuditRecord.id).desc())

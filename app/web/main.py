@@ -15,6 +15,7 @@ from starlette.middleware.sessions import SessionMiddleware
 
 from app import __version__
 from app.agreement.warm import warm_figures
+from app.audit import keep_log
 from app.db import make_engine
 from app.jobs import warm_judge_renders
 from app.logging_setup import configure_logging
@@ -147,6 +148,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None, *
     # Made (or checked) before the first request: a certificate that cannot sign stops
     # start-up with the setting's name, like a bad secret key.
     app.state.marker = Marker.from_settings(settings)
+    keep_log(settings.audit_log)
     logger.info("C2PA manifests are signed with %s", app.state.marker.identity.source)
     app.state.engine = engine or make_engine(settings.resolved_database_url(),
                                              settings.request_threads)

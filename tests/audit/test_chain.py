@@ -13,14 +13,15 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 from typer.testing import CliRunner
 
-from app.audit import append, head_of, verify
+from app.audit import append, head_of, keep_log, verify
 from app.cli.root import cli
 from app.exports import write_pairs
 from app.models import AuditRecord
-from app.settings import get_settings
+from app.settings import Settings, get_settings
 from app.studies.answers import AnswerIn, lock_study, submit_answer, undo_last
 from app.studies.models import Answer
 from app.studies.worklist import get_assignment
+from app.web.main import create_app
 from tests.signing import signing_marker
 from tests.studies.conftest import StudySetup, make_study
 
@@ -161,3 +162,22 @@ def test_two_sessions_on_sqlite_append_in_turn(engine: Engine) -> None:
         append(second, "b", actor="two")
         second.commit()
         assert verify(first).holds and head_of(first).records == 3
+
+
+def replace_settings(settings: Settings, **changes: object) -> Settings:
+    return settings.model_copy(update=changes)
+
+
+def test_a_server_started_without_the_log_writes_none_and_verify_names_what_it_missed(
+        demo_engine: Engine, settings: Settings) -> None:
+    setup = answered(demo_engine, reads=1)
+    create_app(replace_settings(settings, audit_log=False), demo_engine)
+    try:
+        with Session(demo_engine) as session:
+            assignment = get_assignment(session, setup.study, setup.readers[1], 1)
+            submit_answer(session, setup.study, assignment,
+                          AnswerIn(**VALUES, submission_id="unlogged-0001"))
+            verdict = verify(session)
+    finally:
+        keep_log(True)
+    assert verdict.problem is not None and "has no record in the log" in verdict.problem
