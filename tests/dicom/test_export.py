@@ -144,7 +144,8 @@ def test_the_cli_names_a_bad_selection(demo_engine: Engine, tmp_path: Path,
     unknown = CliRunner().invoke(cli, ["export-dicom", str(tmp_path / "b"), "--task", "999999"])
     assert unknown.exit_code == 1 and "no task 999999" in unknown.output
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
-    study = CliRunner().invoke(cli, ["export-dicom", str(tmp_path / "c"), "--modality", "fundus"])
+    [task_id] = chest_tasks(demo_engine, 1)
+    study = CliRunner().invoke(cli, ["export-dicom", str(tmp_path / "c"), "--task", str(task_id)])
     assert study.exit_code == 0 and "edits and" in study.output
     with Session(demo_engine) as session:
         assert session.exec(select(col(Attempt.id))).first() is not None
