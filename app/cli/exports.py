@@ -158,3 +158,26 @@ def _as_summary(target: Path, built: object) -> ExportSummary:
     return ExportSummary(target, built.edits, built.originals + built.edits, {
         "originals": built.originals, "edits": built.edits, "reports": built.reports,
         "left_out": len(built.left_out)})
+
+
+def register_check_mark(cli: typer.Typer, engine_factory: object) -> None:
+    @cli.command("check-mark")
+    def check_mark(files: list[Path] = typer.Argument(..., help="Image files to read.")) -> None:
+        """Read each file's C2PA manifest: whether it is valid, who signed it (and whether the
+        certificate is a server's own, self-signed), and its digital source type. Exit 1 when
+        any file has none or an invalid one."""
+        from app.provenance.marks import UnmarkableImage, read_mark
+
+        failed = False
+        for path in files:
+            try:
+                reading = read_mark(path.read_bytes())
+            except (OSError, UnmarkableImage) as error:
+                typer.echo(f"{path}: {getattr(error, 'strerror', None) or error}")
+                failed = True
+                continue
+            if reading is None or reading.state == "Invalid":
+                failed = True
+            typer.echo(f"{path}: {reading.describe() if reading else 'no C2PA manifest'}")
+        if failed:
+            raise typer.Exit(1)

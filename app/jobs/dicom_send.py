@@ -11,7 +11,6 @@ import logging
 import requests
 from dicomweb_client.api import DICOMwebClient
 from dicomweb_client.session_utils import create_session_from_user_pass
-from pydicom.dataset import Dataset
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
@@ -123,10 +122,3 @@ def _record(engine: Engine, url: str, stored: list[str], job_id: int) -> None:
                     except IntegrityError:
                         one.rollback()
 
-
-def stored_on_server(settings: Settings, url: str, study_uid: str) -> list[Dataset]:
-    """The instances of one DICOM study as the server gives them back (QIDO-RS, WADO-RS)."""
-    client = client_for(settings, url)
-    return [client.retrieve_instance(found["0020000D"]["Value"][0], found["0020000E"]["Value"][0],
-                                     found["00080018"]["Value"][0])
-            for found in client.search_for_instances(study_instance_uid=study_uid)]

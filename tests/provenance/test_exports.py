@@ -60,3 +60,18 @@ def test_each_exported_edit_names_its_original_by_hash(demo_engine: Engine, tmp_
     with Session(demo_engine) as session:
         stored = resolve_image(session, ImageKind.source, int(row["path_src"].split("/")[-1].split(".")[0]))
         assert stored.read_bytes() == source
+
+
+def test_check_mark_says_who_signed_and_fails_on_an_unmarked_file(demo_engine: Engine,
+                                                                  tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from app.cli.root import cli
+
+    write_pairs(demo_engine, tmp_path / "pairs", signing_marker())
+    row = json.loads((tmp_path / "pairs" / "pairs.jsonl").read_text().splitlines()[0])
+    edit, source = tmp_path / "pairs" / row["path1"], tmp_path / "pairs" / row["path_src"]
+    marked = CliRunner().invoke(cli, ["check-mark", str(edit)])
+    assert marked.exit_code == 0 and "valid" in marked.output and "self-signed" in marked.output
+    both = CliRunner().invoke(cli, ["check-mark", str(edit), str(source)])
+    assert both.exit_code == 1 and f"{source}: no C2PA manifest" in both.output
