@@ -16,6 +16,9 @@ Consensus = dict[str, bool | None]
 def consensus_by_attempt(session: Session, *, locked_only: bool = False) -> dict[int, Consensus]:
     """``locked_only``: only studies whose answers can no longer change (the DICOM report's)."""
     found: dict[int, Consensus] = {}
+    if locked_only and session.scalar(select(col(Study.id)).where(
+            col(Study.status) == StudyStatus.locked.value).limit(1)) is None:
+        return found  # nothing to read, and the designs need not be loaded to learn it
     query = select(Study).where(col(Study.design).in_(rubric_kinds()))
     if locked_only:
         query = query.where(col(Study.status) == StudyStatus.locked.value)
