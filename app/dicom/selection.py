@@ -45,7 +45,8 @@ def chosen_edits(session: Session, chosen: DicomSelection) -> dict[int, list[int
         select(col(Task.id), col(Attempt.id)).join(Attempt, col(Attempt.run_id) == Task.latest_run_id)
         .where(where, col(Attempt.image_present).is_(True))
         .order_by(col(Task.id), col(Attempt.round)))
-    edits: dict[int, list[int]] = {}
+    # Tasks named one by one keep their original even when no round made an image.
+    edits: dict[int, list[int]] = {int(t): [] for t in chosen.task_ids}
     for task_id, attempt_id in rows:
         edits.setdefault(int(task_id), []).append(int(attempt_id))
     return edits

@@ -166,3 +166,11 @@ def test_the_case_page_offers_the_case_as_dicom(client: TestClient, demo_engine:
     assert "manifest.json" in names and len(names) == len(manifest["files"]) + 1
     assert first.SyntheticData in ("YES", "NO")
     assert client.get("/cases/999999/dicom.zip").status_code == 404
+
+
+def test_a_case_with_no_edit_still_gives_its_original(demo_engine: Engine, tmp_path: Path) -> None:
+    with Session(demo_engine) as session:
+        bare = session.exec(select(Task).where(Task.n_rounds == 0)).first()
+    assert bare is not None  # the demo has API failures before any round
+    built = write_dicom(demo_engine, tmp_path / "dicom", DicomSelection(task_ids=(bare.id or 0,)), Uids())
+    assert (built.originals, built.edits) == (1, 0) or built.left_out
