@@ -7,15 +7,36 @@ A failure removes only the folder this process made. One a killed process left b
 its name (``.TARGET.<random>.partial``) for a person to remove; no later run deletes it.
 """
 
+import logging
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
+logger = logging.getLogger(__name__)
+
 
 class ExportError(Exception):
     """An export refused before anything was written (its folder exists, or its parent does
     not): one refusal for every export."""
+
+
+def stage_export(target: Path) -> Path:
+    """The staged folder of an export to ``target``, refused (ExportError) when ``target``
+    exists already or its parent is no folder: every export's first step."""
+    if target.exists():
+        raise ExportError(f"{target} already exists; choose a new folder")
+    if not target.parent.is_dir():
+        raise ExportError(f"{target.parent} is not a folder")
+    return stage_folder(target)
+
+
+class LeftOut(list[dict[str, str]]):
+    """What an export left out and why, as its manifest names them; each one logged."""
+
+    def note(self, export: str, what: str, why: object) -> None:
+        logger.warning("%s export: %s left out: %s", export, what, why)
+        self.append({"what": what, "why": str(why)})
 
 
 def stage_folder(target: Path) -> Path:

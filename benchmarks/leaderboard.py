@@ -38,9 +38,9 @@ from app.judges.reference import Ref, SentinelPlan, create_sentinel
 from app.judges.scoring import leaderboard
 from app.models import Role, User
 from app.settings import Settings
-from app.studies.answers import lock_study
 from app.studies.design import StudyPlan, create_study
 from app.studies.models import Answer, Assignment, Design, Study, StudyItem
+from app.studies.versions import lock_study
 from app.web.main import create_app
 from benchmarks import postgres
 from benchmarks.accounts import bench_token, bench_user

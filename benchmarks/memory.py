@@ -23,8 +23,8 @@ from sqlmodel import Session
 
 from app.db import make_engine
 from app.memo import forget_all
-from app.studies.answers import lock_study
 from app.studies.models import Study, StudyStatus
+from app.studies.versions import lock_study
 from benchmarks import postgres
 from benchmarks.ratios import rss_mib, served, study_of
 

@@ -15,9 +15,10 @@ from app.judges.reference import Ref
 from app.judges.reference import Reference as Loaded
 from app.judges.scoring import _images, offline_judge, reference_edits
 from app.models import User
-from app.studies.answers import AnswerIn, lock_study, submit_answer
+from app.studies.answers import AnswerIn, submit_answer
 from app.studies.design import StudyPlan, create_study
 from app.studies.models import Design, Study
+from app.studies.versions import lock_study
 from app.studies.worklist import get_assignment
 from pipeline.judge_spec import default_template
 from tests import aio

@@ -20,9 +20,10 @@ from app.models import Direction, JudgeVerdict, User
 from app.quality.report import quality_report
 from app.readers.checks import reader_checks
 from app.readers.pause import resume
-from app.studies.answers import AnswerIn, lock_study, submit_answer
+from app.studies.answers import AnswerIn, submit_answer
 from app.studies.models import Adjudication, Assignment, Study, StudyItem, StudyReader
 from app.studies.reader_models import PauseCause, ReaderPause
+from app.studies.versions import lock_study
 from app.studies.worklist import get_assignment
 from pipeline.loop import RetryPolicy
 from pipeline.offline import OfflineBackend

@@ -3,6 +3,7 @@
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -20,6 +21,9 @@ from app.exports import (
 )
 from app.exports.curated import Layout
 from app.models import Direction, Modality
+
+if TYPE_CHECKING:
+    from app.dicom.build import Built
 
 console = Console(stderr=True)
 
@@ -151,16 +155,13 @@ def register_dicom(cli: typer.Typer, engine_factory: object) -> None:
                       f"{target / 'manifest.json'}" if built.counts["left_out"] else ""))
 
 
-def _as_summary(target: Path, built: object) -> ExportSummary:
-    from app.dicom.build import Built
-
-    assert isinstance(built, Built)
+def _as_summary(target: Path, built: "Built") -> ExportSummary:
     return ExportSummary(target, built.edits, built.originals + built.edits, {
         "originals": built.originals, "edits": built.edits, "reports": built.reports,
         "left_out": len(built.left_out)})
 
 
-def register_check_mark(cli: typer.Typer, engine_factory: object) -> None:
+def register_check_mark(cli: typer.Typer) -> None:
     @cli.command("check-mark")
     def check_mark(files: list[Path] = typer.Argument(..., help="Image files to read.")) -> None:
         """Read each file's C2PA manifest: whether it is valid, who signed it (and whether the

@@ -28,7 +28,7 @@ LAZY: dict[str, tuple[str, str, bool]] = {
     "export-curated": ("app.cli.exports", "register", True),
     "audit": ("app.cli.audit", "register", True),
     "export-dicom": ("app.cli.exports", "register_dicom", True),
-    "check-mark": ("app.cli.exports", "register_check_mark", True),
+    "check-mark": ("app.cli.exports", "register_check_mark", False),
 }
 
 _engine_factory: list[Callable[[], Any]] = []

@@ -21,9 +21,10 @@ from app.accounts.users import create_user, deactivate_user, find_user
 from app.cases.filters import CaseFilter
 from app.models import JudgeVerdict, Role, User
 from app.readers.settled import settle_from
-from app.studies.answers import AnswerIn, lock_study, submit_answer
+from app.studies.answers import AnswerIn, submit_answer
 from app.studies.design import StudyError, StudyPlan, create_study
 from app.studies.models import Assignment, Design, Study, StudyItem
+from app.studies.versions import lock_study
 from pipeline.vocabulary import QUESTIONS
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,6 @@ named and counted, and the rest goes on (its edits still name the original's UID
 does not depend on its pixels)."""
 
 import hashlib
-import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,8 +21,8 @@ from app.exports.records import judge_answers
 from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.models import Attempt, JudgeVerdict, Run, SourceImage, Task
 from app.provenance.facts import edit_facts
+from app.staging import LeftOut
 
-logger = logging.getLogger(__name__)
 # SOP Class UIDs: Secondary Capture, Comprehensive SR.
 SC_CLASS = "1.2.840.10008.5.1.4.1.1.7"
 
@@ -34,11 +33,7 @@ class Built:
     originals: int = 0
     edits: int = 0
     reports: int = 0
-    left_out: list[dict[str, str]] = field(default_factory=list)
-
-    def leave_out(self, what: str, why: str) -> None:
-        logger.warning("DICOM export: %s left out: %s", what, why)
-        self.left_out.append({"what": what, "why": why})
+    left_out: LeftOut = field(default_factory=LeftOut)
 
 
 def instances(session: Session, chosen: DicomSelection, uids: Uids, built: Built, *,
@@ -87,7 +82,7 @@ def _original(session: Session, task: Task, source: Source, uids: Uids, built: B
         found = original_instance(data, source, series_uid=series_uid, sop_uid=sop_uid,
                                   when=when or datetime(1970, 1, 1))
     except (ImageNotFound, UnreadablePixels) as error:
-        built.leave_out(f"original {source.key}", str(error))
+        built.left_out.note("DICOM", f"original {source.key}", error)
         return stub
     built.originals += 1
     return found
@@ -108,7 +103,7 @@ def _edit(session: Session, task: Task, source: Source, attempt_id: int, origina
                              series_uid=uids.uid("edits", key), series_number=_series_number(key),
                              sop_uid=uids.uid("edit", key, str(facts.round)), when=run.created_at)
     except (ImageNotFound, UnreadablePixels) as error:
-        built.leave_out(what, str(error))
+        built.left_out.note("DICOM", what, error)
         return
     built.edits += 1
     yield edit

@@ -17,7 +17,7 @@ from app.audit import manifest_stamp, record_export
 from app.dicom.build import Built, instances
 from app.dicom.selection import DicomSelection
 from app.dicom.uids import Uids
-from app.staging import ExportError, discard_folder, place_folder, stage_folder
+from app.staging import ExportError, discard_folder, place_folder, stage_export
 
 KIND = "DICOM: originals (Synthetic Data NO), edits (Synthetic Data YES) and their reports"
 
@@ -25,11 +25,7 @@ KIND = "DICOM: originals (Synthetic Data NO), edits (Synthetic Data YES) and the
 def write_dicom(engine: Engine, target: Path, chosen: DicomSelection, uids: Uids, *,
                 on_progress: Callable[[int, int], None] | None = None,
                 actor: str = "shell") -> Built:
-    if target.exists():
-        raise ExportError(f"{target} already exists; choose a new folder")
-    if not target.parent.is_dir():
-        raise ExportError(f"{target.parent} is not a folder")
-    partial = stage_folder(target)
+    partial = stage_export(target)
     built = Built()
     try:
         with Session(engine) as session:

@@ -24,7 +24,7 @@ from sqlmodel import Session
 from app.audit import manifest_stamp, record_export
 from app.images.files import ImageKind, ImageNotFound, resolve_image
 from app.provenance.marker import Marker
-from app.staging import ExportError, discard_folder, place_folder, stage_folder
+from app.staging import ExportError, LeftOut, discard_folder, place_folder, stage_export
 
 __all__ = ["ExportError", "ExportFolder", "ExportSummary"]
 
@@ -43,16 +43,12 @@ class ExportSummary:
 class ExportFolder:
     def __init__(self, target: Path, name: str, schema: pa.Schema, marker: Marker, *,
                  link: bool = False, engine: Engine, actor: str = "shell") -> None:
-        if target.exists():
-            raise ExportError(f"{target} already exists; choose a new folder")
-        if not target.parent.is_dir():
-            raise ExportError(f"{target.parent} is not a folder")
+        self.partial = stage_export(target)
         self.target = target
-        self.partial = stage_folder(target)
         (self.partial / "images").mkdir()
         self.name, self.schema, self.link, self.marker = name, schema, link, marker
         self.engine, self.actor = engine, actor
-        self.skipped: list[dict[str, str]] = []  # what was left out, and why
+        self.skipped = LeftOut()
         self._jsonl = (self.partial / f"{name}.jsonl").open("w", encoding="utf-8")
         self._parquet = pq.ParquetWriter(self.partial / f"{name}.parquet", schema)
         self._pending: list[dict[str, Any]] = []
@@ -115,8 +111,7 @@ class ExportFolder:
     def left_out(self, what: str, error: Exception) -> None:
         """A row left out for an image that cannot be read: logged, and named in the
         manifest."""
-        logger.warning("%s export: %s left out, an image cannot be read: %s", self.name, what, error)
-        self.skipped.append({"what": what, "why": str(error)})
+        self.skipped.note(self.name, what, f"an image cannot be read: {error}")
 
     def add(self, row: dict[str, Any]) -> None:
         self._jsonl.write(json.dumps(row, ensure_ascii=False) + "\n")

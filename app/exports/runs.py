@@ -10,7 +10,6 @@ leaves nothing half-written under DIR.
 """
 
 import json
-import logging
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,10 +26,9 @@ from app.importer import layout
 from app.importer.scripts_files import ScriptsFolder, final_image
 from app.models import Attempt, Direction, JudgeVerdict, Run, SourceImage, Task
 from app.provenance.marker import Marker
-from app.staging import ExportError, discard_folder, place_folder, stage_folder
+from app.staging import ExportError, LeftOut, discard_folder, place_folder, stage_export
 from pipeline.vocabulary import ENDS, Outcome
 
-logger = logging.getLogger(__name__)
 KIND = "runs in the generation scripts' layout"
 
 
@@ -38,7 +36,7 @@ KIND = "runs in the generation scripts' layout"
 class ExportedRuns:
     tasks: int = 0
     edits: int = 0
-    left_out: list[dict[str, str]] = field(default_factory=list)  # an image and why
+    left_out: LeftOut = field(default_factory=LeftOut)
     audit_log: dict[str, object] = field(default_factory=dict)  # the log's head when written
 
 
@@ -65,11 +63,7 @@ def export_runs(engine: Engine, target: Path, marker: Marker, *, only_regenerate
     """Write the runs under ``target`` (which must not exist yet).
     With ``only_attempts``, only the tasks whose accepted edit is one of them (a curated
     subset, app/exports/curated.py)."""
-    if target.exists():
-        raise ExportError(f"{target} already exists; choose a new folder")
-    if not target.parent.is_dir():
-        raise ExportError(f"{target.parent} is not a folder")
-    partial = stage_folder(target)
+    partial = stage_export(target)
     try:
         written = _write_runs(engine, partial, marker, only_regenerated, only_attempts,
                               on_progress)
@@ -160,10 +154,7 @@ def _write_task(session: Session, out: Path, folders: dict[tuple[str, Direction]
             try:
                 data = marker.edit(session, attempt.id or 0)
             except ImageNotFound as error:
-                logger.warning("export-run: %s round %d left out: %s", task.task_key,
-                               attempt.round, error)
-                written.left_out.append({"what": f"{task.task_key} round {attempt.round}",
-                                         "why": str(error)})
+                written.left_out.note("export-run", f"{task.task_key} round {attempt.round}", error)
                 continue
             # The scripts' names end in .jpeg; an edit that is a PNG keeps its own suffix
             # (the importer looks for both).

@@ -11,16 +11,10 @@ from sqlmodel import Session, col
 
 from app.errors import NotFound
 from app.models import Role, User
-from app.studies.answers import (
-    SUBMISSION_ID,
-    Comment,
-    RubricAnswers,
-    append_version,
-    commit_if_open,
-    ensure_open,
-)
+from app.studies.answers import SUBMISSION_ID, Comment, RubricAnswers
 from app.studies.design import StudyError
 from app.studies.models import Adjudication, Design, Study, StudyAdjudicator, StudyItem, StudyReader
+from app.studies.versions import append_version, commit_if_open, ensure_open
 from app.studies.worklist import NotAssigned
 
 

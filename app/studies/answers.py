@@ -2,31 +2,33 @@
 
 import json
 import logging
-import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from enum import StrEnum
-from typing import Annotated, Any, TypeVar
+from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlalchemy import func, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
-from app.audit import append, record_row
 from app.errors import Conflict, Invalid
 from app.images.roi import MAX_TEXT as ROI_TEXT
 from app.images.roi import Roi, parse_roi
 from app.models import utcnow
 from app.studies.models import (
-    Adjudication,
     Answer,
     Assignment,
     Draft,
-    PairAnswer,
-    RealOrEditedAnswer,
     Reveal,
     Study,
-    StudyStatus,
+)
+from app.studies.versions import (
+    append_version,
+    commit_if_open,
+    ensure_open,
+    last_to_undo,
+    retraction,
+    store_version,
 )
 from app.studies.viewer_tools import tool_use_json, tools_of
 from pipeline.vocabulary import DIMENSIONS, QUESTIONS
@@ -39,7 +41,6 @@ FAILURE_TAGS = ("too_subtle", "wrong_location", "overcorrection", "anatomical_di
 MAX_DRAFT_BYTES = 16_000
 MAX_TOOL_USE_CHARS = 2_000
 # Two submits racing for the same version number: the loser retries with the next one.
-VERSION_RETRIES = 5
 
 
 class DimensionAnswer(StrEnum):
@@ -134,45 +135,12 @@ class DraftIn(BaseModel):
         return roi
 
 
-class StudyLocked(Conflict):
-    """The study is locked: nothing about its answers may change."""
-
-
 class DraftTooLarge(Invalid):
     pass
 
 
 class StaleDraft(Conflict):
     """A newer draft of this read is stored already: an older save arrived late."""
-
-
-class SubmissionIdReused(Conflict):
-    """A submission id already stored for another case: storing nothing is the only safe
-    answer, since returning that other answer would drop this one without a word."""
-
-
-def ensure_open(study: Study) -> None:
-    if study.status == StudyStatus.locked:
-        raise StudyLocked(f"study {study.name!r} is locked; answers can no longer change")
-
-
-def commit_if_open(session: Session, study: Study, *,
-                   record: Callable[[], object] = lambda: None) -> None:
-    """Commit the pending writes unless the study was locked meanwhile.
-
-    The status is read again after the writes are flushed: SQLite then holds the write lock,
-    and PostgreSQL's FOR SHARE waits for a lock being committed, so an answer either commits
-    before the lock or not at all. ``record`` appends to the audit log after that check:
-    the study's row first and the log's lock second, in the order a lock takes them too.
-    """
-    session.flush()
-    status = session.scalar(select(Study.status).where(  # type: ignore[call-overload]
-        col(Study.id) == study.id).with_for_update(read=True))
-    if status == StudyStatus.locked:
-        session.rollback()
-        raise StudyLocked(f"study {study.name!r} is locked; answers can no longer change")
-    record()
-    session.commit()
 
 
 def latest_answer(session: Session, assignment_id: int) -> Answer | None:
@@ -223,96 +191,10 @@ def submit_answer(session: Session, study: Study, assignment: Assignment, answer
                           answer.submission_id, make, then=drop_draft)
 
 
-Versioned = TypeVar("Versioned", Answer, Adjudication, RealOrEditedAnswer, PairAnswer)
-Answered = TypeVar("Answered", Answer, RealOrEditedAnswer, PairAnswer)
-
-
-def append_version(session: Session, study: Study, table: type[Versioned], owner: str,
-                   owner_id: int, submission_id: str, make: Callable[[int], Versioned], *,
-                   then: Callable[[], None] = lambda: None) -> Versioned:
-    """Store a new version of the row that ``owner`` = ``owner_id`` keeps (an assignment's
-    answer, an item's decision), numbered after its newest, with ``then``'s writes, unless
-    the study was locked meanwhile. The same submission id twice stores it once; two
-    submits racing for one version number: the loser retries with the next."""
-    ensure_open(study)
-    for _ in range(VERSION_RETRIES):
-        existing = session.scalars(select(table).where(
-            col(table.submission_id) == submission_id)).first()
-        if existing is not None:
-            if getattr(existing, owner) != owner_id:
-                raise SubmissionIdReused(f"submission id {submission_id!r} was already "
-                                         "used for another case; send a new one")
-            return existing
-        newest = session.scalar(select(func.coalesce(func.max(col(table.version)), 0))
-                                .where(col(getattr(table, owner)) == owner_id))
-        row = make(int(newest or 0) + 1)
-        session.add(row)
-        try:
-            session.flush()
-            then()
-            commit_if_open(session, study, record=_recorder(session, study, row))
-        except IntegrityError:
-            session.rollback()
-            continue
-        session.refresh(row)
-        return row
-    raise RuntimeError(f"could not store the {table.__name__.lower()} after repeated version "
-                       "conflicts")
-
-
-def _recorder(session: Session, study: Study, row: Versioned) -> Callable[[], object]:
-    return lambda: record_row(session, row, actor=_actor(session, row), subject=f"study {study.id}")
-
-
-def _actor(session: Session, row: Answer | Adjudication | RealOrEditedAnswer | PairAnswer) -> str:
-    """Who stored the row: the decision's adjudicator, or the reader of the assignment."""
-    if isinstance(row, Adjudication):
-        return f"user {row.user_id}"
-    assignment = session.get(Assignment, row.assignment_id)
-    return f"user {assignment.user_id}" if assignment is not None else "unknown"
-
-
 def _revealed(study: Study, version: int) -> bool:
     """Whether a version comes after the reader saw the judge: in a study that reveals the
     verdict on submit, every version after the first."""
     return study.reveal == Reveal.after_submit and version > 1
-
-
-def last_to_undo(session: Session, study: Study, user_id: int,
-                 table: type[Answered]) -> tuple[Answered, Assignment] | None:
-    """The reader's most recent answer in the study (in ``table``, the design's) and its read;
-    None when there is none, or it is a retraction already. Every design's undo starts here."""
-    ensure_open(study)
-    query = (select(table, Assignment).join(Assignment, col(Assignment.id) == table.assignment_id)
-             .where(col(Assignment.study_id) == study.id, col(Assignment.user_id) == user_id)
-             .order_by(col(table.id).desc()).limit(1))
-    found = session.execute(query).first()
-    if found is None or found[0].retracted:
-        return None
-    return found[0], found[1]
-
-
-def retraction(last: Answered, kept: tuple[str, ...], **extra: Any) -> Answered:
-    """The version that retracts ``last``: the fields named in ``kept`` carried over (what it
-    said stays on record), with an undo's own submission id. Every design's undo adds one."""
-    fields: dict[str, Any] = {name: getattr(last, name) for name in kept} | extra
-    return type(last)(assignment_id=last.assignment_id, version=last.version + 1,
-                      submission_id=f"undo-{secrets.token_hex(12)}", retracted=True, **fields)
-
-
-def retract_last(session: Session, study: Study, user_id: int, table: type[Answered],
-                 kept: tuple[str, ...]) -> Assignment | None:
-    """A design's undo when nothing comes back as a draft: the reader's last answer in
-    ``table`` retracted, and its read; None when there is nothing to undo."""
-    found = last_to_undo(session, study, user_id, table)
-    if found is None:
-        return None
-    last, assignment = found
-    row = retraction(last, kept)
-    session.add(row)
-    session.flush()
-    commit_if_open(session, study, record=_recorder(session, study, row))
-    return assignment
 
 
 def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None:
@@ -322,14 +204,12 @@ def undo_last(session: Session, study: Study, user_id: int) -> Assignment | None
         return None
     last, assignment = found
     kept = (*DIMENSIONS, "overall", "confidence", "tags", "comment", "roi")
-    row = retraction(last, kept, after_reveal=_revealed(study, last.version + 1))
-    session.add(row)
     values = {name: getattr(last, name) for name in kept}
     # The retracted answer comes back as the draft, so the reader can correct it.
     save_draft(session, study, assignment, DraftIn.model_validate(
         {**values, "tags": json.loads(last.tags), "roi": last.roi or ""}), commit=False)
-    session.flush()
-    commit_if_open(session, study, record=_recorder(session, study, row))
+    store_version(session, study, retraction(last, kept,
+                                             after_reveal=_revealed(study, last.version + 1)))
     return assignment
 
 
@@ -396,20 +276,3 @@ def load_draft(session: Session, assignment_id: int) -> dict[str, object] | None
     except ValidationError:
         logger.warning("assignment %s: an unreadable draft was set aside", assignment_id)
         return None
-
-
-def lock_study(session: Session, study: Study, *, actor: str = "shell") -> None:
-    """Lock the study, recorded in the audit log with how many answers it holds."""
-    study.status, study.locked_at = StudyStatus.locked.value, utcnow()
-    session.add(study)
-    session.flush()  # the study's row first, then the log's lock: as an answer takes them
-    append(session, "study locked", actor=actor, subject=f"study {study.id}",
-           body={"study": study.name, "answers": _answer_count(session, study)})
-    session.commit()
-
-
-def _answer_count(session: Session, study: Study) -> int:
-    tables = (Answer, RealOrEditedAnswer, PairAnswer)
-    return sum(int(session.scalar(
-        select(func.count()).select_from(table).join(Assignment, col(Assignment.id) == table.assignment_id)
-        .where(col(Assignment.study_id) == study.id)) or 0) for table in tables)

@@ -12,8 +12,9 @@ from app.jobs.options import JobOptions
 from app.jobs.queue import create_job
 from app.jobs.runner import claim, run_job
 from app.models import JudgeVerdict
-from app.studies.answers import AnswerIn, lock_study, submit_answer, undo_last
+from app.studies.answers import AnswerIn, submit_answer, undo_last
 from app.studies.models import Design, Study, StudyItem
+from app.studies.versions import lock_study
 from app.studies.worklist import get_assignment
 from pipeline.loop import RetryPolicy
 from pipeline.offline import OfflineBackend

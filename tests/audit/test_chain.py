@@ -18,8 +18,9 @@ from app.cli.root import cli
 from app.exports import write_pairs
 from app.models import AuditRecord
 from app.settings import Settings, get_settings
-from app.studies.answers import AnswerIn, lock_study, submit_answer, undo_last
+from app.studies.answers import AnswerIn, submit_answer, undo_last
 from app.studies.models import Answer
+from app.studies.versions import lock_study
 from app.studies.worklist import get_assignment
 from app.web.main import create_app
 from tests.signing import signing_marker

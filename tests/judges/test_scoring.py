@@ -60,7 +60,7 @@ def test_a_reference_must_be_locked_and_settled(demo_engine: Engine) -> None:
     setup = make_study(demo_engine, readers=2, design=Design.validation)
     with Session(demo_engine) as session, pytest.raises(Conflict, match="not locked"):
         reference_study(session, setup.study.id or 0)
-    from app.studies.answers import lock_study
+    from app.studies.versions import lock_study
     with Session(demo_engine) as session:
         study = session.merge(setup.study)
         lock_study(session, study)

@@ -17,8 +17,8 @@ from app.judges.promotion import promote
 from app.judges.targets import targets
 from app.models import Run
 from app.settings import Settings
-from app.studies.answers import lock_study
 from app.studies.models import Design, Study
+from app.studies.versions import lock_study
 from pipeline.loop import RetryPolicy
 from tests import aio
 from tests.agreement.test_report import answer_all

@@ -11,9 +11,9 @@ from app.designs.rubric.disagreements import disagreements, to_adjudicate
 from app.models import Attempt, JudgeVerdict, Role
 from app.settings import Settings
 from app.studies.adjudication import DecisionIn, assign_adjudicator, item_by_uid, submit_decision
-from app.studies.answers import StudyLocked, lock_study
 from app.studies.design import StudyError
 from app.studies.models import Adjudication, Study, StudyItem
+from app.studies.versions import StudyLocked, lock_study
 from app.studies.viewer_tools import tools_json
 from tests.accounts import add_user
 from tests.agreement.test_report import answer_all

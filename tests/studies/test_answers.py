@@ -9,16 +9,14 @@ from app.errors import NotFound
 from app.studies.answers import (
     AnswerIn,
     DraftIn,
-    StudyLocked,
-    SubmissionIdReused,
     latest_answer,
     load_draft,
-    lock_study,
     save_draft,
     submit_answer,
     undo_last,
 )
 from app.studies.models import Answer, Reveal
+from app.studies.versions import StudyLocked, SubmissionIdReused, lock_study
 from app.studies.worklist import NotAssigned, get_assignment, next_open, read_view, reader_progress
 from tests.studies.conftest import StudySetup, make_study
 

@@ -13,15 +13,10 @@ from sqlmodel import Session, col, select
 
 from app.images.files import ImageFile, ImageKind, ImageNotFound, resolve_image
 from app.models import Task
-from app.studies.answers import (
-    SUBMISSION_ID,
-    Comment,
-    Tags,
-    append_version,
-    retract_last,
-)
+from app.studies.answers import SUBMISSION_ID, Comment, Tags
 from app.studies.images import BLINDED_MISSING, item_image
 from app.studies.models import Assignment, PairAnswer, Study, StudyItem, StudyPair
+from app.studies.versions import append_version, retract_last
 from app.studies.viewer_tools import tools_of
 from app.studies.worklist import Progress, reader_progress
 

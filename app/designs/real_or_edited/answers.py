@@ -11,8 +11,9 @@ from sqlalchemy import select
 from sqlmodel import Session, col
 
 from app.models import Task
-from app.studies.answers import SUBMISSION_ID, append_version, retract_last
+from app.studies.answers import SUBMISSION_ID
 from app.studies.models import Assignment, RealOrEditedAnswer, Study, StudyItem
+from app.studies.versions import append_version, retract_last
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
 
 

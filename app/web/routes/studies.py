@@ -22,7 +22,6 @@ from app.readers.qualification import standing
 from app.readers.settled import settle_from
 from app.studies.adjudication import adjudicator_of
 from app.studies.allocation_outlook import allocation_outlook, default_counts
-from app.studies.answers import lock_study
 from app.studies.design import MAX_CASES, StudyError, StudyPlan, plan_apart
 from app.studies.design_traits import default_design, designs
 from app.studies.draw_plan import scope_of
@@ -42,6 +41,7 @@ from app.studies.practice import practice_studies, requirement_of
 from app.studies.previews import preparation, warm_previews
 from app.studies.reading_setup import change_reading_setup, started
 from app.studies.targets import PLANNED_AGREEMENT, PLANNED_HALF_WIDTH, units_to_meet
+from app.studies.versions import lock_study
 from app.studies.viewer_tools import VIEWER_TOOLS, tools_of
 from app.studies.worklist import all_studies, get_study, study_progress, study_reader
 from app.web.deps import CaseFilterDep, IdPath, SessionDep, SettingsDep

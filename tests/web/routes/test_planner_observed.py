@@ -6,8 +6,8 @@ from sqlmodel import Session
 
 from app.models import Role
 from app.settings import Settings
-from app.studies.answers import lock_study
 from app.studies.models import Study
+from app.studies.versions import lock_study
 from tests.quality.conftest import read_study, validation_study
 from tests.web.routes.test_accounts import client_for
 

@@ -215,8 +215,8 @@ def test_without_a_study_named_the_locked_one_with_the_most_reads_is_taken_and_n
     """The newest study was taken: a 7-case follow-up with no estimate."""
     from sqlmodel import Session
 
-    from app.studies.answers import lock_study
     from app.studies.models import Study
+    from app.studies.versions import lock_study
 
     read = validation_study(demo_engine)
     read_study(demo_engine, read)
